@@ -1,0 +1,269 @@
+// The tile IR's core data structures: types, the op table, blocks, builder.
+#include "ir/IR.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+#include <stdexcept>
+
+namespace tk::ir {
+
+// ---------------------------------------------------------------- types
+
+bool isFloat(ScalarKind k) {
+  return k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F32 || k == ScalarKind::F64;
+}
+bool isInt(ScalarKind k) { return !isFloat(k); }
+
+int bitWidth(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::I1: return 1;
+    case ScalarKind::I8: return 8;
+    case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return 16;
+    case ScalarKind::I32: case ScalarKind::F32: return 32;
+    case ScalarKind::I64: case ScalarKind::F64: return 64;
+  }
+  return 0;
+}
+
+static const char *const kScalarNames[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
+
+const char *scalarName(ScalarKind k) { return kScalarNames[static_cast<int>(k)]; }
+
+std::optional<ScalarKind> scalarFromName(const std::string &name) {
+  for (int i = 0; i < 9; ++i)
+    if (name == kScalarNames[i]) return static_cast<ScalarKind>(i);
+  return std::nullopt;
+}
+
+std::string ElemType::str() const {
+  return isPtr ? std::string("ptr<") + scalarName(scalar) + ">" : scalarName(scalar);
+}
+
+int64_t Type::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+bool Type::operator==(const Type &o) const {
+  return elem == o.elem && shape == o.shape && sameLayout(layout, o.layout);
+}
+
+std::string Type::str() const {
+  if (shape.empty()) return elem.str();
+  std::string s = "tile<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  s += elem.str();
+  if (layout) s += ", " + layout->str();
+  return s + ">";
+}
+
+// ---------------------------------------------------------------- layouts
+
+LayoutRef Layout::blocked(std::vector<int> spt, std::vector<int> tpw, std::vector<int> wpc,
+                          std::vector<int> order) {
+  auto l = std::make_shared<Layout>();
+  l->kind = Kind::Blocked;
+  l->sizePerThread = std::move(spt);
+  l->threadsPerWarp = std::move(tpw);
+  l->warpsPerCTA = std::move(wpc);
+  l->order = std::move(order);
+  return l;
+}
+
+LayoutRef Layout::slice(int dim, LayoutRef parent) {
+  auto l = std::make_shared<Layout>();
+  l->kind = Kind::Slice;
+  l->dim = dim;
+  l->parent = std::move(parent);
+  return l;
+}
+
+int Layout::rank() const {
+  return kind == Kind::Blocked ? static_cast<int>(sizePerThread.size()) : parent->rank() - 1;
+}
+
+int Layout::numWarps() const {
+  if (kind == Kind::Slice) return parent->numWarps();
+  int n = 1;
+  for (int w : warpsPerCTA) n *= w;
+  return n;
+}
+
+bool Layout::operator==(const Layout &o) const {
+  if (kind != o.kind) return false;
+  if (kind == Kind::Slice) return dim == o.dim && sameLayout(parent, o.parent);
+  return sizePerThread == o.sizePerThread && threadsPerWarp == o.threadsPerWarp &&
+         warpsPerCTA == o.warpsPerCTA && order == o.order;
+}
+
+static std::string intList(const std::vector<int> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string Layout::str() const {
+  if (kind == Kind::Slice) return "#slice<" + std::to_string(dim) + ", " + parent->str() + ">";
+  return "#blocked<" + intList(sizePerThread) + "," + intList(threadsPerWarp) + "," +
+         intList(warpsPerCTA) + "," + intList(order) + ">";
+}
+
+bool sameLayout(const LayoutRef &a, const LayoutRef &b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  return *a == *b;
+}
+
+// ---------------------------------------------------------------- ops
+
+const std::vector<OpInfo> &allOps() {
+  using namespace OpTrait;
+  static const std::vector<OpInfo> ops = {
+#define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC) \
+  OpInfo{OpKind::E, M, MIN, MAX, RES, static_cast<unsigned>(TRAITS), DOC},
+#include "ir/Ops.def"
+  };
+  return ops;
+}
+
+const OpInfo &opInfo(OpKind k) { return allOps()[static_cast<size_t>(k)]; }
+
+std::optional<OpKind> opFromMnemonic(const std::string &m) {
+  for (const OpInfo &info : allOps())
+    if (m == info.mnemonic) return info.kind;
+  return std::nullopt;
+}
+
+std::string Location::str() const {
+  if (!known()) return "<unknown>";
+  return (file.empty() ? std::string("<input>") : file) + ":" + std::to_string(line) + ":" +
+         std::to_string(col);
+}
+
+static std::string formatDouble(double d) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  std::string s(buf, r.ptr);
+  // Keep floats recognisable as floats in the text form.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string attrStr(const Attr &a) {
+  if (auto *i = std::get_if<int64_t>(&a)) return std::to_string(*i);
+  if (auto *d = std::get_if<double>(&a)) return formatDouble(*d);
+  if (auto *s = std::get_if<std::string>(&a)) {
+    std::string out = "\"";
+    for (char c : *s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+  const auto &v = std::get<std::vector<int64_t>>(a);
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Op::Op(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType, Location loc)
+    : kind_(kind), operands_(std::move(operands)), loc_(std::move(loc)) {
+  if (resultType) result_ = std::make_unique<Value>(std::move(*resultType), this, nullptr, -1);
+}
+
+int64_t Op::intAttr(const std::string &k) const {
+  auto it = attrs_.find(k);
+  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (auto *i = std::get_if<int64_t>(&it->second)) return *i;
+  throw std::out_of_range("attribute '" + k + "' is not an integer");
+}
+
+double Op::floatAttr(const std::string &k) const {
+  auto it = attrs_.find(k);
+  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (auto *d = std::get_if<double>(&it->second)) return *d;
+  if (auto *i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  throw std::out_of_range("attribute '" + k + "' is not a number");
+}
+
+const std::string &Op::strAttr(const std::string &k) const {
+  auto it = attrs_.find(k);
+  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (auto *s = std::get_if<std::string>(&it->second)) return *s;
+  throw std::out_of_range("attribute '" + k + "' is not a string");
+}
+
+// ---------------------------------------------------------------- blocks
+
+Value *Block::addArgument(Type t) {
+  args_.push_back(std::make_unique<Value>(std::move(t), nullptr, this, static_cast<int>(args_.size())));
+  return args_.back().get();
+}
+
+Block::iterator Block::insert(iterator pos, std::unique_ptr<Op> op) {
+  op->setParentBlock(this);
+  return ops_.insert(pos, std::move(op));
+}
+
+Block::iterator Block::find(const Op *op) {
+  return std::find_if(ops_.begin(), ops_.end(), [&](const std::unique_ptr<Op> &o) { return o.get() == op; });
+}
+
+int Function::numWarps() const {
+  auto it = attrs.find("num_warps");
+  if (it != attrs.end())
+    if (auto *i = std::get_if<int64_t>(&it->second)) return static_cast<int>(*i);
+  return 4;
+}
+
+Value *Function::addParam(const std::string &pname, Type t, int64_t align) {
+  params.push_back(Param{pname, align});
+  Value *v = body.addArgument(std::move(t));
+  v->setNameHint(pname);
+  return v;
+}
+
+static void walkBlock(Block &b, std::vector<Op *> &out) {
+  for (auto &op : b.ops()) {
+    out.push_back(op.get());
+    for (auto &r : op->regions()) walkBlock(*r, out);
+  }
+}
+
+std::vector<Op *> Function::walk() {
+  std::vector<Op *> out;
+  walkBlock(body, out);
+  return out;
+}
+
+Function *Module::lookup(const std::string &n) const {
+  for (auto &f : functions)
+    if (f->name == n) return f.get();
+  return nullptr;
+}
+
+void replaceAllUses(Function &fn, Value *from, Value *to) {
+  for (Op *op : fn.walk())
+    for (size_t i = 0; i < op->numOperands(); ++i)
+      if (op->operand(i) == from) op->setOperand(i, to);
+}
+
+std::map<const Value *, std::vector<std::pair<Op *, size_t>>> computeUses(Function &fn) {
+  std::map<const Value *, std::vector<std::pair<Op *, size_t>>> uses;
+  for (Op *op : fn.walk())
+    for (size_t i = 0; i < op->numOperands(); ++i) uses[op->operand(i)].push_back({op, i});
+  return uses;
+}
+
+Op *Builder::create(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType,
+                    std::map<std::string, Attr> attrs) {
+  auto op = std::make_unique<Op>(kind, std::move(operands), std::move(resultType), loc_);
+  op->attrs() = std::move(attrs);
+  Op *raw = op.get();
+  block_->insert(pos_, std::move(op));
+  return raw;
+}
+
+}  // namespace tk::ir

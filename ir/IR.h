@@ -1,0 +1,268 @@
+// The tile IR: SSA values of scalar, pointer and tile type, ops declared in
+// Ops.def, blocks and functions. Ops carry the source location they came from.
+// Control flow is structured (ops may own regions); the text form is written
+// by Printer.h and read back by Parser.h.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/Layout.h"
+
+namespace tk::ir {
+
+// ---------------------------------------------------------------- types
+
+enum class ScalarKind : uint8_t { I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+
+bool isFloat(ScalarKind k);
+bool isInt(ScalarKind k);  // i1 counts as an int (bool)
+int bitWidth(ScalarKind k);
+const char *scalarName(ScalarKind k);  // "i1", "f32", ...
+std::optional<ScalarKind> scalarFromName(const std::string &name);
+
+// The element of a tile or a scalar value: a number, or a pointer to one.
+struct ElemType {
+  ScalarKind scalar = ScalarKind::I32;
+  bool isPtr = false;  // a pointer to `scalar` (global memory)
+
+  bool operator==(const ElemType &o) const { return scalar == o.scalar && isPtr == o.isPtr; }
+  bool operator!=(const ElemType &o) const { return !(*this == o); }
+  std::string str() const;  // "f32" or "ptr<f32>"
+};
+
+// A value's type: an element and a shape. An empty shape is a scalar (or a
+// scalar pointer); otherwise a tile with static power-of-two dims. A tile may
+// carry a distributed layout once layouts are assigned (lower/AssignLayouts).
+struct Type {
+  ElemType elem;
+  std::vector<int64_t> shape;  // empty: scalar
+  LayoutRef layout;            // null until assigned; always null for scalars
+
+  static Type scalar(ScalarKind k) { return Type{ElemType{k, false}, {}, nullptr}; }
+  static Type ptr(ScalarKind k) { return Type{ElemType{k, true}, {}, nullptr}; }
+  static Type tile(ElemType e, std::vector<int64_t> shape, LayoutRef layout = nullptr) {
+    return Type{e, std::move(shape), std::move(layout)};
+  }
+
+  bool isTile() const { return !shape.empty(); }
+  bool isScalar() const { return shape.empty(); }
+  bool isPtr() const { return elem.isPtr; }
+  bool isFloat() const { return !elem.isPtr && ir::isFloat(elem.scalar); }
+  bool isInt() const { return !elem.isPtr && ir::isInt(elem.scalar); }
+  bool isBool() const { return !elem.isPtr && elem.scalar == ScalarKind::I1; }
+  int64_t numElements() const;
+  int rank() const { return static_cast<int>(shape.size()); }
+  Type withElem(ElemType e) const { return Type{e, shape, layout}; }
+  Type withScalar(ScalarKind k) const { return Type{ElemType{k, false}, shape, layout}; }
+  Type withLayout(LayoutRef l) const { return Type{elem, shape, std::move(l)}; }
+  Type withShape(std::vector<int64_t> s) const { return Type{elem, std::move(s), nullptr}; }
+
+  // Equal element, shape and layout (layouts compared structurally).
+  bool operator==(const Type &o) const;
+  bool operator!=(const Type &o) const { return !(*this == o); }
+  // "i32", "ptr<f32>", "tile<64x128xf32>", "tile<128xptr<f16>, #blocked<...>>"
+  std::string str() const;
+};
+
+// ---------------------------------------------------------------- ops
+
+enum class OpKind : uint8_t {
+#define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC) E,
+#include "ir/Ops.def"
+};
+
+namespace OpTrait {
+enum : unsigned { Pure = 1, Elementwise = 2, Terminator = 4, Math = 8 };
+}
+
+struct OpInfo {
+  OpKind kind;
+  const char *mnemonic;
+  int minOperands, maxOperands;  // maxOperands -1: variadic
+  bool hasResult;
+  unsigned traits;
+  const char *doc;
+};
+const OpInfo &opInfo(OpKind k);
+std::optional<OpKind> opFromMnemonic(const std::string &m);
+const std::vector<OpInfo> &allOps();
+
+// A source location; file names are interned by the front end.
+struct Location {
+  std::string file;  // empty: unknown
+  int line = 0, col = 0;
+  bool known() const { return line > 0; }
+  std::string str() const;  // "file:line:col" or "<unknown>"
+};
+
+// Attribute values: integers, floats, strings, integer lists.
+using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+std::string attrStr(const Attr &a);
+
+class Op;
+class Block;
+
+// An SSA value: the result of an op or an argument of a block.
+class Value {
+ public:
+  Value(Type type, Op *def, Block *owner, int argIndex)
+      : type_(std::move(type)), def_(def), owner_(owner), argIndex_(argIndex) {}
+  const Type &type() const { return type_; }
+  void setType(Type t) { type_ = std::move(t); }
+  Op *definingOp() const { return def_; }  // null for block arguments
+  Block *ownerBlock() const { return owner_; }  // for block arguments
+  int argIndex() const { return argIndex_; }  // -1 for op results
+  // A name hint from the source (`let x = ...` gives "x"); printed as a comment.
+  const std::string &nameHint() const { return name_; }
+  void setNameHint(std::string n) { name_ = std::move(n); }
+
+ private:
+  Type type_;
+  Op *def_;
+  Block *owner_;
+  int argIndex_;
+  std::string name_;
+};
+
+class Op {
+ public:
+  Op(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType, Location loc);
+  OpKind kind() const { return kind_; }
+  const OpInfo &info() const { return opInfo(kind_); }
+  bool is(OpKind k) const { return kind_ == k; }
+  bool hasTrait(unsigned t) const { return (info().traits & t) != 0; }
+
+  const std::vector<Value *> &operands() const { return operands_; }
+  Value *operand(size_t i) const { return operands_.at(i); }
+  size_t numOperands() const { return operands_.size(); }
+  void setOperand(size_t i, Value *v) { operands_.at(i) = v; }
+  void setOperands(std::vector<Value *> ops) { operands_ = std::move(ops); }
+
+  Value *result() const { return result_.get(); }  // null when the op has none
+
+  const Location &loc() const { return loc_; }
+  void setLoc(Location l) { loc_ = std::move(l); }
+
+  std::map<std::string, Attr> &attrs() { return attrs_; }
+  const std::map<std::string, Attr> &attrs() const { return attrs_; }
+  bool hasAttr(const std::string &k) const { return attrs_.count(k) != 0; }
+  int64_t intAttr(const std::string &k) const;      // throws std::out_of_range if absent
+  double floatAttr(const std::string &k) const;     // accepts an int attr too
+  const std::string &strAttr(const std::string &k) const;
+  void setAttr(const std::string &k, Attr v) { attrs_[k] = std::move(v); }
+
+  // Regions (structured control flow); empty for every op in Ops.def today.
+  std::vector<std::unique_ptr<Block>> &regions() { return regions_; }
+
+  Block *parentBlock() const { return parent_; }
+  void setParentBlock(Block *b) { parent_ = b; }
+
+ private:
+  OpKind kind_;
+  std::vector<Value *> operands_;
+  std::unique_ptr<Value> result_;
+  Location loc_;
+  std::map<std::string, Attr> attrs_;
+  std::vector<std::unique_ptr<Block>> regions_;
+  Block *parent_ = nullptr;
+};
+
+// A list of ops with arguments. Ops are owned by the block.
+class Block {
+ public:
+  using OpList = std::list<std::unique_ptr<Op>>;
+  using iterator = OpList::iterator;
+
+  Value *addArgument(Type t);
+  const std::vector<std::unique_ptr<Value>> &arguments() const { return args_; }
+  Value *argument(size_t i) const { return args_.at(i).get(); }
+
+  OpList &ops() { return ops_; }
+  const OpList &ops() const { return ops_; }
+  iterator insert(iterator pos, std::unique_ptr<Op> op);
+  void push_back(std::unique_ptr<Op> op) { insert(ops_.end(), std::move(op)); }
+  // Removes `op` (which must have no remaining uses) and destroys it.
+  iterator erase(iterator pos) { return ops_.erase(pos); }
+  iterator find(const Op *op);
+
+  Op *parentOp() const { return parentOp_; }
+  void setParentOp(Op *p) { parentOp_ = p; }
+
+ private:
+  std::vector<std::unique_ptr<Value>> args_;
+  OpList ops_;
+  Op *parentOp_ = nullptr;
+};
+
+// A kernel parameter: the block argument of the body plus its name and the
+// facts the launcher checks (alignment for pointers).
+struct Param {
+  std::string name;
+  int64_t align = 0;  // pointers: bytes the kernel assumes the address is a multiple of
+};
+
+// One specialised kernel.
+class Function {
+ public:
+  std::string name;
+  std::vector<Param> params;  // params[i] describes body.argument(i)
+  Block body;
+  std::map<std::string, Attr> attrs;  // num_warps, source file, const values...
+  Location loc;
+
+  int numWarps() const;  // attrs["num_warps"], default 4
+  Value *addParam(const std::string &name, Type t, int64_t align = 0);
+  // Every op, nested regions included, in program order.
+  std::vector<Op *> walk();
+};
+
+class Module {
+ public:
+  std::vector<std::unique_ptr<Function>> functions;
+  Function *lookup(const std::string &name) const;
+};
+
+// ---------------------------------------------------------------- helpers
+
+// Replaces every use of `from` by `to` in `fn` (both must have equal types).
+void replaceAllUses(Function &fn, Value *from, Value *to);
+// Uses of each value in `fn`: op and operand index.
+std::map<const Value *, std::vector<std::pair<Op *, size_t>>> computeUses(Function &fn);
+
+// Inserts ops at a point in a block; the op factory of the IR.
+class Builder {
+ public:
+  explicit Builder(Block *block) : block_(block), pos_(block->ops().end()) {}
+  Builder(Block *block, Block::iterator pos) : block_(block), pos_(pos) {}
+  void setInsertionPoint(Block *block, Block::iterator pos) { block_ = block; pos_ = pos; }
+  void setInsertionPointToEnd(Block *block) { block_ = block; pos_ = block->ops().end(); }
+  void setLoc(Location l) { loc_ = std::move(l); }
+  const Location &loc() const { return loc_; }
+
+  // Creates an op at the insertion point; returns it. The result type must be
+  // given for ops with a result.
+  Op *create(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType,
+             std::map<std::string, Attr> attrs = {});
+  // Same, returning the result value.
+  Value *value(OpKind kind, std::vector<Value *> operands, Type resultType,
+               std::map<std::string, Attr> attrs = {}) {
+    return create(kind, std::move(operands), std::move(resultType), std::move(attrs))->result();
+  }
+
+  Value *constInt(int64_t v, Type t) { return value(OpKind::Constant, {}, std::move(t), {{"value", v}}); }
+  Value *constFloat(double v, Type t) { return value(OpKind::Constant, {}, std::move(t), {{"value", v}}); }
+
+ private:
+  Block *block_;
+  Block::iterator pos_;
+  Location loc_;
+};
+
+}  // namespace tk::ir

@@ -1,0 +1,59 @@
+// The seam between lowering and a machine. Lowering turns tile IR into
+// per-thread LLVM IR and never names a GPU intrinsic itself: it asks a Target
+// for thread and block ids, barriers, shuffles, shared memory and math.
+// NvptxTarget (backend/nvptx) answers with llvm.nvvm.* and libdevice;
+// SimTarget (backend/sim) with calls into the CPU runtime and libm.
+#pragma once
+
+#include <string>
+
+namespace llvm {
+class Function;
+class FunctionType;
+class Module;
+class Type;
+class Value;
+class IRBuilderBase;
+}  // namespace llvm
+
+namespace tk::lower {
+
+// Math functions a Target provides on f32 and f64 scalars (f16/bf16 are
+// computed in f32 by the lowering).
+enum class MathFn { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, Tanh, Floor, Ceil };
+const char *mathFnName(MathFn f);  // "exp", "rsqrt", ...
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  virtual std::string name() const = 0;  // "nvptx", "sim"
+  // Module setup: triple and data layout.
+  virtual void configureModule(llvm::Module &m) const = 0;
+  // Address space of global-memory pointers (1 on NVPTX, 0 on the sim).
+  virtual unsigned globalAddressSpace() const = 0;
+  // Address space of shared memory (3 on NVPTX, 0 on the sim).
+  virtual unsigned sharedAddressSpace() const = 0;
+
+  // Marks `f` as a kernel entry run by `numThreads` threads per block.
+  virtual void markKernel(llvm::Function &f, int numThreads) const = 0;
+
+  // Thread index within the block (x only: tk blocks are 1-D), i32.
+  virtual llvm::Value *threadId(llvm::IRBuilderBase &b) const = 0;
+  // Block index and grid size along `axis` (0, 1, 2), i32.
+  virtual llvm::Value *blockId(llvm::IRBuilderBase &b, int axis) const = 0;
+  virtual llvm::Value *gridDim(llvm::IRBuilderBase &b, int axis) const = 0;
+
+  // Block-wide barrier (__syncthreads).
+  virtual void barrier(llvm::IRBuilderBase &b) const = 0;
+  // Butterfly shuffle across the full warp: the value of lane (lane ^ laneMask).
+  // `v` is i32 or f32.
+  virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const = 0;
+  // Base pointer of the block's dynamic shared memory (in sharedAddressSpace()).
+  virtual llvm::Value *sharedBase(llvm::IRBuilderBase &b) const = 0;
+
+  // f(x) for a scalar f32 or f64 `x`.
+  virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
+};
+
+}  // namespace tk::lower
