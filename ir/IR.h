@@ -160,6 +160,7 @@ class Op {
 
   // Regions (structured control flow); empty for every op in Ops.def today.
   std::vector<std::unique_ptr<Block>> &regions() { return regions_; }
+  const std::vector<std::unique_ptr<Block>> &regions() const { return regions_; }
 
   Block *parentBlock() const { return parent_; }
   void setParentBlock(Block *b) { parent_ = b; }

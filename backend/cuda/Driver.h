@@ -1,0 +1,103 @@
+// The CUDA Driver API, loaded at run time with dlopen("libcuda.so.1"): tk
+// builds and runs where no NVIDIA driver is installed, and says why it cannot
+// use a GPU instead of failing to start. No CUDA header is needed; the few
+// handle types and enums used are declared here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace tk::cuda {
+
+// The Driver API's handle types (opaque pointers and ints, ABI-identical).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+
+// The enum values tk passes (from cuda.h).
+enum : int {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_STUB_LIBRARY = 34,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+};
+
+// No usable driver or device: libcuda missing, a stub library, cuInit
+// failing, or zero devices. what() says which.
+class Unavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A Driver API call failed. what() is "<call> failed: <NAME> (<code>): <text>".
+class Error : public std::runtime_error {
+ public:
+  Error(CUresult code, std::string call, const std::string &message)
+      : std::runtime_error(message), code_(code), call_(std::move(call)) {}
+  CUresult code() const { return code_; }
+  const std::string &call() const { return call_; }
+
+ private:
+  CUresult code_;
+  std::string call_;
+};
+
+// The loaded libcuda and its entry points, named as in cuda.h (the versioned
+// _v2 symbols where cuda.h maps to them).
+class Driver {
+ public:
+  // The process-wide driver, loaded and cuInit'ed once (thread-safe) from
+  // $TK_LIBCUDA if set, else "libcuda.so.1". Throws Unavailable, the same
+  // reason each time. Never unloaded, so contexts may outlive main().
+  static Driver &get();
+  // Loads `path` and runs cuInit; throws Unavailable. For tests and tools
+  // that need a specific library (e.g. the toolkit's stub).
+  static std::unique_ptr<Driver> open(const std::string &path);
+
+  ~Driver();
+  Driver(const Driver &) = delete;
+  Driver &operator=(const Driver &) = delete;
+
+  const std::string &path() const { return path_; }
+  int driverVersion() const { return version_; }  // e.g. 13000
+  int deviceCount() const { return deviceCount_; }
+
+  // "CUDA_ERROR_OUT_OF_MEMORY", and the driver's description of `r`; both
+  // work with a stub library too (tk keeps its own table).
+  std::string errorName(CUresult r) const;
+  std::string errorString(CUresult r) const;
+  // Throws Error naming `call` unless r == CUDA_SUCCESS.
+  void check(CUresult r, const std::string &call) const;
+
+#define TK_CUDA_FN(name, ret, args) ret(*name) args = nullptr;
+#include "backend/cuda/DriverFunctions.def"
+
+ private:
+  Driver() = default;
+  void *handle_ = nullptr;
+  std::string path_;
+  int version_ = 0;
+  int deviceCount_ = 0;
+};
+
+}  // namespace tk::cuda

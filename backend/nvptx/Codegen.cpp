@@ -1,0 +1,196 @@
+// emitPtx: libdevice link, the O3 pipeline and NVPTX code generation. The
+// NVPTX TargetMachine is the one source of the triple, data layout and PTX
+// version (+ptx80), so nothing edits the PTX text afterwards.
+#include "backend/nvptx/Codegen.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace tk::nvptx {
+
+using namespace llvm;
+
+const std::vector<std::string> &validArches() {
+  static const std::vector<std::string> arches = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+  return arches;
+}
+
+void checkArch(const std::string &arch) {
+  for (const std::string &a : validArches())
+    if (a == arch) return;
+  std::string list;
+  for (const std::string &a : validArches()) list += (list.empty() ? "" : ", ") + a;
+  throw std::invalid_argument("unknown NVPTX arch '" + arch + "' (valid: " + list + ")");
+}
+
+static const Target &nvptxTarget() {
+  static const Target *target = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    std::string err;
+    const Target *t = TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", err);
+    if (!t) throw std::runtime_error("LLVM has no NVPTX target: " + err);
+    return t;
+  }();
+  return *target;
+}
+
+static CodeGenOptLevel codegenLevel(int opt) {
+  switch (opt) {
+    case 0: return CodeGenOptLevel::None;
+    case 1: return CodeGenOptLevel::Less;
+    case 2: return CodeGenOptLevel::Default;
+    default: return CodeGenOptLevel::Aggressive;
+  }
+}
+
+static std::unique_ptr<TargetMachine> makeTargetMachine(const std::string &arch, int opt) {
+  TargetOptions to;
+  return std::unique_ptr<TargetMachine>(nvptxTarget().createTargetMachine(
+      "nvptx64-nvidia-cuda", arch, "+ptx80", to, std::nullopt, std::nullopt, codegenLevel(opt)));
+}
+
+// libdevice's bytes, read once per path and kept for the process: parsing is
+// per call (a Module belongs to one LLVMContext), reading the file is not.
+// Guarded by a mutex; entries are never removed, so the returned buffer
+// outlives every module lazily loaded from it.
+static MemoryBufferRef libdeviceBytes(const std::string &path) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<MemoryBuffer>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(path);
+  if (it == cache.end()) {
+    auto buf = MemoryBuffer::getFile(path);
+    if (!buf) throw std::runtime_error("cannot read libdevice '" + path + "': " + buf.getError().message());
+    it = cache.emplace(path, std::move(*buf)).first;
+  }
+  return it->second->getMemBufferRef();
+}
+
+static bool callsLibdevice(const Module &m) {
+  for (const Function &f : m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) return true;
+  return false;
+}
+
+// Links only the libdevice functions `m` calls and internalizes them, so O3
+// can inline them and drop the rest (the way clang links it for CUDA).
+static void linkLibdevice(Module &m, const Toolkit &tk) {
+  if (!tk.hasLibdevice())
+    throw std::runtime_error("the module calls libdevice (__nv_*) but no CUDA toolkit with libdevice was found "
+                             "(set CUDA_HOME, or compile with libdevice off)");
+  auto lib = getLazyBitcodeModule(libdeviceBytes(tk.libdevice), m.getContext());
+  if (!lib) throw std::runtime_error("cannot parse libdevice '" + tk.libdevice + "': " + toString(lib.takeError()));
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  bool failed = Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded,
+                                    [](Module &mod, const StringSet<> &linked) {
+                                      internalizeModule(mod, [&linked](const GlobalValue &gv) {
+                                        return !gv.hasName() || !linked.count(gv.getName());
+                                      });
+                                    });
+  if (failed) throw std::runtime_error("linking libdevice '" + tk.libdevice + "' failed");
+  // Denormals are kept (no flush to zero), as nvcc does without -ftz.
+  if (!m.getModuleFlag("nvvm-reflect-ftz")) m.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+}
+
+// Collects LLVM's error diagnostics during codegen instead of letting the
+// default handler print them and exit the process.
+namespace {
+struct CollectErrors : DiagnosticHandler {
+  std::string *errors;
+  explicit CollectErrors(std::string *e) : errors(e) {}
+  bool handleDiagnostics(const DiagnosticInfo &di) override {
+    if (di.getSeverity() != DS_Error) return true;
+    raw_string_ostream os(*errors);
+    DiagnosticPrinterRawOStream printer(os);
+    di.print(printer);
+    os << "\n";
+    return true;
+  }
+};
+
+class ScopedDiagnostics {
+ public:
+  explicit ScopedDiagnostics(LLVMContext &c) : ctx_(c), saved_(c.getDiagnosticHandler()) {
+    ctx_.setDiagnosticHandler(std::make_unique<CollectErrors>(&errors_));
+  }
+  ~ScopedDiagnostics() { ctx_.setDiagnosticHandler(std::move(saved_)); }
+  void throwIfAny(const char *stage) const {
+    if (!errors_.empty()) throw std::runtime_error(std::string("NVPTX ") + stage + " failed:\n" + errors_);
+  }
+
+ private:
+  LLVMContext &ctx_;
+  std::unique_ptr<DiagnosticHandler> saved_;
+  std::string errors_;
+};
+}  // namespace
+
+static void optimize(Module &m, TargetMachine &tm, int opt) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb(&tm);  // registers NVVMReflect and the NVPTX passes
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  static const OptimizationLevel levels[] = {OptimizationLevel::O0, OptimizationLevel::O1, OptimizationLevel::O2,
+                                             OptimizationLevel::O3};
+  ModulePassManager mpm =
+      opt == 0 ? pb.buildO0DefaultPipeline(OptimizationLevel::O0) : pb.buildPerModuleDefaultPipeline(levels[opt]);
+  mpm.run(m, mam);
+}
+
+std::string emitPtx(Module &m, const CodegenOptions &o) {
+  checkArch(o.arch);
+  if (o.optLevel < 0 || o.optLevel > 3)
+    throw std::invalid_argument("optLevel " + std::to_string(o.optLevel) + " is not in 0..3");
+  if (!m.getTargetTriple().empty() && Triple(m.getTargetTriple()).getArch() != Triple::nvptx64)
+    throw std::invalid_argument("module '" + m.getModuleIdentifier() + "' targets " + m.getTargetTriple() +
+                                ", not nvptx64-nvidia-cuda");
+  std::unique_ptr<TargetMachine> tm = makeTargetMachine(o.arch, o.optLevel);
+  m.setTargetTriple(tm->getTargetTriple().str());
+  m.setDataLayout(tm->createDataLayout());
+
+  ScopedDiagnostics diags(m.getContext());
+  std::string verifyLog;
+  raw_string_ostream vos(verifyLog);
+  if (verifyModule(m, &vos)) throw std::runtime_error("invalid LLVM IR given to the NVPTX backend:\n" + verifyLog);
+  if (callsLibdevice(m)) linkLibdevice(m, o.toolkit);
+  optimize(m, *tm, o.optLevel);
+  diags.throwIfAny("optimization");
+
+  SmallString<0> ptx;
+  raw_svector_ostream os(ptx);
+  legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
+    throw std::runtime_error("the NVPTX target cannot emit PTX");
+  pm.run(m);
+  diags.throwIfAny("code generation");
+  return std::string(ptx.str());
+}
+
+}  // namespace tk::nvptx

@@ -1,0 +1,39 @@
+// LLVM IR -> PTX for one NVPTX architecture: libdevice link, the O3
+// pipeline, then the NVPTX code generator.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/nvptx/Toolkit.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace tk::nvptx {
+
+struct CodegenOptions {
+  std::string arch = "sm_80";  // one of validArches()
+  // Math through libdevice's __nv_* (precise). Without it, or when the toolkit
+  // has no libdevice, NvptxTarget emits PTX approx instructions instead.
+  bool useLibdevice = true;
+  Toolkit toolkit = Toolkit::find();
+  int optLevel = 3;  // 0..3, the LLVM pipeline level
+
+  // True when math goes through libdevice: asked for and found.
+  bool libdeviceEnabled() const { return useLibdevice && toolkit.hasLibdevice(); }
+};
+
+// The architectures LLVM 19's NVPTX backend and tk support.
+const std::vector<std::string> &validArches();
+// Throws std::invalid_argument naming the valid ones when `arch` is not one.
+void checkArch(const std::string &arch);
+
+// Optimises `m` in place (links libdevice when it calls __nv_* functions) and
+// returns its PTX. Throws std::invalid_argument for a bad arch or optLevel,
+// std::runtime_error when libdevice is needed but cannot be loaded or the
+// module fails to verify or to compile.
+std::string emitPtx(llvm::Module &m, const CodegenOptions &o);
+
+}  // namespace tk::nvptx

@@ -1,0 +1,217 @@
+// NvptxTarget: how lowered tile IR names the GPU on NVPTX. Ids, barriers and
+// shuffles are llvm.nvvm.* intrinsics; math is libdevice (__nv_*) or, without
+// it, PTX approx instructions (precision in docs/backends.md).
+#include "backend/nvptx/NvptxTarget.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Module.h>
+
+#include <numbers>
+#include <stdexcept>
+
+namespace tk::nvptx {
+
+using namespace llvm;
+using lower::MathFn;
+
+const char *const kDataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+const char *const kTriple = "nvptx64-nvidia-cuda";
+
+// The block's dynamic shared memory: an external zero-length array in
+// addrspace(3) prints as `.extern .shared .align 16 .b8 NAME[]`.
+static const char *const kSharedName = "__tk_dynamic_shared";
+
+NvptxTarget::NvptxTarget(const CodegenOptions &o) : arch_(o.arch), libdevice_(o.libdeviceEnabled()) {
+  checkArch(o.arch);
+}
+
+void NvptxTarget::configureModule(Module &m) const {
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(kDataLayout);
+}
+
+void NvptxTarget::markKernel(Function &f, int numThreads) const {
+  if (numThreads < 1 || numThreads > 1024)
+    throw std::invalid_argument("NvptxTarget::markKernel: " + std::to_string(numThreads) +
+                                " threads per block; NVPTX allows 1..1024");
+  f.setCallingConv(CallingConv::PTX_Kernel);
+  LLVMContext &c = f.getContext();
+  NamedMDNode *md = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  md->addOperand(MDNode::get(c, {ValueAsMetadata::get(&f), MDString::get(c, "maxntidx"),
+                                 ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(c), numThreads))}));
+}
+
+static Value *callIntrinsic(IRBuilderBase &b, Intrinsic::ID id, ArrayRef<Value *> args = {},
+                            ArrayRef<Type *> tys = {}) {
+  Function *fn = Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), id, tys);
+  return b.CreateCall(fn, args);
+}
+
+static void checkAxis(int axis, const char *what) {
+  if (axis < 0 || axis > 2)
+    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": axis " + std::to_string(axis) +
+                                " is not 0, 1 or 2");
+}
+
+Value *NvptxTarget::threadId(IRBuilderBase &b) const {
+  return callIntrinsic(b, Intrinsic::nvvm_read_ptx_sreg_tid_x);
+}
+
+Value *NvptxTarget::blockId(IRBuilderBase &b, int axis) const {
+  checkAxis(axis, "blockId");
+  static const Intrinsic::ID ids[] = {Intrinsic::nvvm_read_ptx_sreg_ctaid_x, Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                      Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  return callIntrinsic(b, ids[axis]);
+}
+
+Value *NvptxTarget::gridDim(IRBuilderBase &b, int axis) const {
+  checkAxis(axis, "gridDim");
+  static const Intrinsic::ID ids[] = {Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                      Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                      Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+  return callIntrinsic(b, ids[axis]);
+}
+
+void NvptxTarget::barrier(IRBuilderBase &b) const { callIntrinsic(b, Intrinsic::nvvm_barrier0); }
+
+Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
+  if (laneMask < 0 || laneMask > 31)
+    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
+                                " is not in 0..31");
+  Type *t = v->getType();
+  Value *all = b.getInt32(-1), *mask = b.getInt32(laneMask), *clamp = b.getInt32(31);
+  if (t->isFloatTy()) return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_f32, {all, v, mask, clamp});
+  if (t->isIntegerTy(32)) return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_i32, {all, v, mask, clamp});
+  // Anything else of at most 64 bits travels as one or two i32 shuffles.
+  unsigned bits = t->getPrimitiveSizeInBits();
+  if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
+    throw std::invalid_argument("NvptxTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
+                                "of at most 64 bits)");
+  Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
+  auto shfl = [&](Value *word) {
+    return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_i32, {all, word, mask, clamp});
+  };
+  Value *out;
+  if (bits <= 32) {
+    out = b.CreateTrunc(shfl(b.CreateZExt(asInt, b.getInt32Ty())), b.getIntNTy(bits));
+  } else {
+    Value *lo = shfl(b.CreateTrunc(asInt, b.getInt32Ty()));
+    Value *hi = shfl(b.CreateTrunc(b.CreateLShr(asInt, 32), b.getInt32Ty()));
+    out = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+  }
+  return b.CreateBitCast(out, t);
+}
+
+Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
+  Module *m = b.GetInsertBlock()->getModule();
+  if (GlobalVariable *g = m->getGlobalVariable(kSharedName)) return g;
+  auto *ty = ArrayType::get(b.getInt8Ty(), 0);
+  auto *g = new GlobalVariable(*m, ty, /*isConstant=*/false, GlobalValue::ExternalLinkage, nullptr, kSharedName,
+                               nullptr, GlobalValue::NotThreadLocal, sharedAddressSpace());
+  g->setAlignment(Align(16));
+  return g;
+}
+
+// ---- math ---------------------------------------------------------------
+
+// libdevice's base names (f32 adds an "f"). Kept here rather than using
+// lower::mathFnName so tk_nvptx needs only lower/Target.h, not tk_lower.
+static const char *libdeviceName(MathFn f) {
+  switch (f) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Exp2: return "exp2";
+    case MathFn::Log: return "log";
+    case MathFn::Log2: return "log2";
+    case MathFn::Sqrt: return "sqrt";
+    case MathFn::Rsqrt: return "rsqrt";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Floor: return "floor";
+    case MathFn::Ceil: return "ceil";
+  }
+  throw std::logic_error("unknown MathFn");
+}
+
+static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x) {
+  Type *t = x->getType();
+  std::string name = std::string("__nv_") + libdeviceName(f) + (t->isFloatTy() ? "f" : "");
+  FunctionCallee fn = b.GetInsertBlock()->getModule()->getOrInsertFunction(name, t, t);
+  CallInst *call = b.CreateCall(fn, {x});
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  return call;
+}
+
+static Value *approxCall(IRBuilderBase &b, Intrinsic::ID id, Value *x) { return callIntrinsic(b, id, {x}); }
+
+// x - k*2pi with k = rint(x / 2pi) (Cody-Waite, two terms): sin.approx and
+// cos.approx have no range reduction of their own.
+static Value *reduceTwoPi(IRBuilderBase &b, Value *x) {
+  Type *f = b.getFloatTy();
+  Value *k = b.CreateUnaryIntrinsic(Intrinsic::rint, b.CreateFMul(x, ConstantFP::get(f, 0.5 / std::numbers::pi)));
+  Value *fma1 = b.CreateIntrinsic(Intrinsic::fma, {f}, {b.CreateFNeg(k), ConstantFP::get(f, 6.28125), x});
+  double lo = 2 * std::numbers::pi - 6.28125;
+  return b.CreateIntrinsic(Intrinsic::fma, {f}, {b.CreateFNeg(k), ConstantFP::get(f, lo), fma1});
+}
+
+static Value *tanhApprox(IRBuilderBase &b, Value *x) {
+  auto *fty = FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
+  auto *asmFn = InlineAsm::get(fty, "tanh.approx.f32 $0, $1;", "=f,f", /*hasSideEffects=*/false);
+  CallInst *call = b.CreateCall(asmFn, {x});
+  call->setDoesNotAccessMemory();
+  return call;
+}
+
+// The libdevice-free f32 path: PTX approx instructions, as CUDA's __expf etc.
+static Value *fallbackF32(IRBuilderBase &b, MathFn f, Value *x) {
+  Type *t = b.getFloatTy();
+  switch (f) {
+    case MathFn::Exp:
+      return approxCall(b, Intrinsic::nvvm_ex2_approx_f, b.CreateFMul(x, ConstantFP::get(t, std::numbers::log2e)));
+    case MathFn::Exp2: return approxCall(b, Intrinsic::nvvm_ex2_approx_f, x);
+    case MathFn::Log:
+      return b.CreateFMul(approxCall(b, Intrinsic::nvvm_lg2_approx_f, x), ConstantFP::get(t, std::numbers::ln2));
+    case MathFn::Log2: return approxCall(b, Intrinsic::nvvm_lg2_approx_f, x);
+    case MathFn::Sqrt: return b.CreateUnaryIntrinsic(Intrinsic::sqrt, x);  // sqrt.rn.f32
+    case MathFn::Rsqrt: return approxCall(b, Intrinsic::nvvm_rsqrt_approx_f, x);
+    case MathFn::Sin: return approxCall(b, Intrinsic::nvvm_sin_approx_f, reduceTwoPi(b, x));
+    case MathFn::Cos: return approxCall(b, Intrinsic::nvvm_cos_approx_f, reduceTwoPi(b, x));
+    case MathFn::Tanh: return tanhApprox(b, x);
+    case MathFn::Floor: return b.CreateUnaryIntrinsic(Intrinsic::floor, x);  // cvt.rmi
+    case MathFn::Ceil: return b.CreateUnaryIntrinsic(Intrinsic::ceil, x);    // cvt.rpi
+  }
+  throw std::logic_error("unknown MathFn");
+}
+
+// The libdevice-free f64 path: exact where PTX has an f64 instruction
+// (sqrt.rn, div.rn, cvt.rmi/rpi), else computed in f32 and widened.
+static Value *fallbackF64(IRBuilderBase &b, MathFn f, Value *x) {
+  switch (f) {
+    case MathFn::Sqrt: return b.CreateUnaryIntrinsic(Intrinsic::sqrt, x);
+    case MathFn::Rsqrt:
+      return b.CreateFDiv(ConstantFP::get(x->getType(), 1.0), b.CreateUnaryIntrinsic(Intrinsic::sqrt, x));
+    case MathFn::Floor: return b.CreateUnaryIntrinsic(Intrinsic::floor, x);
+    case MathFn::Ceil: return b.CreateUnaryIntrinsic(Intrinsic::ceil, x);
+    default: return b.CreateFPExt(fallbackF32(b, f, b.CreateFPTrunc(x, b.getFloatTy())), x->getType());
+  }
+}
+
+Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
+  Type *t = x->getType();
+  if (auto *vt = dyn_cast<FixedVectorType>(t)) {  // lane by lane
+    Value *out = PoisonValue::get(vt);
+    for (unsigned i = 0; i < vt->getNumElements(); ++i)
+      out = b.CreateInsertElement(out, math(b, f, b.CreateExtractElement(x, i)), i);
+    return out;
+  }
+  if (!t->isFloatTy() && !t->isDoubleTy())
+    throw std::invalid_argument(std::string("NvptxTarget::math: ") + libdeviceName(f) +
+                                " takes f32 or f64 (lowering computes f16/bf16 in f32)");
+  if (libdevice_) return libdeviceCall(b, f, x);
+  return t->isFloatTy() ? fallbackF32(b, f, x) : fallbackF64(b, f, x);
+}
+
+}  // namespace tk::nvptx

@@ -1,0 +1,44 @@
+// The NVPTX answer to lowering's Target: llvm.nvvm.* intrinsics for ids,
+// barriers and shuffles, addrspace(1)/(3) memory, and libdevice math (or PTX
+// approx instructions when libdevice is off or absent).
+#pragma once
+
+#include "backend/nvptx/Codegen.h"
+#include "lower/Target.h"
+
+namespace tk::nvptx {
+
+// NVPTX data layout of LLVM 19 (64-bit pointers, no short pointers).
+extern const char *const kDataLayout;
+extern const char *const kTriple;  // "nvptx64-nvidia-cuda"
+
+class NvptxTarget : public lower::Target {
+ public:
+  explicit NvptxTarget(const CodegenOptions &o = {});
+
+  std::string name() const override { return "nvptx"; }
+  void configureModule(llvm::Module &m) const override;
+  unsigned globalAddressSpace() const override { return 1; }
+  unsigned sharedAddressSpace() const override { return 3; }
+  void markKernel(llvm::Function &f, int numThreads) const override;
+
+  llvm::Value *threadId(llvm::IRBuilderBase &b) const override;
+  llvm::Value *blockId(llvm::IRBuilderBase &b, int axis) const override;
+  llvm::Value *gridDim(llvm::IRBuilderBase &b, int axis) const override;
+
+  void barrier(llvm::IRBuilderBase &b) const override;
+  llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
+  llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+
+  // Whether math() calls libdevice (else the approx fallback).
+  bool usesLibdevice() const { return libdevice_; }
+  const std::string &arch() const { return arch_; }
+
+ private:
+  std::string arch_;
+  bool libdevice_;
+};
+
+}  // namespace tk::nvptx

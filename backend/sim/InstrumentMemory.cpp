@@ -1,0 +1,138 @@
+// instrumentMemoryAccesses: each marked access `load T, ptr %p` becomes
+//   %q = call ptr @__tk_sim_global_access(ptr %p, i32 SITE)
+//   load T, ptr %q
+// so the runtime sees every access (address, width, site) before it happens
+// and can redirect a bad one to scratch memory instead of faulting.
+#include "backend/sim/InstrumentMemory.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+
+#include "backend/sim/SimTarget.h"
+
+namespace tk::sim {
+
+using namespace llvm;
+
+namespace {
+
+struct Hooks {
+  FunctionCallee global, shared, globalMasked, sharedMasked, barrierAt;
+};
+
+// The hooks touch only the runtime's own state: declaring that lets the
+// optimizer keep its freedom around them, while the calls themselves are never
+// removed or merged (each one is an access to count).
+Function *declareHook(Module &m, const char *name, Type *ret, ArrayRef<Type *> params) {
+  auto *f = cast<Function>(m.getOrInsertFunction(name, FunctionType::get(ret, params, false)).getCallee());
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  f->setOnlyAccessesInaccessibleMemory();
+  return f;
+}
+
+std::string locOf(const Instruction &i) {
+  if (MDNode *n = i.getMetadata(kMdLoc))
+    if (n->getNumOperands() > 0)
+      if (auto *s = dyn_cast<MDString>(n->getOperand(0))) return s->getString().str();
+  return {};
+}
+
+// Which memory a marked instruction touches; nullopt when it is unmarked.
+std::optional<bool> isSharedAccess(const Instruction &i) {
+  if (i.getMetadata(kMdShared)) return true;
+  if (i.getMetadata(kMdLoc)) return false;
+  return std::nullopt;
+}
+
+// Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
+Value *maskBits(IRBuilder<> &b, Value *mask) {
+  auto *vt = cast<FixedVectorType>(mask->getType());
+  Value *bits = b.CreateBitCast(mask, b.getIntNTy(vt->getNumElements()));
+  return b.CreateZExtOrTrunc(bits, b.getInt64Ty());
+}
+
+}  // namespace
+
+unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
+  const DataLayout &dl = m.getDataLayout();
+  LLVMContext &c = m.getContext();
+  Type *ptr = PointerType::get(c, 0), *i32 = Type::getInt32Ty(c), *i64 = Type::getInt64Ty(c);
+  Hooks h;
+  bool declared = false;
+  auto declare = [&] {
+    if (declared) return;
+    declared = true;
+    h.global = declareHook(m, kFnGlobalAccess, ptr, {ptr, i32});
+    h.shared = declareHook(m, kFnSharedAccess, ptr, {ptr, i32});
+    h.globalMasked = declareHook(m, kFnGlobalAccessMasked, ptr, {ptr, i32, i64});
+    h.sharedMasked = declareHook(m, kFnSharedAccessMasked, ptr, {ptr, i32, i64});
+  };
+
+  unsigned before = unsigned(sites.sites.size());
+  std::vector<Instruction *> work;
+  for (Function &f : m)
+    for (BasicBlock &bb : f)
+      for (Instruction &i : bb)
+        if (i.getMetadata(kMdLoc) || i.getMetadata(kMdShared)) work.push_back(&i);
+
+  for (Instruction *i : work) {
+    std::optional<bool> shared = isSharedAccess(*i);
+    IRBuilder<> b(i);
+    auto kindOf = [&](bool store, bool atomic) {
+      if (atomic) return *shared ? SiteKind::SharedAtomic : SiteKind::GlobalAtomic;
+      if (store) return *shared ? SiteKind::SharedStore : SiteKind::GlobalStore;
+      return *shared ? SiteKind::SharedLoad : SiteKind::GlobalLoad;
+    };
+    // Replaces operand `op` (the address) with the hook's answer.
+    auto route = [&](unsigned op, Type *accessed, bool store, bool atomic) {
+      declare();
+      Site s{kindOf(store, atomic), uint32_t(dl.getTypeStoreSize(accessed)), locOf(*i)};
+      uint32_t id = sites.add(std::move(s));
+      Value *q = b.CreateCall(*shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
+      i->setOperand(op, q);
+    };
+
+    if (auto *ld = dyn_cast<LoadInst>(i)) {
+      route(ld->getPointerOperandIndex(), ld->getType(), false, false);
+    } else if (auto *st = dyn_cast<StoreInst>(i)) {
+      route(st->getPointerOperandIndex(), st->getValueOperand()->getType(), true, false);
+    } else if (auto *rmw = dyn_cast<AtomicRMWInst>(i)) {
+      route(rmw->getPointerOperandIndex(), rmw->getValOperand()->getType(), true, true);
+    } else if (auto *cx = dyn_cast<AtomicCmpXchgInst>(i)) {
+      route(cx->getPointerOperandIndex(), cx->getNewValOperand()->getType(), true, true);
+    } else if (auto *call = dyn_cast<CallInst>(i)) {
+      Function *callee = call->getCalledFunction();
+      Intrinsic::ID iid = callee ? callee->getIntrinsicID() : Intrinsic::not_intrinsic;
+      if (iid == Intrinsic::masked_load || iid == Intrinsic::masked_store) {
+        // masked.load(ptr, align, mask, passthru); masked.store(value, ptr, align, mask)
+        bool store = iid == Intrinsic::masked_store;
+        unsigned ptrOp = store ? 1 : 0, maskOp = store ? 3 : 2;
+        auto *vt = cast<FixedVectorType>(store ? call->getArgOperand(0)->getType() : call->getType());
+        if (vt->getNumElements() > 64) continue;  // left unchecked; documented in docs/sim.md
+        declare();
+        Site s{kindOf(store, false), uint32_t(dl.getTypeStoreSize(vt)), locOf(*i)};
+        s.masked = true;
+        s.elemBytes = uint32_t(dl.getTypeStoreSize(vt->getElementType()));
+        uint32_t id = sites.add(std::move(s));
+        Value *q = b.CreateCall(*shared ? h.sharedMasked : h.globalMasked,
+                                {call->getArgOperand(ptrOp), b.getInt32(id), maskBits(b, call->getArgOperand(maskOp))});
+        call->setArgOperand(ptrOp, q);
+      } else if (callee && callee->getName() == kFnBarrier && !*shared) {
+        // A located barrier: the runtime can name its line when threads diverge.
+        if (!h.barrierAt) h.barrierAt = m.getOrInsertFunction(kFnBarrierAt, FunctionType::get(Type::getVoidTy(c), {i32}, false));
+        cast<Function>(h.barrierAt.getCallee())->setDoesNotThrow();
+        cast<Function>(h.barrierAt.getCallee())->setConvergent();
+        uint32_t id = sites.add(Site{SiteKind::Barrier, 0, locOf(*i)});
+        CallInst *nc = b.CreateCall(h.barrierAt, {b.getInt32(id)});
+        nc->copyMetadata(*call);
+        call->eraseFromParent();
+      }
+    }
+  }
+  return unsigned(sites.sites.size()) - before;
+}
+
+}  // namespace tk::sim

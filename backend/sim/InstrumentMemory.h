@@ -1,0 +1,36 @@
+// instrumentMemoryAccesses: route every global and shared memory access the
+// lowering marked (!tk.loc, !tk.shared) through the sim runtime, which checks
+// bounds and counts requests before the access happens.
+#pragma once
+
+#include "backend/sim/SiteTable.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace tk::sim {
+
+// Runtime hooks the instrumented code calls (backend/sim/Runtime.cpp):
+//   ptr __tk_sim_global_access(ptr p, i32 site)   -> p, or a zeroed scratch buffer when the access is bad
+//   ptr __tk_sim_shared_access(ptr p, i32 site)
+//   ptr __tk_sim_global_access_masked(ptr p, i32 site, i64 laneMask)   (llvm.masked.load/store)
+//   ptr __tk_sim_shared_access_masked(ptr p, i32 site, i64 laneMask)
+//   void __tk_sim_barrier_at(i32 site)             (a barrier call that carries !tk.loc)
+inline constexpr const char *kFnGlobalAccess = "__tk_sim_global_access";
+inline constexpr const char *kFnSharedAccess = "__tk_sim_shared_access";
+inline constexpr const char *kFnGlobalAccessMasked = "__tk_sim_global_access_masked";
+inline constexpr const char *kFnSharedAccessMasked = "__tk_sim_shared_access_masked";
+inline constexpr const char *kFnBarrierAt = "__tk_sim_barrier_at";
+
+// Metadata kinds the lowering attaches.
+inline constexpr const char *kMdLoc = "tk.loc";        // !{!"file:line:col"}: a global-memory access
+inline constexpr const char *kMdShared = "tk.shared";  // !{}: a shared-memory access
+
+// Rewrites the module in place and appends one site per rewritten operation to
+// `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
+// width are handled; unmarked accesses (registers, stack) are left alone.
+// Returns the number of sites added.
+unsigned instrumentMemoryAccesses(llvm::Module &m, SiteTable &sites);
+
+}  // namespace tk::sim

@@ -1,0 +1,250 @@
+// Simulator::launch: blocks are handed out to worker threads; inside a block
+// every GPU thread is a fiber, and a small scheduler runs them until they
+// finish or meet at a collective (barrier, warp shuffle).
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "backend/sim/Runtime.h"
+
+namespace tk::sim {
+
+namespace ctx = boost::context::detail;
+
+Counters &Counters::operator+=(const Counters &o) {
+  globalLoadBytes += o.globalLoadBytes;
+  globalStoreBytes += o.globalStoreBytes;
+  globalLoadRequests += o.globalLoadRequests;
+  globalStoreRequests += o.globalStoreRequests;
+  globalLoadSectors += o.globalLoadSectors;
+  globalStoreSectors += o.globalStoreSectors;
+  sharedRequests += o.sharedRequests;
+  sharedWavefronts += o.sharedWavefronts;
+  barriers += o.barriers;
+  blocks += o.blocks;
+  threads += o.threads;
+  return *this;
+}
+
+Simulator::Simulator(unsigned workers) : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())) {}
+Simulator::~Simulator() = default;
+
+namespace {
+
+// A GPU thread's whole life on its fiber.
+void fiberMain(ctx::transfer_t in) {
+  auto *t = static_cast<ThreadCtx *>(in.data);
+  t->sched = in.fctx;
+  t->block->launch->kernel->entry(t->block->launch->args);
+  t->wait = Wait::Done;
+  ctx::jump_fcontext(t->sched, t);  // never resumed
+}
+
+std::string blockName(const BlockCtx &b) {
+  return "block (" + std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")";
+}
+
+std::string siteSuffix(const LaunchCtx &l, uint32_t site) {
+  if (site == ~0u) return "";
+  const std::string &loc = l.program->sites.sites[site].loc;
+  return loc.empty() ? "" : " (" + loc + ")";
+}
+
+// Nothing can run but some threads have not finished: say why.
+void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
+  LaunchCtx &l = *b.launch;
+  std::string kernel = "kernel " + l.kernel->name + ": ";
+  for (uint32_t w = 0; w < b.warps.size(); ++w) {
+    const WarpState &ws = b.warps[w];
+    if (ws.atShuffle == 0) continue;
+    for (uint32_t lane = 0; lane < ws.lanes; ++lane) {
+      const ThreadCtx &t = threads[w * 32 + lane];
+      if (t.wait == Wait::Shuffle) continue;
+      std::string why = t.wait == Wait::Done ? "which has exited" : "which waits at a barrier";
+      l.fail(kernel + "warp shuffle in " + blockName(b) + ", warp " + std::to_string(w) + ": " +
+             std::to_string(ws.atShuffle) + " of " + std::to_string(ws.lanes) + " lanes arrived; lane " +
+             std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " + why);
+      return;
+    }
+  }
+  for (uint32_t i = 0; i < b.nthreads; ++i)
+    if (const ThreadCtx &t = threads[i]; t.wait == Wait::Done) {
+      l.fail(kernel + "barrier" + siteSuffix(l, b.barrierSite) + " reached by only " + std::to_string(b.atBarrier) +
+             " of " + std::to_string(b.nthreads) + " threads of " + blockName(b) + "; thread " +
+             std::to_string(t.tid) + " exited without reaching it");
+      return;
+    }
+  l.fail(kernel + "threads of " + blockName(b) + " wait for each other forever");
+}
+
+void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
+  const LaunchConfig &cfg = l.cfg;
+  BlockCtx &b = w.block;
+  b.launch = &l;
+  b.worker = &w;
+  b.id[0] = uint32_t(linear % cfg.grid[0]);
+  b.id[1] = uint32_t(linear / cfg.grid[0] % cfg.grid[1]);
+  b.id[2] = uint32_t(linear / (uint64_t(cfg.grid[0]) * cfg.grid[1]));
+  b.nthreads = cfg.blockThreads;
+  b.shared = w.shared.data();
+  b.sharedBytes = cfg.sharedBytes;
+  b.counters = Counters{};
+  b.live = b.nthreads;
+  b.atBarrier = 0;
+  b.barrierSite = ~0u;
+  for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(32u, b.nthreads - 32 * i), 0, 0};
+  // Shared memory starts as garbage on a GPU: poison it so reading before
+  // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
+  std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
+  std::fill(w.occurrences.begin(), w.occurrences.end(), 0);
+
+  w.runq.clear();
+  for (uint32_t i = 0; i < b.nthreads; ++i) {
+    ThreadCtx &t = w.threads[i];
+    t.block = &b;
+    t.tid = i;
+    t.warp = i / 32;
+    t.lane = i % 32;
+    t.wait = Wait::None;
+    t.ctx = w.stacks.makeContext(i, fiberMain);
+    w.runq.push_back(i);
+  }
+
+  while (!w.runq.empty()) {
+    w.next.clear();
+    for (uint32_t i : w.runq) {
+      ThreadCtx &t = w.threads[i];
+      tlsThread = &t;
+      ctx::transfer_t back = ctx::jump_fcontext(t.ctx, &t);
+      t.ctx = back.fctx;
+      tlsThread = nullptr;
+      switch (t.wait) {
+        case Wait::Done:
+          --b.live;
+          ++b.warps[t.warp].done;
+          break;
+        case Wait::Barrier:
+          if (++b.atBarrier == b.nthreads) {
+            // Everyone arrived: one barrier instance; all continue in order.
+            ++b.counters.barriers;
+            b.atBarrier = 0;
+            for (uint32_t j = 0; j < b.nthreads; ++j) {
+              w.threads[j].wait = Wait::None;
+              w.next.push_back(j);
+            }
+          }
+          break;
+        case Wait::Shuffle: {
+          WarpState &ws = b.warps[t.warp];
+          if (++ws.atShuffle == ws.lanes) {
+            // Each lane reads lane ^ mask; a lane past a partial last warp reads its own value.
+            ThreadCtx *lanes = &w.threads[t.warp * 32];
+            for (uint32_t j = 0; j < ws.lanes; ++j) {
+              uint32_t src = j ^ lanes[j].shflMask;
+              lanes[j].shflOut = src < ws.lanes ? lanes[src].shflIn : lanes[j].shflIn;
+              lanes[j].wait = Wait::None;
+              w.next.push_back(t.warp * 32 + j);
+            }
+            ws.atShuffle = 0;
+          }
+          break;
+        }
+        case Wait::None:
+          break;  // cannot happen: a fiber only comes back finished or at a collective
+      }
+    }
+    std::swap(w.runq, w.next);
+  }
+  // Suspended fibers of a stuck block are simply abandoned: their stacks are
+  // reused by the next block and nothing else refers to them.
+  if (b.live > 0) reportStuck(b, w.threads);
+  w.grouper.flush(b.counters);
+  b.counters.blocks = 1;
+  b.counters.threads = b.nthreads;
+  w.counters += b.counters;
+}
+
+void runWorker(Simulator::Worker &w, LaunchCtx &l) {
+  try {
+    while (!l.failed.load(std::memory_order_relaxed)) {
+      uint64_t blk = l.nextBlock.fetch_add(1, std::memory_order_relaxed);
+      if (blk >= l.totalBlocks) break;
+      runBlock(w, l, blk);
+    }
+  } catch (const std::exception &e) {
+    l.fail("kernel " + l.kernel->name + ": " + e.what());
+  }
+}
+
+void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
+  uint32_t n = l.cfg.blockThreads;
+  size_t sites = l.program->sites.sites.size();
+  w.stacks.reserve(n);
+  if (w.threads.size() < n) w.threads.resize(n);
+  for (uint32_t i = 0; i < n; ++i) w.threads[i].occurrences = nullptr;
+  w.occurrences.assign(size_t(n) * std::max<size_t>(sites, 1), 0);
+  for (uint32_t i = 0; i < n; ++i) w.threads[i].occurrences = w.occurrences.data() + size_t(i) * sites;
+  w.grouper.reset(l.program->sites, n);
+  // Keep the shared buffer non-empty so the shared base is a real address.
+  w.shared.resize(std::max<size_t>(l.cfg.sharedBytes, 16));
+  w.scratch.assign(std::max<size_t>(l.program->sites.maxBytes(), 64), 0);
+  w.memoryHint = 0;
+  w.block.warps.assign((n + 31) / 32, WarpState{});
+  w.counters = Counters{};
+}
+
+}  // namespace
+
+Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchConfig &cfg,
+                           const std::vector<const void *> &args) {
+  const Program::Impl &prog = p.impl();
+  auto it = prog.kernels.find(kernel);
+  if (it == prog.kernels.end()) {
+    std::string names;
+    for (auto &[name, k] : prog.kernels) names += (names.empty() ? "" : ", ") + name;
+    throw SimError("sim: no kernel named " + kernel + " in the program (it has: " + names + ")");
+  }
+  const KernelInfo &k = it->second;
+  std::string what = "sim: launch of " + kernel + ": ";
+  if (args.size() != k.numParams)
+    throw SimError(what + "the kernel takes " + std::to_string(k.numParams) + " arguments, got " +
+                   std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i]) throw SimError(what + "argument " + std::to_string(i) + " is a null pointer (want a pointer to the value)");
+  if (cfg.blockThreads < 1 || cfg.blockThreads > 1024)
+    throw SimError(what + std::to_string(cfg.blockThreads) + " threads per block; want 1..1024");
+  if (k.numThreads > 0 && cfg.blockThreads != uint32_t(k.numThreads))
+    throw SimError(what + "the kernel was lowered for " + std::to_string(k.numThreads) +
+                   " threads per block, launched with " + std::to_string(cfg.blockThreads));
+  for (int a = 0; a < 3; ++a)
+    if (cfg.grid[a] == 0) throw SimError(what + "grid dimension " + std::to_string(a) + " is 0");
+  constexpr uint32_t kMaxShared = 227 * 1024;  // the most an sm_90 block can have
+  if (cfg.sharedBytes > kMaxShared)
+    throw SimError(what + std::to_string(cfg.sharedBytes) + " bytes of shared memory; at most " +
+                   std::to_string(kMaxShared));
+
+  std::lock_guard lock(launchMu_);
+  LaunchCtx l;
+  l.program = &prog;
+  l.kernel = &k;
+  l.cfg = cfg;
+  l.args = const_cast<void **>(reinterpret_cast<const void *const *>(args.data()));
+  l.memory = memory_.snapshot();
+  l.totalBlocks = uint64_t(cfg.grid[0]) * cfg.grid[1] * cfg.grid[2];
+
+  unsigned n = unsigned(std::min<uint64_t>(workers_, l.totalBlocks));
+  while (pool_.size() < n) pool_.push_back(std::make_unique<Worker>());
+  for (unsigned i = 0; i < n; ++i) prepareWorker(*pool_[i], l);
+  // The calling thread is worker 0.
+  std::vector<std::thread> helpers;
+  for (unsigned i = 1; i < n; ++i) helpers.emplace_back(runWorker, std::ref(*pool_[i]), std::ref(l));
+  runWorker(*pool_[0], l);
+  for (std::thread &h : helpers) h.join();
+
+  if (l.failed.load()) throw SimError(l.error);
+  Counters total;
+  for (unsigned i = 0; i < n; ++i) total += pool_[i]->counters;
+  return total;
+}
+
+}  // namespace tk::sim

@@ -1,0 +1,32 @@
+// Program's insides, shared by Program.cpp (which builds them) and the
+// launcher (which runs them). No LLVM headers: the JIT is only held here.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backend/sim/SiteTable.h"
+#include "backend/sim/Simulator.h"
+
+namespace llvm::orc {
+class LLJIT;
+}
+
+namespace tk::sim {
+
+struct KernelInfo {
+  std::string name;
+  void (*entry)(void **args) = nullptr;  // the `<name>.tk_entry` trampoline
+  unsigned numParams = 0;
+  int numThreads = 0;  // from SimTarget::markKernel
+};
+
+struct Program::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  SiteTable sites;
+  std::map<std::string, KernelInfo> kernels;
+  ~Impl();
+};
+
+}  // namespace tk::sim

@@ -1,0 +1,340 @@
+// The sim runtime the JIT'd kernels call: thread and block ids, barriers and
+// warp shuffles (collectives that yield to the block scheduler), checked and
+// counted memory accesses, and the f16/bf16 conversion libcalls.
+#include "backend/sim/Runtime.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backend/sim/InstrumentMemory.h"
+#include "backend/sim/SimTarget.h"
+
+namespace tk::sim {
+
+thread_local ThreadCtx *tlsThread = nullptr;
+
+void LaunchCtx::fail(std::string message) {
+  std::lock_guard lock(errorMu);
+  if (failed.load(std::memory_order_relaxed)) return;
+  error = std::move(message);
+  failed.store(true, std::memory_order_release);
+}
+
+void yieldToScheduler(ThreadCtx *t) {
+  boost::context::detail::transfer_t back = boost::context::detail::jump_fcontext(t->sched, t);
+  t->sched = back.fctx;
+}
+
+namespace {
+
+std::string hex(uintptr_t a) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)a);
+  return buf;
+}
+
+// ", block (x,y,z), thread t" and the site's location, as launch errors read.
+std::string where(const ThreadCtx *t) {
+  const BlockCtx *b = t->block;
+  return "block (" + std::to_string(b->id[0]) + "," + std::to_string(b->id[1]) + "," + std::to_string(b->id[2]) +
+         "), thread " + std::to_string(t->tid);
+}
+
+std::string siteLoc(const Site &s) { return s.loc.empty() ? "" : " (" + s.loc + ")"; }
+
+// The range in `ranges` (sorted, disjoint) that holds [lo, hi), or -1.
+ptrdiff_t findRange(const std::vector<Memory::Range> &ranges, uintptr_t lo, uintptr_t hi, size_t &hint) {
+  if (hint < ranges.size() && ranges[hint].begin <= lo && hi <= ranges[hint].end) return ptrdiff_t(hint);
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), lo,
+                             [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
+  if (it == ranges.begin()) return -1;
+  --it;
+  if (hi > it->end || lo < it->begin) return -1;
+  hint = size_t(it - ranges.begin());
+  return ptrdiff_t(hint);
+}
+
+// The range that contains address a at all (for diagnostics), or -1.
+ptrdiff_t containing(const std::vector<Memory::Range> &ranges, uintptr_t a) {
+  size_t hint = ~size_t(0);
+  return findRange(ranges, a, a + 1, hint);
+}
+
+void *redirectToScratch(ThreadCtx *t, const Site &s) {
+  std::vector<char> &scratch = t->block->worker->scratch;
+  std::memset(scratch.data(), 0, s.bytes);
+  return scratch.data();
+}
+
+void reportGlobal(ThreadCtx *t, const Site &s, uintptr_t lo, uintptr_t hi) {
+  LaunchCtx *l = t->block->launch;
+  if (l->failed.load(std::memory_order_relaxed)) return;
+  const Memory::Snapshot &mem = l->memory;
+  std::string what = "out-of-bounds";
+  std::string detail;
+  if (ptrdiff_t r = containing(mem.released, lo); r >= 0) {
+    what = "use-after-free";
+    const Memory::Range &rr = mem.released[size_t(r)];
+    detail = ": " + std::to_string(lo - rr.begin) + " bytes into a released allocation of " +
+             std::to_string(rr.end - rr.begin) + " bytes at " + hex(rr.begin);
+  } else if (ptrdiff_t r = containing(mem.live, lo); r >= 0) {
+    const Memory::Range &lr = mem.live[size_t(r)];
+    detail = ": runs " + std::to_string(hi - lr.end) + " bytes past the end of a " +
+             std::to_string(lr.end - lr.begin) + "-byte allocation at " + hex(lr.begin);
+  } else if (lo == 0) {
+    detail = ": null pointer";
+  } else {
+    // Name the nearest allocation below, the usual victim of a bad index.
+    auto it = std::upper_bound(mem.live.begin(), mem.live.end(), lo,
+                               [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
+    if (it != mem.live.begin()) {
+      --it;
+      detail = ": " + std::to_string(lo - it->end) + " bytes past the end of a " +
+               std::to_string(it->end - it->begin) + "-byte allocation at " + hex(it->begin);
+    } else {
+      detail = ": not in any allocation";
+    }
+  }
+  l->fail("kernel " + l->kernel->name + ": " + what + " " + s.verb() + " of " + std::to_string(hi - lo) +
+          " bytes at " + hex(lo) + siteLoc(s) + ", " + where(t) + detail);
+}
+
+// The byte range a (possibly masked) access touches; false when no lane is active.
+bool activeRange(const Site &s, uintptr_t a, uint64_t mask, uintptr_t &lo, uintptr_t &hi) {
+  if (!s.masked) {
+    lo = a;
+    hi = a + s.bytes;
+    return true;
+  }
+  if (mask == 0) return false;
+  lo = a + uintptr_t(std::countr_zero(mask)) * s.elemBytes;
+  hi = a + uintptr_t(64 - std::countl_zero(mask)) * s.elemBytes;
+  return true;
+}
+
+void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
+  ThreadCtx *t = tlsThread;
+  BlockCtx *b = t->block;
+  const Site &s = b->launch->program->sites.sites[siteId];
+  uint32_t k = t->occurrences[siteId]++;
+  uintptr_t a = uintptr_t(p), lo, hi;
+  if (!activeRange(s, a, mask, lo, hi)) {
+    b->worker->grouper.record(t->warp, t->lane, siteId, k, a, 0, b->counters);
+    return p;
+  }
+  size_t &hint = b->worker->memoryHint;
+  const std::vector<Memory::Range> &live = b->launch->memory.live;
+  if (findRange(live, lo, hi, hint) < 0) {
+    // A masked access may span allocations only through inactive lanes: check lane by lane.
+    bool bad = true;
+    if (s.masked) {
+      bad = false;
+      for (uint32_t e = 0; e * s.elemBytes < s.bytes && !bad; ++e)
+        if (mask >> e & 1) {
+          uintptr_t el = a + uintptr_t(e) * s.elemBytes;
+          if (findRange(live, el, el + s.elemBytes, hint) < 0) {
+            bad = true;
+            lo = el;
+            hi = el + s.elemBytes;
+          }
+        }
+    }
+    if (bad) {
+      reportGlobal(t, s, lo, hi);
+      return redirectToScratch(t, s);
+    }
+  }
+  uint64_t bytes = s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;
+  if (s.isStore() || s.isAtomic())
+    b->counters.globalStoreBytes += bytes;
+  else
+    b->counters.globalLoadBytes += bytes;
+  b->worker->grouper.record(t->warp, t->lane, siteId, k, a, s.masked ? mask : ~uint64_t(0), b->counters);
+  return p;
+}
+
+void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
+  ThreadCtx *t = tlsThread;
+  BlockCtx *b = t->block;
+  const Site &s = b->launch->program->sites.sites[siteId];
+  uint32_t k = t->occurrences[siteId]++;
+  uintptr_t a = uintptr_t(p), lo, hi, base = uintptr_t(b->shared);
+  if (!activeRange(s, a, mask, lo, hi)) {
+    b->worker->grouper.record(t->warp, t->lane, siteId, k, 0, 0, b->counters);
+    return p;
+  }
+  if (lo < base || hi > base + b->sharedBytes) {
+    LaunchCtx *l = b->launch;
+    if (!l->failed.load(std::memory_order_relaxed)) {
+      std::string at = lo >= base ? "at shared offset " + std::to_string(lo - base) : "at " + hex(lo);
+      l->fail("kernel " + l->kernel->name + ": out-of-bounds shared " + s.verb() + " of " +
+              std::to_string(hi - lo) + " bytes " + at + siteLoc(s) + ", " + where(t) + ": the block has " +
+              std::to_string(b->sharedBytes) + " bytes of shared memory");
+    }
+    return redirectToScratch(t, s);
+  }
+  b->worker->grouper.record(t->warp, t->lane, siteId, k, a - base, s.masked ? mask : ~uint64_t(0), b->counters);
+  return p;
+}
+
+void barrierAt(uint32_t site) {
+  ThreadCtx *t = tlsThread;
+  if (t->block->atBarrier == 0 || t->block->barrierSite == ~0u) t->block->barrierSite = site;
+  t->wait = Wait::Barrier;
+  yieldToScheduler(t);
+}
+
+uint32_t shuffle(uint32_t v, uint32_t laneMask) {
+  ThreadCtx *t = tlsThread;
+  t->shflIn = v;
+  t->shflMask = laneMask & 31;
+  t->wait = Wait::Shuffle;
+  yieldToScheduler(t);
+  return t->shflOut;
+}
+
+}  // namespace
+
+// ---- f16 / bf16 conversions (round to nearest even) ----------------------
+
+uint16_t floatToHalfBits(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint16_t sign = uint16_t((x >> 16) & 0x8000);
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? uint16_t(0x7e00 | ((x >> 13) & 0x3ff)) : 0x7c00);
+  if (x >= std::bit_cast<uint32_t>(65520.0f)) return sign | 0x7c00;  // halfway to 65536 and up: inf
+  uint32_t r, rem, half;
+  if (x < std::bit_cast<uint32_t>(0x1p-14f)) {
+    if (x < std::bit_cast<uint32_t>(0x1p-26f)) return sign;
+    // Subnormal half: units of 2^-24. value = m * 2^(e-150).
+    uint32_t e = x >> 23, m = (x & 0x7fffffu) | 0x800000u, shift = 126 - e;
+    r = m >> shift;
+    rem = m & ((1u << shift) - 1);
+    half = 1u << (shift - 1);
+  } else {
+    uint32_t v = x - (112u << 23);  // rebias 127 -> 15
+    r = v >> 13;
+    rem = v & 0x1fffu;
+    half = 0x1000u;
+  }
+  if (rem > half || (rem == half && (r & 1))) ++r;  // a carry into the exponent is right
+  return sign | uint16_t(r);
+}
+
+uint16_t doubleToHalfBits(double d) {
+  uint64_t x = std::bit_cast<uint64_t>(d);
+  uint16_t sign = uint16_t((x >> 48) & 0x8000);
+  x &= 0x7fffffffffffffffull;
+  if (x >= 0x7ff0000000000000ull)
+    return sign | (x > 0x7ff0000000000000ull ? uint16_t(0x7e00 | ((x >> 42) & 0x3ff)) : 0x7c00);
+  if (x >= std::bit_cast<uint64_t>(65520.0)) return sign | 0x7c00;
+  uint64_t r, rem, half;
+  if (x < std::bit_cast<uint64_t>(0x1p-14)) {
+    if (x < std::bit_cast<uint64_t>(0x1p-26)) return sign;
+    uint64_t e = x >> 52, m = (x & ((1ull << 52) - 1)) | (1ull << 52), shift = 1051 - e;
+    r = m >> shift;
+    rem = m & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
+  } else {
+    uint64_t v = x - (uint64_t(1008) << 52);  // rebias 1023 -> 15
+    r = v >> 42;
+    rem = v & ((1ull << 42) - 1);
+    half = 1ull << 41;
+  }
+  if (rem > half || (rem == half && (r & 1))) ++r;
+  return sign | uint16_t(r);
+}
+
+uint16_t floatToBf16Bits(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1);
+  return uint16_t(x >> 16);
+}
+
+uint16_t doubleToBf16Bits(double d) {
+  if (std::isnan(d)) return floatToBf16Bits(float(d));
+  // Round to odd into float, then to nearest even into bf16: one correct
+  // rounding, as float keeps more than two extra bits beyond bf16's.
+  double a = std::fabs(d);
+  float f = float(a);
+  if (double(f) > a) f = std::nextafter(f, 0.0f);
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (double(f) != a) bits |= 1;
+  uint16_t r = floatToBf16Bits(std::bit_cast<float>(bits));
+  return std::signbit(d) ? uint16_t(r | 0x8000) : r;
+}
+
+float halfBitsToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 31) return std::bit_cast<float>(sign | 0x7f800000u | (m << 13));
+  if (e == 0) {
+    float v = std::ldexp(float(m), -24);
+    return sign ? -v : v;
+  }
+  return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
+}
+
+// ---- the entry points, with the C ABI the JIT'd code calls -------------------
+// f16 and bf16 travel in the low 16 bits of an XMM register on x86-64; _Float16
+// is the C type with that ABI (bf16 is carried in it bit for bit).
+
+namespace {
+_Float16 carry(uint16_t bits) { return std::bit_cast<_Float16>(bits); }
+}  // namespace
+
+extern "C" {
+static int32_t rtTid() { return int32_t(tlsThread->tid); }
+static int32_t rtCtaid(int32_t axis) { return axis >= 0 && axis < 3 ? int32_t(tlsThread->block->id[axis]) : 0; }
+static int32_t rtNctaid(int32_t axis) {
+  return axis >= 0 && axis < 3 ? int32_t(tlsThread->block->launch->cfg.grid[axis]) : 1;
+}
+static void rtBarrier() { barrierAt(~0u); }
+static void rtBarrierAt(int32_t site) { barrierAt(uint32_t(site)); }
+static int32_t rtShflI32(int32_t v, int32_t mask) { return int32_t(shuffle(uint32_t(v), uint32_t(mask))); }
+static float rtShflF32(float v, int32_t mask) {
+  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask)));
+}
+static void *rtSharedBase() { return tlsThread->block->shared; }
+static void *rtGlobalAccess(void *p, int32_t site) { return globalAccess(p, uint32_t(site), ~uint64_t(0)); }
+static void *rtSharedAccess(void *p, int32_t site) { return sharedAccess(p, uint32_t(site), ~uint64_t(0)); }
+static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) { return globalAccess(p, uint32_t(site), m); }
+static void *rtSharedAccessMasked(void *p, int32_t site, uint64_t m) { return sharedAccess(p, uint32_t(site), m); }
+
+static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
+static _Float16 rtTruncSfHf(float f) { return carry(floatToHalfBits(f)); }
+static _Float16 rtTruncDfHf(double d) { return carry(doubleToHalfBits(d)); }
+static _Float16 rtTruncSfBf(float f) { return carry(floatToBf16Bits(f)); }
+static _Float16 rtTruncDfBf(double d) { return carry(doubleToBf16Bits(d)); }
+static uint16_t rtGnuF2hIeee(float f) { return floatToHalfBits(f); }
+static float rtGnuH2fIeee(uint16_t h) { return halfBitsToFloat(h); }
+}
+
+std::vector<std::pair<const char *, void *>> runtimeSymbols() {
+  return {
+      {kFnTid, reinterpret_cast<void *>(&rtTid)},
+      {kFnCtaid, reinterpret_cast<void *>(&rtCtaid)},
+      {kFnNctaid, reinterpret_cast<void *>(&rtNctaid)},
+      {kFnBarrier, reinterpret_cast<void *>(&rtBarrier)},
+      {kFnBarrierAt, reinterpret_cast<void *>(&rtBarrierAt)},
+      {kFnShflI32, reinterpret_cast<void *>(&rtShflI32)},
+      {kFnShflF32, reinterpret_cast<void *>(&rtShflF32)},
+      {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
+      {kFnGlobalAccess, reinterpret_cast<void *>(&rtGlobalAccess)},
+      {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},
+      {kFnGlobalAccessMasked, reinterpret_cast<void *>(&rtGlobalAccessMasked)},
+      {kFnSharedAccessMasked, reinterpret_cast<void *>(&rtSharedAccessMasked)},
+      {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
+      {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},
+      {"__truncdfhf2", reinterpret_cast<void *>(&rtTruncDfHf)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&rtTruncSfBf)},
+      {"__truncdfbf2", reinterpret_cast<void *>(&rtTruncDfBf)},
+      {"__gnu_f2h_ieee", reinterpret_cast<void *>(&rtGnuF2hIeee)},
+      {"__gnu_h2f_ieee", reinterpret_cast<void *>(&rtGnuH2fIeee)},
+  };
+}
+
+}  // namespace tk::sim

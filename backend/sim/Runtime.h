@@ -1,0 +1,97 @@
+// The sim runtime's state while a launch runs: one LaunchCtx, a BlockCtx per
+// block in flight (one per worker), a ThreadCtx per GPU thread (fiber). The
+// runtime functions the JIT'd code calls find all of it through `tlsThread`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/sim/Coalescing.h"
+#include "backend/sim/Fiber.h"
+#include "backend/sim/ProgramImpl.h"
+#include "backend/sim/Simulator.h"
+
+namespace tk::sim {
+
+struct BlockCtx;
+
+struct LaunchCtx {
+  const Program::Impl *program = nullptr;
+  const KernelInfo *kernel = nullptr;
+  LaunchConfig cfg;
+  void **args = nullptr;
+  Memory::Snapshot memory;
+  uint64_t totalBlocks = 0;
+  std::atomic<uint64_t> nextBlock{0};
+  std::atomic<bool> failed{false};
+  std::mutex errorMu;
+  std::string error;
+
+  // Records a fault; the first one wins and stops workers taking new blocks.
+  void fail(std::string message);
+};
+
+enum class Wait : uint8_t { None, Barrier, Shuffle, Done };
+
+struct ThreadCtx {
+  BlockCtx *block = nullptr;
+  uint32_t tid = 0, warp = 0, lane = 0;
+  FiberContext ctx = nullptr;    // this fiber, while suspended
+  FiberContext sched = nullptr;  // the block scheduler, while this fiber runs
+  Wait wait = Wait::None;
+  uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
+  uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
+};
+
+struct WarpState {
+  uint32_t lanes = 0, atShuffle = 0, done = 0;
+};
+
+struct BlockCtx {
+  LaunchCtx *launch = nullptr;
+  Simulator::Worker *worker = nullptr;
+  uint32_t id[3] = {0, 0, 0};
+  uint32_t nthreads = 0;
+  char *shared = nullptr;
+  uint32_t sharedBytes = 0;
+  Counters counters;
+  uint32_t live = 0, atBarrier = 0;
+  uint32_t barrierSite = ~0u;  // site of the barrier being waited at, when located
+  std::vector<WarpState> warps;
+};
+
+struct Simulator::Worker {
+  StackPool stacks;
+  std::vector<ThreadCtx> threads;
+  std::vector<uint32_t> occurrences;  // [thread * numSites + site]
+  std::vector<uint32_t> runq, next;
+  AccessGrouper grouper;
+  std::vector<char> shared;   // the block's shared memory
+  std::vector<char> scratch;  // where bad accesses are redirected; zeroed per use
+  size_t memoryHint = 0;      // index of the allocation the last access hit
+  BlockCtx block;
+  Counters counters;  // this worker's blocks, merged once at the end of the launch
+};
+
+// The current GPU thread of this OS thread (null outside a kernel).
+extern thread_local ThreadCtx *tlsThread;
+
+// Suspends the current fiber and returns to its block scheduler.
+void yieldToScheduler(ThreadCtx *t);
+
+// Names the JIT binds to runtime addresses: the __tk_sim_* entry points and
+// the f16/bf16 conversion libcalls x86 codegen may emit.
+std::vector<std::pair<const char *, void *>> runtimeSymbols();
+
+// Correctly rounded (to nearest even) conversions; exposed for tests.
+uint16_t floatToHalfBits(float f);
+uint16_t doubleToHalfBits(double d);
+uint16_t floatToBf16Bits(float f);
+uint16_t doubleToBf16Bits(double d);
+float halfBitsToFloat(uint16_t h);
+
+}  // namespace tk::sim

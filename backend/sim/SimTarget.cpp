@@ -1,0 +1,161 @@
+// SimTarget: the lowering's machine hooks answered with calls into the sim
+// runtime (extern "C" functions in this process, bound by the JIT) and libm.
+#include "backend/sim/SimTarget.h"
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include <mutex>
+#include <stdexcept>
+
+#include "backend/sim/Simulator.h"
+
+namespace tk::sim {
+
+using namespace llvm;
+using lower::MathFn;
+
+const HostTarget &hostTarget() {
+  // Process-wide and immutable once built: LLVM's target registry is global.
+  static const HostTarget host = [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    auto jtmb = orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) throw SimError("sim: cannot detect the host target: " + toString(jtmb.takeError()));
+    auto dl = jtmb->getDefaultDataLayoutForTarget();
+    if (!dl) throw SimError("sim: no data layout for the host: " + toString(dl.takeError()));
+    return HostTarget{jtmb->getTargetTriple().str(), dl->getStringRepresentation()};
+  }();
+  return host;
+}
+
+SimTarget::SimTarget() : triple_(hostTarget().triple), dataLayout_(hostTarget().dataLayout) {}
+
+void SimTarget::configureModule(Module &m) const {
+  m.setTargetTriple(triple_);
+  m.setDataLayout(dataLayout_);
+}
+
+void SimTarget::markKernel(Function &f, int numThreads) const {
+  if (numThreads < 1 || numThreads > 1024)
+    throw std::invalid_argument("SimTarget::markKernel: " + std::to_string(numThreads) +
+                                " threads per block; the sim allows 1..1024");
+  f.setLinkage(GlobalValue::ExternalLinkage);
+  f.addFnAttr(kNumThreadsAttr, std::to_string(numThreads));
+}
+
+// Ids and the shared base are constant for a thread's whole run, so they are
+// declared pure: the optimizer may hoist and merge them.
+static Function *pureFn(Module &m, const char *name, Type *ret, ArrayRef<Type *> params) {
+  FunctionCallee c = m.getOrInsertFunction(name, FunctionType::get(ret, params, false));
+  auto *f = cast<Function>(c.getCallee());
+  f->setDoesNotThrow();
+  f->setDoesNotAccessMemory();
+  f->setWillReturn();
+  f->addFnAttr(Attribute::Speculatable);
+  return f;
+}
+
+// Collectives must not be moved across control flow or merged: convergent,
+// and treated as touching memory (a barrier orders shared-memory accesses).
+static Function *collectiveFn(Module &m, const char *name, Type *ret, ArrayRef<Type *> params) {
+  FunctionCallee c = m.getOrInsertFunction(name, FunctionType::get(ret, params, false));
+  auto *f = cast<Function>(c.getCallee());
+  f->setDoesNotThrow();
+  f->setConvergent();
+  return f;
+}
+
+static Module &moduleOf(IRBuilderBase &b) { return *b.GetInsertBlock()->getModule(); }
+
+static void checkAxis(int axis, const char *what) {
+  if (axis < 0 || axis > 2)
+    throw std::invalid_argument(std::string("SimTarget::") + what + ": axis " + std::to_string(axis) +
+                                " is not 0, 1 or 2");
+}
+
+Value *SimTarget::threadId(IRBuilderBase &b) const {
+  return b.CreateCall(pureFn(moduleOf(b), kFnTid, b.getInt32Ty(), {}));
+}
+
+Value *SimTarget::blockId(IRBuilderBase &b, int axis) const {
+  checkAxis(axis, "blockId");
+  return b.CreateCall(pureFn(moduleOf(b), kFnCtaid, b.getInt32Ty(), {b.getInt32Ty()}), {b.getInt32(axis)});
+}
+
+Value *SimTarget::gridDim(IRBuilderBase &b, int axis) const {
+  checkAxis(axis, "gridDim");
+  return b.CreateCall(pureFn(moduleOf(b), kFnNctaid, b.getInt32Ty(), {b.getInt32Ty()}), {b.getInt32(axis)});
+}
+
+void SimTarget::barrier(IRBuilderBase &b) const {
+  b.CreateCall(collectiveFn(moduleOf(b), kFnBarrier, b.getVoidTy(), {}));
+}
+
+Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
+  if (laneMask < 0 || laneMask > 31)
+    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
+                                " is not in 0..31");
+  Module &m = moduleOf(b);
+  Type *t = v->getType();
+  Type *i32 = b.getInt32Ty();
+  Value *mask = b.getInt32(laneMask);
+  if (t->isFloatTy()) return b.CreateCall(collectiveFn(m, kFnShflF32, t, {t, i32}), {v, mask});
+  auto shfl = [&](Value *word) { return b.CreateCall(collectiveFn(m, kFnShflI32, i32, {i32, i32}), {word, mask}); };
+  if (t->isIntegerTy(32)) return shfl(v);
+  // Like NvptxTarget: other scalars of at most 64 bits travel as one or two i32s.
+  unsigned bits = t->getPrimitiveSizeInBits();
+  if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
+    throw std::invalid_argument("SimTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
+                                "of at most 64 bits)");
+  Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
+  Value *out;
+  if (bits <= 32) {
+    out = b.CreateTrunc(shfl(b.CreateZExt(asInt, i32)), b.getIntNTy(bits));
+  } else {
+    Value *lo = shfl(b.CreateTrunc(asInt, i32));
+    Value *hi = shfl(b.CreateTrunc(b.CreateLShr(asInt, 32), i32));
+    out = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+  }
+  return b.CreateBitCast(out, t);
+}
+
+Value *SimTarget::sharedBase(IRBuilderBase &b) const {
+  return b.CreateCall(pureFn(moduleOf(b), kFnSharedBase, b.getPtrTy(0), {}));
+}
+
+// libm names: f32 takes the `f` suffix. rsqrt has no libm function: 1/sqrt(x).
+static const char *libmName(MathFn f) {
+  switch (f) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Exp2: return "exp2";
+    case MathFn::Log: return "log";
+    case MathFn::Log2: return "log2";
+    case MathFn::Sqrt: case MathFn::Rsqrt: return "sqrt";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Floor: return "floor";
+    case MathFn::Ceil: return "ceil";
+  }
+  return nullptr;
+}
+
+Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
+  Type *t = x->getType();
+  if (!t->isFloatTy() && !t->isDoubleTy())
+    throw std::invalid_argument(std::string("SimTarget::math: ") + libmName(f) + " wants an f32 or f64 scalar");
+  std::string name = libmName(f);
+  if (t->isFloatTy()) name += "f";
+  // GPU math has no errno: declaring libm pure lets LLVM hoist, merge and
+  // vectorize the calls (the JIT'd code never reads errno).
+  Function *fn = pureFn(moduleOf(b), name.c_str(), t, {t});
+  fn->removeFnAttr(Attribute::Speculatable);
+  Value *r = b.CreateCall(fn, {x});
+  if (f == MathFn::Rsqrt) r = b.CreateFDiv(ConstantFP::get(t, 1.0), r);
+  return r;
+}
+
+}  // namespace tk::sim

@@ -1,0 +1,55 @@
+// SimTarget: how lowered tile IR names the machine when it runs on tk sim.
+// Ids, barriers, shuffles and shared memory are calls into the sim runtime
+// (backend/sim/Runtime.cpp); math is libm; everything is address space 0.
+#pragma once
+
+#include <string>
+
+#include "lower/Target.h"
+
+namespace tk::sim {
+
+// Runtime entry points the sim module calls (resolved by the JIT).
+inline constexpr const char *kFnTid = "__tk_sim_tid";
+inline constexpr const char *kFnCtaid = "__tk_sim_ctaid";
+inline constexpr const char *kFnNctaid = "__tk_sim_nctaid";
+inline constexpr const char *kFnBarrier = "__tk_sim_barrier";
+inline constexpr const char *kFnShflI32 = "__tk_sim_shfl_xor_i32";
+inline constexpr const char *kFnShflF32 = "__tk_sim_shfl_xor_f32";
+inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
+// Function attribute markKernel sets: threads per block, as a decimal string.
+inline constexpr const char *kNumThreadsAttr = "tk-num-threads";
+
+class SimTarget : public lower::Target {
+ public:
+  SimTarget();  // detects the host triple and data layout once
+
+  std::string name() const override { return "sim"; }
+  void configureModule(llvm::Module &m) const override;
+  unsigned globalAddressSpace() const override { return 0; }
+  unsigned sharedAddressSpace() const override { return 0; }
+  void markKernel(llvm::Function &f, int numThreads) const override;
+
+  llvm::Value *threadId(llvm::IRBuilderBase &b) const override;
+  llvm::Value *blockId(llvm::IRBuilderBase &b, int axis) const override;
+  llvm::Value *gridDim(llvm::IRBuilderBase &b, int axis) const override;
+  void barrier(llvm::IRBuilderBase &b) const override;
+  llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
+  llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+
+  const std::string &triple() const { return triple_; }
+  const std::string &dataLayout() const { return dataLayout_; }
+
+ private:
+  std::string triple_, dataLayout_;
+};
+
+// Initialises LLVM's native target once per process (thread-safe); returns the
+// host triple and data layout the JIT uses. Throws SimError if there is none.
+struct HostTarget {
+  std::string triple, dataLayout;
+};
+const HostTarget &hostTarget();
+
+}  // namespace tk::sim

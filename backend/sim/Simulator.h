@@ -1,0 +1,131 @@
+// tk sim's public interface: JIT-compile a sim-lowered LLVM module (Program)
+// and run its kernels on the CPU with one fiber per GPU thread (Simulator).
+// No LLVM headers here: this header is included by the runtime and tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class LLVMContext;
+}  // namespace llvm
+
+namespace tk::sim {
+
+// What a profiler would count for one launch (see docs/sim.md for how).
+struct Counters {
+  uint64_t globalLoadBytes = 0, globalStoreBytes = 0;
+  uint64_t globalLoadRequests = 0, globalStoreRequests = 0;  // warp-level memory instructions
+  uint64_t globalLoadSectors = 0, globalStoreSectors = 0;    // distinct 32-byte sectors per request, summed
+  uint64_t sharedRequests = 0, sharedWavefronts = 0;         // wavefronts > requests means bank conflicts
+  uint64_t barriers = 0;                                     // per block, once per barrier instance
+  uint64_t blocks = 0, threads = 0;
+  Counters &operator+=(const Counters &o);
+};
+
+struct LaunchConfig {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t blockThreads = 128;  // 1-D blocks, 1..1024
+  uint32_t sharedBytes = 0;     // dynamic shared memory per block
+};
+
+class SimError : public std::runtime_error {
+  using runtime_error::runtime_error;
+};
+
+// The sim's "device memory": host allocations registered in a table, so every
+// instrumented global access can be checked against the live allocations.
+// Thread-safe. Released blocks stay in a bounded quarantine before they are
+// really freed, so a use-after-free is reported as such and never touches
+// memory the process reused.
+class Memory {
+ public:
+  Memory() = default;
+  Memory(const Memory &) = delete;
+  Memory &operator=(const Memory &) = delete;
+  ~Memory();
+
+  void *allocate(size_t bytes);  // 256-byte aligned; throws SimError when out of memory
+  void release(void *p);         // throws SimError for an unknown pointer or a double free
+  size_t liveBytes() const;
+  size_t peakBytes() const;
+  // The size of the live allocation that starts at p; throws SimError if none does.
+  size_t sizeOf(const void *p) const;
+
+  // A launch's frozen view of the table (sorted, non-overlapping ranges).
+  struct Range {
+    uintptr_t begin, end;
+  };
+  struct Snapshot {
+    std::vector<Range> live, released;
+  };
+  Snapshot snapshot() const;
+
+  // Bytes of released allocations kept (not freed) to diagnose use-after-free.
+  static constexpr size_t kQuarantineBytes = size_t(256) << 20;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uintptr_t, size_t> live_;        // begin -> bytes
+  std::deque<std::pair<uintptr_t, size_t>> quarantine_;  // oldest first
+  size_t quarantineBytes_ = 0, liveBytes_ = 0, peakBytes_ = 0;
+};
+
+// One JIT-compiled module (ORC LLJIT) holding one or more kernels.
+class Program {
+ public:
+  // Instruments memory accesses, adds an entry trampoline per kernel, runs the
+  // O2 pipeline and JIT-compiles. Kernels are the functions SimTarget::markKernel
+  // marked. Throws SimError when the module is invalid or was not lowered for sim.
+  static std::unique_ptr<Program> compile(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
+  ~Program();
+
+  bool hasKernel(const std::string &name) const;
+  std::vector<std::string> kernelNames() const;
+  // Threads per block the kernel was lowered for (SimTarget::markKernel).
+  int kernelNumThreads(const std::string &name) const;  // throws SimError if unknown
+
+  struct Impl;  // JIT, kernel entries, memory-access site table (backend/sim/ProgramImpl.h)
+  Impl &impl() { return *impl_; }
+
+ private:
+  Program();
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs kernels. Launches on one Simulator are serialised; blocks of a launch
+// run in parallel on `workers` threads.
+class Simulator {
+ public:
+  explicit Simulator(unsigned workers = 0 /* 0: hardware_concurrency */);
+  ~Simulator();
+  Simulator(const Simulator &) = delete;
+  Simulator &operator=(const Simulator &) = delete;
+
+  Memory &memory() { return memory_; }
+  unsigned workers() const { return workers_; }
+
+  // args[i] points at the value of kernel parameter i (a void* for a pointer
+  // parameter, an int32_t for i32, a float for f32, ...). Throws SimError on bad
+  // use or a kernel fault (out-of-bounds, use-after-free, divergent barrier, ...).
+  Counters launch(Program &p, const std::string &kernel, const LaunchConfig &cfg,
+                  const std::vector<const void *> &args);
+
+  struct Worker;  // per-worker fiber stacks and scratch, reused across launches
+
+ private:
+  Memory memory_;
+  unsigned workers_;
+  std::mutex launchMu_;
+  std::vector<std::unique_ptr<Worker>> pool_;
+};
+
+}  // namespace tk::sim

@@ -1,0 +1,41 @@
+// The instrumented operations of a sim program: each marked memory access
+// (and each located barrier) gets a site id the runtime uses to name the
+// source line in errors and to group lanes into warp-level requests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tk::sim {
+
+enum class SiteKind : uint8_t { GlobalLoad, GlobalStore, GlobalAtomic, SharedLoad, SharedStore, SharedAtomic, Barrier };
+
+struct Site {
+  SiteKind kind;
+  uint32_t bytes = 0;  // access width (store size of the accessed type); 0 for barriers
+  std::string loc;     // "file:line:col" from !tk.loc, or empty
+  // Masked vector accesses (llvm.masked.load/store): lanes of `elemBytes` each.
+  uint32_t elemBytes = 0;
+  bool masked = false;
+
+  bool isShared() const { return kind == SiteKind::SharedLoad || kind == SiteKind::SharedStore || kind == SiteKind::SharedAtomic; }
+  bool isStore() const { return kind == SiteKind::GlobalStore || kind == SiteKind::SharedStore; }
+  bool isAtomic() const { return kind == SiteKind::GlobalAtomic || kind == SiteKind::SharedAtomic; }
+  const char *verb() const { return isAtomic() ? "atomic" : isStore() ? "store" : "load"; }
+};
+
+struct SiteTable {
+  std::vector<Site> sites;
+  uint32_t add(Site s) {
+    sites.push_back(std::move(s));
+    return uint32_t(sites.size() - 1);
+  }
+  uint32_t maxBytes() const {
+    uint32_t m = 0;
+    for (const Site &s : sites) m = s.bytes > m ? s.bytes : m;
+    return m;
+  }
+};
+
+}  // namespace tk::sim

@@ -1,0 +1,88 @@
+// tk's compiler API: .tk source -> a Bundle (specialised tile IR + PTX +
+// signature) that either device can load. See docs/api.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tk {
+
+// Every failure tk reports derives from tk::Error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Source errors: what() holds every diagnostic, rendered with file:line:col,
+// the source line and a caret.
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct CompileOptions {
+  std::map<std::string, std::string> defines;  // const parameter overrides: {"BLOCK", "256"}
+  int numWarps = 4;                            // threads per block = 32 * numWarps
+  std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
+  bool emitPtx = true;       // false: tile IR only (enough for the sim)
+  bool useLibdevice = true;  // false: fast approximate math (see docs/backends.md)
+  std::string cudaHome;      // empty: $CUDA_HOME, then /usr/local/cuda
+  bool verifyEachPass = true;
+  std::set<std::string> printAfter;  // pass flags ("cse", "assign-layouts", "all")
+  std::ostream *dump = nullptr;      // where printAfter writes
+};
+
+struct KernelParam {
+  std::string name;
+  std::string type;  // "*f32", "i32", "f32", "bool"
+  bool isConst = false;
+  std::string value;  // the specialised value of a const parameter
+  int64_t align = 0;  // pointer params: the address alignment the kernel assumes
+};
+
+// A compiled, specialised kernel.
+struct Bundle {
+  static constexpr int kFormatVersion = 1;
+  std::string kernel;
+  std::string source;  // the .tk file it came from
+  std::vector<KernelParam> params;
+  int numWarps = 4;
+  int sharedBytes = 0;
+  std::string tir;                         // layout-assigned tile IR, with source locations
+  std::map<std::string, std::string> ptx;  // arch -> PTX
+
+  // The parameters a launch passes (the non-const ones), in order.
+  std::vector<KernelParam> launchParams() const;
+  // The specialised value of integer const parameter `name` (throws if none).
+  int64_t constInt(const std::string &name) const;
+  std::string toJson() const;
+  // Throws tk::Error naming what is wrong with a malformed or corrupted bundle.
+  static Bundle fromJson(const std::string &json, const std::string &what = "bundle");
+  void save(const std::string &path) const;  // atomically: nothing half-written
+  static Bundle load(const std::string &path);
+};
+
+// How far `tkc compile --emit` goes.
+enum class Stage { Tokens, Ast, Tir, Llvm, Ptx, Bundle };
+
+class Compiler {
+ public:
+  // Compiles kernel `kernel` of a .tk file. Throws CompileError for source
+  // errors, Error for the rest.
+  static Bundle compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts = {});
+  static Bundle compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
+                              const CompileOptions &opts = {});
+  // The text of one stage (tokens, AST, tile IR after the pipeline, LLVM IR
+  // for the first arch, PTX for the first arch, bundle JSON).
+  static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
+                          const CompileOptions &opts = {});
+  // The kernels a file defines (after checking it), with their parameters.
+  static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path);
+};
+
+}  // namespace tk

@@ -1,0 +1,110 @@
+// tk's launcher API: open a device (a CUDA GPU or the sim), move memory, load
+// compiled kernels and launch them with checked arguments. See docs/api.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "tk/compiler.h"
+
+namespace tk {
+
+class DeviceImpl;
+struct Allocation;
+
+// Device memory. Copies of a Buffer share the allocation, which is freed
+// when the last copy goes. `offset` makes a view into the same allocation.
+class Buffer {
+ public:
+  Buffer() = default;
+  size_t size() const { return size_; }
+  uint64_t address() const;  // the device address (a host address on the sim)
+  Buffer offset(size_t bytes) const;
+  explicit operator bool() const { return alloc_ != nullptr; }
+
+ private:
+  friend class Device;
+  std::shared_ptr<Allocation> alloc_;
+  size_t offset_ = 0, size_ = 0;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// One kernel argument: a buffer for a pointer parameter, or a scalar of the
+// parameter's exact type.
+using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double>;
+
+// What a launch cost. The sim counts every field; a CUDA device fills `ms`.
+struct LaunchStats {
+  bool counted = false;  // true on the sim
+  double ms = 0;         // CUDA: event-timed kernel time
+  uint64_t globalLoadBytes = 0, globalStoreBytes = 0;
+  uint64_t loadRequests = 0, loadSectors = 0, storeRequests = 0, storeSectors = 0;
+  uint64_t sharedRequests = 0, sharedWavefronts = 0, barriers = 0;
+  uint64_t bytesMoved() const { return globalLoadBytes + globalStoreBytes; }
+};
+
+// A kernel loaded on a device.
+class Kernel {
+ public:
+  const Bundle &bundle() const { return bundle_; }
+  const std::string &name() const { return bundle_.kernel; }
+
+ private:
+  friend class Device;
+  Bundle bundle_;
+  std::shared_ptr<void> handle_;  // the device's loaded form
+};
+
+class Device {
+ public:
+  // A CUDA GPU when a driver and a GPU are present, else the sim.
+  // TK_DEVICE=sim|cuda|cuda:N overrides.
+  static std::unique_ptr<Device> open();
+  // "sim", "cuda", "cuda:N". Throws tk::Error when the device cannot be opened.
+  static std::unique_ptr<Device> open(const std::string &spec);
+  ~Device();
+
+  std::string kind() const;  // "sim" or "cuda"
+  std::string name() const;  // e.g. "tk sim (2 workers)", "NVIDIA H100 (sm_90)"
+
+  Buffer alloc(size_t bytes);
+  void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
+  void copyToHost(void *dst, const Buffer &src, size_t bytes);
+  template <class T>
+  Buffer upload(const std::vector<T> &v) {
+    Buffer b = alloc(v.size() * sizeof(T));
+    copyToDevice(b, v.data(), v.size() * sizeof(T));
+    return b;
+  }
+  template <class T>
+  std::vector<T> download(const Buffer &b, size_t count) {
+    std::vector<T> v(count);
+    copyToHost(v.data(), b, count * sizeof(T));
+    return v;
+  }
+  // Bytes of device memory in use now, and the most at any time so far.
+  size_t liveBytes() const;
+  size_t peakBytes() const;
+
+  Kernel load(const Bundle &bundle);
+  // Checks `args` against the kernel's signature (count, types, pointer
+  // alignment) and throws tk::Error before launching anything on a mismatch.
+  LaunchStats launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args);
+  template <class... A>
+  LaunchStats operator()(const Kernel &kernel, Dim3 grid, A &&...args) {
+    return launch(kernel, grid, std::vector<Arg>{Arg(std::forward<A>(args))...});
+  }
+
+ private:
+  explicit Device(std::unique_ptr<DeviceImpl> impl);
+  std::unique_ptr<DeviceImpl> impl_;
+};
+
+}  // namespace tk

@@ -1,0 +1,78 @@
+// Renders Ops.def as the Markdown op reference of docs/ir.md, with each op's
+// text form and the attributes the verifier requires.
+#include "ir/OpDocs.h"
+
+#include "ir/IR.h"
+
+namespace tk::ir {
+
+// The operands and attributes each op takes in the text form; the verifier
+// (Verifier.cpp) enforces the same conventions.
+static const char *syntaxOf(OpKind k) {
+  switch (k) {
+    case OpKind::Constant: return "`%r = constant {value = 1.5} : tile<128xf32>`";
+    case OpKind::ProgramId: return "`%r = program_id {axis = 0} : i32`";
+    case OpKind::NumPrograms: return "`%r = num_programs {axis = 0} : i32`";
+    case OpKind::Arange: return "`%r = arange {end = 128, start = 0} : tile<128xi32>`";
+    case OpKind::Splat: return "`%r = splat %s : tile<128xf32>`";
+    case OpKind::Broadcast: return "`%r = broadcast %t : tile<64x128xf32>` (from `tile<1x128xf32>`)";
+    case OpKind::ExpandDims: return "`%r = expand_dims %t {axis = 1} : tile<64x1xf32>`";
+    case OpKind::ConvertLayout: return "`%r = convert_layout %t : tile<128xf32, #blocked<...>>`";
+    case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
+    case OpKind::Select: return "`%r = select %cond, %a, %b : tile<128xf32>`";
+    case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";
+    case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";
+    case OpKind::Load: return "`%r = load %p, %mask, %other : tile<128xf32>`";
+    case OpKind::Store: return "`store %p, %value, %mask`";
+    case OpKind::Return: return "`return`";
+    default: break;
+  }
+  return nullptr;
+}
+
+static std::string operandCount(const OpInfo &info) {
+  if (info.maxOperands < 0) return std::to_string(info.minOperands) + "+";
+  if (info.minOperands == info.maxOperands) return std::to_string(info.minOperands);
+  return std::to_string(info.minOperands) + "–" + std::to_string(info.maxOperands);
+}
+
+static std::string traits(unsigned t) {
+  std::string s;
+  auto add = [&](unsigned bit, const char *name) {
+    if (t & bit) s += (s.empty() ? "" : ", ") + std::string(name);
+  };
+  add(OpTrait::Pure, "pure");
+  add(OpTrait::Elementwise, "elementwise");
+  add(OpTrait::Math, "math");
+  add(OpTrait::Terminator, "terminator");
+  return s.empty() ? "—" : s;
+}
+
+// Markdown table cells cannot hold a bare '|'.
+static std::string cell(const std::string &s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string opReferenceMarkdown() {
+  std::string md =
+      "| op | operands | result | traits | description | form |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
+  for (const OpInfo &info : allOps()) {
+    std::string form;
+    if (const char *s = syntaxOf(info.kind)) {
+      form = s;
+    } else {
+      // Elementwise ops all read the same: operands and result of one type.
+      form = "`%r = " + std::string(info.mnemonic);
+      for (int i = 0; i < info.minOperands; ++i) form += (i ? ", %" : " %") + std::string(1, static_cast<char>('a' + i));
+      form += " : tile<128xf32>`";
+    }
+    md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.hasResult ? "yes" : "—") +
+          " | " + traits(info.traits) + " | " + cell(info.doc) + " | " + cell(form) + " |\n";
+  }
+  return md;
+}
+
+}  // namespace tk::ir

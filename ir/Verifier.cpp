@@ -1,0 +1,359 @@
+// The tile IR verifier: structure (dominance, terminator, parent links),
+// then per-op operand and attribute rules, then types and layouts. It keeps
+// going after an error so one run reports every problem.
+#include "ir/Verifier.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/Printer.h"
+
+namespace tk::ir {
+namespace {
+
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+bool sameShapeAndLayout(const Type &a, const Type &b) { return a.shape == b.shape && sameLayout(a.layout, b.layout); }
+
+std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const Function &fn) : fn_(fn), names_(fn) {}
+
+  bool run(std::string &error) {
+    checkFunction();
+    error.clear();
+    for (size_t i = 0; i < errors_.size(); ++i) error += (i ? "\n" : "") + errors_[i];
+    return errors_.empty();
+  }
+
+ private:
+  // --------------------------------------------------------- reporting
+
+  std::string where(const Location &loc) const { return loc.known() ? loc.str() : "@" + fn_.name; }
+
+  void fnError(const std::string &msg) { errors_.push_back(where(fn_.loc) + ": error: kernel @" + fn_.name + ": " + msg); }
+
+  void opError(const Op &op, const std::string &msg) {
+    errors_.push_back(where(op.loc()) + ": error: '" + op.info().mnemonic + "' op: " + msg + "\n  in @" + fn_.name +
+                      ": " + printOpSummary(op, names_));
+  }
+
+  // --------------------------------------------------------- types and layouts
+
+  // Returns an empty string when `l` is a valid layout of rank `rank`.
+  std::string layoutProblem(const Layout &l, int rank, int depth = 0) const {
+    if (depth > 64) return "layout nested too deeply";
+    if (l.kind == Layout::Kind::Slice) {
+      if (!l.parent) return "#slice has no parent layout";
+      int parentRank = l.parent->kind == Layout::Kind::Blocked ? static_cast<int>(l.parent->sizePerThread.size()) : rank + 1;
+      if (parentRank != rank + 1)
+        return "#slice of a rank-" + std::to_string(parentRank) + " parent describes rank " + std::to_string(parentRank - 1) +
+               ", not " + std::to_string(rank);
+      if (l.dim < 0 || l.dim >= parentRank) return "#slice dim " + std::to_string(l.dim) + " is not a dim of its parent";
+      return layoutProblem(*l.parent, rank + 1, depth + 1);
+    }
+    const std::vector<int> *fields[] = {&l.sizePerThread, &l.threadsPerWarp, &l.warpsPerCTA, &l.order};
+    for (auto *f : fields)
+      if (static_cast<int>(f->size()) != rank)
+        return "#blocked fields must each have " + std::to_string(rank) + " entries (the tile's rank)";
+    int64_t threads = 1, warps = 1;
+    for (int i = 0; i < rank; ++i) {
+      if (!isPow2(l.sizePerThread[i]) || !isPow2(l.threadsPerWarp[i]) || !isPow2(l.warpsPerCTA[i]))
+        return "#blocked sizes must be powers of two";
+      threads *= l.threadsPerWarp[i];
+      warps *= l.warpsPerCTA[i];
+    }
+    std::vector<int> sorted = l.order;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < rank; ++i)
+      if (sorted[i] != i) return "#blocked order must be a permutation of the dims";
+    if (threads != 32) return "#blocked threadsPerWarp must multiply to 32, not " + std::to_string(threads);
+    if (warps != fn_.numWarps())
+      return "#blocked warpsPerCTA multiply to " + std::to_string(warps) + " but the kernel has num_warps = " +
+             std::to_string(fn_.numWarps());
+    return "";
+  }
+
+  std::string typeProblem(const Type &t) const {
+    for (int64_t d : t.shape)
+      if (!isPow2(d)) return "tile dims must be positive powers of two: " + t.str();
+    if (t.isScalar() && t.layout) return "a scalar cannot have a layout";
+    if (t.layout) {
+      std::string p = layoutProblem(*t.layout, t.rank());
+      if (!p.empty()) return p + " in " + t.str();
+    }
+    return "";
+  }
+
+  // --------------------------------------------------------- structure
+
+  void checkFunction() {
+    if (fn_.params.size() != fn_.body.arguments().size())
+      fnError(std::to_string(fn_.params.size()) + " params describe " + std::to_string(fn_.body.arguments().size()) +
+              " body arguments");
+    for (size_t i = 0; i < fn_.body.arguments().size(); ++i) {
+      const Value *arg = fn_.body.argument(i);
+      std::string p = typeProblem(arg->type());
+      if (!p.empty()) fnError("parameter " + names_(arg) + ": " + p);
+      if (i < fn_.params.size() && fn_.params[i].align) {
+        if (!arg->type().isPtr()) fnError("parameter " + names_(arg) + ": only pointers have an alignment");
+        else if (!isPow2(fn_.params[i].align)) fnError("parameter " + names_(arg) + ": alignment must be a power of two");
+      }
+      visible_.insert(arg);
+    }
+    if (fn_.body.ops().empty() || !fn_.body.ops().back()->is(OpKind::Return)) fnError("the body must end with 'return'");
+    checkBlock(fn_.body, true);
+  }
+
+  void checkBlock(const Block &block, bool isBody) {
+    std::vector<const Value *> added;
+    for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
+      const Op &op = **it;
+      if (op.parentBlock() != &block) opError(op, "its parent-block link is wrong");
+      for (size_t i = 0; i < op.numOperands(); ++i) {
+        if (!op.operand(i)) opError(op, "operand " + std::to_string(i) + " is null");
+        else if (!visible_.count(op.operand(i)))
+          opError(op, "operand " + std::to_string(i) + " (" + names_(op.operand(i)) + ") is not defined before its use");
+      }
+      if (op.hasTrait(OpTrait::Terminator) && (!isBody || std::next(it) != block.ops().end()))
+        opError(op, "must be the last op of the kernel body");
+      for (const auto &region : op.regions()) {
+        if (region->parentOp() != &op) opError(op, "a region's parent-op link is wrong");
+        std::vector<const Value *> args;
+        for (const auto &a : region->arguments()) {
+          visible_.insert(a.get());
+          args.push_back(a.get());
+        }
+        checkBlock(*region, false);
+        for (const Value *a : args) visible_.erase(a);
+      }
+      checkOp(op);
+      if (op.result()) {
+        visible_.insert(op.result());
+        added.push_back(op.result());
+      }
+    }
+    if (!isBody)
+      for (const Value *v : added) visible_.erase(v);
+  }
+
+  // --------------------------------------------------------- per op
+
+  void checkOp(const Op &op) {
+    const OpInfo &info = op.info();
+    int n = static_cast<int>(op.numOperands());
+    if (n < info.minOperands || (info.maxOperands >= 0 && n > info.maxOperands)) {
+      std::string want = info.minOperands == info.maxOperands ? std::to_string(info.minOperands)
+                         : info.maxOperands < 0 ? "at least " + std::to_string(info.minOperands)
+                                                : std::to_string(info.minOperands) + " to " + std::to_string(info.maxOperands);
+      opError(op, "expects " + want + " operands, has " + std::to_string(n));
+      return;
+    }
+    if (info.hasResult != (op.result() != nullptr)) {
+      opError(op, info.hasResult ? "must have a result" : "must not have a result");
+      return;
+    }
+    for (const Value *v : op.operands())
+      if (!v) return;  // reported above
+    if (!op.regions().empty()) opError(op, "cannot have regions");
+    if (op.result()) {
+      std::string p = typeProblem(op.result()->type());
+      if (!p.empty()) {
+        opError(op, p);
+        return;
+      }
+    }
+    checkOpRules(op);
+  }
+
+  void checkAxis(const Op &op, const char *name, int64_t lo, int64_t hi) {
+    auto it = op.attrs().find(name);
+    if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) {
+      opError(op, std::string("needs an integer attribute '") + name + "'");
+      return;
+    }
+    int64_t v = std::get<int64_t>(it->second);
+    if (v < lo || v > hi)
+      opError(op, std::string("'") + name + "' = " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
+  }
+
+  // All operands have the result's type, whose element `ok` accepts.
+  void checkSameAsResult(const Op &op, bool (*ok)(const Type &), const char *what) {
+    const Type &rt = op.result()->type();
+    for (size_t i = 0; i < op.numOperands(); ++i)
+      if (op.operand(i)->type() != rt) {
+        opError(op, "operand " + std::to_string(i) + " has type " + op.operand(i)->type().str() + ", expected the result type " + rt.str());
+        return;
+      }
+    if (!ok(rt)) opError(op, std::string("works on ") + what + ", not " + rt.str());
+  }
+
+  void checkOpRules(const Op &op) {
+    static auto numeric = +[](const Type &t) { return !t.isPtr(); };
+    static auto integer = +[](const Type &t) { return t.isInt(); };
+    static auto floating = +[](const Type &t) { return t.isFloat(); };
+    const Type *rt = op.result() ? &op.result()->type() : nullptr;
+    auto operandType = [&](size_t i) -> const Type & { return op.operand(i)->type(); };
+
+    switch (op.kind()) {
+      case OpKind::Constant: {
+        auto it = op.attrs().find("value");
+        if (it == op.attrs().end()) return opError(op, "needs a 'value' attribute");
+        if (rt->isPtr()) return opError(op, "cannot make a pointer constant");
+        if (rt->isFloat() && !std::holds_alternative<double>(it->second))
+          return opError(op, "a " + rt->str() + " constant needs a float 'value'");
+        if (rt->isInt()) {
+          if (!std::holds_alternative<int64_t>(it->second)) return opError(op, "a " + rt->str() + " constant needs an integer 'value'");
+          int64_t v = std::get<int64_t>(it->second);
+          int bits = bitWidth(rt->elem.scalar);
+          bool fits = bits == 1 ? (v == 0 || v == 1 || v == -1)
+                      : bits == 64 ? true
+                                   : (v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << bits));
+          if (!fits) opError(op, "value " + std::to_string(v) + " does not fit " + scalarName(rt->elem.scalar));
+        }
+        return;
+      }
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms:
+        checkAxis(op, "axis", 0, 2);
+        if (*rt != Type::scalar(ScalarKind::I32)) opError(op, "result must be i32, not " + rt->str());
+        return;
+      case OpKind::Arange: {
+        auto s = op.attrs().find("start"), e = op.attrs().find("end");
+        if (s == op.attrs().end() || e == op.attrs().end() || !std::holds_alternative<int64_t>(s->second) ||
+            !std::holds_alternative<int64_t>(e->second))
+          return opError(op, "needs integer attributes 'start' and 'end'");
+        int64_t start = std::get<int64_t>(s->second), end = std::get<int64_t>(e->second);
+        if (end <= start) return opError(op, "'end' must be greater than 'start'");
+        if (rt->elem != ElemType{ScalarKind::I32, false} || rt->shape != std::vector<int64_t>{end - start})
+          opError(op, "result must be tile<" + std::to_string(end - start) + "xi32>, not " + rt->str());
+        return;
+      }
+      case OpKind::Splat:
+        if (!operandType(0).isScalar()) return opError(op, "operand must be a scalar, not " + operandType(0).str());
+        if (!rt->isTile() || rt->elem != operandType(0).elem)
+          opError(op, "result must be a tile of " + operandType(0).str() + ", not " + rt->str());
+        return;
+      case OpKind::Broadcast: {
+        const Type &src = operandType(0);
+        if (!src.isTile() || !rt->isTile() || src.rank() != rt->rank() || src.elem != rt->elem)
+          return opError(op, "must map a tile to a tile of the same rank and element: " + src.str() + " to " + rt->str());
+        for (int i = 0; i < src.rank(); ++i)
+          if (src.shape[i] != rt->shape[i] && src.shape[i] != 1)
+            return opError(op, "cannot broadcast " + shapeStr(src.shape) + " to " + shapeStr(rt->shape) +
+                                   " (dim " + std::to_string(i) + " is neither equal nor 1)");
+        return;
+      }
+      case OpKind::ExpandDims: {
+        const Type &src = operandType(0);
+        if (!src.isTile()) return opError(op, "operand must be a tile, not " + src.str());
+        checkAxis(op, "axis", 0, src.rank());
+        if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
+        int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+        if (axis < 0 || axis > src.rank()) return;
+        std::vector<int64_t> want = src.shape;
+        want.insert(want.begin() + axis, 1);
+        if (rt->shape != want || rt->elem != src.elem)
+          opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
+        return;
+      }
+      case OpKind::ConvertLayout:
+        if (!operandType(0).isTile() || operandType(0).shape != rt->shape || operandType(0).elem != rt->elem)
+          opError(op, "must keep the shape and element: " + operandType(0).str() + " to " + rt->str());
+        return;
+
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+      case OpKind::Max: case OpKind::Min: case OpKind::Neg: case OpKind::Abs:
+        return checkSameAsResult(op, numeric, "numbers");
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: case OpKind::Not:
+        return checkSameAsResult(op, integer, "integers");
+      case OpKind::Fma: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Floor: case OpKind::Ceil:
+        return checkSameAsResult(op, floating, "floats");
+
+      case OpKind::Cmp: {
+        static const std::set<std::string> preds = {"eq", "ne", "lt", "le", "gt", "ge"};
+        auto it = op.attrs().find("predicate");
+        if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second) ||
+            !preds.count(std::get<std::string>(it->second)))
+          opError(op, "needs a 'predicate' attribute, one of \"eq\" \"ne\" \"lt\" \"le\" \"gt\" \"ge\"");
+        if (operandType(0) != operandType(1))
+          return opError(op, "operands differ in type: " + operandType(0).str() + " and " + operandType(1).str());
+        if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))
+          opError(op, "result must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + rt->str());
+        return;
+      }
+      case OpKind::Select:
+        if (!operandType(0).isBool() || !sameShapeAndLayout(operandType(0), *rt))
+          return opError(op, "condition must be " + rt->withScalar(ScalarKind::I1).str() + ", not " + operandType(0).str());
+        for (size_t i = 1; i < 3; ++i)
+          if (operandType(i) != *rt)
+            return opError(op, "operand " + std::to_string(i) + " has type " + operandType(i).str() + ", expected the result type " + rt->str());
+        return;
+      case OpKind::Cast: {
+        const Type &src = operandType(0);
+        if (!sameShapeAndLayout(src, *rt)) return opError(op, "must keep the shape and layout: " + src.str() + " to " + rt->str());
+        if (src.isPtr() != rt->isPtr()) opError(op, "cannot cast between pointers and numbers: " + src.str() + " to " + rt->str());
+        return;
+      }
+      case OpKind::AddPtr:
+        if (!rt->isPtr() || operandType(0) != *rt)
+          return opError(op, "operand 0 and the result must be the same pointer type; have " + operandType(0).str() + " and " + rt->str());
+        if (!operandType(1).isInt() || operandType(1).isBool() || !sameShapeAndLayout(operandType(1), *rt))
+          opError(op, "offset must be an integer of shape " + shapeStr(rt->shape) + ", not " + operandType(1).str());
+        return;
+      case OpKind::Load:
+      case OpKind::Store: {
+        const Type &ptr = operandType(0);
+        if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
+        Type pointee = ptr.withElem(ElemType{ptr.elem.scalar, false});
+        bool isLoad = op.is(OpKind::Load);
+        if (isLoad && *rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
+        size_t maskIndex = isLoad ? 1 : 2;
+        if (!isLoad && operandType(1) != pointee)
+          return opError(op, "stored value must be " + pointee.str() + ", not " + operandType(1).str());
+        if (op.numOperands() > maskIndex) {
+          const Type &mask = operandType(maskIndex);
+          if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
+            return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
+        }
+        if (isLoad && op.numOperands() > 2 && operandType(2) != pointee)
+          opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
+        return;
+      }
+      case OpKind::Return:
+        return;
+    }
+  }
+
+  const Function &fn_;
+  ValueNames names_;
+  std::set<const Value *> visible_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+bool verifyFunction(const Function &fn, std::string &error) { return Verifier(fn).run(error); }
+
+bool verifyModule(const Module &module, std::string &error) {
+  error.clear();
+  std::set<std::string> names;
+  for (const auto &fn : module.functions) {
+    std::string e;
+    if (!names.insert(fn->name).second) e = "@" + fn->name + ": error: kernel @" + fn->name + " is defined twice";
+    std::string fe;
+    if (!verifyFunction(*fn, fe)) e += (e.empty() ? "" : "\n") + fe;
+    if (!e.empty()) error += (error.empty() ? "" : "\n") + e;
+  }
+  return error.empty();
+}
+
+}  // namespace tk::ir

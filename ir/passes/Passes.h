@@ -1,0 +1,76 @@
+// The tile IR's optimisation passes and the pipeline that runs them. Each
+// pass is a free function in its own file, returning whether it changed the
+// function. Other libraries (lower/) add their passes to a PassPipeline with
+// a std::function.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tk::ir {
+
+// Folds constants, applies algebraic identities and simplifies shape ops of
+// splats, repeatedly, until nothing changes (Canonicalize.cpp).
+bool canonicalize(Function &fn);
+// Replaces a pure op by an earlier identical one (same kind, operands,
+// attributes and result type) that dominates it (EliminateCommonSubexpressions.cpp).
+bool eliminateCommonSubexpressions(Function &fn);
+// Erases pure ops whose results are unused (EliminateDeadCode.cpp).
+bool eliminateDeadCode(Function &fn);
+
+// A pass as the registry and the tools know it; `flag` is what --pass= takes.
+struct PassInfo {
+  const char *flag;     // "canonicalize", "cse", "dce"
+  const char *summary;  // one line for --list-passes
+  bool (*run)(Function &);
+};
+// The passes of this library, in a fixed order.
+const std::vector<PassInfo> &registeredPasses();
+// The registered pass with this flag, or null.
+const PassInfo *findPass(const std::string &flag);
+
+struct PipelineOptions {
+  bool verifyEach = true;             // verify the input and after every pass; throw on failure
+  std::set<std::string> printAfter;   // pass flags after which to print the module to `dump`
+  bool printAfterAll = false;
+  bool printLocations = false;        // locations in the printed dumps
+  std::ostream *dump = nullptr;       // where the dumps go; none when null
+};
+
+// An ordered list of passes run over every function of a module.
+class PassPipeline {
+ public:
+  using PassFn = std::function<bool(Function &)>;
+
+  // A registered pass by flag; throws std::runtime_error for an unknown one.
+  PassPipeline &add(const std::string &flag);
+  // A comma-separated list of registered flags: "canonicalize,cse,dce".
+  PassPipeline &addList(const std::string &flags);
+  PassPipeline &addRegistered(const PassInfo &pass);
+  // Any pass: `flag` names it in dumps and errors.
+  PassPipeline &add(const std::string &flag, PassFn run);
+
+  // Runs the passes in order. Returns whether any pass changed anything.
+  // Throws std::runtime_error("verifier failed after pass 'cse': ...") when
+  // verifyEach is set and the IR is broken.
+  bool run(Module &module, const PipelineOptions &opts = {}) const;
+
+  std::vector<std::string> flags() const;
+
+ private:
+  struct Entry {
+    std::string flag;
+    PassFn run;
+  };
+  std::vector<Entry> passes_;
+};
+
+// canonicalize, cse, dce, canonicalize, dce.
+PassPipeline defaultOptimizationPipeline();
+
+}  // namespace tk::ir

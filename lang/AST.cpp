@@ -1,0 +1,101 @@
+// Prints the AST as an indented tree (`tkc compile --emit ast`), one node per
+// line with its line:col.
+#include "lang/AST.h"
+
+#include <cstdio>
+
+namespace tk::lang::ast {
+
+namespace {
+std::string where(const Loc &l) { return " @" + std::to_string(l.line) + ":" + std::to_string(l.col); }
+
+std::string floatText(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void dumpExpr(const Expr &e, int indent, std::string &out) {
+  out.append(static_cast<size_t>(indent) * 2, ' ');
+  switch (e.kind) {
+    case ExprKind::Int: out += "int " + std::to_string(e.intValue); break;
+    case ExprKind::Float: out += "float " + floatText(e.floatValue); break;
+    case ExprKind::Bool: out += e.intValue ? "bool true" : "bool false"; break;
+    case ExprKind::String: out += "string \"" + e.text + "\""; break;
+    case ExprKind::None: out += "none"; break;
+    case ExprKind::Slice: out += "slice"; break;
+    case ExprKind::Name: out += "name " + e.text; break;
+    case ExprKind::Type: out += "type " + e.type.str(); break;
+    case ExprKind::Unary: out += "unary " + e.text; break;
+    case ExprKind::Binary: out += "binary " + e.text; break;
+    case ExprKind::Call: out += "call " + e.text; break;
+    case ExprKind::Index: out += "index"; break;
+    case ExprKind::Cast: out += "cast " + e.type.str(); break;
+    case ExprKind::List: out += "list"; break;
+    case ExprKind::Error: out += "error"; break;
+  }
+  out += where(e.loc) + "\n";
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    if (e.kind == ExprKind::Call && !e.argNames[i].empty()) {
+      out.append(static_cast<size_t>(indent + 1) * 2, ' ');
+      out += "arg " + e.argNames[i] + ":\n";
+      dumpExpr(*e.args[i], indent + 2, out);
+    } else {
+      dumpExpr(*e.args[i], indent + 1, out);
+    }
+  }
+}
+
+void dumpStmts(const std::vector<StmtPtr> &body, int indent, std::string &out);
+
+void dumpStmt(const Stmt &s, int indent, std::string &out) {
+  out.append(static_cast<size_t>(indent) * 2, ' ');
+  switch (s.kind) {
+    case StmtKind::Let: out += "let " + s.name; break;
+    case StmtKind::Var: out += "var " + s.name; break;
+    case StmtKind::Assign: out += "assign " + s.name; break;
+    case StmtKind::Expr: out += "expr"; break;
+    case StmtKind::For: out += "for " + s.name; break;
+    case StmtKind::If: out += "if"; break;
+    case StmtKind::Return: out += "return"; break;
+    case StmtKind::Block: out += "block"; break;
+    case StmtKind::Error: out += "error"; break;
+  }
+  out += where(s.loc) + "\n";
+  if (s.target) dumpExpr(*s.target, indent + 1, out);
+  if (s.value) dumpExpr(*s.value, indent + 1, out);
+  dumpStmts(s.body, indent + 1, out);
+  if (s.hasElse) {
+    out.append(static_cast<size_t>(indent) * 2, ' ');
+    out += "else\n";
+    dumpStmts(s.elseBody, indent + 1, out);
+  }
+}
+
+void dumpStmts(const std::vector<StmtPtr> &body, int indent, std::string &out) {
+  for (const StmtPtr &s : body) dumpStmt(*s, indent, out);
+}
+}  // namespace
+
+std::string dump(const Module &m) {
+  std::string out = "module \"" + m.file + "\"\n";
+  for (const Decl &d : m.decls) {
+    switch (d.kind) {
+      case DeclKind::Import: out += "  import \"" + d.name + "\"" + where(d.loc) + "\n"; continue;
+      case DeclKind::Kernel: out += "  kernel " + d.name; break;
+      case DeclKind::Fn: out += "  fn " + d.name; break;
+    }
+    if (d.hasResult) out += " -> " + d.result.str();
+    out += where(d.loc) + "\n";
+    for (const Param &p : d.params) {
+      out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": " + p.type.str();
+      if (p.align) out += " align(" + std::to_string(p.align) + ")";
+      out += where(p.loc) + "\n";
+      if (p.defaultValue) dumpExpr(*p.defaultValue, 3, out);
+    }
+    dumpStmts(d.body, 2, out);
+  }
+  return out;
+}
+
+}  // namespace tk::lang::ast

@@ -1,0 +1,117 @@
+// The abstract syntax tree of a .tk file, as the parser builds it: imports,
+// kernels and fns with their parameters, statements and expressions. The
+// parser caps the depth of every tree (kMaxDepth), so recursive walks and
+// destructors over it stay shallow whatever the input.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tk::lang::ast {
+
+using Loc = ir::Location;
+
+// Deeper expressions and statements are replaced by an error node.
+constexpr int kMaxDepth = 256;
+
+// A written type: a scalar name behind `ptrDepth` stars (`**f32` has 2).
+struct TypeRef {
+  std::string name;  // "f32", "i32", "bool", ...
+  int ptrDepth = 0;
+  Loc loc;
+  std::string str() const { return std::string(ptrDepth, '*') + name; }
+};
+
+enum class ExprKind {
+  Int,     // intValue
+  Float,   // floatValue
+  Bool,    // intValue 0/1
+  String,  // text
+  None,    // `None` (an index)
+  Slice,   // `:` (an index)
+  Name,    // text
+  Type,    // a type name in value position, e.g. `zeros(s, f32)`: type
+  Unary,   // op, args[0]
+  Binary,  // op, args[0], args[1]
+  Call,    // text = callee, args, argNames ("" positional)
+  Index,   // args[0] = base, args[1..] = indices
+  Cast,    // args[0] as type
+  List,    // args
+  Error,   // a node dropped after an error
+};
+
+struct Expr {
+  ExprKind kind;
+  Loc loc;
+  int depth = 1;  // 1 + the deepest child
+  std::string text;  // name, callee, string value, or the operator spelling
+  int64_t intValue = 0;
+  double floatValue = 0;
+  TypeRef type;
+  std::vector<std::unique_ptr<Expr>> args;
+  std::vector<std::string> argNames;  // Call: parallel to args
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class StmtKind {
+  Let,     // let name = value
+  Var,     // var name = value
+  Assign,  // target op value, op one of = += -= *= /=
+  Expr,    // value;
+  For,     // for name in value { body }
+  If,      // if value { body } else { elseBody }
+  Return,  // return [value];
+  Block,   // { body }
+  Error,
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind;
+  Loc loc;
+  int depth = 1;
+  std::string name;  // Let/Var/For: the bound name; Assign: the operator
+  ExprPtr target;    // Assign
+  ExprPtr value;     // Let/Var/Assign/Expr/Return (may be null)/For (the range)/If (cond)
+  std::vector<StmtPtr> body;
+  std::vector<StmtPtr> elseBody;
+  bool hasElse = false;
+};
+
+struct Param {
+  std::string name;
+  TypeRef type;
+  bool isConst = false;
+  ExprPtr defaultValue;  // may be null
+  int64_t align = 0;     // 0: not written
+  Loc alignLoc;
+  Loc loc;
+};
+
+enum class DeclKind { Kernel, Fn, Import };
+
+struct Decl {
+  DeclKind kind;
+  Loc loc;
+  std::string name;  // kernel/fn name, or the import path
+  std::vector<Param> params;
+  bool hasResult = false;  // fn -> T
+  TypeRef result;
+  std::vector<StmtPtr> body;
+};
+
+struct Module {
+  std::string file;
+  std::vector<Decl> decls;
+};
+
+// An indented tree, one node per line.
+std::string dump(const Module &m);
+
+}  // namespace tk::lang::ast

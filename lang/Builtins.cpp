@@ -1,0 +1,381 @@
+// The built-in functions of the language (program_id, arange, zeros, load,
+// store, where, cast, math, ...) lowered to tile IR, with their argument
+// checks. Names the language reserves for later get a "not supported yet".
+#include <set>
+
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+
+namespace {
+constexpr int64_t kMaxTileElements = int64_t{1} << 20;
+
+const std::map<std::string, OpKind> &mathOps() {
+  static const std::map<std::string, OpKind> ops = {
+      {"exp", OpKind::Exp},   {"exp2", OpKind::Exp2}, {"log", OpKind::Log},   {"log2", OpKind::Log2},
+      {"sqrt", OpKind::Sqrt}, {"rsqrt", OpKind::Rsqrt}, {"sin", OpKind::Sin}, {"cos", OpKind::Cos},
+      {"tanh", OpKind::Tanh}, {"floor", OpKind::Floor}, {"ceil", OpKind::Ceil}};
+  return ops;
+}
+
+const std::set<std::string> &laterBuiltins() {
+  static const std::set<std::string> names = {
+      "print", "assert", "static_assert", "sum", "max", "min", "argmax", "argmin", "cumsum", "dot",
+      "atomic_add", "atomic_max", "atomic_cas", "reshape", "trans", "broadcast_to", "range"};
+  return names;
+}
+
+struct Signature {
+  size_t minPos, maxPos;
+  std::set<std::string> named;
+  const char *usage;
+};
+
+const std::map<std::string, Signature> &signatures() {
+  static const std::map<std::string, Signature> sigs = {
+      {"program_id", {1, 1, {}, "program_id(axis)"}},
+      {"num_programs", {1, 1, {}, "num_programs(axis)"}},
+      {"arange", {1, 2, {}, "arange(n) or arange(start, end)"}},
+      {"zeros", {2, 2, {}, "zeros(shape, dtype)"}},
+      {"full", {3, 3, {}, "full(shape, value, dtype)"}},
+      {"load", {1, 1, {"mask", "other"}, "load(ptr, mask: m, other: v)"}},
+      {"store", {2, 2, {"mask"}, "store(ptr, value, mask: m)"}},
+      {"where", {3, 3, {}, "where(cond, a, b)"}},
+      {"cast", {2, 2, {}, "cast(x, dtype)"}},
+      {"abs", {1, 1, {}, "abs(x)"}},
+      {"sigmoid", {1, 1, {}, "sigmoid(x)"}},
+      {"relu", {1, 1, {}, "relu(x)"}},
+      {"fma", {3, 3, {}, "fma(a, b, c)"}},
+      {"maximum", {2, 2, {}, "maximum(a, b)"}},
+      {"minimum", {2, 2, {}, "minimum(a, b)"}},
+  };
+  return sigs;
+}
+
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+}  // namespace
+
+std::optional<int64_t> IRGen::constInt(const ast::Expr &e, const TV &v, const std::string &what) {
+  if (!v.ok()) return std::nullopt;
+  if (!v.cst || v.type.isTile() || v.cst->isFloat || v.type.isBool()) {
+    error(e.loc, what + " must be a compile-time integer constant (a literal or a const parameter)");
+    return std::nullopt;
+  }
+  return v.cst->i;
+}
+
+bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc) {
+  if (shape.size() > 2) {
+    error(loc, "tiles of rank " + std::to_string(shape.size()) + " are not supported yet (the limit is 2)");
+    return false;
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (!isPow2(d)) {
+      error(loc, "tile dimensions must be powers of two, not " + std::to_string(d));
+      return false;
+    }
+    if (d > kMaxTileElements || (n *= d) > kMaxTileElements) {
+      error(loc, "a tile of shape " + shapeStr(shape) + " is too large (the limit is " +
+                     std::to_string(kMaxTileElements) + " elements)");
+      return false;
+    }
+  }
+  return true;
+}
+
+// A shape: a list of constants [a, b] or a single constant.
+std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const std::string &what) {
+  std::vector<const ast::Expr *> dims;
+  if (e.kind == ast::ExprKind::List) {
+    for (const ast::ExprPtr &d : e.args) dims.push_back(d.get());
+    if (dims.empty()) {
+      error(e.loc, what + " must not be empty");
+      return std::nullopt;
+    }
+  } else {
+    dims.push_back(&e);
+  }
+  std::vector<int64_t> shape;
+  for (const ast::Expr *d : dims) {
+    auto v = constInt(*d, genValue(*d), "a dimension of " + what);
+    if (!v) return std::nullopt;
+    shape.push_back(*v);
+  }
+  if (!checkTileShape(shape, e.loc)) return std::nullopt;
+  return shape;
+}
+
+TV IRGen::genCall(const ast::Expr &e) {
+  const std::string &name = e.text;
+  if (laterBuiltins().count(name)) {
+    error(e.loc, "'" + name + "' is not supported yet");
+    return invalid();
+  }
+  auto mathIt = mathOps().find(name);
+  auto sigIt = signatures().find(name);
+  Signature mathSig{1, 1, {}, nullptr};
+  const Signature *sig = mathIt != mathOps().end() ? &mathSig : sigIt != signatures().end() ? &sigIt->second : nullptr;
+  if (!sig) {
+    if (env_.count(name)) error(e.loc, "'" + name + "' is not a function");
+    else error(e.loc, "unknown function '" + name + "'");
+    return invalid();
+  }
+  std::string usage = sig->usage ? sig->usage : name + "(x)";
+  // Arguments: positional first, then named ones from the signature.
+  std::vector<const ast::Expr *> posExprs;
+  std::map<std::string, const ast::Expr *> namedExprs;
+  bool bad = false;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const std::string &an = e.argNames[i];
+    if (an.empty()) {
+      if (!namedExprs.empty()) {
+        error(e.args[i]->loc, "a positional argument cannot follow a named one");
+        bad = true;
+      }
+      posExprs.push_back(e.args[i].get());
+    } else if (!sig->named.count(an)) {
+      error(e.args[i]->loc, "'" + name + "' has no argument named '" + an + "' (usage: " + usage + ")");
+      bad = true;
+    } else if (namedExprs.count(an)) {
+      error(e.args[i]->loc, "argument '" + an + "' given twice");
+      bad = true;
+    } else {
+      namedExprs[an] = e.args[i].get();
+    }
+  }
+  if (posExprs.size() < sig->minPos || posExprs.size() > sig->maxPos) {
+    error(e.loc, "'" + name + "' takes " +
+                     (sig->minPos == sig->maxPos ? std::to_string(sig->minPos)
+                                                 : std::to_string(sig->minPos) + " or " + std::to_string(sig->maxPos)) +
+                     " argument" + (sig->maxPos == 1 ? "" : "s") + ", not " + std::to_string(posExprs.size()) +
+                     " (usage: " + usage + ")");
+    return invalid();
+  }
+  if (bad) return invalid();
+
+  // Shapes and types are not values: handle the calls that take them first.
+  if (name == "zeros" || name == "full") {
+    auto shape = shapeArg(*posExprs[0], "the shape");
+    const ast::Expr &dt = *posExprs.back();
+    TV dtype = genExpr(dt);
+    TV fill = name == "full" ? genValue(*posExprs[1]) : constant(ConstValue::ofInt(0), ScalarKind::I32, true);
+    if (!shape || !dtype.ok() || !fill.ok()) return invalid();
+    if (dtype.k != TV::K::TypeArg) {
+      error(dt.loc, "the last argument of '" + name + "' must be a type such as f32");
+      return invalid();
+    }
+    if (fill.type.isTile() || fill.type.isPtr()) {
+      error(posExprs[1]->loc, "the fill value of 'full' must be a scalar number, not " + typeName(fill));
+      return invalid();
+    }
+    if (!checkWeakFits(fill, dtype.typeArg, posExprs[1]->loc)) return invalid();
+    return value(coerce(fill, Type::scalar(dtype.typeArg).withShape(*shape), e.loc));
+  }
+  if (name == "cast") {
+    TV x = genValue(*posExprs[0]);
+    TV dtype = genExpr(*posExprs[1]);
+    if (!x.ok() || !dtype.ok()) return invalid();
+    if (dtype.k != TV::K::TypeArg) {
+      error(posExprs[1]->loc, "the second argument of 'cast' must be a type such as f16");
+      return invalid();
+    }
+    return convert(x, dtype.typeArg, e.loc);
+  }
+
+  std::vector<TV> pos;
+  std::map<std::string, TV> named;
+  for (const ast::Expr *a : posExprs) pos.push_back(genValue(*a));
+  for (auto &[k, a] : namedExprs) named[k] = genValue(*a);
+  for (const TV &v : pos)
+    if (!v.ok()) return invalid();
+  for (auto &[k, v] : named)
+    if (!v.ok()) return invalid();
+
+  if (name == "program_id" || name == "num_programs") {
+    auto axis = constInt(*posExprs[0], pos[0], "the axis");
+    if (!axis) return invalid();
+    if (*axis < 0 || *axis > 2) {
+      error(posExprs[0]->loc, "the axis of '" + name + "' must be 0, 1 or 2, not " + std::to_string(*axis));
+      return invalid();
+    }
+    return value(emit(name == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms, {},
+                      Type::scalar(ScalarKind::I32), e.loc, {{"axis", *axis}}));
+  }
+  if (name == "arange") {
+    auto a = constInt(*posExprs[0], pos[0], "the bound of 'arange'");
+    std::optional<int64_t> b;
+    if (pos.size() == 2) b = constInt(*posExprs[1], pos[1], "the end of 'arange'");
+    if (!a || (pos.size() == 2 && !b)) return invalid();
+    int64_t start = pos.size() == 2 ? *a : 0, end = pos.size() == 2 ? *b : *a;
+    if (!fitsIn(start, ScalarKind::I32) || !fitsIn(end, ScalarKind::I32) || end <= start) {
+      error(e.loc, "'arange' needs start < end within i32, not [" + std::to_string(start) + ", " +
+                       std::to_string(end) + ")");
+      return invalid();
+    }
+    if (!checkTileShape({end - start}, e.loc)) return invalid();
+    return value(emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {end - start}), e.loc,
+                      {{"start", start}, {"end", end}}));
+  }
+  if (name == "load") return loadCall(e, pos, named);
+  if (name == "store") return storeCall(e, pos, named);
+  if (name == "where") return whereCall(e, pos[0], pos[1], pos[2]);
+  if (name == "maximum" || name == "minimum") return binaryOp(name == "maximum" ? "max" : "min", pos[0], pos[1], e.loc);
+
+  for (const TV &v : pos) {
+    if (v.type.isPtr() || v.type.isBool()) {
+      error(e.loc, "'" + name + "' needs numbers, not " + typeName(v));
+      return invalid();
+    }
+  }
+  if (mathIt != mathOps().end()) return mathUnary(e, pos[0], mathIt->second);
+  if (name == "sigmoid") return sigmoid(e, pos[0]);
+  if (name == "abs") {
+    TV x = pos[0];
+    Type t = x.weak ? Type::scalar(x.type.elem.scalar) : x.type;
+    return value(emit(OpKind::Abs, {coerce(x, t, e.loc)}, t, e.loc));
+  }
+  if (name == "relu") {
+    TV x = pos[0];
+    if (x.weak) x = value(coerce(x, x.type, e.loc));
+    return binaryOp("max", x, constant(ConstValue::ofInt(0), ScalarKind::I32, true), e.loc);
+  }
+  // fma: one float type for all three.
+  ElemInfo el = commonElem(commonElem(pos[0].elem(), pos[1].elem()), pos[2].elem());
+  ScalarKind k = ir::isFloat(el.kind) && !el.weak ? el.kind : ScalarKind::F32;
+  auto shape = broadcast({&pos[0], &pos[1], &pos[2]}, e.loc);
+  if (!shape) return invalid();
+  Type t = Type::scalar(k).withShape(*shape);
+  return value(emit(OpKind::Fma, {coerce(pos[0], t, e.loc), coerce(pos[1], t, e.loc), coerce(pos[2], t, e.loc)}, t,
+                    e.loc));
+}
+
+// Math on ints (and on literals) computes in f32; f16/bf16 keep their type.
+TV IRGen::mathUnary(const ast::Expr &e, TV x, OpKind op) {
+  Type t = x.type.isFloat() && !x.weak ? x.type : x.type.withScalar(ScalarKind::F32);
+  return value(emit(op, {coerce(x, t, e.loc)}, t, e.loc));
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)), built from ops.
+TV IRGen::sigmoid(const ast::Expr &e, TV x) {
+  Type t = x.type.isFloat() && !x.weak ? x.type : x.type.withScalar(ScalarKind::F32);
+  ir::Value *v = coerce(x, t, e.loc);
+  ir::Value *neg = emit(OpKind::Neg, {v}, t, e.loc);
+  ir::Value *ex = emit(OpKind::Exp, {neg}, t, e.loc);
+  ir::Value *one = emitConst(ConstValue::ofFloat(1.0), t, e.loc);
+  ir::Value *den = emit(OpKind::Add, {one, ex}, t, e.loc);
+  ir::Value *one2 = emitConst(ConstValue::ofFloat(1.0), t, e.loc);
+  return value(emit(OpKind::Div, {one2, den}, t, e.loc));
+}
+
+// load(ptr, mask: m, other: v): every operand takes the common shape; the
+// masked-off lanes read `other`, 0 when it is not given.
+TV IRGen::loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named) {
+  const TV &ptr = pos[0];
+  if (!ptr.type.isPtr()) {
+    error(e.args[0]->loc, "'load' needs a pointer, not " + typeName(ptr));
+    return invalid();
+  }
+  auto mIt = named.find("mask"), oIt = named.find("other");
+  std::vector<const TV *> all = {&ptr};
+  if (mIt != named.end()) {
+    if (!mIt->second.type.isBool()) {
+      error(e.loc, "the mask of 'load' must be bool, not " + typeName(mIt->second));
+      return invalid();
+    }
+    all.push_back(&mIt->second);
+  }
+  ScalarKind pointee = ptr.type.elem.scalar;
+  if (oIt != named.end()) {
+    const TV &o = oIt->second;
+    if (mIt == named.end()) {
+      error(e.loc, "'other' of 'load' needs a 'mask'");
+      return invalid();
+    }
+    if (o.type.isPtr() || (o.type.isBool() != (pointee == ScalarKind::I1))) {
+      error(e.loc, "'other' of 'load' must be a value of the pointee type " +
+                       std::string(pointee == ScalarKind::I1 ? "bool" : ir::scalarName(pointee)) + ", not " + typeName(o));
+      return invalid();
+    }
+    if (!checkWeakFits(o, pointee, e.loc)) return invalid();
+    all.push_back(&o);
+  }
+  auto shape = broadcast(all, e.loc);
+  if (!shape) return invalid();
+  Type pt = ptr.type.withShape(*shape);
+  Type vt = Type::scalar(pointee).withShape(*shape);
+  std::vector<ir::Value *> ops = {coerce(ptr, pt, e.loc)};
+  if (mIt != named.end()) {
+    ops.push_back(coerce(mIt->second, vt.withScalar(ScalarKind::I1), e.loc));
+    if (oIt != named.end()) ops.push_back(coerce(oIt->second, vt, e.loc));
+    else ops.push_back(emitConst(ConstValue::ofInt(0), vt, e.loc));
+  }
+  return value(emit(OpKind::Load, ops, vt, e.loc));
+}
+
+// store(ptr, value, mask: m): value and mask must broadcast to the pointer's
+// shape; the value converts to the pointee type.
+TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named) {
+  const TV &ptr = pos[0];
+  const TV &val = pos[1];
+  if (!ptr.type.isPtr()) {
+    error(e.args[0]->loc, "'store' needs a pointer, not " + typeName(ptr));
+    return invalid();
+  }
+  ScalarKind pointee = ptr.type.elem.scalar;
+  if (val.type.isPtr()) {
+    error(e.loc, "'store' cannot store a pointer (" + typeName(val) + ")");
+    return invalid();
+  }
+  if (!checkWeakFits(val, pointee, e.loc)) return invalid();
+  auto mIt = named.find("mask");
+  std::vector<const TV *> all = {&ptr, &val};
+  if (mIt != named.end()) {
+    if (!mIt->second.type.isBool()) {
+      error(e.loc, "the mask of 'store' must be bool, not " + typeName(mIt->second));
+      return invalid();
+    }
+    all.push_back(&mIt->second);
+  }
+  auto shape = broadcast(all, e.loc);
+  if (!shape) return invalid();
+  if (*shape != ptr.type.shape) {
+    error(e.loc, "'store' of a value of shape " + shapeStr(*shape) + " through pointers of shape " +
+                     shapeStr(ptr.type.shape) + "; the value and mask must fit the pointers' shape");
+    return invalid();
+  }
+  Type vt = Type::scalar(pointee).withShape(*shape);
+  std::vector<ir::Value *> ops = {ptr.v, coerce(val, vt, e.loc)};
+  if (mIt != named.end()) ops.push_back(coerce(mIt->second, vt.withScalar(ScalarKind::I1), e.loc));
+  builder_->setLoc(e.loc);
+  builder_->create(OpKind::Store, ops, std::nullopt);
+  TV v;
+  v.k = TV::K::Void;
+  return v;
+}
+
+TV IRGen::whereCall(const ast::Expr &e, TV c, TV a, TV b) {
+  if (!c.type.isBool()) {
+    error(e.args[0]->loc, "the condition of 'where' must be bool, not " + typeName(c));
+    return invalid();
+  }
+  if (a.type.isPtr() || b.type.isPtr() || a.type.isBool() != b.type.isBool()) {
+    error(e.loc, "'where' cannot choose between " + typeName(a) + " and " + typeName(b));
+    return invalid();
+  }
+  ElemInfo el = commonElem(a.elem(), b.elem());
+  ScalarKind k = el.weak ? (ir::isFloat(el.kind) ? ScalarKind::F32 : ScalarKind::I32) : el.kind;
+  if (!checkWeakFits(a, k, e.loc) || !checkWeakFits(b, k, e.loc)) return invalid();
+  auto shape = broadcast({&c, &a, &b}, e.loc);
+  if (!shape) return invalid();
+  Type t = Type::scalar(k).withShape(*shape);
+  return value(emit(OpKind::Select, {coerce(c, t.withScalar(ScalarKind::I1), e.loc), coerce(a, t, e.loc),
+                                     coerce(b, t, e.loc)},
+                    t, e.loc));
+}
+
+}  // namespace tk::lang

@@ -1,0 +1,79 @@
+// Diagnostics of the front end: the source text of each loaded file, the
+// errors and notes found in it, and their rendering as
+// "file:line:col: error: message", the source line and a caret.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tk::lang {
+
+// The text of every file the front end has read, so diagnostics can quote it.
+class SourceManager {
+ public:
+  // Stores (or replaces) the text of `path`; returns the stored copy.
+  const std::string &add(const std::string &path, std::string text);
+  const std::string *text(const std::string &path) const;
+  // The 1-based line `line` of `path` without its newline; empty if unknown.
+  std::string line(const std::string &path, int line) const;
+
+ private:
+  std::map<std::string, std::unique_ptr<std::string>> files_;
+};
+
+struct Diagnostic {
+  enum class Severity { Error, Warning, Note } severity = Severity::Error;
+  ir::Location loc;
+  std::string message;
+};
+
+// Collects diagnostics. After kMaxErrors errors it records one last error
+// saying it stopped, and drops the rest, so garbage input stays cheap.
+class DiagnosticEngine {
+ public:
+  static constexpr int kMaxErrors = 50;
+
+  void error(ir::Location loc, std::string message);
+  void warning(ir::Location loc, std::string message);
+  // A note belongs to the error or warning reported just before it.
+  void note(ir::Location loc, std::string message);
+
+  bool hasErrors() const { return errorCount_ > 0; }
+  int errorCount() const { return errorCount_; }
+  // True once the error limit was reached: callers may stop early.
+  bool tooManyErrors() const { return errorCount_ > kMaxErrors; }
+  const std::vector<Diagnostic> &diagnostics() const { return diags_; }
+  void clear();
+
+  SourceManager &sources() { return sources_; }
+  const SourceManager &sources() const { return sources_; }
+
+  // Each diagnostic as "file:line:col: error: message\n<source line>\n   ^\n";
+  // lines longer than ~100 columns are shown as a window around the caret.
+  std::string render() const;
+  static std::string renderOne(const Diagnostic &d, const SourceManager &sm);
+
+ private:
+  void add(Diagnostic::Severity s, ir::Location loc, std::string message);
+
+  std::vector<Diagnostic> diags_;
+  SourceManager sources_;
+  int errorCount_ = 0;
+  bool droppingNotes_ = false;
+};
+
+// For `tkc check --verify-diagnostics`: compares `diags` with the
+// `// expected-error {{text}}` (expected-warning, expected-note) comments of
+// `sourceText`, which apply to their own line, or to a line relative to it
+// with `expected-error@+1 {{...}}` / `@-1`. A diagnostic matches when its
+// line is the expected one and its message contains the text. Returns true
+// when every expectation is met and no other diagnostic was produced;
+// otherwise `report` lists the mismatches.
+bool verifyDiagnostics(const std::string &sourceText, const std::vector<Diagnostic> &diags,
+                       std::string &report);
+
+}  // namespace tk::lang

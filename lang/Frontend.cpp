@@ -1,0 +1,223 @@
+// The front end's entry points: load (lex, parse, check declarations),
+// dumps, kernel signatures, and specialisation + lowering of one kernel.
+#include "lang/Frontend.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "lang/AST.h"
+#include "lang/IRGen.h"
+#include "parser/Lexer.h"
+#include "parser/Parser.h"
+
+namespace tk::lang {
+
+Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags) {}
+Frontend::~Frontend() = default;
+
+bool Frontend::loadFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  if (in) ss << in.rdbuf();
+  if (!in || in.bad()) {
+    module_.reset();
+    sigs_.clear();
+    diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "'");
+    return false;
+  }
+  return loadSource(ss.str(), path);
+}
+
+bool Frontend::loadSource(const std::string &text, const std::string &filename) {
+  int errorsBefore = diags_.errorCount();
+  file_ = filename;
+  text_ = diags_.sources().add(filename, text);
+  sigs_.clear();
+  sigOk_.clear();
+  kernelDecls_.clear();
+  parser::LexResult lexed = parser::lex(text_, file_, diags_);
+  if (lexed.stopped) {
+    // The token stream is cut short: parsing it would only add noise.
+    module_ = std::make_unique<ast::Module>();
+    module_->file = file_;
+    return false;
+  }
+  module_ = parser::parse(lexed.tokens, file_, diags_);
+  checkDecls();
+  return diags_.errorCount() == errorsBefore;
+}
+
+std::string Frontend::dumpTokens() const {
+  DiagnosticEngine scratch;
+  return parser::dumpTokens(parser::lex(text_, file_, scratch).tokens);
+}
+
+std::string Frontend::dumpAst() const { return module_ ? ast::dump(*module_) : std::string(); }
+
+std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
+
+namespace {
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+}  // namespace
+
+// Declaration-level checks: unsupported items, duplicate names, parameter
+// types, alignments and const defaults. Fills the kernel signatures.
+void Frontend::checkDecls() {
+  std::map<std::string, ir::Location> seen;
+  for (const ast::Decl &d : module_->decls) {
+    if (d.kind == ast::DeclKind::Import) {
+      diags_.error(d.loc, "'import' is not supported yet");
+      continue;
+    }
+    if (d.kind == ast::DeclKind::Fn) {
+      diags_.error(d.loc, "'fn' functions are not supported yet");
+      continue;
+    }
+    auto [it, fresh] = seen.emplace(d.name, d.loc);
+    if (!fresh) {
+      diags_.error(d.loc, "kernel '" + d.name + "' is defined twice");
+      diags_.note(it->second, "the first definition is here");
+      continue;
+    }
+    KernelSig sig{d.name, {}, d.loc};
+    bool ok = true;
+    std::set<std::string> names;
+    std::vector<ConstBinding> consts;
+    for (const ast::Param &p : d.params) {
+      auto fail = [&](const ir::Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
+      ParamSig ps{p.name, p.type.str(), p.isConst, "", 0};
+      if (!names.insert(p.name).second) fail(p.loc, "parameter '" + p.name + "' is declared twice");
+      auto kind = IRGen::scalarKind(p.type.name);
+      if (!kind) {
+        fail(p.type.loc, "unknown type '" + p.type.name + "'");
+        sig.params.push_back(ps);
+        continue;
+      }
+      if (p.type.ptrDepth > 1) fail(p.type.loc, "pointers to pointers are not supported");
+      if (p.align != 0 && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
+      if (p.type.ptrDepth == 1) {
+        int64_t elemBytes = std::max(1, ir::bitWidth(*kind) / 8);
+        ps.align = p.align ? p.align : 16;
+        if (p.align != 0 && (!isPow2(p.align) || p.align < elemBytes))
+          fail(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
+                               std::to_string(elemBytes) + " (the size of " + p.type.name + ")");
+      }
+      if (!p.isConst && p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
+      if (p.isConst) {
+        if (p.type.ptrDepth) {
+          fail(p.type.loc, "const parameter '" + p.name + "' must have an int, float or bool type");
+        } else if (p.defaultValue) {
+          IRGen gen(diags_, file_);
+          auto v = gen.evalConst(*p.defaultValue, p.name, *kind, consts);
+          if (v) {
+            ps.constValue = constText(*v, *kind);
+            consts.push_back({p.name, *kind, *v});
+          } else {
+            ok = false;
+          }
+        }
+      }
+      sig.params.push_back(ps);
+    }
+    sigs_.push_back(sig);
+    sigOk_.push_back(ok);
+    kernelDecls_.push_back(&d);
+  }
+}
+
+namespace {
+// A define's text as a value of `kind`; nullopt when it does not parse.
+std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind kind) {
+  if (kind == ir::ScalarKind::I1) {
+    if (text == "true" || text == "1") return ConstValue::ofInt(1);
+    if (text == "false" || text == "0") return ConstValue::ofInt(0);
+    return std::nullopt;
+  }
+  const char *b = text.data(), *e = text.data() + text.size();
+  if (b != e && *b == '+') ++b;
+  if (!ir::isFloat(kind)) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p != e || b == e || !fitsIn(v, kind)) return std::nullopt;
+    return ConstValue::ofInt(v);
+  }
+  double v = 0;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p != e || b == e || !std::isfinite(v)) return std::nullopt;
+  return convertConst(ConstValue::ofFloat(v), kind);
+}
+}  // namespace
+
+std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
+                                                    const std::map<std::string, std::string> &defines,
+                                                    int numWarps, KernelSig *sigOut) {
+  size_t index = sigs_.size();
+  for (size_t i = 0; i < sigs_.size(); ++i)
+    if (sigs_[i].name == name) index = i;
+  ir::Location fileLoc{file_, 0, 0};
+  if (index == sigs_.size()) {
+    diags_.error(fileLoc, "no kernel named '" + name + "'" + (file_.empty() ? "" : " in " + file_));
+    return nullptr;
+  }
+  if (!sigOk_[index]) return nullptr;  // its signature's errors are already reported
+  const ast::Decl &d = *static_cast<const ast::Decl *>(kernelDecls_[index]);
+  KernelSig sig = sigs_[index];
+  bool ok = true;
+  if (numWarps < 1 || numWarps > 32 || !isPow2(numWarps)) {
+    diags_.error(d.loc, "num_warps must be a power of two from 1 to 32, not " + std::to_string(numWarps));
+    ok = false;
+  }
+  for (const auto &[key, text] : defines) {
+    const ast::Param *p = nullptr;
+    for (const ast::Param &q : d.params)
+      if (q.name == key) p = &q;
+    if (!p) {
+      diags_.error(d.loc, "kernel '" + name + "' has no parameter named '" + key + "' to define");
+      ok = false;
+    } else if (!p->isConst) {
+      diags_.error(p->loc, "parameter '" + key + "' is not const, so it cannot be defined");
+      ok = false;
+    }
+  }
+  // Specialise the consts in order: a default may use the consts before it.
+  std::vector<ConstBinding> consts;
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const ast::Param &p = d.params[i];
+    if (!p.isConst) continue;
+    ir::ScalarKind kind = *IRGen::scalarKind(p.type.name);
+    std::optional<ConstValue> v;
+    auto def = defines.find(p.name);
+    if (def != defines.end()) {
+      v = parseDefine(def->second, kind);
+      if (!v) {
+        diags_.error(p.loc, "invalid value '" + def->second + "' for const parameter '" + p.name + "' of type " +
+                                (kind == ir::ScalarKind::I1 ? std::string("bool") : ir::scalarName(kind)));
+        ok = false;
+        continue;
+      }
+    } else if (p.defaultValue) {
+      IRGen gen(diags_, file_);
+      v = gen.evalConst(*p.defaultValue, p.name, kind, consts);
+      if (!v) {
+        ok = false;
+        continue;
+      }
+    } else {
+      diags_.error(p.loc, "const parameter '" + p.name + "' has no default value and none was defined");
+      ok = false;
+      continue;
+    }
+    consts.push_back({p.name, kind, *v});
+    sig.params[i].constValue = constText(*v, kind);
+  }
+  if (!ok) return nullptr;
+  IRGen gen(diags_, file_);
+  auto fn = gen.lowerKernel(d, consts, numWarps);
+  if (fn && sigOut) *sigOut = sig;
+  return fn;
+}
+
+}  // namespace tk::lang

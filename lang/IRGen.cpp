@@ -1,0 +1,507 @@
+// AST -> tile IR for one specialised kernel: statements, names, operators,
+// indexing, casts, and the explicit casts/splats/broadcasts between them.
+// Built-in calls live in Builtins.cpp.
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+
+std::optional<ScalarKind> IRGen::scalarKind(const std::string &name) {
+  if (name == "bool") return ScalarKind::I1;
+  if (name == "i1") return std::nullopt;
+  return ir::scalarFromName(name);
+}
+
+// ---------------------------------------------------------------- values
+
+TV IRGen::value(ir::Value *v) const {
+  TV t;
+  t.k = TV::K::Value;
+  t.type = v->type();
+  t.v = v;
+  return t;
+}
+
+TV IRGen::constant(ConstValue c, ScalarKind k, bool weak) const {
+  TV t;
+  t.k = TV::K::Value;
+  t.weak = weak;
+  if (weak && !c.isFloat) k = weakIntKind(c.i);
+  if (weak && c.isFloat) k = ScalarKind::F32;
+  t.type = Type::scalar(k);
+  t.cst = c;
+  return t;
+}
+
+std::string IRGen::typeName(const TV &x) const {
+  if (x.weak) return x.cst && x.cst->isFloat ? "float literal" : "int literal";
+  std::string s = x.type.str();
+  // Users write bool, not i1.
+  if (x.type.isBool()) s.replace(s.find("i1"), 2, "bool");
+  return s;
+}
+
+ir::Value *IRGen::emit(OpKind k, std::vector<ir::Value *> operands, Type t, const ast::Loc &loc,
+                       std::map<std::string, ir::Attr> attrs) {
+  builder_->setLoc(irLoc(loc));
+  return builder_->value(k, std::move(operands), std::move(t), std::move(attrs));
+}
+
+ir::Value *IRGen::emitConst(ConstValue c, const Type &t, const ast::Loc &loc) {
+  ir::Attr v;
+  if (t.isFloat()) v = c.asDouble();
+  else v = c.isFloat ? static_cast<int64_t>(c.f) : c.i;
+  return emit(OpKind::Constant, {}, t, loc, {{"value", v}});
+}
+
+bool IRGen::checkWeakFits(const TV &x, ScalarKind k, const ast::Loc &loc) {
+  if (!x.weak || !x.cst || x.cst->isFloat || ir::isFloat(k)) return true;
+  if (k != ScalarKind::I1 && fitsIn(x.cst->i, k)) return true;
+  error(loc, "integer literal " + std::to_string(x.cst->i) + " does not fit in " +
+                 (k == ScalarKind::I1 ? std::string("bool") : ir::scalarName(k)));
+  return false;
+}
+
+ir::Value *IRGen::coerce(const TV &x, const Type &t, const ast::Loc &loc) {
+  if (x.cst && !t.isPtr()) {
+    auto c = convertConst(*x.cst, t.elem.scalar);
+    if (c) return emitConst(*c, t, loc);
+  }
+  ir::Value *v = x.v ? x.v : emitConst(*x.cst, x.type, loc);
+  if (v->type().elem != t.elem) v = emit(OpKind::Cast, {v}, v->type().withElem(t.elem), loc);
+  if (v->type().shape == t.shape) return v;
+  if (v->type().isScalar()) return emit(OpKind::Splat, {v}, t, loc);
+  while (v->type().rank() < t.rank()) {
+    std::vector<int64_t> s = v->type().shape;
+    s.insert(s.begin(), 1);
+    v = emit(OpKind::ExpandDims, {v}, v->type().withShape(s), loc, {{"axis", int64_t{0}}});
+  }
+  if (v->type().shape != t.shape) v = emit(OpKind::Broadcast, {v}, t, loc);
+  return v;
+}
+
+std::optional<std::vector<int64_t>> IRGen::broadcast(const std::vector<const TV *> &vals, const ast::Loc &loc) {
+  std::vector<int64_t> shape;
+  for (const TV *v : vals) {
+    auto s = broadcastShapes(shape, v->type.shape);
+    if (!s) {
+      std::string msg = "cannot broadcast shapes";
+      for (const TV *w : vals) msg += " " + shapeStr(w->type.shape);
+      error(loc, msg);
+      return std::nullopt;
+    }
+    shape = *s;
+  }
+  return shape;
+}
+
+// ---------------------------------------------------------------- kernels
+
+std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
+                                                 int numWarps) {
+  int errorsBefore = diags_.errorCount();
+  auto fn = std::make_unique<ir::Function>();
+  fn->name = kernel.name;
+  fn->loc = kernel.loc;
+  fn->attrs["num_warps"] = int64_t{numWarps};
+  fn->attrs["source"] = file_;
+  fn_ = fn.get();
+  builder_ = std::make_unique<ir::Builder>(&fn->body);
+  env_.clear();
+  for (const ast::Param &p : kernel.params) {
+    if (p.isConst) {
+      for (const ConstBinding &c : consts) {
+        if (c.name != p.name) continue;
+        env_[p.name] = constant(c.value, c.kind, false);
+        if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
+        else fn->attrs["const." + p.name] = c.value.i;
+      }
+      continue;
+    }
+    ScalarKind k = *scalarKind(p.type.name);
+    Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
+    ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.align ? p.align : 16) : 0);
+    v->setNameHint(p.name);
+    env_[p.name] = value(v);
+  }
+  genStmts(kernel.body);
+  ast::Loc end = kernel.loc;
+  builder_->setLoc(end);
+  builder_->create(OpKind::Return, {}, std::nullopt);
+  fn_ = nullptr;
+  builder_.reset();
+  if (diags_.errorCount() != errorsBefore) return nullptr;
+  return fn;
+}
+
+std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string &param, ScalarKind kind,
+                                           const std::vector<ConstBinding> &consts) {
+  // Evaluate into a scratch function; a constant expression emits nothing
+  // that is kept.
+  ir::Function scratch;
+  fn_ = &scratch;
+  builder_ = std::make_unique<ir::Builder>(&scratch.body);
+  env_.clear();
+  for (const ConstBinding &c : consts) env_[c.name] = constant(c.value, c.kind, false);
+  int errorsBefore = diags_.errorCount();
+  TV v = genValue(e);
+  builder_.reset();
+  fn_ = nullptr;
+  if (diags_.errorCount() != errorsBefore || !v.ok()) return std::nullopt;
+  if (!v.cst || v.type.isTile()) {
+    error(e.loc, "the default value of const parameter '" + param + "' is not a compile-time constant");
+    return std::nullopt;
+  }
+  bool fromBool = v.type.isBool(), toBool = kind == ScalarKind::I1;
+  bool fromFloat = v.type.isFloat();
+  if (fromBool != toBool || (fromFloat && !ir::isFloat(kind))) {
+    error(e.loc, "the default value of const parameter '" + param + "' has type " + typeName(v) + ", not " +
+                     (toBool ? std::string("bool") : ir::scalarName(kind)));
+    return std::nullopt;
+  }
+  if (!checkWeakFits(v, kind, e.loc)) return std::nullopt;
+  return convertConst(*v.cst, kind);
+}
+
+// ---------------------------------------------------------------- statements
+
+void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
+  for (const ast::StmtPtr &s : body) {
+    if (diags_.tooManyErrors()) return;
+    genStmt(*s);
+  }
+}
+
+void IRGen::genStmt(const ast::Stmt &s) {
+  switch (s.kind) {
+    case ast::StmtKind::Let: {
+      TV v = genValue(*s.value);
+      if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.name);
+      env_[s.name] = v;  // an invalid value too: later uses stay quiet
+      return;
+    }
+    case ast::StmtKind::Var:
+      error(s.loc, "'var' is not supported yet (use 'let')");
+      env_[s.name] = invalid();
+      return;
+    case ast::StmtKind::Assign:
+      error(s.loc, "assignment ('" + s.name + "') is not supported yet");
+      return;
+    case ast::StmtKind::Expr:
+      genExpr(*s.value);
+      return;
+    case ast::StmtKind::For:
+      error(s.loc, "'for' loops are not supported yet");
+      return;
+    case ast::StmtKind::If:
+      error(s.loc, "'if' statements are not supported yet");
+      return;
+    case ast::StmtKind::Return:
+      error(s.loc, "'return' is not supported yet");
+      return;
+    case ast::StmtKind::Block: {
+      auto saved = env_;
+      genStmts(s.body);
+      env_ = std::move(saved);
+      return;
+    }
+    case ast::StmtKind::Error:
+      return;
+  }
+}
+
+// ---------------------------------------------------------------- expressions
+
+TV IRGen::genValue(const ast::Expr &e) {
+  TV v = genExpr(e);
+  if (v.k == TV::K::TypeArg) {
+    error(e.loc, "type '" + e.type.str() + "' is not a value");
+    return invalid();
+  }
+  if (v.k == TV::K::Void) {
+    error(e.loc, "'" + e.text + "' does not produce a value");
+    return invalid();
+  }
+  return v;
+}
+
+TV IRGen::genExpr(const ast::Expr &e) {
+  switch (e.kind) {
+    case ast::ExprKind::Int: return constant(ConstValue::ofInt(e.intValue), ScalarKind::I32, true);
+    case ast::ExprKind::Float: return constant(ConstValue::ofFloat(e.floatValue), ScalarKind::F32, true);
+    case ast::ExprKind::Bool: return constant(ConstValue::ofInt(e.intValue), ScalarKind::I1, false);
+    case ast::ExprKind::String:
+      error(e.loc, "string literals are only allowed in import, print and static_assert");
+      return invalid();
+    case ast::ExprKind::None:
+      error(e.loc, "'None' is only allowed in an index, as in t[:, None]");
+      return invalid();
+    case ast::ExprKind::Slice:
+      error(e.loc, "':' is only allowed in an index, as in t[:, None]");
+      return invalid();
+    case ast::ExprKind::Name: return genName(e);
+    case ast::ExprKind::Type: {
+      auto k = scalarKind(e.type.name);
+      if (!k) return invalid();
+      TV t;
+      t.k = TV::K::TypeArg;
+      t.typeArg = *k;
+      return t;
+    }
+    case ast::ExprKind::Unary: return genUnary(e);
+    case ast::ExprKind::Binary: return genBinary(e);
+    case ast::ExprKind::Call: return genCall(e);
+    case ast::ExprKind::Index: return genIndex(e);
+    case ast::ExprKind::Cast: {
+      TV x = genValue(*e.args[0]);
+      if (!x.ok()) return x;
+      if (e.type.ptrDepth) {
+        error(e.loc, "cannot cast to the pointer type '" + e.type.str() + "'");
+        return invalid();
+      }
+      return convert(x, *scalarKind(e.type.name), e.loc);
+    }
+    case ast::ExprKind::List:
+      error(e.loc, "a list is only allowed as a shape, as in zeros([BI, BJ], f32)");
+      return invalid();
+    case ast::ExprKind::Error: return invalid();
+  }
+  return invalid();
+}
+
+TV IRGen::genName(const ast::Expr &e) {
+  auto it = env_.find(e.text);
+  if (it != env_.end()) return it->second;
+  error(e.loc, "unknown name '" + e.text + "'");
+  env_[e.text] = invalid();  // report each unknown name once
+  return invalid();
+}
+
+TV IRGen::convert(TV x, ScalarKind to, const ast::Loc &loc) {
+  if (x.type.isPtr()) {
+    error(loc, "cannot cast the pointer type " + typeName(x));
+    return invalid();
+  }
+  if (x.cst && !x.type.isTile()) {
+    if (auto c = convertConst(*x.cst, to)) return constant(*c, to, false);
+  }
+  if (!x.weak && x.type.elem.scalar == to) return x;
+  ir::Value *v = x.v ? x.v : emitConst(*x.cst, x.type, loc);
+  return value(emit(OpKind::Cast, {v}, v->type().withScalar(to), loc));
+}
+
+TV IRGen::genUnary(const ast::Expr &e) {
+  TV x = genValue(*e.args[0]);
+  if (!x.ok()) return x;
+  const std::string &op = e.text;
+  if (x.type.isPtr()) {
+    error(e.loc, "operator '" + op + "' cannot be applied to the pointer type " + typeName(x));
+    return invalid();
+  }
+  ScalarKind k = x.type.elem.scalar;
+  if (op == "!") {
+    if (!x.type.isBool()) {
+      error(e.loc, "operator '!' needs a bool operand, not " + typeName(x) + " (use '~' for bitwise not)");
+      return invalid();
+    }
+    if (x.cst) return constant(ConstValue::ofInt(!x.cst->i), k, false);
+    return value(emit(OpKind::Not, {x.v}, x.type, e.loc));
+  }
+  if (x.type.isBool()) {
+    error(e.loc, "operator '" + op + "' cannot be applied to bool" + (op == "~" ? " (use '!')" : ""));
+    return invalid();
+  }
+  if (op == "~") {
+    if (x.type.isFloat()) {
+      error(e.loc, "operator '~' needs an integer operand, not " + typeName(x));
+      return invalid();
+    }
+    if (x.cst) return constant(ConstValue::ofInt(x.weak ? ~x.cst->i : wrapTo(~x.cst->i, k)), k, x.weak);
+    return value(emit(OpKind::Not, {x.v}, x.type, e.loc));
+  }
+  // Unary minus.
+  if (x.cst) {
+    if (x.cst->isFloat) return constant(ConstValue::ofFloat(-x.cst->f), k, x.weak);
+    if (x.weak) return constant(ConstValue::ofInt(-x.cst->i), k, true);  // literals are > INT64_MIN
+    if (k != ScalarKind::F16 && k != ScalarKind::BF16)
+      return constant(ConstValue::ofInt(wrapTo(static_cast<int64_t>(0ull - static_cast<uint64_t>(x.cst->i)), k)), k,
+                      false);
+  }
+  ir::Value *v = x.v ? x.v : emitConst(*x.cst, x.type, e.loc);
+  return value(emit(OpKind::Neg, {v}, x.type, e.loc));
+}
+
+TV IRGen::genBinary(const ast::Expr &e) {
+  TV a = genValue(*e.args[0]);
+  TV b = genValue(*e.args[1]);
+  if (!a.ok() || !b.ok()) return invalid();
+  return binaryOp(e.text, a, b, e.loc);
+}
+
+namespace {
+OpKind arithOp(const std::string &op) {
+  if (op == "+") return OpKind::Add;
+  if (op == "-") return OpKind::Sub;
+  if (op == "*") return OpKind::Mul;
+  if (op == "/") return OpKind::Div;
+  if (op == "%") return OpKind::Rem;
+  if (op == "<<") return OpKind::Shl;
+  if (op == ">>") return OpKind::Shr;
+  if (op == "&" || op == "&&") return OpKind::And;
+  if (op == "|" || op == "||") return OpKind::Or;
+  if (op == "^") return OpKind::Xor;
+  if (op == "max") return OpKind::Max;
+  if (op == "min") return OpKind::Min;
+  return OpKind::Cmp;
+}
+
+const char *predicate(const std::string &op) {
+  if (op == "<") return "lt";
+  if (op == "<=") return "le";
+  if (op == ">") return "gt";
+  if (op == ">=") return "ge";
+  if (op == "==") return "eq";
+  return "ne";
+}
+}  // namespace
+
+// `op` is a source operator, or "max"/"min" for maximum()/minimum().
+TV IRGen::binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc) {
+  if (a.type.isPtr() || b.type.isPtr()) return pointerArith(op, a, b, loc);
+  bool compare = arithOp(op) == OpKind::Cmp;
+  bool logical = op == "&&" || op == "||";
+  bool bitwise = op == "&" || op == "|" || op == "^";
+  bool shift = op == "<<" || op == ">>";
+  std::string opName = op == "max" ? "maximum" : op == "min" ? "minimum" : "operator '" + op + "'";
+  if (logical) {
+    if (!a.type.isBool() || !b.type.isBool()) {
+      error(loc, opName + " needs bool operands, not " + typeName(a) + " and " + typeName(b));
+      return invalid();
+    }
+  } else if (a.type.isBool() || b.type.isBool()) {
+    bool ok = (a.type.isBool() && b.type.isBool()) && (bitwise || op == "==" || op == "!=");
+    if (!ok) {
+      error(loc, opName + " cannot be applied to " + typeName(a) + " and " + typeName(b) +
+                     (a.type.isBool() != b.type.isBool() ? " (cast the bool with 'as')" : ""));
+      return invalid();
+    }
+  }
+  if ((bitwise || shift) && (a.type.isFloat() || b.type.isFloat())) {
+    error(loc, opName + " needs integer operands, not " + typeName(a) + " and " + typeName(b));
+    return invalid();
+  }
+  ElemInfo el = commonElem(a.elem(), b.elem());
+  if (!checkWeakFits(a, el.kind, loc) || !checkWeakFits(b, el.kind, loc)) return invalid();
+  auto shape = broadcast({&a, &b}, loc);
+  if (!shape) return invalid();
+
+  if (a.cst && b.cst && shape->empty()) {
+    std::string err;
+    auto ca = convertConst(*a.cst, el.kind), cb = convertConst(*b.cst, el.kind);
+    if (el.weak) ca = a.cst, cb = b.cst;
+    if (el.weak && ir::isFloat(el.kind)) ca = ConstValue::ofFloat(a.cst->asDouble()), cb = ConstValue::ofFloat(b.cst->asDouble());
+    std::optional<ConstValue> r;
+    if (op == "max" || op == "min") {
+      if (ca && cb) {
+        std::string e2;
+        auto lt = foldBinary("<", *ca, *cb, el.kind, el.weak, e2);
+        if (lt) r = (lt->i != 0) == (op == "min") ? *ca : *cb;
+      }
+    } else if (ca && cb) {
+      r = foldBinary(op, *ca, *cb, el.kind, el.weak, err);
+    }
+    if (!err.empty()) {
+      error(loc, err);
+      return invalid();
+    }
+    if (r) return compare ? constant(*r, ScalarKind::I1, false) : constant(*r, el.kind, el.weak);
+  }
+  ScalarKind k = el.weak ? (ir::isFloat(el.kind) ? ScalarKind::F32 : ScalarKind::I64) : el.kind;
+  if (el.weak && !ir::isFloat(el.kind)) {
+    // Two weak ints that could not be folded: take the type the values need.
+    k = (weakIntKind(a.cst->i) == ScalarKind::I64 || weakIntKind(b.cst->i) == ScalarKind::I64) ? ScalarKind::I64
+                                                                                                 : ScalarKind::I32;
+  }
+  Type t = Type::scalar(k).withShape(*shape);
+  ir::Value *va = coerce(a, t, loc), *vb = coerce(b, t, loc);
+  if (compare) return value(emit(OpKind::Cmp, {va, vb}, t.withScalar(ScalarKind::I1), loc, {{"predicate", std::string(predicate(op))}}));
+  return value(emit(arithOp(op), {va, vb}, t, loc));
+}
+
+// ptr + int, int + ptr, ptr - int: element offsets through `addptr`.
+TV IRGen::pointerArith(const std::string &op, TV a, TV b, const ast::Loc &loc) {
+  if (b.type.isPtr() && op == "+") std::swap(a, b);
+  if (!a.type.isPtr() || b.type.isPtr() || (op != "+" && op != "-")) {
+    std::string what = op == "max" || op == "min" ? op + "imum" : "operator '" + op + "'";
+    error(loc, what + " cannot be applied to " + typeName(a) + " and " + typeName(b) +
+                   (op == "-" && b.type.isPtr() ? " (pointer difference is not supported)" : ""));
+    return invalid();
+  }
+  if (!b.type.isInt() || b.type.isBool()) {
+    error(loc, "a pointer offset must be an integer, not " + typeName(b));
+    return invalid();
+  }
+  auto shape = broadcast({&a, &b}, loc);
+  if (!shape) return invalid();
+  ScalarKind ok = b.weak ? weakIntKind(b.cst->i) : b.type.elem.scalar;
+  if (ok == ScalarKind::I8 || ok == ScalarKind::I16) ok = ScalarKind::I32;
+  if (op == "-") {
+    if (b.cst) {
+      b = constant(ConstValue::ofInt(-b.cst->i), ok, false);
+    } else {
+      ir::Value *ob = coerce(b, b.type.withScalar(ok), loc);
+      b = value(emit(OpKind::Neg, {ob}, ob->type(), loc));
+    }
+  }
+  ir::Value *p = coerce(a, a.type.withShape(*shape), loc);
+  ir::Value *o = coerce(b, Type::scalar(ok).withShape(*shape), loc);
+  return value(emit(OpKind::AddPtr, {p, o}, p->type(), loc));
+}
+
+// t[:, None], t[None, :]: ':' keeps a dim, None inserts a size-1 dim.
+TV IRGen::genIndex(const ast::Expr &e) {
+  TV base = genValue(*e.args[0]);
+  if (!base.ok()) return base;
+  int kept = 0, added = 0;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    const ast::Expr &ix = *e.args[i];
+    if (ix.kind == ast::ExprKind::Slice) ++kept;
+    else if (ix.kind == ast::ExprKind::None) ++added;
+    else if (ix.kind != ast::ExprKind::Error) {
+      error(ix.loc, "only ':' and None can index a tile for now");
+      return invalid();
+    } else {
+      return invalid();
+    }
+  }
+  if (kept > base.type.rank()) {
+    error(e.loc, "too many ':' for a value of type " + typeName(base) + " (rank " +
+                     std::to_string(base.type.rank()) + ")");
+    return invalid();
+  }
+  int rank = base.type.rank() + added;
+  if (rank > 2) {
+    error(e.loc, "tiles of rank " + std::to_string(rank) + " are not supported yet (the limit is 2)");
+    return invalid();
+  }
+  ir::Value *v = base.v ? base.v : emitConst(*base.cst, base.type, e.loc);
+  if (v->type().isScalar()) {
+    // A scalar becomes a tile of ones: s[None] has shape [1].
+    return value(emit(OpKind::Splat, {v}, v->type().withShape(std::vector<int64_t>(added, 1)), e.loc));
+  }
+  int64_t pos = 0;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    if (e.args[i]->kind == ast::ExprKind::None) {
+      std::vector<int64_t> s = v->type().shape;
+      s.insert(s.begin() + pos, 1);
+      v = emit(OpKind::ExpandDims, {v}, v->type().withShape(s), e.loc, {{"axis", pos}});
+    }
+    ++pos;
+  }
+  return value(v);
+}
+
+}  // namespace tk::lang

@@ -1,0 +1,107 @@
+// AST -> tile IR for one specialised kernel, type-checking as it goes:
+// every expression becomes a typed value (or a folded constant), with the
+// casts, splats and broadcasts that make each op's operands identical in
+// type spelled out. Internal to lang/; the API is lang/Frontend.h.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/IR.h"
+#include "lang/AST.h"
+#include "lang/Diagnostics.h"
+#include "lang/Typing.h"
+
+namespace tk::lang {
+
+// A const parameter with its specialised value.
+struct ConstBinding {
+  std::string name;
+  ir::ScalarKind kind;
+  ConstValue value;
+};
+
+// The result of lowering an expression.
+struct TV {
+  enum class K { Invalid, Value, Void, TypeArg } k = K::Invalid;
+  ir::Type type;                  // Value: its type (a weak literal: the type it takes alone)
+  bool weak = false;              // an untyped literal (always a scalar constant)
+  std::optional<ConstValue> cst;  // scalars known at compile time
+  ir::Value *v = nullptr;         // the IR value; null while only `cst` is known
+  ir::ScalarKind typeArg = ir::ScalarKind::I32;  // TypeArg: a type written as an argument
+
+  bool ok() const { return k != K::Invalid; }
+  ElemInfo elem() const { return {type.elem.scalar, weak}; }
+};
+
+class IRGen {
+ public:
+  IRGen(DiagnosticEngine &diags, const std::string &file) : diags_(diags), file_(file) {}
+
+  // Lowers `kernel` with its const params bound to `consts`; null on error.
+  std::unique_ptr<ir::Function> lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
+                                            int numWarps);
+  // Evaluates a const parameter's default value with `consts` in scope.
+  // Reports an error and returns nullopt unless it is a compile-time
+  // constant convertible to `kind`.
+  std::optional<ConstValue> evalConst(const ast::Expr &e, const std::string &param, ir::ScalarKind kind,
+                                      const std::vector<ConstBinding> &consts);
+
+  // The scalar kind a written type names; nullopt for unknown names.
+  static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
+
+ private:
+  // Statements (IRGen.cpp).
+  void genStmts(const std::vector<ast::StmtPtr> &body);
+  void genStmt(const ast::Stmt &s);
+
+  // Expressions (IRGen.cpp).
+  TV genExpr(const ast::Expr &e);
+  TV genValue(const ast::Expr &e);  // genExpr, rejecting types and void
+  TV genName(const ast::Expr &e);
+  TV genUnary(const ast::Expr &e);
+  TV genBinary(const ast::Expr &e);
+  TV binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc);
+  TV pointerArith(const std::string &op, TV a, TV b, const ast::Loc &loc);
+  TV genIndex(const ast::Expr &e);
+  TV convert(TV x, ir::ScalarKind to, const ast::Loc &loc);  // explicit cast
+
+  // Built-in calls (Builtins.cpp).
+  TV genCall(const ast::Expr &e);
+  TV mathUnary(const ast::Expr &e, TV x, ir::OpKind op);
+  TV sigmoid(const ast::Expr &e, TV x);
+  TV loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
+  TV storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
+  TV whereCall(const ast::Expr &e, TV c, TV a, TV b);
+  std::optional<int64_t> constInt(const ast::Expr &e, const TV &v, const std::string &what);
+  std::optional<std::vector<int64_t>> shapeArg(const ast::Expr &e, const std::string &what);
+  bool checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc);
+
+  // Materialisation (IRGen.cpp).
+  ir::Location irLoc(const ast::Loc &l) const { return l; }
+  ir::Value *emitConst(ConstValue c, const ir::Type &t, const ast::Loc &loc);
+  // `x` as type `t`: constants emitted in `t`, then cast, expand_dims/splat and broadcast.
+  ir::Value *coerce(const TV &x, const ir::Type &t, const ast::Loc &loc);
+  ir::Value *emit(ir::OpKind k, std::vector<ir::Value *> operands, ir::Type t, const ast::Loc &loc,
+                  std::map<std::string, ir::Attr> attrs = {});
+  TV value(ir::Value *v) const;
+  TV constant(ConstValue c, ir::ScalarKind k, bool weak) const;
+  // A weak int/float literal coerced to `k`; errors when an int does not fit.
+  bool checkWeakFits(const TV &x, ir::ScalarKind k, const ast::Loc &loc);
+  std::optional<std::vector<int64_t>> broadcast(const std::vector<const TV *> &vals, const ast::Loc &loc);
+  std::string typeName(const TV &x) const;
+  TV invalid() const { return TV{}; }
+  void error(const ast::Loc &loc, std::string msg) { diags_.error(loc, std::move(msg)); }
+
+  DiagnosticEngine &diags_;
+  std::string file_;
+  ir::Function *fn_ = nullptr;
+  std::unique_ptr<ir::Builder> builder_;
+  std::unordered_map<std::string, TV> env_;
+};
+
+}  // namespace tk::lang

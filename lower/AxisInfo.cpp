@@ -1,0 +1,174 @@
+// Alignment and contiguity analysis (see AxisInfo.h). A forward dataflow over
+// the ops of a kernel; pointer parameters start from their declared alignment.
+#include "lower/AxisInfo.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace tk::lower {
+
+namespace {
+constexpr int64_t kMaxDivisibility = int64_t(1) << 30;
+
+size_t dims(const ir::Type &t) { return t.isTile() ? t.shape.size() : 1; }
+
+AxisInfo uniform(const ir::Type &t, int64_t div) {
+  size_t n = dims(t);
+  AxisInfo a{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, div), std::vector<int64_t>(n, 1)};
+  for (size_t d = 0; d < n; ++d) a.constancy[d] = t.isTile() ? t.shape[d] : 1;
+  return a;
+}
+
+AxisInfo unknown(const ir::Type &t) {
+  size_t n = dims(t);
+  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1)};
+}
+
+int64_t cap(int64_t v) { return std::min(v, kMaxDivisibility); }
+}  // namespace
+
+int64_t largestPowerOfTwoDivisor(int64_t v) {
+  if (v == 0) return kMaxDivisibility;
+  uint64_t u = static_cast<uint64_t>(v < 0 ? -v : v);
+  return cap(static_cast<int64_t>(u & (~u + 1)));
+}
+
+AxisInfoAnalysis::AxisInfoAnalysis(ir::Function &fn) {
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const ir::Value *arg = fn.body.argument(i);
+    int64_t div = arg->type().isPtr() ? std::max<int64_t>(1, fn.params[i].align) : 1;
+    info_[arg] = uniform(arg->type(), div);
+  }
+  for (ir::Op *op : fn.walk())
+    if (op->result()) info_[op->result()] = visit(*op);
+}
+
+const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {
+  auto it = info_.find(v);
+  if (it == info_.end()) throw std::logic_error("axis info asked for an unknown value");
+  return it->second;
+}
+
+// a + b (or a - b when `sub`, where only a may carry the contiguity);
+// `scaleB` multiplies b's divisibility (element size for pointer offsets).
+static AxisInfo addLike(const AxisInfo &a, const AxisInfo &b, int64_t scaleB, bool sub) {
+  AxisInfo r = a;
+  for (size_t d = 0; d < a.contiguity.size(); ++d) {
+    int64_t fromA = std::min(a.contiguity[d], b.constancy[d]);
+    int64_t fromB = sub ? 1 : std::min(b.contiguity[d], a.constancy[d]);
+    r.contiguity[d] = std::max(fromA, fromB);
+    int64_t divB = cap(b.divisibility[d] * scaleB), edB = cap(b.elementDivisibility(d) * scaleB);
+    if (r.contiguity[d] > 1 && fromA >= fromB)
+      r.divisibility[d] = std::gcd(a.divisibility[d], edB);
+    else if (r.contiguity[d] > 1)
+      r.divisibility[d] = std::gcd(a.elementDivisibility(d), divB);
+    else
+      r.divisibility[d] = std::gcd(a.elementDivisibility(d), edB);
+    r.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+  }
+  return r;
+}
+
+AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
+  const ir::Type &t = op.result()->type();
+  auto in = [&](size_t i) -> const AxisInfo & { return get(op.operand(i)); };
+  auto constancyOfOperands = [&]() {
+    AxisInfo r = unknown(t);
+    for (size_t d = 0; d < r.constancy.size(); ++d) {
+      int64_t k = t.isTile() ? t.shape[d] : 1;
+      for (ir::Value *v : op.operands())
+        if (v->type().shape == t.shape) k = std::min(k, get(v).constancy[d]);
+      r.constancy[d] = k;
+    }
+    return r;
+  };
+
+  switch (op.kind()) {
+    case ir::OpKind::Constant:
+      if (t.isInt()) return uniform(t, largestPowerOfTwoDivisor(op.intAttr("value")));
+      return uniform(t, 1);
+    case ir::OpKind::Arange: {
+      AxisInfo r = unknown(t);
+      r.contiguity[0] = t.shape[0];
+      r.divisibility[0] = largestPowerOfTwoDivisor(op.intAttr("start"));
+      return r;
+    }
+    case ir::OpKind::Splat: return uniform(t, in(0).divisibility[0]);
+    case ir::OpKind::ExpandDims: {
+      const AxisInfo &a = in(0);
+      size_t axis = static_cast<size_t>(op.intAttr("axis"));
+      int64_t all = kMaxDivisibility;
+      for (size_t d = 0; d < a.contiguity.size(); ++d) all = std::min(all, a.elementDivisibility(d));
+      AxisInfo r = a;
+      r.contiguity.insert(r.contiguity.begin() + axis, 1);
+      r.divisibility.insert(r.divisibility.begin() + axis, all);
+      r.constancy.insert(r.constancy.begin() + axis, 1);
+      return r;
+    }
+    case ir::OpKind::Broadcast: {
+      AxisInfo r = in(0);
+      const auto &src = op.operand(0)->type().shape;
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        if (src[d] == 1 && t.shape[d] != 1) {
+          r.contiguity[d] = 1;
+          r.constancy[d] = t.shape[d];
+        }
+      return r;
+    }
+    case ir::OpKind::ConvertLayout: return in(0);
+    case ir::OpKind::Add:
+      if (!t.isInt()) return constancyOfOperands();
+      return addLike(in(0), in(1), 1, false);
+    case ir::OpKind::Sub:
+      if (!t.isInt()) return constancyOfOperands();
+      return addLike(in(0), in(1), 1, true);
+    case ir::OpKind::AddPtr:
+      return addLike(in(0), in(1), bitWidth(t.elem.scalar) / 8, false);
+    case ir::OpKind::Mul: {
+      AxisInfo r = constancyOfOperands();
+      if (!t.isInt()) return r;
+      for (size_t d = 0; d < r.divisibility.size(); ++d)
+        r.divisibility[d] = cap(in(0).elementDivisibility(d) * in(1).elementDivisibility(d));
+      return r;
+    }
+    case ir::OpKind::Shl: {
+      AxisInfo r = constancyOfOperands();
+      const ir::Op *amount = op.operand(1)->definingOp();
+      if (t.isInt() && amount && amount->is(ir::OpKind::Constant)) {
+        int64_t s = amount->intAttr("value");
+        if (s >= 0 && s < 30)
+          for (size_t d = 0; d < r.divisibility.size(); ++d)
+            r.divisibility[d] = cap(in(0).elementDivisibility(d) << s);
+      }
+      return r;
+    }
+    case ir::OpKind::Cast:
+      if (t.isInt() && op.operand(0)->type().isInt() && !op.operand(0)->type().isBool() && !t.isBool())
+        return in(0);
+      return constancyOfOperands();
+    default: return constancyOfOperands();
+  }
+}
+
+int AxisInfoAnalysis::contiguousDim(const ir::Value *ptrs) const {
+  const AxisInfo &a = get(ptrs);
+  int best = static_cast<int>(a.contiguity.size()) - 1;
+  for (int d = best - 1; d >= 0; --d)
+    if (a.contiguity[d] > a.contiguity[best]) best = d;
+  return best;
+}
+
+int AxisInfoAnalysis::vectorWidth(const ir::Value *ptrs, int dim) const {
+  const ir::Type &t = ptrs->type();
+  if (!t.isTile()) return 1;
+  const AxisInfo &a = get(ptrs);
+  int64_t eltBytes = std::max(1, bitWidth(t.elem.scalar) / 8);
+  int64_t v = 16 / eltBytes;
+  v = std::min(v, a.contiguity[dim]);
+  v = std::min(v, std::max<int64_t>(1, a.divisibility[dim] / eltBytes));
+  v = std::min(v, t.shape[dim]);
+  return static_cast<int>(std::max<int64_t>(1, v));
+}
+
+}  // namespace tk::lower

@@ -1,0 +1,67 @@
+// Internal to lower/: the state of lowering one function, shared by the files
+// that lower its op families (LowerToLLVM.cpp, LowerMemory.cpp).
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <map>
+#include <vector>
+
+#include "ir/IR.h"
+#include "lower/Layouts.h"
+#include "lower/Target.h"
+
+namespace tk::lower {
+
+using Regs = std::vector<llvm::Value *>;
+
+class FunctionLowering {
+ public:
+  FunctionLowering(ir::Function &fn, const Target &target, llvm::Module &module);
+  llvm::Function *run();
+  int sharedBytes() const { return sharedBytes_; }
+
+  // LowerToLLVM.cpp
+  llvm::Type *elemType(const ir::ElemType &e);
+  llvm::Type *scalarType(ir::ScalarKind k);
+  const Regs &regs(const ir::Value *v) const;
+  // Per-dim element indices (i32) of register `r` of a tile.
+  std::vector<llvm::Value *> elementIndex(const ir::Type &t, const RegisterMap &rm, int r);
+  // True for the one thread that owns each element of a replicated layout.
+  llvm::Value *ownerPredicate(const ir::Type &t, const RegisterMap &rm);
+
+  // LowerMemory.cpp
+  Regs lowerLoad(ir::Op &op);
+  void lowerStore(ir::Op &op);
+  Regs lowerConvertLayout(ir::Op &op);
+
+ private:
+  Regs lowerOp(ir::Op &op);
+  Regs lowerElementwise(ir::Op &op);
+  llvm::Value *scalarOp(ir::Op &op, const std::vector<llvm::Value *> &args);
+  llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
+  llvm::Value *mathScalar(MathFn f, llvm::Value *x);
+  llvm::Value *threadPart(const ir::Layout &blocked, int dim);
+
+  // LowerMemory.cpp helpers
+  llvm::Value *memoryType(llvm::Value *v);  // i1 -> i8 for memory
+  void tagGlobal(llvm::Instruction *inst, const ir::Location &loc);
+  llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
+                           const ir::Location &loc);
+  void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc);
+
+ public:
+  ir::Function &fn_;
+  const Target &target_;
+  llvm::Module &module_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *llfn_ = nullptr;
+  llvm::Value *lane_ = nullptr, *warp_ = nullptr;
+  std::map<const ir::Value *, Regs> values_;
+  std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
+  int sharedBytes_ = 0;
+};
+
+}  // namespace tk::lower

@@ -1,0 +1,64 @@
+// Layout arithmetic shared by layout assignment and lowering: the default
+// blocked layout for a tile, and which elements each thread holds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tk::lower {
+
+constexpr int kWarpSize = 32;
+
+// A blocked layout for `shape` over `numWarps` warps: `vec` consecutive
+// elements per thread along `order[0]` (the contiguous dim), lanes and warps
+// spread fastest-dim first, so a warp covers a contiguous run of memory.
+ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec,
+                                   std::vector<int> order);
+
+// A layout seen as its root blocked layout over an expanded shape: slices
+// re-insert their removed dims with size 1. `kept[i]` is the root dim that
+// dim i of the original shape maps to.
+struct RootView {
+  const ir::Layout *blocked;
+  std::vector<int64_t> shape;  // root rank
+  std::vector<int> kept;       // original rank
+};
+RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape);
+
+// The registers one thread holds for a tile of `shape` in `layout`. Register
+// r has a local coordinate k[d] per root dim; its element index along root
+// dim d is
+//   idx[d] = (threadPart[d] * sizePerThread[d] + offset(d, k[d])) mod shape[d]
+// where threadPart[d] = warpCoord[d] * threadsPerWarp[d] + laneCoord[d].
+// Registers are numbered with order[0] fastest, so the `perThread(order[0])`
+// registers of one repetition are consecutive in memory for contiguous tiles.
+class RegisterMap {
+ public:
+  RegisterMap(const ir::LayoutRef &layout, const std::vector<int64_t> &shape);
+
+  int numRegisters() const { return numRegs_; }
+  int rootRank() const { return static_cast<int>(count_.size()); }
+  // Registers along root dim d, and the elements of one repetition.
+  int count(int d) const { return count_[d]; }
+  int contiguousPerThread(int d) const { return elemsPerRep_[d]; }
+  // The local coordinates of register r, and back.
+  std::vector<int> coords(int r) const;
+  int index(const std::vector<int> &k) const;
+  // The static part of the element index: repetition * footprint + element.
+  int64_t staticOffset(int d, int k) const;
+  // True when several threads hold copies of the same element (the tile is
+  // smaller than the block's footprint along some dim).
+  bool replicated() const;
+
+  const RootView &root() const { return root_; }
+
+ private:
+  RootView root_;
+  std::vector<int> count_, elemsPerRep_;
+  std::vector<int> stride_;  // mixed-radix strides, order[0] fastest
+  int numRegs_ = 1;
+};
+
+}  // namespace tk::lower

@@ -1,0 +1,242 @@
+// Lowering of loads, stores and layout conversions: vectorised global
+// accesses with per-lane masks, and conversions through shared memory.
+#include <llvm/IR/Intrinsics.h>
+
+#include <stdexcept>
+
+#include "lower/FunctionLowering.h"
+
+namespace tk::lower {
+
+void FunctionLowering::tagGlobal(llvm::Instruction *inst, const ir::Location &loc) {
+  inst->setMetadata("tk.loc", llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, loc.str())}));
+}
+
+// `if (pred) v = *ptr; else v = other;` with the load only on the taken path,
+// since a masked-off lane's address may be out of bounds.
+llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
+                                           const ir::Location &loc) {
+  llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
+  auto load = [&]() -> llvm::Value * {
+    auto *ld = b_.CreateAlignedLoad(memTy, ptr, llvm::Align(std::max<uint64_t>(1, memTy->getPrimitiveSizeInBits() / 8)));
+    tagGlobal(ld, loc);
+    return ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld);
+  };
+  if (!pred) return load();
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred)) return c->isOne() ? load() : other;
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  auto *then = llvm::BasicBlock::Create(ctx_, "load.lane", llfn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "load.join", llfn_);
+  b_.CreateCondBr(pred, then, join);
+  b_.SetInsertPoint(then);
+  llvm::Value *v = load();
+  llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  llvm::PHINode *phi = b_.CreatePHI(ty, 2);
+  phi->addIncoming(v, thenEnd);
+  phi->addIncoming(other, from);
+  return phi;
+}
+
+void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc) {
+  auto store = [&]() {
+    llvm::Value *v = val->getType()->isIntegerTy(1) ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
+    auto *st = b_.CreateAlignedStore(v, ptr, llvm::Align(std::max<uint64_t>(1, v->getType()->getPrimitiveSizeInBits() / 8)));
+    tagGlobal(st, loc);
+  };
+  if (auto *c = llvm::dyn_cast_or_null<llvm::ConstantInt>(pred)) {
+    if (c->isOne()) store();
+    return;
+  }
+  if (!pred) return store();
+  auto *then = llvm::BasicBlock::Create(ctx_, "store.lane", llfn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "store.join", llfn_);
+  b_.CreateCondBr(pred, then, join);
+  b_.SetInsertPoint(then);
+  store();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+}
+
+namespace {
+// The registers of a tile grouped into runs that are contiguous in memory.
+struct VectorGroups {
+  int vec = 1;
+  int numRegs = 0;
+};
+
+VectorGroups vectorGroups(const ir::Op &op, const ir::Type &ptrType, const RegisterMap &rm) {
+  VectorGroups g;
+  g.numRegs = rm.numRegisters();
+  int64_t want = op.hasAttr("vec") ? op.intAttr("vec") : 1;
+  if (ptrType.isTile() && ptrType.elem.scalar != ir::ScalarKind::I1) {
+    int fast = rm.root().blocked->order[0];
+    // The run along the fastest dim is registers [r, r + vec): it has stride 1.
+    g.vec = static_cast<int>(std::min<int64_t>(want, rm.contiguousPerThread(fast)));
+  }
+  return g;
+}
+
+llvm::Value *andAll(llvm::IRBuilder<> &b, const std::vector<llvm::Value *> &preds) {
+  llvm::Value *all = nullptr;
+  for (llvm::Value *p : preds) all = all ? b.CreateAnd(all, p) : p;
+  return all;
+}
+}  // namespace
+
+Regs FunctionLowering::lowerLoad(ir::Op &op) {
+  const ir::Type &pt = op.operand(0)->type();
+  const ir::Type &rt = op.result()->type();
+  llvm::Type *ty = elemType(rt.elem);
+  const Regs &ptrs = regs(op.operand(0));
+  const Regs *mask = op.numOperands() > 1 ? &regs(op.operand(1)) : nullptr;
+  const Regs *other = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  llvm::Value *zero = llvm::Constant::getNullValue(ty);
+  auto otherAt = [&](size_t r) { return other ? (*other)[r] : zero; };
+
+  if (!pt.isTile()) return {guardedLoad(mask ? (*mask)[0] : nullptr, ty, ptrs[0], otherAt(0), op.loc())};
+
+  RegisterMap rm(pt.layout, pt.shape);
+  VectorGroups g = vectorGroups(op, pt, rm);
+  Regs out(g.numRegs);
+  for (int r = 0; r < g.numRegs; r += g.vec) {
+    if (g.vec == 1) {
+      out[r] = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], otherAt(r), op.loc());
+      continue;
+    }
+    auto *vty = llvm::FixedVectorType::get(ty, g.vec);
+    const unsigned bytes = g.vec * (ty->getPrimitiveSizeInBits() / 8);
+    auto vectorLoad = [&]() {
+      auto *ld = b_.CreateAlignedLoad(vty, ptrs[r], llvm::Align(bytes));
+      tagGlobal(ld, op.loc());
+      std::vector<llvm::Value *> lanes;
+      for (int i = 0; i < g.vec; ++i) lanes.push_back(b_.CreateExtractElement(ld, uint64_t(i)));
+      return lanes;
+    };
+    if (!mask) {
+      auto lanes = vectorLoad();
+      for (int i = 0; i < g.vec; ++i) out[r + i] = lanes[i];
+      continue;
+    }
+    // All lanes on: one vector access. Otherwise each element on its own.
+    std::vector<llvm::Value *> preds(mask->begin() + r, mask->begin() + r + g.vec);
+    llvm::Value *all = andAll(b_, preds);
+    llvm::BasicBlock *from = b_.GetInsertBlock();
+    auto *whole = llvm::BasicBlock::Create(ctx_, "load.vec", llfn_);
+    auto *partial = llvm::BasicBlock::Create(ctx_, "load.partial", llfn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "load.vec.join", llfn_);
+    b_.CreateCondBr(all, whole, partial);
+    (void)from;
+    b_.SetInsertPoint(whole);
+    auto lanes = vectorLoad();
+    llvm::BasicBlock *wholeEnd = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(partial);
+    std::vector<llvm::Value *> parts;
+    for (int i = 0; i < g.vec; ++i) parts.push_back(guardedLoad(preds[i], ty, ptrs[r + i], otherAt(r + i), op.loc()));
+    llvm::BasicBlock *partialEnd = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    for (int i = 0; i < g.vec; ++i) {
+      llvm::PHINode *phi = b_.CreatePHI(ty, 2);
+      phi->addIncoming(lanes[i], wholeEnd);
+      phi->addIncoming(parts[i], partialEnd);
+      out[r + i] = phi;
+    }
+  }
+  return out;
+}
+
+void FunctionLowering::lowerStore(ir::Op &op) {
+  const ir::Type &pt = op.operand(0)->type();
+  const Regs &ptrs = regs(op.operand(0));
+  const Regs &vals = regs(op.operand(1));
+  const Regs *mask = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+
+  if (!pt.isTile()) {
+    guardedStore(mask ? (*mask)[0] : nullptr, vals[0], ptrs[0], op.loc());
+    return;
+  }
+  RegisterMap rm(pt.layout, pt.shape);
+  VectorGroups g = vectorGroups(op, pt, rm);
+  // Threads holding copies of an element leave the store to its owner.
+  llvm::Value *owner = rm.replicated() ? ownerPredicate(pt, rm) : nullptr;
+  auto pred = [&](int r) -> llvm::Value * {
+    llvm::Value *m = mask ? (*mask)[r] : nullptr;
+    if (owner) m = m ? b_.CreateAnd(m, owner) : owner;
+    return m;
+  };
+  for (int r = 0; r < g.numRegs; r += g.vec) {
+    if (g.vec == 1) {
+      guardedStore(pred(r), vals[r], ptrs[r], op.loc());
+      continue;
+    }
+    llvm::Type *ty = vals[r]->getType();
+    auto *vty = llvm::FixedVectorType::get(ty, g.vec);
+    const unsigned bytes = g.vec * (ty->getPrimitiveSizeInBits() / 8);
+    auto vectorStore = [&]() {
+      llvm::Value *v = llvm::PoisonValue::get(vty);
+      for (int i = 0; i < g.vec; ++i) v = b_.CreateInsertElement(v, vals[r + i], uint64_t(i));
+      tagGlobal(b_.CreateAlignedStore(v, ptrs[r], llvm::Align(bytes)), op.loc());
+    };
+    std::vector<llvm::Value *> preds;
+    for (int i = 0; i < g.vec; ++i) preds.push_back(pred(r + i));
+    if (!preds[0]) {
+      vectorStore();
+      continue;
+    }
+    llvm::Value *all = andAll(b_, preds);
+    auto *whole = llvm::BasicBlock::Create(ctx_, "store.vec", llfn_);
+    auto *partial = llvm::BasicBlock::Create(ctx_, "store.partial", llfn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "store.vec.join", llfn_);
+    b_.CreateCondBr(all, whole, partial);
+    b_.SetInsertPoint(whole);
+    vectorStore();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(partial);
+    for (int i = 0; i < g.vec; ++i) guardedStore(preds[i], vals[r + i], ptrs[r + i], op.loc());
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  }
+}
+
+// Every thread writes its elements to shared memory at their row-major
+// position, the block synchronises, and every thread reads the elements the
+// new layout gives it.
+Regs FunctionLowering::lowerConvertLayout(ir::Op &op) {
+  const ir::Type &st = op.operand(0)->type();
+  const ir::Type &rt = op.result()->type();
+  llvm::Type *ty = elemType(rt.elem);
+  llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
+  const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
+  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(st.numElements()) * eltBytes);
+
+  llvm::Value *base = target_.sharedBase(b_);
+  auto address = [&](const std::vector<llvm::Value *> &idx) {
+    llvm::Value *linear = b_.getInt32(0);
+    for (size_t d = 0; d < idx.size(); ++d)
+      linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(st.shape[d]))), idx[d]);
+    return b_.CreateGEP(memTy, base, linear);
+  };
+  auto shared = llvm::MDNode::get(ctx_, {});
+
+  RegisterMap in(st.layout, st.shape), out(rt.layout, rt.shape);
+  const Regs &src = regs(op.operand(0));
+  for (int r = 0; r < in.numRegisters(); ++r) {
+    llvm::Value *v = ty->isIntegerTy(1) ? b_.CreateZExt(src[r], memTy) : src[r];
+    b_.CreateAlignedStore(v, address(elementIndex(st, in, r)), llvm::Align(eltBytes))->setMetadata("tk.shared", shared);
+  }
+  target_.barrier(b_);
+  Regs result;
+  for (int r = 0; r < out.numRegisters(); ++r) {
+    llvm::Instruction *ld = b_.CreateAlignedLoad(memTy, address(elementIndex(rt, out, r)), llvm::Align(eltBytes));
+    ld->setMetadata("tk.shared", shared);
+    result.push_back(ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld));
+  }
+  // The buffer is reused by the next conversion.
+  target_.barrier(b_);
+  return result;
+}
+
+}  // namespace tk::lower

@@ -1,0 +1,318 @@
+// Tile IR -> per-thread LLVM IR: the function shell, thread coordinates and
+// the elementwise ops. Memory ops and layout conversions are in
+// LowerMemory.cpp.
+#include "lower/LowerToLLVM.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <stdexcept>
+
+#include "lower/FunctionLowering.h"
+
+namespace tk::lower {
+
+using ir::OpKind;
+using ir::ScalarKind;
+
+FunctionLowering::FunctionLowering(ir::Function &fn, const Target &target, llvm::Module &module)
+    : fn_(fn), target_(target), module_(module), ctx_(module.getContext()), b_(module.getContext()) {}
+
+llvm::Type *FunctionLowering::scalarType(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::I1: return b_.getInt1Ty();
+    case ScalarKind::I8: return b_.getInt8Ty();
+    case ScalarKind::I16: return b_.getInt16Ty();
+    case ScalarKind::I32: return b_.getInt32Ty();
+    case ScalarKind::I64: return b_.getInt64Ty();
+    case ScalarKind::F16: return b_.getHalfTy();
+    case ScalarKind::BF16: return b_.getBFloatTy();
+    case ScalarKind::F32: return b_.getFloatTy();
+    case ScalarKind::F64: return b_.getDoubleTy();
+  }
+  return nullptr;
+}
+
+llvm::Type *FunctionLowering::elemType(const ir::ElemType &e) {
+  if (e.isPtr) return llvm::PointerType::get(ctx_, target_.globalAddressSpace());
+  return scalarType(e.scalar);
+}
+
+const Regs &FunctionLowering::regs(const ir::Value *v) const {
+  auto it = values_.find(v);
+  if (it == values_.end()) throw std::logic_error("lowering: value used before it was lowered");
+  return it->second;
+}
+
+// The thread's coordinate along root dim `dim` of a blocked layout, counted
+// in threads: warpCoord * threadsPerWarp + laneCoord.
+llvm::Value *FunctionLowering::threadPart(const ir::Layout &l, int dim) {
+  auto key = std::make_pair(&l, dim);
+  if (auto it = threadParts_.find(key); it != threadParts_.end()) return it->second;
+  auto coord = [&](llvm::Value *id, const std::vector<int> &sizes) {
+    int below = 1;
+    for (int d : l.order) {
+      if (d == dim) break;
+      below *= sizes[d];
+    }
+    llvm::Value *c = b_.CreateUDiv(id, b_.getInt32(below));
+    return b_.CreateURem(c, b_.getInt32(sizes[dim]));
+  };
+  llvm::Value *laneC = coord(lane_, l.threadsPerWarp);
+  llvm::Value *warpC = coord(warp_, l.warpsPerCTA);
+  llvm::Value *part = b_.CreateAdd(b_.CreateMul(warpC, b_.getInt32(l.threadsPerWarp[dim])), laneC);
+  threadParts_[key] = part;
+  return part;
+}
+
+std::vector<llvm::Value *> FunctionLowering::elementIndex(const ir::Type &t, const RegisterMap &rm, int r) {
+  const RootView &root = rm.root();
+  std::vector<int> k = rm.coords(r);
+  std::vector<llvm::Value *> idx;
+  for (int rd : root.kept) {
+    llvm::Value *base = b_.CreateMul(threadPart(*root.blocked, rd), b_.getInt32(root.blocked->sizePerThread[rd]));
+    llvm::Value *i = b_.CreateAdd(base, b_.getInt32(static_cast<uint32_t>(rm.staticOffset(rd, k[rd]))));
+    idx.push_back(b_.CreateAnd(i, b_.getInt32(static_cast<uint32_t>(root.shape[rd] - 1))));
+  }
+  return idx;
+}
+
+llvm::Value *FunctionLowering::ownerPredicate(const ir::Type &t, const RegisterMap &rm) {
+  const RootView &root = rm.root();
+  const ir::Layout &l = *root.blocked;
+  llvm::Value *pred = b_.getTrue();
+  for (int d = 0; d < static_cast<int>(root.shape.size()); ++d) {
+    int64_t footprint = int64_t(l.sizePerThread[d]) * l.threadsPerWarp[d] * l.warpsPerCTA[d];
+    if (footprint <= root.shape[d]) continue;
+    llvm::Value *start = b_.CreateMul(threadPart(l, d), b_.getInt32(l.sizePerThread[d]));
+    pred = b_.CreateAnd(pred, b_.CreateICmpULT(start, b_.getInt32(static_cast<uint32_t>(root.shape[d]))));
+  }
+  return pred;
+}
+
+llvm::Function *FunctionLowering::run() {
+  std::vector<llvm::Type *> params;
+  for (size_t i = 0; i < fn_.params.size(); ++i) params.push_back(elemType(fn_.body.argument(i)->type().elem));
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  llfn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn_.name, module_);
+  for (size_t i = 0; i < fn_.params.size(); ++i) {
+    llvm::Argument *a = llfn_->getArg(static_cast<unsigned>(i));
+    a->setName(fn_.params[i].name);
+    if (fn_.body.argument(i)->type().isPtr() && fn_.params[i].align > 1)
+      a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(fn_.params[i].align)));
+    values_[fn_.body.argument(i)] = {a};
+  }
+  const int numThreads = fn_.numWarps() * kWarpSize;
+  target_.markKernel(*llfn_, numThreads);
+
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", llfn_));
+  llvm::Value *tid = target_.threadId(b_);
+  lane_ = b_.CreateAnd(tid, b_.getInt32(kWarpSize - 1), "lane");
+  warp_ = b_.CreateLShr(tid, b_.getInt32(5), "warp");
+
+  for (auto &owned : fn_.body.ops()) {
+    ir::Op &op = *owned;
+    if (op.is(OpKind::Return)) {
+      b_.CreateRetVoid();
+      break;
+    }
+    Regs r = lowerOp(op);
+    if (op.result()) values_[op.result()] = std::move(r);
+  }
+  return llfn_;
+}
+
+Regs FunctionLowering::lowerOp(ir::Op &op) {
+  const ir::Type *rt = op.result() ? &op.result()->type() : nullptr;
+  auto numRegs = [&]() { return rt->isTile() ? RegisterMap(rt->layout, rt->shape).numRegisters() : 1; };
+  switch (op.kind()) {
+    case OpKind::Constant: {
+      llvm::Type *ty = elemType(rt->elem);
+      llvm::Value *c = rt->isFloat() ? llvm::ConstantFP::get(ty, op.floatAttr("value"))
+                                     : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.intAttr("value")), true);
+      return Regs(numRegs(), c);
+    }
+    case OpKind::ProgramId: return {target_.blockId(b_, static_cast<int>(op.intAttr("axis")))};
+    case OpKind::NumPrograms: return {target_.gridDim(b_, static_cast<int>(op.intAttr("axis")))};
+    case OpKind::Arange: {
+      RegisterMap rm(rt->layout, rt->shape);
+      Regs out;
+      for (int r = 0; r < rm.numRegisters(); ++r)
+        out.push_back(b_.CreateAdd(elementIndex(*rt, rm, r)[0], b_.getInt32(static_cast<uint32_t>(op.intAttr("start")))));
+      return out;
+    }
+    case OpKind::Splat: return Regs(numRegs(), regs(op.operand(0))[0]);
+    case OpKind::ExpandDims: return regs(op.operand(0));  // a slice and its parent hold the same registers
+    case OpKind::Broadcast: {
+      const ir::Type &st = op.operand(0)->type();
+      RegisterMap out(rt->layout, rt->shape), in(st.layout, st.shape);
+      const RootView &root = out.root();
+      const Regs &src = regs(op.operand(0));
+      Regs result;
+      for (int r = 0; r < out.numRegisters(); ++r) {
+        std::vector<int> k = out.coords(r);
+        for (size_t i = 0; i < root.kept.size(); ++i)
+          if (st.shape[i] == 1) k[root.kept[i]] = 0;
+        result.push_back(src[in.index(k)]);
+      }
+      return result;
+    }
+    case OpKind::ConvertLayout: return lowerConvertLayout(op);
+    case OpKind::Load: return lowerLoad(op);
+    case OpKind::Store: lowerStore(op); return {};
+    default:
+      if (op.hasTrait(ir::OpTrait::Elementwise)) return lowerElementwise(op);
+      throw std::logic_error(std::string("lowering: no rule for op '") + op.info().mnemonic + "'");
+  }
+}
+
+Regs FunctionLowering::lowerElementwise(ir::Op &op) {
+  std::vector<const Regs *> ins;
+  for (ir::Value *v : op.operands()) ins.push_back(&regs(v));
+  size_t n = ins.empty() ? 1 : ins[0]->size();
+  Regs out;
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<llvm::Value *> args;
+    for (const Regs *in : ins) args.push_back((*in)[in->size() == 1 ? 0 : r]);
+    out.push_back(scalarOp(op, args));
+  }
+  return out;
+}
+
+llvm::Value *FunctionLowering::mathScalar(MathFn f, llvm::Value *x) {
+  llvm::Type *ty = x->getType();
+  if (ty->isHalfTy() || ty->isBFloatTy()) {
+    llvm::Value *wide = b_.CreateFPExt(x, b_.getFloatTy());
+    return b_.CreateFPTrunc(target_.math(b_, f, wide), ty);
+  }
+  return target_.math(b_, f, x);
+}
+
+llvm::Value *FunctionLowering::castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to) {
+  llvm::Type *dst = elemType(to);
+  const bool fromFloat = ir::isFloat(from.scalar), toFloat = ir::isFloat(to.scalar);
+  const bool fromBool = from.scalar == ScalarKind::I1, toBool = to.scalar == ScalarKind::I1;
+  if (from == to) return v;
+  if (!fromFloat && !toFloat) {
+    if (toBool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    return fromBool ? b_.CreateZExt(v, dst) : b_.CreateSExtOrTrunc(v, dst);
+  }
+  if (!fromFloat) return fromBool ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
+  if (!toFloat) {
+    if (toBool) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    // Saturating, as cvt.rzi does on the GPU; NaN gives 0.
+    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {dst, v->getType()}, {v});
+  }
+  // float -> float; half <-> bfloat goes through f32.
+  if (v->getType()->getPrimitiveSizeInBits() == dst->getPrimitiveSizeInBits()) {
+    v = b_.CreateFPExt(v, b_.getFloatTy());
+    return b_.CreateFPTrunc(v, dst);
+  }
+  return v->getType()->getPrimitiveSizeInBits() < dst->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, dst)
+                                                                                   : b_.CreateFPTrunc(v, dst);
+}
+
+llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Value *> &a) {
+  const ir::Type &t0 = op.operand(0)->type();
+  const bool isFloat = t0.isFloat();
+  llvm::Type *ty = a[0]->getType();
+  auto isMinusOne = [&](llvm::Value *d) { return b_.CreateICmpEQ(d, llvm::ConstantInt::getSigned(ty, -1)); };
+  auto safeDivisor = [&](llvm::Value *d) {
+    // Division by zero (and INT_MIN / -1) traps on the host and is undefined
+    // on the GPU: such lanes divide by 1 instead, so masked-off lanes cannot
+    // fault; x / -1 and x % -1 are then selected exactly.
+    llvm::Value *bad = b_.CreateOr(b_.CreateICmpEQ(d, llvm::ConstantInt::get(ty, 0)), isMinusOne(d));
+    return b_.CreateSelect(bad, llvm::ConstantInt::get(ty, 1), d);
+  };
+  switch (op.kind()) {
+    case OpKind::Add: return isFloat ? b_.CreateFAdd(a[0], a[1]) : b_.CreateAdd(a[0], a[1]);
+    case OpKind::Sub: return isFloat ? b_.CreateFSub(a[0], a[1]) : b_.CreateSub(a[0], a[1]);
+    case OpKind::Mul: return isFloat ? b_.CreateFMul(a[0], a[1]) : b_.CreateMul(a[0], a[1]);
+    case OpKind::Div:
+      if (isFloat) return b_.CreateFDiv(a[0], a[1]);
+      // x / -1 is -x (INT_MIN / -1 would trap on the host).
+      return b_.CreateSelect(isMinusOne(a[1]), b_.CreateNeg(a[0]), b_.CreateSDiv(a[0], safeDivisor(a[1])));
+    case OpKind::Rem:
+      if (isFloat) return b_.CreateFRem(a[0], a[1]);
+      return b_.CreateSelect(isMinusOne(a[1]), llvm::ConstantInt::get(ty, 0), b_.CreateSRem(a[0], safeDivisor(a[1])));
+    case OpKind::And: return b_.CreateAnd(a[0], a[1]);
+    case OpKind::Or: return b_.CreateOr(a[0], a[1]);
+    case OpKind::Xor: return b_.CreateXor(a[0], a[1]);
+    case OpKind::Shl:
+    case OpKind::Shr: {
+      // Shift amounts are taken modulo the bit width, as on x86 and in PTX's
+      // .wrap shifts, so no lane computes poison.
+      unsigned bits = ty->getIntegerBitWidth();
+      llvm::Value *amount = b_.CreateAnd(a[1], llvm::ConstantInt::get(ty, bits - 1));
+      return op.is(OpKind::Shl) ? b_.CreateShl(a[0], amount) : b_.CreateAShr(a[0], amount);
+    }
+    case OpKind::Max:
+      return isFloat ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a[0], a[1])
+                     : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a[0], a[1]);
+    case OpKind::Min:
+      return isFloat ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a[0], a[1])
+                     : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a[0], a[1]);
+    case OpKind::Cmp: {
+      const std::string &p = op.strAttr("predicate");
+      if (isFloat) {
+        llvm::CmpInst::Predicate pr = p == "eq" ? llvm::CmpInst::FCMP_OEQ
+                                      : p == "ne" ? llvm::CmpInst::FCMP_UNE
+                                      : p == "lt" ? llvm::CmpInst::FCMP_OLT
+                                      : p == "le" ? llvm::CmpInst::FCMP_OLE
+                                      : p == "gt" ? llvm::CmpInst::FCMP_OGT
+                                                  : llvm::CmpInst::FCMP_OGE;
+        return b_.CreateFCmp(pr, a[0], a[1]);
+      }
+      const bool u = t0.isBool() || t0.isPtr();
+      llvm::CmpInst::Predicate pr = p == "eq" ? llvm::CmpInst::ICMP_EQ
+                                    : p == "ne" ? llvm::CmpInst::ICMP_NE
+                                    : p == "lt" ? (u ? llvm::CmpInst::ICMP_ULT : llvm::CmpInst::ICMP_SLT)
+                                    : p == "le" ? (u ? llvm::CmpInst::ICMP_ULE : llvm::CmpInst::ICMP_SLE)
+                                    : p == "gt" ? (u ? llvm::CmpInst::ICMP_UGT : llvm::CmpInst::ICMP_SGT)
+                                                : (u ? llvm::CmpInst::ICMP_UGE : llvm::CmpInst::ICMP_SGE);
+      return b_.CreateICmp(pr, a[0], a[1]);
+    }
+    case OpKind::Select: return b_.CreateSelect(a[0], a[1], a[2]);
+    case OpKind::Cast: return castScalar(a[0], t0.elem, op.result()->type().elem);
+    case OpKind::Neg: return isFloat ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
+    case OpKind::Not: return b_.CreateNot(a[0]);
+    case OpKind::Fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {a[0], a[1], a[2]});
+    case OpKind::Abs:
+      if (isFloat) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
+    case OpKind::Exp: return mathScalar(MathFn::Exp, a[0]);
+    case OpKind::Exp2: return mathScalar(MathFn::Exp2, a[0]);
+    case OpKind::Log: return mathScalar(MathFn::Log, a[0]);
+    case OpKind::Log2: return mathScalar(MathFn::Log2, a[0]);
+    case OpKind::Sqrt: return mathScalar(MathFn::Sqrt, a[0]);
+    case OpKind::Rsqrt: return mathScalar(MathFn::Rsqrt, a[0]);
+    case OpKind::Sin: return mathScalar(MathFn::Sin, a[0]);
+    case OpKind::Cos: return mathScalar(MathFn::Cos, a[0]);
+    case OpKind::Tanh: return mathScalar(MathFn::Tanh, a[0]);
+    case OpKind::Floor: return mathScalar(MathFn::Floor, a[0]);
+    case OpKind::Ceil: return mathScalar(MathFn::Ceil, a[0]);
+    case OpKind::AddPtr: {
+      llvm::Value *off = b_.CreateSExtOrTrunc(a[1], b_.getInt64Ty());
+      return b_.CreateGEP(scalarType(t0.elem.scalar), a[0], off);
+    }
+    default: throw std::logic_error(std::string("lowering: no elementwise rule for '") + op.info().mnemonic + "'");
+  }
+}
+
+LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMContext &ctx) {
+  LoweredKernel out;
+  out.module = std::make_unique<llvm::Module>(fn.name, ctx);
+  target.configureModule(*out.module);
+  FunctionLowering lowering(fn, target, *out.module);
+  lowering.run();
+  out.numThreads = fn.numWarps() * kWarpSize;
+  out.sharedBytes = lowering.sharedBytes();
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*out.module, &os))
+    throw std::logic_error("lowering produced invalid LLVM IR: " + os.str());
+  return out;
+}
+
+}  // namespace tk::lower

@@ -1,0 +1,48 @@
+// The tokens of a .tk file and the re2c lexer that produces them (lexer.re).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+#include "lang/Diagnostics.h"
+
+namespace tk::parser {
+
+enum class Tok {
+  End, Ident, Int, Float, String, TypeName,
+  KwKernel, KwFn, KwImport, KwLet, KwVar, KwConst, KwFor, KwIn, KwIf, KwElse, KwReturn,
+  KwAs, KwTrue, KwFalse, KwNone,
+  LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Colon, Semi, Arrow,
+  Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
+  Plus, Minus, Star, Slash, Percent, Shl, Shr, Lt, Le, Gt, Ge, EqEq, Ne,
+  Amp, Caret, Pipe, AndAnd, OrOr, Bang, Tilde,
+};
+
+// "IDENT", "INT", "KW_KERNEL", "LPAREN", ...
+const char *tokName(Tok t);
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string text;  // the spelling; for strings, the value with escapes resolved
+  ir::Location loc;
+  int64_t intValue = 0;
+  double floatValue = 0;
+};
+
+// Brackets of any kind nested deeper than this stop the lexer with an error.
+constexpr int kMaxNesting = 256;
+
+struct LexResult {
+  std::vector<Token> tokens;  // always ends with an End token
+  bool stopped = false;       // lexing gave up early (nesting or error limit)
+};
+
+// Lexes `text` (which may hold any bytes); errors go to `diags`.
+LexResult lex(const std::string &text, const std::string &file, lang::DiagnosticEngine &diags);
+
+// One token per line: "line:col KIND 'text'".
+std::string dumpTokens(const std::vector<Token> &tokens);
+
+}  // namespace tk::parser

@@ -1,0 +1,80 @@
+// The parser's driver and node factory: runs the Bison parser over the
+// tokens and keeps every tree within ast::kMaxDepth.
+#include "parser/Parser.h"
+
+#include <algorithm>
+
+#include "grammar.hpp"
+
+namespace tk::parser {
+
+using namespace lang::ast;
+
+ExprPtr ParseContext::leaf(ExprKind k, const ir::Location &loc, std::string text) {
+  auto e = std::make_unique<Expr>();
+  e->kind = k;
+  e->loc = loc;
+  e->text = std::move(text);
+  return e;
+}
+
+void ParseContext::tooDeep(const ir::Location &loc) {
+  if (reportedDepth_) return;
+  reportedDepth_ = true;
+  diags_.error(loc, "expression nested too deeply (the limit is " + std::to_string(kMaxDepth) + ")");
+}
+
+ExprPtr ParseContext::finish(ExprPtr e) {
+  int depth = 0;
+  for (const ExprPtr &a : e->args) depth = std::max(depth, a->depth);
+  e->depth = depth + 1;
+  if (e->depth <= kMaxDepth) return e;
+  // Keep the depth at the limit so every enclosing node is dropped as well,
+  // one at a time, while each tree freed here stays shallow.
+  tooDeep(e->loc);
+  auto err = leaf(ExprKind::Error, e->loc);
+  err->depth = kMaxDepth + 1;
+  return err;
+}
+
+ExprPtr ParseContext::unary(std::string op, ExprPtr a, const ir::Location &loc) {
+  auto e = leaf(ExprKind::Unary, loc, std::move(op));
+  e->args.push_back(std::move(a));
+  return finish(std::move(e));
+}
+
+ExprPtr ParseContext::binary(std::string op, ExprPtr a, ExprPtr b, const ir::Location &loc) {
+  auto e = leaf(ExprKind::Binary, loc, std::move(op));
+  e->args.push_back(std::move(a));
+  e->args.push_back(std::move(b));
+  return finish(std::move(e));
+}
+
+StmtPtr ParseContext::finish(StmtPtr s) {
+  int depth = 0;
+  for (const StmtPtr &c : s->body) depth = std::max(depth, c->depth);
+  for (const StmtPtr &c : s->elseBody) depth = std::max(depth, c->depth);
+  s->depth = depth + 1;
+  if (s->depth <= kMaxDepth) return s;
+  if (!reportedDepth_) {
+    reportedDepth_ = true;
+    diags_.error(s->loc, "statements nested too deeply (the limit is " + std::to_string(kMaxDepth) + ")");
+  }
+  auto err = std::make_unique<Stmt>();
+  err->kind = StmtKind::Error;
+  err->loc = s->loc;
+  err->depth = kMaxDepth + 1;
+  return err;
+}
+
+std::unique_ptr<Module> parse(const std::vector<Token> &tokens, const std::string &file,
+                              lang::DiagnosticEngine &diags) {
+  auto m = std::make_unique<Module>();
+  m->file = file;
+  ParseContext ctx(tokens, diags, *m);
+  yy::Parser parser(ctx);
+  parser.parse();
+  return m;
+}
+
+}  // namespace tk::parser

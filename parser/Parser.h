@@ -1,0 +1,56 @@
+// The .tk parser: tokens (from the re2c lexer) -> AST, through the Bison
+// grammar in grammar.y. Syntax errors go to the diagnostics; the tree is
+// returned even then (with error nodes) so later errors can still be found.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/AST.h"
+#include "lang/Diagnostics.h"
+#include "parser/Lexer.h"
+
+namespace tk::parser {
+
+// Parses `tokens` (ending with End) of `file`.
+std::unique_ptr<lang::ast::Module> parse(const std::vector<Token> &tokens, const std::string &file,
+                                         lang::DiagnosticEngine &diags);
+
+// The state the grammar's actions share: the token stream, the diagnostics,
+// and the node factory that caps tree depth at ast::kMaxDepth.
+class ParseContext {
+ public:
+  ParseContext(const std::vector<Token> &tokens, lang::DiagnosticEngine &diags, lang::ast::Module &m)
+      : tokens_(tokens), diags_(diags), module_(m) {}
+
+  const Token &next() {
+    const Token &t = tokens_[pos_];
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return t;
+  }
+  const Token &last() const { return tokens_[pos_ == 0 ? 0 : pos_ - 1]; }
+  lang::DiagnosticEngine &diags() { return diags_; }
+  lang::ast::Module &module() { return module_; }
+
+  using ExprPtr = lang::ast::ExprPtr;
+  using StmtPtr = lang::ast::StmtPtr;
+  ExprPtr leaf(lang::ast::ExprKind k, const ir::Location &loc, std::string text = {});
+  // Sets the depth from the children; a node deeper than the limit becomes
+  // an Error node (its children are freed here, while they are shallow).
+  ExprPtr finish(ExprPtr e);
+  ExprPtr unary(std::string op, ExprPtr a, const ir::Location &loc);
+  ExprPtr binary(std::string op, ExprPtr a, ExprPtr b, const ir::Location &loc);
+  StmtPtr finish(StmtPtr s);
+
+ private:
+  void tooDeep(const ir::Location &loc);
+
+  const std::vector<Token> &tokens_;
+  size_t pos_ = 0;
+  lang::DiagnosticEngine &diags_;
+  lang::ast::Module &module_;
+  bool reportedDepth_ = false;
+};
+
+}  // namespace tk::parser

@@ -1,0 +1,401 @@
+// The .tk grammar (Bison, LALR(1), C++). Actions build the AST of
+// lang/AST.h through ParseContext, which also caps the depth of trees.
+%require "3.8"
+%language "c++"
+%define api.namespace {tk::parser::yy}
+%define api.parser.class {Parser}
+%define api.value.type variant
+%define api.token.constructor
+%define api.location.type {tk::ir::Location}
+%define parse.error custom
+%define parse.lac full
+%locations
+%param {tk::parser::ParseContext &ctx}
+
+%code requires {
+#include "parser/Parser.h"
+namespace tk::parser::yy {
+using namespace tk::lang::ast;
+struct CallArgs { std::vector<ExprPtr> args; std::vector<std::string> names; };
+struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
+}
+}
+
+%code {
+#define YYLLOC_DEFAULT(Cur, Rhs, N) \
+  do { (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0); } while (0)
+namespace tk::parser::yy {
+Parser::symbol_type yylex(ParseContext &ctx);
+}
+}
+
+%token END 0 "end of file"
+%token <std::string> IDENT "identifier" TYPENAME "type name" STRING "string literal"
+%token <int64_t> INT "integer literal"
+%token <double> FLOAT "floating-point literal"
+%token KERNEL "'kernel'" FN "'fn'" IMPORT "'import'" LET "'let'" VAR "'var'" CONST "'const'"
+%token FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" RETURN "'return'" AS "'as'"
+%token TRUE "'true'" FALSE "'false'" NONE "'None'"
+%token LPAREN "'('" RPAREN "')'" LBRACKET "'['" RBRACKET "']'" LBRACE "'{'" RBRACE "'}'"
+%token COMMA "','" COLON "':'" SEMI "';'" ARROW "'->'"
+%token ASSIGN "'='" PLUS_ASSIGN "'+='" MINUS_ASSIGN "'-='" STAR_ASSIGN "'*='" SLASH_ASSIGN "'/='"
+%token PLUS "'+'" MINUS "'-'" STAR "'*'" SLASH "'/'" PERCENT "'%'" SHL "'<<'" SHR "'>>'"
+%token LT "'<'" LE "'<='" GT "'>'" GE "'>='" EQEQ "'=='" NE "'!='"
+%token AMP "'&'" CARET "'^'" PIPE "'|'" ANDAND "'&&'" OROR "'||'" BANG "'!'" TILDE "'~'"
+
+%type <ExprPtr> expr primary postfix call index arg_value
+%type <std::vector<ExprPtr>> expr_list expr_list_opt index_list
+%type <CallArgs> args args_opt
+%type <TypeRef> type
+%type <std::vector<Param>> params params_opt
+%type <Param> param
+%type <int64_t> align_opt
+%type <ExprPtr> default_opt
+%type <std::vector<StmtPtr>> stmts block
+%type <ElsePart> else_part
+%type <StmtPtr> stmt if_stmt
+%type <std::string> assign_op
+
+%left OROR
+%left ANDAND
+%left PIPE
+%left CARET
+%left AMP
+%left EQEQ NE
+%left LT LE GT GE
+%left SHL SHR
+%left PLUS MINUS
+%left STAR SLASH PERCENT
+%precedence AS
+%precedence UNARY
+
+%%
+
+module:
+  %empty
+| module decl
+;
+
+decl:
+  IMPORT STRING SEMI {
+    Decl d{DeclKind::Import, @1, $2, {}, false, {}, {}};
+    ctx.module().decls.push_back(std::move(d));
+  }
+| KERNEL IDENT LPAREN params_opt RPAREN block {
+    Decl d{DeclKind::Kernel, @2, $2, std::move($4), false, {}, std::move($6)};
+    ctx.module().decls.push_back(std::move(d));
+  }
+| FN IDENT LPAREN params_opt RPAREN ARROW type block {
+    Decl d{DeclKind::Fn, @2, $2, std::move($4), true, $7, std::move($8)};
+    ctx.module().decls.push_back(std::move(d));
+  }
+| FN IDENT LPAREN params_opt RPAREN block {
+    Decl d{DeclKind::Fn, @2, $2, std::move($4), false, {}, std::move($6)};
+    ctx.module().decls.push_back(std::move(d));
+  }
+| error RBRACE
+| error SEMI
+;
+
+params_opt:
+  %empty { }
+| params { $$ = std::move($1); }
+| params COMMA { $$ = std::move($1); }
+;
+
+params:
+  param { $$.push_back(std::move($1)); }
+| params COMMA param { $$ = std::move($1); $$.push_back(std::move($3)); }
+;
+
+param:
+  IDENT COLON type align_opt default_opt {
+    $$.name = $1; $$.type = $3; $$.align = $4; $$.alignLoc = @4; $$.defaultValue = std::move($5); $$.loc = @1;
+  }
+| CONST IDENT COLON type default_opt {
+    $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = @2;
+  }
+;
+
+// `align(N)` after a pointer type; `align` is not a keyword.
+align_opt:
+  %empty { $$ = 0; }
+| IDENT LPAREN INT RPAREN {
+    if ($1 != "align") ctx.diags().error(@1, "expected 'align(N)', '=' or ',' after the parameter type, found '" + $1 + "'");
+    $$ = $3 > 0 ? $3 : -1;
+  }
+;
+
+default_opt:
+  %empty { }
+| ASSIGN expr { $$ = std::move($2); }
+;
+
+type:
+  TYPENAME { $$.name = $1; $$.loc = @1; }
+| STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = @1; }
+;
+
+block:
+  LBRACE stmts RBRACE { $$ = std::move($2); }
+;
+
+stmts:
+  %empty { }
+| stmts stmt { $$ = std::move($1); $$.push_back(std::move($2)); }
+;
+
+stmt:
+  LET IDENT ASSIGN expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = @1; $$->name = $2;
+    $$->value = std::move($4); $$ = ctx.finish(std::move($$));
+  }
+| VAR IDENT ASSIGN expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = @1; $$->name = $2;
+    $$->value = std::move($4); $$ = ctx.finish(std::move($$));
+  }
+| expr assign_op expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Assign; $$->loc = @2; $$->name = $2;
+    $$->target = std::move($1); $$->value = std::move($3); $$ = ctx.finish(std::move($$));
+  }
+| expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Expr; $$->loc = $1->loc;
+    $$->value = std::move($1); $$ = ctx.finish(std::move($$));
+  }
+| FOR IDENT IN expr block {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::For; $$->loc = @1; $$->name = $2;
+    $$->value = std::move($4); $$->body = std::move($5); $$ = ctx.finish(std::move($$));
+  }
+| if_stmt { $$ = std::move($1); }
+| RETURN SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = @1;
+  }
+| RETURN expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = @1;
+    $$->value = std::move($2); $$ = ctx.finish(std::move($$));
+  }
+| block {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Block; $$->loc = @1;
+    $$->body = std::move($1); $$ = ctx.finish(std::move($$));
+  }
+| error SEMI { $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Error; $$->loc = @1; }
+;
+
+assign_op:
+  ASSIGN { $$ = "="; }
+| PLUS_ASSIGN { $$ = "+="; }
+| MINUS_ASSIGN { $$ = "-="; }
+| STAR_ASSIGN { $$ = "*="; }
+| SLASH_ASSIGN { $$ = "/="; }
+;
+
+if_stmt:
+  IF expr block else_part {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::If; $$->loc = @1; $$->value = std::move($2);
+    $$->body = std::move($3);
+    $$->hasElse = $4.present;
+    $$->elseBody = std::move($4.body);
+    $$ = ctx.finish(std::move($$));
+  }
+;
+
+else_part:
+  %empty { }
+| ELSE block { $$.present = true; $$.body = std::move($2); }
+| ELSE if_stmt { $$.present = true; $$.body.push_back(std::move($2)); }
+;
+
+expr:
+  postfix { $$ = std::move($1); }
+| MINUS expr %prec UNARY { $$ = ctx.unary("-", std::move($2), @1); }
+| BANG expr %prec UNARY { $$ = ctx.unary("!", std::move($2), @1); }
+| TILDE expr %prec UNARY { $$ = ctx.unary("~", std::move($2), @1); }
+| expr AS type {
+    $$ = ctx.leaf(ExprKind::Cast, @2); $$->type = $3; $$->args.push_back(std::move($1));
+    $$ = ctx.finish(std::move($$));
+  }
+| expr STAR expr { $$ = ctx.binary("*", std::move($1), std::move($3), @2); }
+| expr SLASH expr { $$ = ctx.binary("/", std::move($1), std::move($3), @2); }
+| expr PERCENT expr { $$ = ctx.binary("%", std::move($1), std::move($3), @2); }
+| expr PLUS expr { $$ = ctx.binary("+", std::move($1), std::move($3), @2); }
+| expr MINUS expr { $$ = ctx.binary("-", std::move($1), std::move($3), @2); }
+| expr SHL expr { $$ = ctx.binary("<<", std::move($1), std::move($3), @2); }
+| expr SHR expr { $$ = ctx.binary(">>", std::move($1), std::move($3), @2); }
+| expr LT expr { $$ = ctx.binary("<", std::move($1), std::move($3), @2); }
+| expr LE expr { $$ = ctx.binary("<=", std::move($1), std::move($3), @2); }
+| expr GT expr { $$ = ctx.binary(">", std::move($1), std::move($3), @2); }
+| expr GE expr { $$ = ctx.binary(">=", std::move($1), std::move($3), @2); }
+| expr EQEQ expr { $$ = ctx.binary("==", std::move($1), std::move($3), @2); }
+| expr NE expr { $$ = ctx.binary("!=", std::move($1), std::move($3), @2); }
+| expr AMP expr { $$ = ctx.binary("&", std::move($1), std::move($3), @2); }
+| expr CARET expr { $$ = ctx.binary("^", std::move($1), std::move($3), @2); }
+| expr PIPE expr { $$ = ctx.binary("|", std::move($1), std::move($3), @2); }
+| expr ANDAND expr { $$ = ctx.binary("&&", std::move($1), std::move($3), @2); }
+| expr OROR expr { $$ = ctx.binary("||", std::move($1), std::move($3), @2); }
+;
+
+postfix:
+  primary { $$ = std::move($1); }
+| postfix LBRACKET index_list RBRACKET {
+    $$ = ctx.leaf(ExprKind::Index, @2); $$->args.push_back(std::move($1));
+    for (auto &i : $3) $$->args.push_back(std::move(i));
+    $$ = ctx.finish(std::move($$));
+  }
+;
+
+index_list:
+  index { $$.push_back(std::move($1)); }
+| index_list COMMA index { $$ = std::move($1); $$.push_back(std::move($3)); }
+;
+
+index:
+  COLON { $$ = ctx.leaf(ExprKind::Slice, @1, ":"); }
+| expr { $$ = std::move($1); }
+;
+
+primary:
+  INT { $$ = ctx.leaf(ExprKind::Int, @1); $$->intValue = $1; }
+| FLOAT { $$ = ctx.leaf(ExprKind::Float, @1); $$->floatValue = $1; }
+| TRUE { $$ = ctx.leaf(ExprKind::Bool, @1, "true"); $$->intValue = 1; }
+| FALSE { $$ = ctx.leaf(ExprKind::Bool, @1, "false"); }
+| STRING { $$ = ctx.leaf(ExprKind::String, @1, $1); }
+| NONE { $$ = ctx.leaf(ExprKind::None, @1, "None"); }
+| IDENT { $$ = ctx.leaf(ExprKind::Name, @1, $1); }
+| TYPENAME { $$ = ctx.leaf(ExprKind::Type, @1, $1); $$->type.name = $1; $$->type.loc = @1; }
+| LPAREN expr RPAREN { $$ = std::move($2); }
+| LBRACKET expr_list_opt RBRACKET {
+    $$ = ctx.leaf(ExprKind::List, @1); $$->args = std::move($2); $$ = ctx.finish(std::move($$));
+  }
+| call { $$ = std::move($1); }
+;
+
+expr_list_opt:
+  %empty { }
+| expr_list { $$ = std::move($1); }
+| expr_list COMMA { $$ = std::move($1); }
+;
+
+expr_list:
+  expr { $$.push_back(std::move($1)); }
+| expr_list COMMA expr { $$ = std::move($1); $$.push_back(std::move($3)); }
+;
+
+call:
+  IDENT LPAREN args_opt RPAREN {
+    $$ = ctx.leaf(ExprKind::Call, @1, $1); $$->args = std::move($3.args); $$->argNames = std::move($3.names);
+    $$ = ctx.finish(std::move($$));
+  }
+;
+
+args_opt:
+  %empty { }
+| args { $$ = std::move($1); }
+| args COMMA { $$ = std::move($1); }
+;
+
+args:
+  arg_value { $$.names.push_back(""); $$.args.push_back(std::move($1)); }
+| IDENT COLON expr { $$.names.push_back($1); $$.args.push_back(std::move($3)); }
+| args COMMA arg_value { $$ = std::move($1); $$.names.push_back(""); $$.args.push_back(std::move($3)); }
+| args COMMA IDENT COLON expr { $$ = std::move($1); $$.names.push_back($3); $$.args.push_back(std::move($5)); }
+;
+
+arg_value:
+  expr { $$ = std::move($1); }
+;
+
+%%
+
+namespace tk::parser::yy {
+
+Parser::symbol_type yylex(ParseContext &ctx) {
+  const Token &t = ctx.next();
+  const ir::Location &l = t.loc;
+  switch (t.kind) {
+    case Tok::End: return Parser::make_END(l);
+    case Tok::Ident: return Parser::make_IDENT(t.text, l);
+    case Tok::Int: return Parser::make_INT(t.intValue, l);
+    case Tok::Float: return Parser::make_FLOAT(t.floatValue, l);
+    case Tok::String: return Parser::make_STRING(t.text, l);
+    case Tok::TypeName: return Parser::make_TYPENAME(t.text, l);
+    case Tok::KwKernel: return Parser::make_KERNEL(l);
+    case Tok::KwFn: return Parser::make_FN(l);
+    case Tok::KwImport: return Parser::make_IMPORT(l);
+    case Tok::KwLet: return Parser::make_LET(l);
+    case Tok::KwVar: return Parser::make_VAR(l);
+    case Tok::KwConst: return Parser::make_CONST(l);
+    case Tok::KwFor: return Parser::make_FOR(l);
+    case Tok::KwIn: return Parser::make_IN(l);
+    case Tok::KwIf: return Parser::make_IF(l);
+    case Tok::KwElse: return Parser::make_ELSE(l);
+    case Tok::KwReturn: return Parser::make_RETURN(l);
+    case Tok::KwAs: return Parser::make_AS(l);
+    case Tok::KwTrue: return Parser::make_TRUE(l);
+    case Tok::KwFalse: return Parser::make_FALSE(l);
+    case Tok::KwNone: return Parser::make_NONE(l);
+    case Tok::LParen: return Parser::make_LPAREN(l);
+    case Tok::RParen: return Parser::make_RPAREN(l);
+    case Tok::LBracket: return Parser::make_LBRACKET(l);
+    case Tok::RBracket: return Parser::make_RBRACKET(l);
+    case Tok::LBrace: return Parser::make_LBRACE(l);
+    case Tok::RBrace: return Parser::make_RBRACE(l);
+    case Tok::Comma: return Parser::make_COMMA(l);
+    case Tok::Colon: return Parser::make_COLON(l);
+    case Tok::Semi: return Parser::make_SEMI(l);
+    case Tok::Arrow: return Parser::make_ARROW(l);
+    case Tok::Assign: return Parser::make_ASSIGN(l);
+    case Tok::PlusAssign: return Parser::make_PLUS_ASSIGN(l);
+    case Tok::MinusAssign: return Parser::make_MINUS_ASSIGN(l);
+    case Tok::StarAssign: return Parser::make_STAR_ASSIGN(l);
+    case Tok::SlashAssign: return Parser::make_SLASH_ASSIGN(l);
+    case Tok::Plus: return Parser::make_PLUS(l);
+    case Tok::Minus: return Parser::make_MINUS(l);
+    case Tok::Star: return Parser::make_STAR(l);
+    case Tok::Slash: return Parser::make_SLASH(l);
+    case Tok::Percent: return Parser::make_PERCENT(l);
+    case Tok::Shl: return Parser::make_SHL(l);
+    case Tok::Shr: return Parser::make_SHR(l);
+    case Tok::Lt: return Parser::make_LT(l);
+    case Tok::Le: return Parser::make_LE(l);
+    case Tok::Gt: return Parser::make_GT(l);
+    case Tok::Ge: return Parser::make_GE(l);
+    case Tok::EqEq: return Parser::make_EQEQ(l);
+    case Tok::Ne: return Parser::make_NE(l);
+    case Tok::Amp: return Parser::make_AMP(l);
+    case Tok::Caret: return Parser::make_CARET(l);
+    case Tok::Pipe: return Parser::make_PIPE(l);
+    case Tok::AndAnd: return Parser::make_ANDAND(l);
+    case Tok::OrOr: return Parser::make_OROR(l);
+    case Tok::Bang: return Parser::make_BANG(l);
+    case Tok::Tilde: return Parser::make_TILDE(l);
+  }
+  return Parser::make_END(l);
+}
+
+// "unexpected identifier 'foo', expected ';' or ')'"
+void Parser::report_syntax_error(const context &yyctx) const {
+  std::string msg = "unexpected ";
+  symbol_kind_type got = yyctx.token();
+  const Token &t = ctx.last();
+  if (got == symbol_kind::S_YYEOF) {
+    msg += "end of file";
+  } else {
+    msg += symbol_name(got);
+    if (t.kind == Tok::Ident || t.kind == Tok::Int || t.kind == Tok::Float || t.kind == Tok::TypeName)
+      msg += " '" + (t.text.size() > 40 ? t.text.substr(0, 40) + "..." : t.text) + "'";
+  }
+  symbol_kind_type expected[6];
+  int n = yyctx.expected_tokens(expected, 6);
+  if (n > 0 && n <= 5) {
+    msg += ", expected ";
+    for (int i = 0; i < n; ++i) {
+      if (i) msg += i + 1 == n ? " or " : ", ";
+      msg += symbol_name(expected[i]);
+    }
+  }
+  ctx.diags().error(yyctx.location(), msg);
+}
+
+void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(loc, msg); }
+
+}  // namespace tk::parser::yy

@@ -1,0 +1,143 @@
+// The compiled-kernel artifact: JSON with a format version and a checksum,
+// so a truncated or edited file is refused with a precise message.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tk/compiler.h"
+
+namespace tk {
+
+namespace {
+using nlohmann::json;
+
+// FNV-1a over the fields a device runs, to catch corruption.
+std::string checksum(const Bundle &b) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string &s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  };
+  mix(b.kernel);
+  mix(b.tir);
+  for (const auto &[arch, ptx] : b.ptx) {
+    mix(arch);
+    mix(ptx);
+  }
+  for (const KernelParam &p : b.params) mix(p.name + ":" + p.type + "=" + p.value);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+template <class T>
+T field(const json &j, const char *key, const std::string &what) {
+  auto it = j.find(key);
+  if (it == j.end()) throw Error(what + ": missing field '" + key + "'");
+  try {
+    return it->get<T>();
+  } catch (const json::exception &) {
+    throw Error(what + ": field '" + key + "' has the wrong type");
+  }
+}
+}  // namespace
+
+std::vector<KernelParam> Bundle::launchParams() const {
+  std::vector<KernelParam> out;
+  for (const KernelParam &p : params)
+    if (!p.isConst) out.push_back(p);
+  return out;
+}
+
+int64_t Bundle::constInt(const std::string &name) const {
+  for (const KernelParam &p : params)
+    if (p.isConst && p.name == name) {
+      try {
+        size_t used = 0;
+        int64_t v = std::stoll(p.value, &used);
+        if (used == p.value.size()) return v;
+      } catch (const std::exception &) {
+      }
+      throw Error("const parameter '" + name + "' of '" + kernel + "' is not an integer: " + p.value);
+    }
+  throw Error("kernel '" + kernel + "' has no const parameter '" + name + "'");
+}
+
+std::string Bundle::toJson() const {
+  json j;
+  j["format"] = "tk-bundle";
+  j["version"] = kFormatVersion;
+  j["kernel"] = kernel;
+  j["source"] = source;
+  j["num_warps"] = numWarps;
+  j["shared_bytes"] = sharedBytes;
+  json ps = json::array();
+  for (const KernelParam &p : params)
+    ps.push_back({{"name", p.name}, {"type", p.type}, {"const", p.isConst}, {"value", p.value}, {"align", p.align}});
+  j["params"] = ps;
+  j["tir"] = tir;
+  j["ptx"] = ptx;
+  j["checksum"] = checksum(*this);
+  return j.dump(1);
+}
+
+Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error &e) {
+    throw Error(what + ": not a tk bundle (invalid JSON at byte " + std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object() || j.value("format", "") != "tk-bundle") throw Error(what + ": not a tk bundle");
+  int version = field<int>(j, "version", what);
+  if (version != kFormatVersion)
+    throw Error(what + ": bundle format version " + std::to_string(version) + " is not supported (this tk reads " +
+                std::to_string(kFormatVersion) + ")");
+  Bundle b;
+  b.kernel = field<std::string>(j, "kernel", what);
+  b.source = field<std::string>(j, "source", what);
+  b.numWarps = field<int>(j, "num_warps", what);
+  b.sharedBytes = field<int>(j, "shared_bytes", what);
+  b.tir = field<std::string>(j, "tir", what);
+  b.ptx = field<std::map<std::string, std::string>>(j, "ptx", what);
+  for (const json &p : field<json>(j, "params", what)) {
+    std::string pw = what + ": parameter";
+    b.params.push_back(KernelParam{field<std::string>(p, "name", pw), field<std::string>(p, "type", pw),
+                                   field<bool>(p, "const", pw), field<std::string>(p, "value", pw),
+                                   field<int64_t>(p, "align", pw)});
+  }
+  if (b.numWarps < 1 || b.numWarps > 32 || (b.numWarps & (b.numWarps - 1)))
+    throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, 32]");
+  if (field<std::string>(j, "checksum", what) != checksum(b))
+    throw Error(what + ": corrupted (checksum mismatch)");
+  return b;
+}
+
+void Bundle::save(const std::string &path) const {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write '" + path + "'");
+    out << toJson();
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      throw Error("cannot write '" + path + "'");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error("cannot write '" + path + "'");
+  }
+}
+
+Bundle Bundle::load(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return fromJson(ss.str(), path);
+}
+
+}  // namespace tk

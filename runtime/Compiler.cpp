@@ -1,0 +1,182 @@
+// The compiler driver behind tk::Compiler: front end, tile-IR pipeline,
+// lowering through NvptxTarget, PTX per arch, packed into a Bundle.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <sstream>
+
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/NvptxTarget.h"
+#include "ir/Printer.h"
+#include "lang/Frontend.h"
+#include "lower/LowerToLLVM.h"
+#include "lower/Pipeline.h"
+#include "tk/compiler.h"
+
+namespace tk {
+
+namespace {
+
+struct Loaded {
+  lang::DiagnosticEngine diags;
+  std::unique_ptr<lang::Frontend> fe;
+};
+
+void load(Loaded &l, const std::string *source, const std::string &path) {
+  l.fe = std::make_unique<lang::Frontend>(l.diags);
+  bool ok = source ? l.fe->loadSource(*source, path) : l.fe->loadFile(path);
+  if (!ok || l.diags.hasErrors()) throw CompileError(l.diags.render());
+}
+
+std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
+  std::vector<KernelParam> out;
+  for (const lang::ParamSig &p : sig.params) out.push_back(KernelParam{p.name, p.type, p.isConst, p.constValue, p.align});
+  return out;
+}
+
+nvptx::CodegenOptions codegenOptions(const CompileOptions &opts, const std::string &arch) {
+  nvptx::CodegenOptions cg;
+  cg.arch = arch;
+  cg.useLibdevice = opts.useLibdevice;
+  cg.toolkit = nvptx::Toolkit::find(opts.cudaHome);
+  return cg;
+}
+
+// A kernel through the front end and the tile-IR pipeline.
+struct Specialised {
+  std::unique_ptr<ir::Module> module;
+  ir::Function *fn = nullptr;
+  lang::KernelSig sig;
+};
+
+Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+  bool found = false;
+  std::string names;
+  for (const lang::KernelSig &k : l.fe->kernels()) {
+    found |= k.name == kernel;
+    names += (names.empty() ? "" : ", ") + k.name;
+  }
+  if (!found)
+    throw Error(path + ": no kernel named '" + kernel + "'" + (names.empty() ? " (the file defines none)" : " (kernels: " + names + ")"));
+  if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
+    throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
+  Specialised s;
+  auto fn = l.fe->lowerKernel(kernel, opts.defines, opts.numWarps, &s.sig);
+  if (!fn || l.diags.hasErrors()) throw CompileError(l.diags.render());
+  s.module = std::make_unique<ir::Module>();
+  s.fn = fn.get();
+  s.module->functions.push_back(std::move(fn));
+  ir::PipelineOptions po;
+  po.verifyEach = opts.verifyEachPass;
+  po.dump = opts.dump;
+  for (const std::string &p : opts.printAfter) {
+    if (p == "all") po.printAfterAll = true;
+    else po.printAfter.insert(p);
+  }
+  try {
+    lower::tilePipeline().run(*s.module, po);
+  } catch (const std::runtime_error &e) {
+    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
+  }
+  return s;
+}
+
+struct Llvm {
+  llvm::LLVMContext ctx;
+  lower::LoweredKernel lowered;
+};
+
+std::unique_ptr<Llvm> lowerFor(ir::Function &fn, const nvptx::CodegenOptions &cg) {
+  auto out = std::make_unique<Llvm>();
+  nvptx::NvptxTarget target(cg);
+  try {
+    out->lowered = lower::lowerToLLVM(fn, target, out->ctx);
+  } catch (const std::logic_error &e) {
+    throw Error(std::string("internal compiler error while lowering '") + fn.name + "': " + e.what());
+  }
+  return out;
+}
+
+Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+  Specialised s = specialise(l, path, kernel, opts);
+  Bundle b;
+  b.kernel = kernel;
+  b.source = path;
+  b.params = toParams(s.sig);
+  b.numWarps = opts.numWarps;
+  b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
+  if (opts.archs.empty()) throw Error("no target architecture given");
+  for (const std::string &arch : opts.archs) {
+    try {
+      nvptx::checkArch(arch);
+    } catch (const std::exception &e) {
+      throw Error(e.what());
+    }
+    nvptx::CodegenOptions cg = codegenOptions(opts, arch);
+    auto llvm = lowerFor(*s.fn, cg);
+    b.sharedBytes = llvm->lowered.sharedBytes;
+    if (!opts.emitPtx) break;
+    try {
+      b.ptx[arch] = nvptx::emitPtx(*llvm->lowered.module, cg);
+    } catch (const std::exception &e) {
+      throw Error(std::string("PTX generation for ") + arch + " failed: " + e.what());
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+Bundle Compiler::compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+  Loaded l;
+  load(l, nullptr, path);
+  return build(l, path, kernel, opts);
+}
+
+Bundle Compiler::compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
+                               const CompileOptions &opts) {
+  Loaded l;
+  load(l, &source, filename);
+  return build(l, filename, kernel, opts);
+}
+
+std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage, const CompileOptions &opts) {
+  Loaded l;
+  if (stage == Stage::Tokens || stage == Stage::Ast) {
+    l.fe = std::make_unique<lang::Frontend>(l.diags);
+    l.fe->loadFile(path);
+    std::string text = stage == Stage::Tokens ? l.fe->dumpTokens() : l.fe->dumpAst();
+    if (l.diags.hasErrors()) throw CompileError(l.diags.render());
+    return text;
+  }
+  load(l, nullptr, path);
+  if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
+  Specialised s = specialise(l, path, kernel, opts);
+  if (stage == Stage::Tir) return ir::printFunction(*s.fn);
+  const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();
+  try {
+    nvptx::checkArch(arch);
+  } catch (const std::exception &e) {
+    throw Error(e.what());
+  }
+  nvptx::CodegenOptions cg = codegenOptions(opts, arch);
+  auto llvm = lowerFor(*s.fn, cg);
+  if (stage == Stage::Llvm) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm->lowered.module->print(os, nullptr);
+    return os.str();
+  }
+  return nvptx::emitPtx(*llvm->lowered.module, cg);
+}
+
+std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path) {
+  Loaded l;
+  load(l, nullptr, path);
+  std::vector<std::pair<std::string, std::vector<KernelParam>>> out;
+  for (const lang::KernelSig &k : l.fe->kernels()) out.push_back({k.name, toParams(k)});
+  return out;
+}
+
+}  // namespace tk

@@ -1,0 +1,134 @@
+// A CUDA GPU as a tk device, through the Driver API (backend/cuda). Bundles
+// load the PTX of the best arch they carry for the GPU, or are lowered from
+// their tile IR for the GPU's own arch when they carry none that fits.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "backend/cuda/Context.h"
+#include "backend/cuda/Driver.h"
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/NvptxTarget.h"
+#include "ir/Parser.h"
+#include "lower/LowerToLLVM.h"
+#include "runtime/DeviceImpl.h"
+
+namespace tk {
+
+namespace {
+
+struct LoadedCudaKernel {
+  explicit LoadedCudaKernel(cuda::Module m) : module(std::move(m)) {}
+  cuda::Module module;
+  cuda::Function function;
+};
+
+// sm_XX -> XX*1, with sm_90a counted as 90.
+int archNumber(const std::string &arch) {
+  try {
+    return std::stoi(arch.substr(3, 2));
+  } catch (const std::exception &) {
+    return -1;
+  }
+}
+
+class CudaDevice final : public DeviceImpl {
+ public:
+  explicit CudaDevice(int ordinal) : ctx_(ordinal) {}
+
+  std::string kind() const override { return "cuda"; }
+  std::string name() const override {
+    return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
+  }
+  uint64_t allocate(size_t bytes) override { return wrap([&] { return ctx_.alloc(bytes); }); }
+  void release(uint64_t address) override {
+    try {
+      ctx_.free(address);
+    } catch (const std::exception &) {
+      // Freeing runs in destructors: a failure here has nobody to report to.
+    }
+  }
+  void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
+    wrap([&] { ctx_.copyToDevice(dst, src, bytes); return 0; });
+  }
+  void copyToHost(void *dst, uint64_t src, size_t bytes) override {
+    wrap([&] { ctx_.copyToHost(dst, src, bytes); return 0; });
+  }
+
+  std::shared_ptr<void> load(const Bundle &bundle) override {
+    const int cc = ctx_.computeCapability();
+    std::string best;
+    for (const auto &[arch, ptx] : bundle.ptx) {
+      int a = archNumber(arch);
+      bool fits = a <= cc && (arch.back() != 'a' || a == cc);
+      if (fits && (best.empty() || a > archNumber(best))) best = arch;
+    }
+    std::string ptx = best.empty() ? lowerForDevice(bundle, cc) : bundle.ptx.at(best);
+    return wrap([&] {
+      auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(ptx));
+      k->function = ctx_.function(k->module, bundle.kernel);
+      return k;
+    });
+  }
+
+  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) override {
+    auto *k = static_cast<LoadedCudaKernel *>(loaded);
+    std::vector<void *> params;
+    for (const void *a : args) params.push_back(const_cast<void *>(a));
+    return wrap([&] {
+      cuda::Event start = ctx_.createEvent(), stop = ctx_.createEvent();
+      start.record();
+      ctx_.launch(k->function, {grid.x, grid.y, grid.z}, {unsigned(bundle.numWarps * 32), 1, 1},
+                  static_cast<unsigned>(bundle.sharedBytes), params.data());
+      stop.record();
+      stop.synchronize();
+      LaunchStats s;
+      s.ms = cuda::Event::elapsedMs(start, stop);
+      return s;
+    });
+  }
+
+ private:
+  template <class F>
+  auto wrap(F &&f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const Error &) {
+      throw;
+    } catch (const std::exception &e) {
+      throw Error(e.what());
+    }
+  }
+
+  std::string lowerForDevice(const Bundle &bundle, int cc) {
+    std::string arch = "sm_" + std::to_string(cc);
+    try {
+      nvptx::checkArch(arch);
+    } catch (const std::exception &) {
+      throw Error("bundle for '" + bundle.kernel + "' has no PTX this GPU (sm_" + std::to_string(cc) +
+                  ") can run, and tk cannot generate code for it");
+    }
+    std::string error;
+    auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
+    if (!module || !module->lookup(bundle.kernel)) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
+    nvptx::CodegenOptions cg;
+    cg.arch = arch;
+    llvm::LLVMContext ctx;
+    nvptx::NvptxTarget target(cg);
+    auto lowered = lower::lowerToLLVM(*module->lookup(bundle.kernel), target, ctx);
+    return nvptx::emitPtx(*lowered.module, cg);
+  }
+
+  cuda::Context ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceImpl> openCudaDevice(int ordinal) {
+  try {
+    return std::make_unique<CudaDevice>(ordinal);
+  } catch (const std::exception &e) {
+    throw Error(std::string("cannot open CUDA device ") + std::to_string(ordinal) + ": " + e.what());
+  }
+}
+
+}  // namespace tk

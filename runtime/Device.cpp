@@ -1,0 +1,146 @@
+// tk::Device: device selection, buffers, and launches with arguments checked
+// against the kernel's signature before anything runs.
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/DeviceImpl.h"
+
+namespace tk {
+
+Allocation::~Allocation() {
+  if (device && address) {
+    device->release(address);
+    device->live -= size;
+  }
+}
+
+uint64_t Buffer::address() const { return alloc_ ? alloc_->address + offset_ : 0; }
+
+Buffer Buffer::offset(size_t bytes) const {
+  if (!alloc_) throw Error("offset of an empty buffer");
+  if (bytes > size_) throw Error("buffer offset " + std::to_string(bytes) + " is past its end (" + std::to_string(size_) + " bytes)");
+  Buffer b = *this;
+  b.offset_ += bytes;
+  b.size_ -= bytes;
+  return b;
+}
+
+Device::Device(std::unique_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
+Device::~Device() = default;
+
+std::unique_ptr<Device> Device::open() {
+  if (const char *env = std::getenv("TK_DEVICE"); env && *env) return open(std::string(env));
+  try {
+    return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
+  } catch (const Error &) {
+    return std::unique_ptr<Device>(new Device(openSimDevice()));
+  }
+}
+
+std::unique_ptr<Device> Device::open(const std::string &spec) {
+  if (spec == "sim") return std::unique_ptr<Device>(new Device(openSimDevice()));
+  if (spec == "cuda") return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
+  if (spec.rfind("cuda:", 0) == 0) {
+    const std::string n = spec.substr(5);
+    char *end = nullptr;
+    long ordinal = std::strtol(n.c_str(), &end, 10);
+    if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
+    return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
+  }
+  throw Error("unknown device '" + spec + "': expected sim, cuda or cuda:N");
+}
+
+std::string Device::kind() const { return impl_->kind(); }
+std::string Device::name() const { return impl_->name(); }
+size_t Device::liveBytes() const { return impl_->live; }
+size_t Device::peakBytes() const { return impl_->peak; }
+
+Buffer Device::alloc(size_t bytes) {
+  if (bytes == 0) throw Error("cannot allocate 0 bytes");
+  auto a = std::make_shared<Allocation>();
+  a->address = impl_->allocate(bytes);
+  a->size = bytes;
+  a->device = std::shared_ptr<DeviceImpl>(impl_.get(), [](DeviceImpl *) {});
+  size_t now = impl_->live += bytes;
+  size_t peak = impl_->peak;
+  while (now > peak && !impl_->peak.compare_exchange_weak(peak, now)) {
+  }
+  Buffer b;
+  b.alloc_ = std::move(a);
+  b.size_ = bytes;
+  return b;
+}
+
+void Device::copyToDevice(const Buffer &dst, const void *src, size_t bytes) {
+  if (!dst) throw Error("copy to an empty buffer");
+  if (bytes > dst.size()) throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
+  impl_->copyToDevice(dst.address(), src, bytes);
+}
+
+void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
+  if (!src) throw Error("copy from an empty buffer");
+  if (bytes > src.size()) throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.size()));
+  impl_->copyToHost(dst, src.address(), bytes);
+}
+
+Kernel Device::load(const Bundle &bundle) {
+  Kernel k;
+  k.bundle_ = bundle;
+  k.handle_ = impl_->load(bundle);
+  return k;
+}
+
+namespace {
+const char *const kArgNames[] = {"a buffer", "bool", "int8_t", "int16_t", "int32_t", "int64_t", "float", "double"};
+const char *argKind(const Arg &a) { return kArgNames[a.index()]; }
+
+// The Arg alternative a scalar parameter type takes.
+int expectedIndex(const std::string &type) {
+  static const std::pair<const char *, int> table[] = {{"bool", 1}, {"i8", 2},  {"i16", 3}, {"i32", 4},
+                                                       {"i64", 5},  {"f32", 6}, {"f64", 7}};
+  for (auto &[name, index] : table)
+    if (type == name) return index;
+  return -1;
+}
+}  // namespace
+
+LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args) {
+  const Bundle &b = kernel.bundle();
+  if (!kernel.handle_) throw Error("kernel '" + b.kernel + "' is not loaded on a device");
+  const std::vector<KernelParam> params = b.launchParams();
+  const std::string who = "launch of '" + b.kernel + "'";
+  if (args.size() != params.size())
+    throw Error(who + ": expected " + std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) throw Error(who + ": grid has a zero dimension");
+  if (grid.y > 65535 || grid.z > 65535) throw Error(who + ": grid y and z are limited to 65535");
+
+  std::vector<uint64_t> addresses(args.size());
+  std::vector<const void *> values(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParam &p = params[i];
+    const std::string where = who + ": argument " + std::to_string(i) + " ('" + p.name + "', " + p.type + ")";
+    if (p.type[0] == '*') {
+      const Buffer *buf = std::get_if<Buffer>(&args[i]);
+      if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
+      if (!*buf) throw Error(where + " is an empty buffer");
+      if (p.align > 1 && buf->address() % p.align != 0)
+        throw Error(where + ": address 0x" + [&] {
+          char s[32];
+          std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(buf->address()));
+          return std::string(s);
+        }() + " is not " + std::to_string(p.align) + "-byte aligned as the kernel assumes (declare the parameter `" +
+                    p.name + ": " + p.type + " align(N)` to accept less)");
+      addresses[i] = buf->address();
+      values[i] = &addresses[i];
+      continue;
+    }
+    int want = expectedIndex(p.type);
+    if (want < 0) throw Error(where + ": scalar parameters of type " + p.type + " cannot be passed yet");
+    if (static_cast<int>(args[i].index()) != want)
+      throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
+    values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);
+  }
+  return impl_->launch(kernel.handle_.get(), b, grid, values);
+}
+
+}  // namespace tk

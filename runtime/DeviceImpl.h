@@ -1,0 +1,43 @@
+// Internal to runtime/: what a device backend provides to tk::Device.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tk/runtime.h"
+
+namespace tk {
+
+class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
+ public:
+  virtual ~DeviceImpl() = default;
+  virtual std::string kind() const = 0;
+  virtual std::string name() const = 0;
+  virtual uint64_t allocate(size_t bytes) = 0;
+  virtual void release(uint64_t address) = 0;
+  virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
+  virtual void copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
+  // The device's loaded form of a bundle.
+  virtual std::shared_ptr<void> load(const Bundle &bundle) = 0;
+  // args[i] points at the value of launch parameter i (a uint64_t address
+  // for pointers).
+  virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) = 0;
+
+  std::atomic<size_t> live{0}, peak{0};
+};
+
+// Memory a Buffer refers to; freed with the last Buffer that shares it.
+struct Allocation {
+  std::shared_ptr<DeviceImpl> device;
+  uint64_t address = 0;
+  size_t size = 0;
+  ~Allocation();
+};
+
+std::unique_ptr<DeviceImpl> openSimDevice();
+// Throws tk::Error when no CUDA driver or device is available.
+std::unique_ptr<DeviceImpl> openCudaDevice(int ordinal);
+
+}  // namespace tk

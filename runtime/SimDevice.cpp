@@ -1,0 +1,97 @@
+// The sim as a tk device: bundles are re-lowered from their tile IR through
+// SimTarget and JIT-compiled; launches run on tk::sim::Simulator.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <cstring>
+#include <thread>
+
+#include "backend/sim/SimTarget.h"
+#include "backend/sim/Simulator.h"
+#include "ir/Parser.h"
+#include "lower/LowerToLLVM.h"
+#include "runtime/DeviceImpl.h"
+
+namespace tk {
+
+namespace {
+
+class SimDevice final : public DeviceImpl {
+ public:
+  std::string kind() const override { return "sim"; }
+  std::string name() const override { return "tk sim (" + std::to_string(sim_.workers()) + " workers)"; }
+
+  uint64_t allocate(size_t bytes) override {
+    try {
+      return reinterpret_cast<uint64_t>(sim_.memory().allocate(bytes));
+    } catch (const sim::SimError &e) {
+      throw Error(e.what());
+    }
+  }
+  void release(uint64_t address) override { sim_.memory().release(reinterpret_cast<void *>(address)); }
+  void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
+    std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  }
+  void copyToHost(void *dst, uint64_t src, size_t bytes) override {
+    std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+  }
+
+  std::shared_ptr<void> load(const Bundle &bundle) override {
+    std::string error;
+    auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
+    if (!module) throw Error("bundle for '" + bundle.kernel + "': its tile IR does not parse: " + error);
+    ir::Function *fn = module->lookup(bundle.kernel);
+    if (!fn) throw Error("bundle for '" + bundle.kernel + "': its tile IR has no kernel of that name");
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    sim::SimTarget target;
+    lower::LoweredKernel lowered;
+    try {
+      lowered = lower::lowerToLLVM(*fn, target, *ctx);
+    } catch (const std::logic_error &e) {
+      throw Error("bundle for '" + bundle.kernel + "': cannot lower its tile IR: " + e.what());
+    }
+    try {
+      std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx));
+      return p;
+    } catch (const sim::SimError &e) {
+      throw Error(e.what());
+    }
+  }
+
+  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) override {
+    auto *program = static_cast<sim::Program *>(loaded);
+    sim::LaunchConfig cfg;
+    cfg.grid[0] = grid.x;
+    cfg.grid[1] = grid.y;
+    cfg.grid[2] = grid.z;
+    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * 32);
+    cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
+    sim::Counters c;
+    try {
+      c = sim_.launch(*program, bundle.kernel, cfg, args);
+    } catch (const sim::SimError &e) {
+      throw Error(e.what());
+    }
+    LaunchStats s;
+    s.counted = true;
+    s.globalLoadBytes = c.globalLoadBytes;
+    s.globalStoreBytes = c.globalStoreBytes;
+    s.loadRequests = c.globalLoadRequests;
+    s.loadSectors = c.globalLoadSectors;
+    s.storeRequests = c.globalStoreRequests;
+    s.storeSectors = c.globalStoreSectors;
+    s.sharedRequests = c.sharedRequests;
+    s.sharedWavefronts = c.sharedWavefronts;
+    s.barriers = c.barriers;
+    return s;
+  }
+
+ private:
+  sim::Simulator sim_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceImpl> openSimDevice() { return std::make_unique<SimDevice>(); }
+
+}  // namespace tk

@@ -1,0 +1,172 @@
+// The lexer's tokens and the parser's AST dump for small inputs, and the
+// depth limits that keep both safe on pathological input.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "lang/Frontend.h"
+
+namespace tk::lang {
+namespace {
+
+std::string tokens(const std::string &src) {
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  fe.loadSource(src, "t.tk");
+  return fe.dumpTokens();
+}
+
+TEST(LangLexer, TokensWithPositions) {
+  EXPECT_EQ(tokens("let x = a[:, None] <= 0x1F;"),
+            "1:1 KW_LET 'let'\n1:5 IDENT 'x'\n1:7 ASSIGN '='\n1:9 IDENT 'a'\n1:10 LBRACKET '['\n"
+            "1:11 COLON ':'\n1:12 COMMA ','\n1:14 KW_NONE 'None'\n1:18 RBRACKET ']'\n1:20 LE '<='\n"
+            "1:23 INT '0x1F'\n1:27 SEMI ';'\n1:28 END\n");
+}
+
+TEST(LangLexer, NumbersTypesCommentsAndStrings) {
+  EXPECT_EQ(tokens("// c\n1.5 1e-5 7 /* a\n b */ f16 *bf16 \"s\\n\" && || -> += >>"),
+            "2:1 FLOAT '1.5'\n2:5 FLOAT '1e-5'\n2:10 INT '7'\n3:6 TYPE 'f16'\n3:10 STAR '*'\n"
+            "3:11 TYPE 'bf16'\n3:16 STRING 's\n'\n3:22 ANDAND '&&'\n3:25 OROR '||'\n3:28 ARROW '->'\n"
+            "3:31 PLUS_ASSIGN '+='\n3:34 SHR '>>'\n3:36 END\n");
+}
+
+TEST(LangParser, AstDump) {
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  ASSERT_TRUE(fe.loadSource("kernel k(x: *f32 align(4), const B: i32 = 2 * 8) {\n"
+                            "  let v = -load(x + arange(B), mask: true) as f16 * 2;\n"
+                            "}\n",
+                            "t.tk"))
+      << diags.render();
+  EXPECT_EQ(fe.dumpAst(),
+            "module \"t.tk\"\n"
+            "  kernel k @1:8\n"
+            "    param x: *f32 align(4) @1:10\n"
+            "    param const B: i32 @1:34\n"
+            "      binary * @1:45\n"
+            "        int 2 @1:43\n"
+            "        int 8 @1:47\n"
+            "    let v @2:3\n"
+            "      binary * @2:47\n"
+            "        cast f16 @2:41\n"
+            "          unary - @2:11\n"
+            "            call load @2:12\n"
+            "              binary + @2:19\n"
+            "                name x @2:17\n"
+            "                call arange @2:21\n"
+            "                  name B @2:28\n"
+            "              arg mask:\n"
+            "                bool true @2:38\n"
+            "        int 2 @2:49\n");
+}
+
+TEST(LangParser, PrecedenceIsCLike) {
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  ASSERT_TRUE(fe.loadSource("kernel k() { let v = a || b && c | d ^ e & f == g < h << i + j * k; }", "t.tk"));
+  std::string ast = fe.dumpAst();
+  // Each operator nests one level deeper than the one before it.
+  const char *ops[] = {"||", "&&", "|", "^", "&", "==", "<", "<<", "+", "*"};
+  size_t pos = 0;
+  int indent = 0;
+  for (const char *op : ops) {
+    size_t at = ast.find(std::string("binary ") + op + " ", pos);
+    ASSERT_NE(at, std::string::npos) << op;
+    size_t lineStart = ast.rfind('\n', at) + 1;
+    int ind = static_cast<int>(at - lineStart);
+    EXPECT_GT(ind, indent) << op;
+    indent = ind;
+    pos = at;
+  }
+}
+
+TEST(LangParser, WholeSketchGrammarParses) {
+  // Statements the checker rejects for now still parse.
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  fe.loadSource("import \"a.tk\";\nfn f(x: f32) -> f32 { return x * 2.0; }\n"
+                "kernel k(n: i32) { var acc = 0; for i in range(0, n, 2) { acc += i; }\n"
+                "  if acc > 3 { acc -= 1; } else if acc < 0 { acc = 0; } else { acc *= 2; }\n"
+                "  static_assert(1 < 2, \"ok\"); print(\"x\", acc); { let y = [1, 2]; } return; }\n",
+                "t.tk");
+  for (const Diagnostic &d : diags.diagnostics())
+    EXPECT_TRUE(d.message.find("not supported yet") != std::string::npos) << d.message;
+  EXPECT_NE(fe.dumpAst().find("for i"), std::string::npos);
+  EXPECT_NE(fe.dumpAst().find("else"), std::string::npos);
+}
+
+// Deep input is cut off by a limit, with one error, quickly.
+void expectDepthError(const std::string &src, const std::string &message) {
+  auto start = std::chrono::steady_clock::now();
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  EXPECT_FALSE(fe.loadSource(src, "deep.tk"));
+  for (const KernelSig &k : fe.kernels()) fe.lowerKernel(k.name, {}, 4);
+  bool found = false;
+  for (const Diagnostic &d : diags.diagnostics()) found |= d.message.find(message) != std::string::npos;
+  EXPECT_TRUE(found) << diags.render().substr(0, 2000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(LangParser, DeepNestingIsAnError) {
+  const int n = 100000;
+  std::string open(n, '('), close(n, ')');
+  expectDepthError("kernel k() { let a = " + open + "1" + close + "; }", "nested too deeply");
+  expectDepthError("kernel k() { let a = " + std::string(n, '[') + "; }", "nested too deeply");
+  expectDepthError("kernel k() " + std::string(n, '{') + std::string(n, '}'), "nested too deeply");
+  std::string unary;
+  for (int i = 0; i < n; ++i) unary += "- ";
+  expectDepthError("kernel k() { let a = " + unary + "1; }", "nested too deeply");
+  std::string chain = "1";
+  for (int i = 0; i < n; ++i) chain += "+1";
+  expectDepthError("kernel k() { let a = " + chain + "; }", "nested too deeply");
+  std::string bang(n, '!');
+  expectDepthError("kernel k() { let a = " + bang + "true; }", "nested too deeply");
+  std::string elseIf = "kernel k() { if true { }";
+  for (int i = 0; i < n; ++i) elseIf += " else if true { }";
+  expectDepthError(elseIf + " }", "nested too deeply");
+  std::string casts = "kernel k() { let a = 1";
+  for (int i = 0; i < n; ++i) casts += " as f32";
+  expectDepthError(casts + "; }", "nested too deeply");
+  std::string idx = "kernel k() { let a = x";
+  for (int i = 0; i < n; ++i) idx += "[:]";
+  expectDepthError(idx + "; }", "nested too deeply");
+}
+
+TEST(LangParser, HugeTokensAndLines) {
+  auto start = std::chrono::steady_clock::now();
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  std::string name(1 << 20, 'a');
+  fe.loadSource("kernel k() { let b = " + name + " + 1; }\n" + std::string(1 << 20, ' ') + "@", "big.tk");
+  fe.lowerKernel("k", {}, 4);
+  ASSERT_EQ(diags.diagnostics().size(), 2u) << diags.render().substr(0, 1000);
+  EXPECT_NE(diags.diagnostics()[0].message.find("unexpected character '@'"), std::string::npos);
+  EXPECT_NE(diags.diagnostics()[1].message.find("unknown name 'aaaa"), std::string::npos);
+  // Long lines are shown as a window around the caret.
+  std::string rendered = diags.render();
+  EXPECT_LT(rendered.size(), 4096u);
+  EXPECT_NE(rendered.find("...@"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(LangParser, GarbageBytesNeverCrash) {
+  std::string junk;
+  uint32_t seed = 12345;
+  for (int i = 0; i < (1 << 20); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    junk += static_cast<char>(seed >> 24);
+  }
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  EXPECT_FALSE(fe.loadSource(junk, "junk.tk"));
+  EXPECT_LE(diags.errorCount(), DiagnosticEngine::kMaxErrors + 1);
+  EXPECT_EQ(diags.diagnostics().back().message, "too many errors; stopping here");
+  DiagnosticEngine d2;
+  Frontend fe2(d2);
+  EXPECT_FALSE(fe2.loadSource(std::string("kernel k() {\0}", 14), "nul.tk"));
+  EXPECT_NE(d2.render().find("nul.tk:1:13: error: unexpected NUL byte"), std::string::npos) << d2.render();
+}
+
+}  // namespace
+}  // namespace tk::lang

@@ -1,0 +1,159 @@
+// tkc: the tk compiler driver. `tkc check` runs the front end; `tkc compile`
+// stops after any stage (--emit tokens|ast|tir|llvm|ptx|bundle).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "lang/Frontend.h"
+#include "tk/compiler.h"
+
+namespace {
+
+// NAME=VALUE pairs from -D.
+bool parseDefines(const std::vector<std::string> &in, std::map<std::string, std::string> &out) {
+  for (const std::string &d : in) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) {
+      std::cerr << "tkc: error: -D expects NAME=VALUE, got '" << d << "'\n";
+      return false;
+    }
+    out[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  return true;
+}
+
+// Writes `text` to `path` (stdout for "" or "-") without leaving a partial file.
+bool writeOutput(const std::string &path, const std::string &text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    if (!text.empty() && text.back() != '\n') std::cout << '\n';
+    return bool(std::cout.flush());
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) {
+      std::remove(tmp.c_str());
+      std::cerr << "tkc: error: cannot write '" << path << "'\n";
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::cerr << "tkc: error: cannot write '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
+int runCheck(const std::string &file, const std::vector<std::string> &defineArgs, bool verify) {
+  std::map<std::string, std::string> defines;
+  if (!parseDefines(defineArgs, defines)) return 1;
+  tk::lang::DiagnosticEngine diags;
+  tk::lang::Frontend fe(diags);
+  if (fe.loadFile(file) && !diags.hasErrors())
+    for (const tk::lang::KernelSig &k : fe.kernels()) {
+      std::map<std::string, std::string> mine;
+      for (const auto &[name, value] : defines)
+        for (const auto &p : k.params)
+          if (p.name == name && p.isConst) mine[name] = value;
+      fe.lowerKernel(k.name, mine, 4);
+    }
+  if (verify) {
+    const std::string *text = diags.sources().text(file);
+    if (!text) {
+      std::cerr << diags.render();
+      return 1;
+    }
+    std::string report;
+    bool ok = tk::lang::verifyDiagnostics(*text, diags.diagnostics(), report);
+    if (!ok) std::cerr << file << ": diagnostics do not match the expectations:\n" << report;
+    return ok ? 0 : 1;
+  }
+  std::cerr << diags.render();
+  return diags.hasErrors() ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tkc: the tk tile-language compiler"};
+  app.require_subcommand(1);
+
+  std::string file, kernel, emit = "ptx", output;
+  std::vector<std::string> defines, archs, printAfter;
+  int numWarps = 4;
+  bool verify = false, noLibdevice = false;
+
+  CLI::App *check = app.add_subcommand("check", "Parse and type-check a .tk file (every kernel, default consts)");
+  check->add_option("file", file, "the .tk source")->required();
+  check->add_option("-D,--define", defines, "override a const parameter: NAME=VALUE");
+  check->add_flag("--verify-diagnostics", verify,
+                  "expect exactly the errors named by `// expected-error {{...}}` comments; exit 0 when they match");
+
+  CLI::App *compile = app.add_subcommand("compile", "Compile one kernel of a .tk file");
+  compile->add_option("file", file, "the .tk source")->required();
+  compile->add_option("-k,--kernel", kernel, "the kernel to compile")->required();
+  compile->add_option("-D,--define", defines, "set a const parameter: NAME=VALUE (repeatable)");
+  compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
+  compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  compile->add_option("--emit", emit, "stop after this stage")
+      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "bundle"}))
+      ->default_val("ptx");
+  compile->add_option("-o,--output", output, "output file (default: stdout)");
+  compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
+  compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass (or 'all')");
+
+  CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
+  list->add_option("file", file, "the .tk source")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    std::cerr << "tkc: error: " << e.what() << "\n(run `tkc --help` for usage)\n";
+    return 1;
+  }
+
+  try {
+    if (check->parsed()) return runCheck(file, defines, verify);
+    if (list->parsed()) {
+      std::ostringstream os;
+      for (const auto &[name, params] : tk::Compiler::kernels(file)) {
+        os << name << "(";
+        for (size_t i = 0; i < params.size(); ++i) {
+          const tk::KernelParam &p = params[i];
+          os << (i ? ", " : "") << (p.isConst ? "const " : "") << p.name << ": " << p.type;
+          if (p.isConst && !p.value.empty()) os << " = " << p.value;
+          if (p.align > 0 && p.align != 16) os << " align(" << p.align << ")";
+        }
+        os << ")\n";
+      }
+      return writeOutput("", os.str()) ? 0 : 1;
+    }
+    tk::CompileOptions opts;
+    if (!parseDefines(defines, opts.defines)) return 1;
+    if (!archs.empty()) opts.archs = archs;
+    opts.numWarps = numWarps;
+    opts.useLibdevice = !noLibdevice;
+    for (const std::string &p : printAfter) opts.printAfter.insert(p);
+    opts.dump = &std::cerr;
+    static const std::map<std::string, tk::Stage> stages = {
+        {"tokens", tk::Stage::Tokens}, {"ast", tk::Stage::Ast}, {"tir", tk::Stage::Tir},
+        {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"bundle", tk::Stage::Bundle}};
+    std::string text = tk::Compiler::emit(file, kernel, stages.at(emit), opts);
+    return writeOutput(output, text) ? 0 : 1;
+  } catch (const tk::CompileError &e) {
+    std::cerr << e.what();
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "tkc: error: " << e.what() << "\n";
+    return 1;
+  }
+}
