@@ -67,7 +67,9 @@ std::string opReferenceMarkdown() {
       // Elementwise ops all read the same: operands and result of one type.
       form = "`%r = " + std::string(info.mnemonic);
       for (int i = 0; i < info.minOperands; ++i) form += (i ? ", %" : " %") + std::string(1, static_cast<char>('a' + i));
-      form += " : tile<128xf32>`";
+      bool intOnly = info.kind == OpKind::And || info.kind == OpKind::Or || info.kind == OpKind::Xor ||
+                     info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not;
+      form += intOnly ? " : tile<128xi32>`" : " : tile<128xf32>`";
     }
     md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.hasResult ? "yes" : "—") +
           " | " + traits(info.traits) + " | " + cell(info.doc) + " | " + cell(form) + " |\n";

@@ -11,6 +11,10 @@
 namespace tk::ir {
 namespace {
 
+// As Triton: a block-level tile beyond 2^20 elements cannot be held by one
+// CTA's registers anyway, and the limit keeps shape arithmetic far from overflow.
+constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 bool sameShapeAndLayout(const Type &a, const Type &b) { return a.shape == b.shape && sameLayout(a.layout, b.layout); }
@@ -68,6 +72,7 @@ class Verifier {
         return "#blocked sizes must be powers of two";
       threads *= l.threadsPerWarp[i];
       warps *= l.warpsPerCTA[i];
+      if (threads > 32 || warps > 1024) break;  // wrong already; stop before the products overflow
     }
     std::vector<int> sorted = l.order;
     std::sort(sorted.begin(), sorted.end());
@@ -81,8 +86,13 @@ class Verifier {
   }
 
   std::string typeProblem(const Type &t) const {
-    for (int64_t d : t.shape)
+    int64_t elements = 1;
+    for (int64_t d : t.shape) {
       if (!isPow2(d)) return "tile dims must be positive powers of two: " + t.str();
+      // Checked per dim so the product cannot overflow.
+      if (d > kMaxTileElements || (elements *= d) > kMaxTileElements)
+        return "a tile may hold at most " + std::to_string(kMaxTileElements) + " elements: " + t.str();
+    }
     if (t.isScalar() && t.layout) return "a scalar cannot have a layout";
     if (t.layout) {
       std::string p = layoutProblem(*t.layout, t.rank());

@@ -113,7 +113,7 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
   if (laterBuiltins().count(name)) {
-    error(e.loc, "'" + name + "' is not supported yet");
+    error(e.loc, quoted(name) + " is not supported yet");
     return invalid();
   }
   auto mathIt = mathOps().find(name);
@@ -121,8 +121,8 @@ TV IRGen::genCall(const ast::Expr &e) {
   Signature mathSig{1, 1, {}, nullptr};
   const Signature *sig = mathIt != mathOps().end() ? &mathSig : sigIt != signatures().end() ? &sigIt->second : nullptr;
   if (!sig) {
-    if (env_.count(name)) error(e.loc, "'" + name + "' is not a function");
-    else error(e.loc, "unknown function '" + name + "'");
+    if (env_.count(name)) error(e.loc, quoted(name) + " is not a function");
+    else error(e.loc, "unknown function " + quoted(name));
     return invalid();
   }
   std::string usage = sig->usage ? sig->usage : name + "(x)";
@@ -139,24 +139,24 @@ TV IRGen::genCall(const ast::Expr &e) {
       }
       posExprs.push_back(e.args[i].get());
     } else if (!sig->named.count(an)) {
-      error(e.args[i]->loc, "'" + name + "' has no argument named '" + an + "' (usage: " + usage + ")");
+      error(e.args[i]->loc, quoted(name) + " has no argument named " + quoted(an) + " (usage: " + usage + ")");
       bad = true;
     } else if (namedExprs.count(an)) {
-      error(e.args[i]->loc, "argument '" + an + "' given twice");
+      error(e.args[i]->loc, "argument " + quoted(an) + " given twice");
       bad = true;
     } else {
       namedExprs[an] = e.args[i].get();
     }
   }
+  if (bad) return invalid();
   if (posExprs.size() < sig->minPos || posExprs.size() > sig->maxPos) {
-    error(e.loc, "'" + name + "' takes " +
+    error(e.loc, quoted(name) + " takes " +
                      (sig->minPos == sig->maxPos ? std::to_string(sig->minPos)
                                                  : std::to_string(sig->minPos) + " or " + std::to_string(sig->maxPos)) +
                      " argument" + (sig->maxPos == 1 ? "" : "s") + ", not " + std::to_string(posExprs.size()) +
                      " (usage: " + usage + ")");
     return invalid();
   }
-  if (bad) return invalid();
 
   // Shapes and types are not values: handle the calls that take them first.
   if (name == "zeros" || name == "full") {
@@ -166,7 +166,7 @@ TV IRGen::genCall(const ast::Expr &e) {
     TV fill = name == "full" ? genValue(*posExprs[1]) : constant(ConstValue::ofInt(0), ScalarKind::I32, true);
     if (!shape || !dtype.ok() || !fill.ok()) return invalid();
     if (dtype.k != TV::K::TypeArg) {
-      error(dt.loc, "the last argument of '" + name + "' must be a type such as f32");
+      error(dt.loc, "the last argument of " + quoted(name) + " must be a type such as f32");
       return invalid();
     }
     if (fill.type.isTile() || fill.type.isPtr()) {
@@ -200,7 +200,7 @@ TV IRGen::genCall(const ast::Expr &e) {
     auto axis = constInt(*posExprs[0], pos[0], "the axis");
     if (!axis) return invalid();
     if (*axis < 0 || *axis > 2) {
-      error(posExprs[0]->loc, "the axis of '" + name + "' must be 0, 1 or 2, not " + std::to_string(*axis));
+      error(posExprs[0]->loc, "the axis of " + quoted(name) + " must be 0, 1 or 2, not " + std::to_string(*axis));
       return invalid();
     }
     return value(emit(name == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms, {},
@@ -228,7 +228,7 @@ TV IRGen::genCall(const ast::Expr &e) {
 
   for (const TV &v : pos) {
     if (v.type.isPtr() || v.type.isBool()) {
-      error(e.loc, "'" + name + "' needs numbers, not " + typeName(v));
+      error(e.loc, quoted(name) + " needs numbers, not " + typeName(v));
       return invalid();
     }
   }

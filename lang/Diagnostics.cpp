@@ -34,7 +34,13 @@ std::string SourceManager::line(const std::string &path, int line) const {
 
 // ---------------------------------------------------------------- engine
 
+std::string quoted(const std::string &name) {
+  return "'" + (name.size() > 64 ? name.substr(0, 60) + "..." : name) + "'";
+}
+
 void DiagnosticEngine::add(Diagnostic::Severity s, ir::Location loc, std::string message) {
+  // A safety net for messages that quote huge input.
+  if (message.size() > 1000) message = message.substr(0, 1000) + "...";
   if (s == Diagnostic::Severity::Note) {
     if (!droppingNotes_) diags_.push_back({s, std::move(loc), std::move(message)});
     return;
@@ -149,7 +155,7 @@ std::vector<Expectation> parseExpectations(const std::string &text, std::string 
         int target = lineNo;
         if (p < line.size() && line[p] == '@') {
           size_t q = p + 1;
-          int sign = 1;
+          int sign = 0;  // no sign: an absolute line number
           if (q < line.size() && (line[q] == '+' || line[q] == '-')) sign = line[q++] == '-' ? -1 : 1;
           size_t digits = q;
           while (q < line.size() && isdigit(static_cast<unsigned char>(line[q]))) ++q;
@@ -157,7 +163,8 @@ std::vector<Expectation> parseExpectations(const std::string &text, std::string 
             report += "line " + std::to_string(lineNo) + ": malformed '@' offset in " + word + "\n";
             continue;
           }
-          target = lineNo + sign * std::stoi(line.substr(digits, q - digits));
+          int n = std::stoi(line.substr(digits, q - digits));
+          target = sign == 0 ? n : lineNo + sign * n;
           p = q;
         }
         while (p < line.size() && line[p] == ' ') ++p;

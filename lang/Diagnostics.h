@@ -66,10 +66,13 @@ class DiagnosticEngine {
   bool droppingNotes_ = false;
 };
 
+// `name` in quotes for a message, cut short when it is very long.
+std::string quoted(const std::string &name);
+
 // For `tkc check --verify-diagnostics`: compares `diags` with the
 // `// expected-error {{text}}` (expected-warning, expected-note) comments of
 // `sourceText`, which apply to their own line, or to a line relative to it
-// with `expected-error@+1 {{...}}` / `@-1`. A diagnostic matches when its
+// with `expected-error@+1 {{...}}` / `@-1`, or to line N with `@N`. A diagnostic matches when its
 // line is the expected one and its message contains the text. Returns true
 // when every expectation is met and no other diagnostic was produced;
 // otherwise `report` lists the mismatches.

@@ -45,7 +45,7 @@ bool Frontend::loadSource(const std::string &text, const std::string &filename) 
     module_->file = file_;
     return false;
   }
-  module_ = parser::parse(lexed.tokens, file_, diags_);
+  module_ = parser::parse(lexed.tokens, file_, diags_, lexed.errorLines);
   checkDecls();
   return diags_.errorCount() == errorsBefore;
 }
@@ -78,7 +78,7 @@ void Frontend::checkDecls() {
     }
     auto [it, fresh] = seen.emplace(d.name, d.loc);
     if (!fresh) {
-      diags_.error(d.loc, "kernel '" + d.name + "' is defined twice");
+      diags_.error(d.loc, "kernel " + quoted(d.name) + " is defined twice");
       diags_.note(it->second, "the first definition is here");
       continue;
     }
@@ -86,10 +86,13 @@ void Frontend::checkDecls() {
     bool ok = true;
     std::set<std::string> names;
     std::vector<ConstBinding> consts;
+    std::vector<std::string> runtime;
+    for (const ast::Param &p : d.params)
+      if (!p.isConst) runtime.push_back(p.name);
     for (const ast::Param &p : d.params) {
       auto fail = [&](const ir::Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
       ParamSig ps{p.name, p.type.str(), p.isConst, "", 0};
-      if (!names.insert(p.name).second) fail(p.loc, "parameter '" + p.name + "' is declared twice");
+      if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
       auto kind = IRGen::scalarKind(p.type.name);
       if (!kind) {
         fail(p.type.loc, "unknown type '" + p.type.name + "'");
@@ -108,10 +111,10 @@ void Frontend::checkDecls() {
       if (!p.isConst && p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
       if (p.isConst) {
         if (p.type.ptrDepth) {
-          fail(p.type.loc, "const parameter '" + p.name + "' must have an int, float or bool type");
+          fail(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type");
         } else if (p.defaultValue) {
           IRGen gen(diags_, file_);
-          auto v = gen.evalConst(*p.defaultValue, p.name, *kind, consts);
+          auto v = gen.evalConst(*p.defaultValue, p.name, *kind, consts, runtime);
           if (v) {
             ps.constValue = constText(*v, *kind);
             consts.push_back({p.name, *kind, *v});
@@ -159,7 +162,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
     if (sigs_[i].name == name) index = i;
   ir::Location fileLoc{file_, 0, 0};
   if (index == sigs_.size()) {
-    diags_.error(fileLoc, "no kernel named '" + name + "'" + (file_.empty() ? "" : " in " + file_));
+    diags_.error(fileLoc, "no kernel named " + quoted(name) + (file_.empty() ? "" : " in " + file_));
     return nullptr;
   }
   if (!sigOk_[index]) return nullptr;  // its signature's errors are already reported
@@ -175,10 +178,10 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
     for (const ast::Param &q : d.params)
       if (q.name == key) p = &q;
     if (!p) {
-      diags_.error(d.loc, "kernel '" + name + "' has no parameter named '" + key + "' to define");
+      diags_.error(d.loc, "kernel " + quoted(name) + " has no parameter named " + quoted(key) + " to define");
       ok = false;
     } else if (!p->isConst) {
-      diags_.error(p->loc, "parameter '" + key + "' is not const, so it cannot be defined");
+      diags_.error(p->loc, "parameter " + quoted(key) + " is not const, so it cannot be defined");
       ok = false;
     }
   }
@@ -193,7 +196,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
     if (def != defines.end()) {
       v = parseDefine(def->second, kind);
       if (!v) {
-        diags_.error(p.loc, "invalid value '" + def->second + "' for const parameter '" + p.name + "' of type " +
+        diags_.error(p.loc, "invalid value " + quoted(def->second) + " for const parameter " + quoted(p.name) + " of type " +
                                 (kind == ir::ScalarKind::I1 ? std::string("bool") : ir::scalarName(kind)));
         ok = false;
         continue;
@@ -206,7 +209,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
         continue;
       }
     } else {
-      diags_.error(p.loc, "const parameter '" + p.name + "' has no default value and none was defined");
+      diags_.error(p.loc, "const parameter " + quoted(p.name) + " has no default value and none was defined");
       ok = false;
       continue;
     }

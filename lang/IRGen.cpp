@@ -3,6 +3,8 @@
 // Built-in calls live in Builtins.cpp.
 #include "lang/IRGen.h"
 
+#include <algorithm>
+
 namespace tk::lang {
 
 using ir::OpKind;
@@ -138,7 +140,8 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
 }
 
 std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string &param, ScalarKind kind,
-                                           const std::vector<ConstBinding> &consts) {
+                                           const std::vector<ConstBinding> &consts,
+                                           const std::vector<std::string> &runtimeParams) {
   // Evaluate into a scratch function; a constant expression emits nothing
   // that is kept.
   ir::Function scratch;
@@ -146,19 +149,22 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
   builder_ = std::make_unique<ir::Builder>(&scratch.body);
   env_.clear();
   for (const ConstBinding &c : consts) env_[c.name] = constant(c.value, c.kind, false);
+  runtimeNames_ = runtimeParams;
+  constParam_ = param;
   int errorsBefore = diags_.errorCount();
   TV v = genValue(e);
   builder_.reset();
   fn_ = nullptr;
+  runtimeNames_.clear();
   if (diags_.errorCount() != errorsBefore || !v.ok()) return std::nullopt;
   if (!v.cst || v.type.isTile()) {
-    error(e.loc, "the default value of const parameter '" + param + "' is not a compile-time constant");
+    error(e.loc, "the default value of const parameter " + quoted(param) + " is not a compile-time constant");
     return std::nullopt;
   }
   bool fromBool = v.type.isBool(), toBool = kind == ScalarKind::I1;
   bool fromFloat = v.type.isFloat();
   if (fromBool != toBool || (fromFloat && !ir::isFloat(kind))) {
-    error(e.loc, "the default value of const parameter '" + param + "' has type " + typeName(v) + ", not " +
+    error(e.loc, "the default value of const parameter " + quoted(param) + " has type " + typeName(v) + ", not " +
                      (toBool ? std::string("bool") : ir::scalarName(kind)));
     return std::nullopt;
   }
@@ -222,7 +228,7 @@ TV IRGen::genValue(const ast::Expr &e) {
     return invalid();
   }
   if (v.k == TV::K::Void) {
-    error(e.loc, "'" + e.text + "' does not produce a value");
+    error(e.loc, quoted(e.text) + " does not produce a value");
     return invalid();
   }
   return v;
@@ -275,7 +281,12 @@ TV IRGen::genExpr(const ast::Expr &e) {
 TV IRGen::genName(const ast::Expr &e) {
   auto it = env_.find(e.text);
   if (it != env_.end()) return it->second;
-  error(e.loc, "unknown name '" + e.text + "'");
+  bool runtime = std::find(runtimeNames_.begin(), runtimeNames_.end(), e.text) != runtimeNames_.end();
+  if (runtime)
+    error(e.loc, "the default value of const parameter " + quoted(constParam_) + " cannot use the run-time parameter " +
+                     quoted(e.text));
+  else
+    error(e.loc, "unknown name " + quoted(e.text));
   env_[e.text] = invalid();  // report each unknown name once
   return invalid();
 }

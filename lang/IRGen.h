@@ -49,7 +49,8 @@ class IRGen {
   // Reports an error and returns nullopt unless it is a compile-time
   // constant convertible to `kind`.
   std::optional<ConstValue> evalConst(const ast::Expr &e, const std::string &param, ir::ScalarKind kind,
-                                      const std::vector<ConstBinding> &consts);
+                                      const std::vector<ConstBinding> &consts,
+                                      const std::vector<std::string> &runtimeParams = {});
 
   // The scalar kind a written type names; nullopt for unknown names.
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
@@ -102,6 +103,10 @@ class IRGen {
   ir::Function *fn_ = nullptr;
   std::unique_ptr<ir::Builder> builder_;
   std::unordered_map<std::string, TV> env_;
+  // While evaluating a const default: the kernel's other parameters, which
+  // are known only at run time.
+  std::vector<std::string> runtimeNames_;
+  std::string constParam_;
 };
 
 }  // namespace tk::lang

@@ -157,7 +157,9 @@ std::string constText(ConstValue v, ScalarKind k) {
   if (k == ScalarKind::I1) return v.i ? "true" : "false";
   if (!ir::isFloat(k)) return std::to_string(v.i);
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v.asDouble());
+  // f32 values print in their shortest f32 spelling (1e-05, not 9.99...e-06).
+  auto r = k == ScalarKind::F32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v.asDouble()))
+                                : std::to_chars(buf, buf + sizeof buf, v.asDouble());
   std::string s(buf, r.ptr);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;

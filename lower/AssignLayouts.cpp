@@ -52,7 +52,12 @@ class LayoutAssigner {
         continue;
       }
       int dim = axis_.contiguousDim(ptrs);
-      int vec = axis_.vectorWidth(ptrs, dim);
+      // Like Triton's coalescing: no wider per thread than needed to give
+      // every thread of the block an element, so small tiles are spread over
+      // all threads instead of replicated.
+      int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
+      int vec = static_cast<int>(std::min<int64_t>(axis_.vectorWidth(ptrs, dim),
+                                                   std::max<int64_t>(1, t.numElements() / threads)));
       std::vector<int> order{dim};
       for (int d = t.rank() - 1; d >= 0; --d)
         if (d != dim) order.push_back(d);

@@ -13,7 +13,7 @@ namespace tk::parser {
 enum class Tok {
   End, Ident, Int, Float, String, TypeName,
   KwKernel, KwFn, KwImport, KwLet, KwVar, KwConst, KwFor, KwIn, KwIf, KwElse, KwReturn,
-  KwAs, KwTrue, KwFalse, KwNone,
+  KwAs, KwTrue, KwFalse, KwNone, KwAlign,
   LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Colon, Semi, Arrow,
   Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
   Plus, Minus, Star, Slash, Percent, Shl, Shr, Lt, Le, Gt, Ge, EqEq, Ne,
@@ -37,6 +37,7 @@ constexpr int kMaxNesting = 256;
 struct LexResult {
   std::vector<Token> tokens;  // always ends with an End token
   bool stopped = false;       // lexing gave up early (nesting or error limit)
+  std::vector<int> errorLines;  // lines with a lexical error
 };
 
 // Lexes `text` (which may hold any bytes); errors go to `diags`.

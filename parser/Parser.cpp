@@ -68,10 +68,10 @@ StmtPtr ParseContext::finish(StmtPtr s) {
 }
 
 std::unique_ptr<Module> parse(const std::vector<Token> &tokens, const std::string &file,
-                              lang::DiagnosticEngine &diags) {
+                              lang::DiagnosticEngine &diags, const std::vector<int> &quietLines) {
   auto m = std::make_unique<Module>();
   m->file = file;
-  ParseContext ctx(tokens, diags, *m);
+  ParseContext ctx(tokens, diags, *m, quietLines);
   yy::Parser parser(ctx);
   parser.parse();
   return m;

@@ -14,15 +14,24 @@
 namespace tk::parser {
 
 // Parses `tokens` (ending with End) of `file`.
+// Syntax errors on `quietLines` (lines with a lexical error) are not
+// reported: they are nearly always caused by that error.
 std::unique_ptr<lang::ast::Module> parse(const std::vector<Token> &tokens, const std::string &file,
-                                         lang::DiagnosticEngine &diags);
+                                         lang::DiagnosticEngine &diags, const std::vector<int> &quietLines = {});
+
+// Bison's location: line and column only, to keep the parser stack small;
+// actions turn it into an ir::Location with ParseContext::loc.
+struct SrcPos {
+  int line = 0, col = 0;
+};
 
 // The state the grammar's actions share: the token stream, the diagnostics,
 // and the node factory that caps tree depth at ast::kMaxDepth.
 class ParseContext {
  public:
-  ParseContext(const std::vector<Token> &tokens, lang::DiagnosticEngine &diags, lang::ast::Module &m)
-      : tokens_(tokens), diags_(diags), module_(m) {}
+  ParseContext(const std::vector<Token> &tokens, lang::DiagnosticEngine &diags, lang::ast::Module &m,
+               const std::vector<int> &quietLines)
+      : tokens_(tokens), diags_(diags), module_(m), quietLines_(quietLines) {}
 
   const Token &next() {
     const Token &t = tokens_[pos_];
@@ -31,6 +40,12 @@ class ParseContext {
   }
   const Token &last() const { return tokens_[pos_ == 0 ? 0 : pos_ - 1]; }
   lang::DiagnosticEngine &diags() { return diags_; }
+  bool suppressed(int line) const {
+    for (int l : quietLines_)
+      if (l == line) return true;
+    return false;
+  }
+  ir::Location loc(const SrcPos &p) const { return ir::Location{module_.file, p.line, p.col}; }
   lang::ast::Module &module() { return module_; }
 
   using ExprPtr = lang::ast::ExprPtr;
@@ -50,6 +65,7 @@ class ParseContext {
   size_t pos_ = 0;
   lang::DiagnosticEngine &diags_;
   lang::ast::Module &module_;
+  const std::vector<int> &quietLines_;
   bool reportedDepth_ = false;
 };
 

@@ -6,7 +6,7 @@
 %define api.parser.class {Parser}
 %define api.value.type variant
 %define api.token.constructor
-%define api.location.type {tk::ir::Location}
+%define api.location.type {tk::parser::SrcPos}
 %define parse.error custom
 %define parse.lac full
 %locations
@@ -34,7 +34,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %token <int64_t> INT "integer literal"
 %token <double> FLOAT "floating-point literal"
 %token KERNEL "'kernel'" FN "'fn'" IMPORT "'import'" LET "'let'" VAR "'var'" CONST "'const'"
-%token FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" RETURN "'return'" AS "'as'"
+%token ALIGN "'align'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" RETURN "'return'" AS "'as'"
 %token TRUE "'true'" FALSE "'false'" NONE "'None'"
 %token LPAREN "'('" RPAREN "')'" LBRACKET "'['" RBRACKET "']'" LBRACE "'{'" RBRACE "'}'"
 %token COMMA "','" COLON "':'" SEMI "';'" ARROW "'->'"
@@ -78,23 +78,23 @@ module:
 
 decl:
   IMPORT STRING SEMI {
-    Decl d{DeclKind::Import, @1, $2, {}, false, {}, {}};
+    Decl d{DeclKind::Import, ctx.loc(@1), $2, {}, false, {}, {}};
     ctx.module().decls.push_back(std::move(d));
   }
 | KERNEL IDENT LPAREN params_opt RPAREN block {
-    Decl d{DeclKind::Kernel, @2, $2, std::move($4), false, {}, std::move($6)};
+    Decl d{DeclKind::Kernel, ctx.loc(@2), $2, std::move($4), false, {}, std::move($6)};
     ctx.module().decls.push_back(std::move(d));
   }
 | FN IDENT LPAREN params_opt RPAREN ARROW type block {
-    Decl d{DeclKind::Fn, @2, $2, std::move($4), true, $7, std::move($8)};
+    Decl d{DeclKind::Fn, ctx.loc(@2), $2, std::move($4), true, $7, std::move($8)};
     ctx.module().decls.push_back(std::move(d));
   }
 | FN IDENT LPAREN params_opt RPAREN block {
-    Decl d{DeclKind::Fn, @2, $2, std::move($4), false, {}, std::move($6)};
+    Decl d{DeclKind::Fn, ctx.loc(@2), $2, std::move($4), false, {}, std::move($6)};
     ctx.module().decls.push_back(std::move(d));
   }
-| error RBRACE
-| error SEMI
+| error RBRACE { yyerrok; }
+| error SEMI { yyerrok; }
 ;
 
 params_opt:
@@ -110,20 +110,17 @@ params:
 
 param:
   IDENT COLON type align_opt default_opt {
-    $$.name = $1; $$.type = $3; $$.align = $4; $$.alignLoc = @4; $$.defaultValue = std::move($5); $$.loc = @1;
+    $$.name = $1; $$.type = $3; $$.align = $4; $$.alignLoc = ctx.loc(@4); $$.defaultValue = std::move($5); $$.loc = ctx.loc(@1);
   }
 | CONST IDENT COLON type default_opt {
-    $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = @2;
+    $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = ctx.loc(@2);
   }
 ;
 
-// `align(N)` after a pointer type; `align` is not a keyword.
+// `align(N)` after a pointer type.
 align_opt:
   %empty { $$ = 0; }
-| IDENT LPAREN INT RPAREN {
-    if ($1 != "align") ctx.diags().error(@1, "expected 'align(N)', '=' or ',' after the parameter type, found '" + $1 + "'");
-    $$ = $3 > 0 ? $3 : -1;
-  }
+| ALIGN LPAREN INT RPAREN { $$ = $3 > 0 ? $3 : -1; }
 ;
 
 default_opt:
@@ -132,8 +129,8 @@ default_opt:
 ;
 
 type:
-  TYPENAME { $$.name = $1; $$.loc = @1; }
-| STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = @1; }
+  TYPENAME { $$.name = $1; $$.loc = ctx.loc(@1); }
+| STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = ctx.loc(@1); }
 ;
 
 block:
@@ -147,15 +144,15 @@ stmts:
 
 stmt:
   LET IDENT ASSIGN expr SEMI {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = @1; $$->name = $2;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$ = ctx.finish(std::move($$));
   }
 | VAR IDENT ASSIGN expr SEMI {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = @1; $$->name = $2;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$ = ctx.finish(std::move($$));
   }
 | expr assign_op expr SEMI {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Assign; $$->loc = @2; $$->name = $2;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Assign; $$->loc = ctx.loc(@2); $$->name = $2;
     $$->target = std::move($1); $$->value = std::move($3); $$ = ctx.finish(std::move($$));
   }
 | expr SEMI {
@@ -163,22 +160,22 @@ stmt:
     $$->value = std::move($1); $$ = ctx.finish(std::move($$));
   }
 | FOR IDENT IN expr block {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::For; $$->loc = @1; $$->name = $2;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::For; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$->body = std::move($5); $$ = ctx.finish(std::move($$));
   }
 | if_stmt { $$ = std::move($1); }
 | RETURN SEMI {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = @1;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = ctx.loc(@1);
   }
 | RETURN expr SEMI {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = @1;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = ctx.loc(@1);
     $$->value = std::move($2); $$ = ctx.finish(std::move($$));
   }
 | block {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Block; $$->loc = @1;
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Block; $$->loc = ctx.loc(@1);
     $$->body = std::move($1); $$ = ctx.finish(std::move($$));
   }
-| error SEMI { $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Error; $$->loc = @1; }
+| error SEMI { yyerrok; $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Error; $$->loc = ctx.loc(@1); }
 ;
 
 assign_op:
@@ -191,7 +188,7 @@ assign_op:
 
 if_stmt:
   IF expr block else_part {
-    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::If; $$->loc = @1; $$->value = std::move($2);
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::If; $$->loc = ctx.loc(@1); $$->value = std::move($2);
     $$->body = std::move($3);
     $$->hasElse = $4.present;
     $$->elseBody = std::move($4.body);
@@ -207,37 +204,37 @@ else_part:
 
 expr:
   postfix { $$ = std::move($1); }
-| MINUS expr %prec UNARY { $$ = ctx.unary("-", std::move($2), @1); }
-| BANG expr %prec UNARY { $$ = ctx.unary("!", std::move($2), @1); }
-| TILDE expr %prec UNARY { $$ = ctx.unary("~", std::move($2), @1); }
+| MINUS expr %prec UNARY { $$ = ctx.unary("-", std::move($2), ctx.loc(@1)); }
+| BANG expr %prec UNARY { $$ = ctx.unary("!", std::move($2), ctx.loc(@1)); }
+| TILDE expr %prec UNARY { $$ = ctx.unary("~", std::move($2), ctx.loc(@1)); }
 | expr AS type {
-    $$ = ctx.leaf(ExprKind::Cast, @2); $$->type = $3; $$->args.push_back(std::move($1));
+    $$ = ctx.leaf(ExprKind::Cast, ctx.loc(@2)); $$->type = $3; $$->args.push_back(std::move($1));
     $$ = ctx.finish(std::move($$));
   }
-| expr STAR expr { $$ = ctx.binary("*", std::move($1), std::move($3), @2); }
-| expr SLASH expr { $$ = ctx.binary("/", std::move($1), std::move($3), @2); }
-| expr PERCENT expr { $$ = ctx.binary("%", std::move($1), std::move($3), @2); }
-| expr PLUS expr { $$ = ctx.binary("+", std::move($1), std::move($3), @2); }
-| expr MINUS expr { $$ = ctx.binary("-", std::move($1), std::move($3), @2); }
-| expr SHL expr { $$ = ctx.binary("<<", std::move($1), std::move($3), @2); }
-| expr SHR expr { $$ = ctx.binary(">>", std::move($1), std::move($3), @2); }
-| expr LT expr { $$ = ctx.binary("<", std::move($1), std::move($3), @2); }
-| expr LE expr { $$ = ctx.binary("<=", std::move($1), std::move($3), @2); }
-| expr GT expr { $$ = ctx.binary(">", std::move($1), std::move($3), @2); }
-| expr GE expr { $$ = ctx.binary(">=", std::move($1), std::move($3), @2); }
-| expr EQEQ expr { $$ = ctx.binary("==", std::move($1), std::move($3), @2); }
-| expr NE expr { $$ = ctx.binary("!=", std::move($1), std::move($3), @2); }
-| expr AMP expr { $$ = ctx.binary("&", std::move($1), std::move($3), @2); }
-| expr CARET expr { $$ = ctx.binary("^", std::move($1), std::move($3), @2); }
-| expr PIPE expr { $$ = ctx.binary("|", std::move($1), std::move($3), @2); }
-| expr ANDAND expr { $$ = ctx.binary("&&", std::move($1), std::move($3), @2); }
-| expr OROR expr { $$ = ctx.binary("||", std::move($1), std::move($3), @2); }
+| expr STAR expr { $$ = ctx.binary("*", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr SLASH expr { $$ = ctx.binary("/", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr PERCENT expr { $$ = ctx.binary("%", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr PLUS expr { $$ = ctx.binary("+", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr MINUS expr { $$ = ctx.binary("-", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr SHL expr { $$ = ctx.binary("<<", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr SHR expr { $$ = ctx.binary(">>", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr LT expr { $$ = ctx.binary("<", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr LE expr { $$ = ctx.binary("<=", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr GT expr { $$ = ctx.binary(">", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr GE expr { $$ = ctx.binary(">=", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr EQEQ expr { $$ = ctx.binary("==", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr NE expr { $$ = ctx.binary("!=", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr AMP expr { $$ = ctx.binary("&", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr CARET expr { $$ = ctx.binary("^", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr PIPE expr { $$ = ctx.binary("|", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr ANDAND expr { $$ = ctx.binary("&&", std::move($1), std::move($3), ctx.loc(@2)); }
+| expr OROR expr { $$ = ctx.binary("||", std::move($1), std::move($3), ctx.loc(@2)); }
 ;
 
 postfix:
   primary { $$ = std::move($1); }
 | postfix LBRACKET index_list RBRACKET {
-    $$ = ctx.leaf(ExprKind::Index, @2); $$->args.push_back(std::move($1));
+    $$ = ctx.leaf(ExprKind::Index, ctx.loc(@2)); $$->args.push_back(std::move($1));
     for (auto &i : $3) $$->args.push_back(std::move(i));
     $$ = ctx.finish(std::move($$));
   }
@@ -249,22 +246,22 @@ index_list:
 ;
 
 index:
-  COLON { $$ = ctx.leaf(ExprKind::Slice, @1, ":"); }
+  COLON { $$ = ctx.leaf(ExprKind::Slice, ctx.loc(@1), ":"); }
 | expr { $$ = std::move($1); }
 ;
 
 primary:
-  INT { $$ = ctx.leaf(ExprKind::Int, @1); $$->intValue = $1; }
-| FLOAT { $$ = ctx.leaf(ExprKind::Float, @1); $$->floatValue = $1; }
-| TRUE { $$ = ctx.leaf(ExprKind::Bool, @1, "true"); $$->intValue = 1; }
-| FALSE { $$ = ctx.leaf(ExprKind::Bool, @1, "false"); }
-| STRING { $$ = ctx.leaf(ExprKind::String, @1, $1); }
-| NONE { $$ = ctx.leaf(ExprKind::None, @1, "None"); }
-| IDENT { $$ = ctx.leaf(ExprKind::Name, @1, $1); }
-| TYPENAME { $$ = ctx.leaf(ExprKind::Type, @1, $1); $$->type.name = $1; $$->type.loc = @1; }
+  INT { $$ = ctx.leaf(ExprKind::Int, ctx.loc(@1)); $$->intValue = $1; }
+| FLOAT { $$ = ctx.leaf(ExprKind::Float, ctx.loc(@1)); $$->floatValue = $1; }
+| TRUE { $$ = ctx.leaf(ExprKind::Bool, ctx.loc(@1), "true"); $$->intValue = 1; }
+| FALSE { $$ = ctx.leaf(ExprKind::Bool, ctx.loc(@1), "false"); }
+| STRING { $$ = ctx.leaf(ExprKind::String, ctx.loc(@1), $1); }
+| NONE { $$ = ctx.leaf(ExprKind::None, ctx.loc(@1), "None"); }
+| IDENT { $$ = ctx.leaf(ExprKind::Name, ctx.loc(@1), $1); }
+| TYPENAME { $$ = ctx.leaf(ExprKind::Type, ctx.loc(@1), $1); $$->type.name = $1; $$->type.loc = ctx.loc(@1); }
 | LPAREN expr RPAREN { $$ = std::move($2); }
 | LBRACKET expr_list_opt RBRACKET {
-    $$ = ctx.leaf(ExprKind::List, @1); $$->args = std::move($2); $$ = ctx.finish(std::move($$));
+    $$ = ctx.leaf(ExprKind::List, ctx.loc(@1)); $$->args = std::move($2); $$ = ctx.finish(std::move($$));
   }
 | call { $$ = std::move($1); }
 ;
@@ -282,7 +279,7 @@ expr_list:
 
 call:
   IDENT LPAREN args_opt RPAREN {
-    $$ = ctx.leaf(ExprKind::Call, @1, $1); $$->args = std::move($3.args); $$->argNames = std::move($3.names);
+    $$ = ctx.leaf(ExprKind::Call, ctx.loc(@1), $1); $$->args = std::move($3.args); $$->argNames = std::move($3.names);
     $$ = ctx.finish(std::move($$));
   }
 ;
@@ -310,7 +307,7 @@ namespace tk::parser::yy {
 
 Parser::symbol_type yylex(ParseContext &ctx) {
   const Token &t = ctx.next();
-  const ir::Location &l = t.loc;
+  SrcPos l{t.loc.line, t.loc.col};
   switch (t.kind) {
     case Tok::End: return Parser::make_END(l);
     case Tok::Ident: return Parser::make_IDENT(t.text, l);
@@ -324,6 +321,7 @@ Parser::symbol_type yylex(ParseContext &ctx) {
     case Tok::KwLet: return Parser::make_LET(l);
     case Tok::KwVar: return Parser::make_VAR(l);
     case Tok::KwConst: return Parser::make_CONST(l);
+    case Tok::KwAlign: return Parser::make_ALIGN(l);
     case Tok::KwFor: return Parser::make_FOR(l);
     case Tok::KwIn: return Parser::make_IN(l);
     case Tok::KwIf: return Parser::make_IF(l);
@@ -372,8 +370,11 @@ Parser::symbol_type yylex(ParseContext &ctx) {
   return Parser::make_END(l);
 }
 
-// "unexpected identifier 'foo', expected ';' or ')'"
+// "unexpected identifier 'foo', expected ';' or ')'". The tokens that can
+// start an expression, and the binary operators, are summed up as "an
+// expression" and "an operator" so the list stays short.
 void Parser::report_syntax_error(const context &yyctx) const {
+  if (ctx.suppressed(yyctx.location().line)) return;
   std::string msg = "unexpected ";
   symbol_kind_type got = yyctx.token();
   const Token &t = ctx.last();
@@ -384,18 +385,39 @@ void Parser::report_syntax_error(const context &yyctx) const {
     if (t.kind == Tok::Ident || t.kind == Tok::Int || t.kind == Tok::Float || t.kind == Tok::TypeName)
       msg += " '" + (t.text.size() > 40 ? t.text.substr(0, 40) + "..." : t.text) + "'";
   }
-  symbol_kind_type expected[6];
-  int n = yyctx.expected_tokens(expected, 6);
-  if (n > 0 && n <= 5) {
+  symbol_kind_type expected[YYNTOKENS];
+  int n = yyctx.expected_tokens(expected, YYNTOKENS);
+  std::vector<std::string> names;
+  bool op = false, expr = false;
+  for (int i = 0; i < n; ++i) expr |= expected[i] == symbol_kind::S_INT;
+  auto startsExpr = [](symbol_kind_type k) {
+    switch (k) {
+      case symbol_kind::S_IDENT: case symbol_kind::S_TYPENAME: case symbol_kind::S_STRING:
+      case symbol_kind::S_INT: case symbol_kind::S_FLOAT: case symbol_kind::S_TRUE:
+      case symbol_kind::S_FALSE: case symbol_kind::S_NONE: case symbol_kind::S_LPAREN:
+      case symbol_kind::S_LBRACKET: case symbol_kind::S_MINUS: case symbol_kind::S_BANG:
+      case symbol_kind::S_TILDE: return true;
+      default: return false;
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    if (expr && startsExpr(expected[i])) continue;
+    if (expected[i] >= symbol_kind::S_PLUS && expected[i] <= symbol_kind::S_OROR) op = true;
+    else if (expected[i] == symbol_kind::S_AS || expected[i] == symbol_kind::S_LBRACKET) op = true;
+    else names.push_back(symbol_name(expected[i]));
+  }
+  if (expr) names.push_back("an expression");
+  if (op) names.push_back("an operator");
+  if (!names.empty() && names.size() <= 6) {
     msg += ", expected ";
-    for (int i = 0; i < n; ++i) {
-      if (i) msg += i + 1 == n ? " or " : ", ";
-      msg += symbol_name(expected[i]);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i) msg += i + 1 == names.size() ? " or " : ", ";
+      msg += names[i];
     }
   }
-  ctx.diags().error(yyctx.location(), msg);
+  ctx.diags().error(ctx.loc(yyctx.location()), msg);
 }
 
-void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(loc, msg); }
+void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(ctx.loc(loc), msg); }
 
 }  // namespace tk::parser::yy

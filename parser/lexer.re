@@ -17,7 +17,7 @@ const char *tokName(Tok t) {
   static const char *const names[] = {
       "END", "IDENT", "INT", "FLOAT", "STRING", "TYPE",
       "KW_KERNEL", "KW_FN", "KW_IMPORT", "KW_LET", "KW_VAR", "KW_CONST", "KW_FOR", "KW_IN", "KW_IF",
-      "KW_ELSE", "KW_RETURN", "KW_AS", "KW_TRUE", "KW_FALSE", "KW_NONE",
+      "KW_ELSE", "KW_RETURN", "KW_AS", "KW_TRUE", "KW_FALSE", "KW_NONE", "KW_ALIGN",
       "LPAREN", "RPAREN", "LBRACKET", "RBRACKET", "LBRACE", "RBRACE", "COMMA", "COLON", "SEMI", "ARROW",
       "ASSIGN", "PLUS_ASSIGN", "MINUS_ASSIGN", "STAR_ASSIGN", "SLASH_ASSIGN",
       "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "SHL", "SHR", "LT", "LE", "GT", "GE", "EQEQ", "NE",
@@ -32,7 +32,7 @@ Tok keywordOrIdent(const std::string &s) {
       {"kernel", Tok::KwKernel}, {"fn", Tok::KwFn}, {"import", Tok::KwImport}, {"let", Tok::KwLet},
       {"var", Tok::KwVar}, {"const", Tok::KwConst}, {"for", Tok::KwFor}, {"in", Tok::KwIn},
       {"if", Tok::KwIf}, {"else", Tok::KwElse}, {"return", Tok::KwReturn}, {"as", Tok::KwAs},
-      {"true", Tok::KwTrue}, {"false", Tok::KwFalse}, {"None", Tok::KwNone},
+      {"align", Tok::KwAlign}, {"true", Tok::KwTrue}, {"false", Tok::KwFalse}, {"None", Tok::KwNone},
       {"bool", Tok::TypeName}, {"i8", Tok::TypeName}, {"i16", Tok::TypeName}, {"i32", Tok::TypeName},
       {"i64", Tok::TypeName}, {"f16", Tok::TypeName}, {"bf16", Tok::TypeName}, {"f32", Tok::TypeName},
       {"f64", Tok::TypeName}};
@@ -54,7 +54,10 @@ class Lexer {
   ir::Location locAt(const unsigned char *p) const {
     return ir::Location{file_, line_, static_cast<int>(p - lineStart_) + 1};
   }
-  void error(const unsigned char *p, std::string msg) { diags_.error(locAt(p), std::move(msg)); }
+  void error(const unsigned char *p, std::string msg) {
+    diags_.error(locAt(p), std::move(msg));
+    out_.errorLines.push_back(line_);
+  }
   void newline(const unsigned char *after) { ++line_; lineStart_ = after; }
   void push(Tok kind, const unsigned char *start, const unsigned char *end) {
     Token t;
@@ -124,6 +127,7 @@ const unsigned char *Lexer::blockComment(const unsigned char *start) {
   }
   // Report at the opening, which may be on an earlier line.
   diags_.error(startLoc_, "unterminated block comment");
+  out_.errorLines.push_back(startLoc_.line);
   return end_;
 }
 

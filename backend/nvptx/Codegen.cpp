@@ -18,6 +18,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -164,7 +165,7 @@ static void optimize(Module &m, TargetMachine &tm, int opt) {
   mpm.run(m, mam);
 }
 
-std::string emitPtx(Module &m, const CodegenOptions &o) {
+std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   checkArch(o.arch);
   if (o.optLevel < 0 || o.optLevel > 3)
     throw std::invalid_argument("optLevel " + std::to_string(o.optLevel) + " is not in 0..3");
@@ -179,9 +180,16 @@ std::string emitPtx(Module &m, const CodegenOptions &o) {
   std::string verifyLog;
   raw_string_ostream vos(verifyLog);
   if (verifyModule(m, &vos)) throw std::runtime_error("invalid LLVM IR given to the NVPTX backend:\n" + verifyLog);
+  using clock = std::chrono::steady_clock;
+  auto ms = [](clock::time_point a, clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto t0 = clock::now();
   if (callsLibdevice(m)) linkLibdevice(m, o.toolkit);
+  auto t1 = clock::now();
   optimize(m, *tm, o.optLevel);
   diags.throwIfAny("optimization");
+  auto t2 = clock::now();
 
   SmallString<0> ptx;
   raw_svector_ostream os(ptx);
@@ -190,6 +198,7 @@ std::string emitPtx(Module &m, const CodegenOptions &o) {
     throw std::runtime_error("the NVPTX target cannot emit PTX");
   pm.run(m);
   diags.throwIfAny("code generation");
+  if (times) *times = {ms(t0, t1), ms(t1, t2), ms(t2, clock::now())};
   return std::string(ptx.str());
 }
 

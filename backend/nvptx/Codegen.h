@@ -30,10 +30,17 @@ const std::vector<std::string> &validArches();
 // Throws std::invalid_argument naming the valid ones when `arch` is not one.
 void checkArch(const std::string &arch);
 
+// Wall time of emitPtx's phases, for `tkc --time` and benchmarks.
+struct CodegenTimes {
+  double linkMs = 0;      // libdevice parse + link (0 when not needed)
+  double optimizeMs = 0;  // the O3 (or optLevel) pipeline
+  double codegenMs = 0;   // NVPTX instruction selection to PTX text
+};
+
 // Optimises `m` in place (links libdevice when it calls __nv_* functions) and
 // returns its PTX. Throws std::invalid_argument for a bad arch or optLevel,
 // std::runtime_error when libdevice is needed but cannot be loaded or the
 // module fails to verify or to compile.
-std::string emitPtx(llvm::Module &m, const CodegenOptions &o);
+std::string emitPtx(llvm::Module &m, const CodegenOptions &o, CodegenTimes *times = nullptr);
 
 }  // namespace tk::nvptx

@@ -50,6 +50,12 @@ void AccessGrouper::record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t
     --w.size;
     ++w.base;
   }
+  // A long loop without barriers lets lane 0 run far ahead of lane 31 and the
+  // ring grow to the trip count; give that memory back once the warp caught up.
+  if (w.size == 0 && w.ring.size() > kKeepGroups) {
+    w.ring = std::vector<Group>();
+    w.head = 0;
+  }
 }
 
 void AccessGrouper::count(uint32_t siteId, Group &g, Counters &c) {

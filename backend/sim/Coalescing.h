@@ -35,6 +35,7 @@ class AccessGrouper {
     Lane lane[32];
   };
   static constexpr uint32_t kDone = ~0u;
+  static constexpr size_t kKeepGroups = 64;  // ring capacity kept for reuse
   // Groups of one (warp, site) with consecutive k, kept in a ring.
   struct Window {
     uint32_t base = 0;  // k of ring[head]

@@ -3,6 +3,7 @@
 // finish or meet at a collective (barrier, warp shuffle).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "backend/sim/Runtime.h"
@@ -34,9 +35,11 @@ namespace {
 // A GPU thread's whole life on its fiber.
 void fiberMain(ctx::transfer_t in) {
   auto *t = static_cast<ThreadCtx *>(in.data);
+  asanFinishSwitch(nullptr, &t->schedStackBottom, &t->schedStackSize);
   t->sched = in.fctx;
   t->block->launch->kernel->entry(t->block->launch->args);
   t->wait = Wait::Done;
+  asanStartSwitch(nullptr, t->schedStackBottom, t->schedStackSize);  // this fiber's stack is done
   ctx::jump_fcontext(t->sched, t);  // never resumed
 }
 
@@ -115,7 +118,10 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     for (uint32_t i : w.runq) {
       ThreadCtx &t = w.threads[i];
       tlsThread = &t;
+      void *fakeStack = nullptr;
+      asanStartSwitch(&fakeStack, w.stacks.stackBottom(i), w.stacks.stackBytes());
       ctx::transfer_t back = ctx::jump_fcontext(t.ctx, &t);
+      asanFinishSwitch(fakeStack, nullptr, nullptr);
       t.ctx = back.fctx;
       tlsThread = nullptr;
       switch (t.wait) {
@@ -181,13 +187,11 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   size_t sites = l.program->sites.sites.size();
   w.stacks.reserve(n);
   if (w.threads.size() < n) w.threads.resize(n);
-  for (uint32_t i = 0; i < n; ++i) w.threads[i].occurrences = nullptr;
   w.occurrences.assign(size_t(n) * std::max<size_t>(sites, 1), 0);
   for (uint32_t i = 0; i < n; ++i) w.threads[i].occurrences = w.occurrences.data() + size_t(i) * sites;
   w.grouper.reset(l.program->sites, n);
-  // Keep the shared buffer non-empty so the shared base is a real address.
-  w.shared.resize(std::max<size_t>(l.cfg.sharedBytes, 16));
-  w.scratch.assign(std::max<size_t>(l.program->sites.maxBytes(), 64), 0);
+  w.shared.reserve(l.cfg.sharedBytes);  // never empty: the shared base is a real address
+  w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
   w.memoryHint = 0;
   w.block.warps.assign((n + 31) / 32, WarpState{});
   w.counters = Counters{};

@@ -115,19 +115,38 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
 
   auto jtmb = orThrow(orc::JITTargetMachineBuilder::detectHost(), "host target");
   jtmb.setCodeGenOptLevel(CodeGenOptLevel::Default);
+  // x86's f32 -> bf16 instructions (AVX512-BF16, AVX-NE-CONVERT) flush
+  // subnormal inputs to zero; a GPU's cvt.rn.bf16.f32 does not. Without them
+  // the conversion is the runtime's __truncsfbf2, which rounds like the GPU.
+  if (jtmb.getTargetTriple().isX86()) {
+    jtmb.getFeatures().AddFeature("avx512bf16", false);
+    jtmb.getFeatures().AddFeature("avxneconvert", false);
+  }
   std::unique_ptr<TargetMachine> tm = orThrow(jtmb.createTargetMachine(), "target machine");
   m->setDataLayout(tm->createDataLayout());
   optimize(*m, *tm);
 
   impl.jit = orThrow(orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating the JIT");
+  // Link errors (an unresolved symbol) reach the session's reporter, not the
+  // failed lookup: keep them for the SimError instead of printing to stderr.
+  auto linkErrors = std::make_shared<std::string>();
+  impl.jit->getExecutionSession().setErrorReporter([linkErrors](Error e) {
+    *linkErrors += (linkErrors->empty() ? "" : "; ") + toString(std::move(e));
+  });
   orc::MangleAndInterner mangle(impl.jit->getExecutionSession(), impl.jit->getDataLayout());
   orc::SymbolMap symbols;
   for (auto &[name, addr] : runtimeSymbols())
     symbols[mangle(name)] = {orc::ExecutorAddr::fromPtr(addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
   orThrow(impl.jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols))), "runtime symbols");
   orThrow(impl.jit->addIRModule(orc::ThreadSafeModule(std::move(m), std::move(ctx))), "adding the module");
-  for (auto &[name, k] : impl.kernels)
-    k.entry = orThrow(impl.jit->lookup(entryName(name)), "compiling kernel " + name).toPtr<void (*)(void **)>();
+  for (auto &[name, k] : impl.kernels) {
+    auto sym = impl.jit->lookup(entryName(name));
+    if (!sym) {
+      std::string why = toString(sym.takeError());
+      throw SimError("sim: compiling kernel " + name + ": " + (linkErrors->empty() ? why : *linkErrors));
+    }
+    k.entry = sym->toPtr<void (*)(void **)>();
+  }
   return prog;
 }
 

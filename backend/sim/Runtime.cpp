@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/sim/InstrumentMemory.h"
@@ -23,8 +24,22 @@ void LaunchCtx::fail(std::string message) {
   failed.store(true, std::memory_order_release);
 }
 
+void AlignedBuffer::reserve(size_t bytes) {
+  if (bytes <= size_ && p_) return;
+  size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  auto *p = static_cast<char *>(std::aligned_alloc(kAlign, rounded));
+  if (!p) throw SimError("sim: out of memory for a " + std::to_string(bytes) + "-byte runtime buffer");
+  std::memset(p, 0, rounded);
+  p_.reset(p);
+  size_ = rounded;
+}
+
+void AlignedBuffer::Free::operator()(char *p) const { std::free(p); }
+
 void yieldToScheduler(ThreadCtx *t) {
+  asanStartSwitch(&t->asanFakeStack, t->schedStackBottom, t->schedStackSize);
   boost::context::detail::transfer_t back = boost::context::detail::jump_fcontext(t->sched, t);
+  asanFinishSwitch(t->asanFakeStack, &t->schedStackBottom, &t->schedStackSize);
   t->sched = back.fctx;
 }
 
@@ -64,7 +79,7 @@ ptrdiff_t containing(const std::vector<Memory::Range> &ranges, uintptr_t a) {
 }
 
 void *redirectToScratch(ThreadCtx *t, const Site &s) {
-  std::vector<char> &scratch = t->block->worker->scratch;
+  AlignedBuffer &scratch = t->block->worker->scratch;
   std::memset(scratch.data(), 0, s.bytes);
   return scratch.data();
 }

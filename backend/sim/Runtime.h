@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -45,6 +46,10 @@ struct ThreadCtx {
   Wait wait = Wait::None;
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
+  // For AddressSanitizer's fiber annotations (unused without ASan).
+  void *asanFakeStack = nullptr;
+  const void *schedStackBottom = nullptr;
+  size_t schedStackSize = 0;
 };
 
 struct WarpState {
@@ -64,14 +69,32 @@ struct BlockCtx {
   std::vector<WarpState> warps;
 };
 
+// A zero-initialised byte buffer aligned for any vector access the JIT'd code
+// may make through it (up to 64-byte AVX-512 vectors).
+class AlignedBuffer {
+ public:
+  static constexpr size_t kAlign = 256;
+  char *data() { return p_.get(); }
+  size_t size() const { return size_; }
+  // Makes room for at least `bytes` (contents are not kept).
+  void reserve(size_t bytes);
+
+ private:
+  struct Free {
+    void operator()(char *p) const;
+  };
+  std::unique_ptr<char, Free> p_;
+  size_t size_ = 0;
+};
+
 struct Simulator::Worker {
   StackPool stacks;
   std::vector<ThreadCtx> threads;
   std::vector<uint32_t> occurrences;  // [thread * numSites + site]
   std::vector<uint32_t> runq, next;
   AccessGrouper grouper;
-  std::vector<char> shared;   // the block's shared memory
-  std::vector<char> scratch;  // where bad accesses are redirected; zeroed per use
+  AlignedBuffer shared;   // the block's shared memory
+  AlignedBuffer scratch;  // where bad accesses are redirected; zeroed per use
   size_t memoryHint = 0;      // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch

@@ -60,6 +60,17 @@ std::optional<Const> constantOf(const Value *v) {
   return std::nullopt;
 }
 
+// Passes may run unverified (tk-opt --no-verify): leave alone any op whose
+// operands do not match Ops.def rather than read past them.
+bool wellFormed(const Op &op) {
+  const OpInfo &info = op.info();
+  int n = static_cast<int>(op.numOperands());
+  if (n < info.minOperands || (info.maxOperands >= 0 && n > info.maxOperands)) return false;
+  for (const Value *v : op.operands())
+    if (!v) return false;
+  return true;
+}
+
 bool isIntConst(const Value *v, int64_t c) {
   auto k = constantOf(v);
   return k && !k->isFloat && k->i == normalize(c, v->type().elem.scalar);
@@ -285,7 +296,8 @@ Rewrite simplify(const Op &op) {
     case OpKind::Neg:
     case OpKind::Not: {
       const Op *inner = operand(0)->definingOp();
-      if (inner && inner->kind() == op.kind() && inner->operand(0)->type() == rt) return Rewrite::existing(inner->operand(0));
+      if (inner && inner->kind() == op.kind() && wellFormed(*inner) && inner->operand(0)->type() == rt)
+        return Rewrite::existing(inner->operand(0));
       break;
     }
     case OpKind::Select:
@@ -300,7 +312,8 @@ Rewrite simplify(const Op &op) {
     case OpKind::ExpandDims: {
       // A shape op of a splat is a splat of the result's shape.
       const Op *inner = operand(0)->definingOp();
-      if (!op.is(OpKind::Cast) && inner && inner->is(OpKind::Splat)) return Rewrite::splat(inner->operand(0));
+      if (!op.is(OpKind::Cast) && inner && inner->is(OpKind::Splat) && wellFormed(*inner))
+        return Rewrite::splat(inner->operand(0));
       break;
     }
     default:
@@ -327,7 +340,7 @@ class Canonicalizer {
     for (auto it = block.ops().begin(); it != block.ops().end();) {
       Op &op = **it;
       for (auto &region : op.regions()) changed |= runBlock(*region);
-      if (!op.result() || !op.hasTrait(OpTrait::Pure) || !op.regions().empty()) {
+      if (!op.result() || !op.hasTrait(OpTrait::Pure) || !op.regions().empty() || !wellFormed(op)) {
         ++it;
         continue;
       }

@@ -9,6 +9,8 @@
 #include "ir/IR.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "ir/passes/Passes.h"
 
 namespace tk::ir {
 namespace {
@@ -119,6 +121,8 @@ TEST(IrText, FloatsAndStringsRoundTripExactly) {
   auto fn = std::make_unique<Function>();
   fn->name = "consts";
   fn->attrs["source"] = std::string("a \"quoted\"\\ name\nwith\ttabs \x01");
+  fn->attrs["not an identifier!"] = std::vector<int64_t>{1, -2, 3};
+  fn->attrs["empty"] = std::vector<int64_t>{};
   Builder b(&fn->body);
   Type f64 = Type::scalar(ScalarKind::F64);
   std::vector<double> values = {0.1, -0.0, 1e300, 5e-324, 1.0 / 3.0, 2.0, -1.5e-7,
@@ -133,6 +137,7 @@ TEST(IrText, FloatsAndStringsRoundTripExactly) {
   auto back = parseModule(text, "t.tir", error);
   ASSERT_TRUE(back) << error << "\n" << text;
   EXPECT_EQ(printModule(*back), text);
+  EXPECT_NE(text.find("{\"not an identifier!\" = [1, -2, 3], empty = [], source = "), std::string::npos) << text;
   EXPECT_EQ(std::get<std::string>(back->functions[0]->attrs.at("source")),
             std::get<std::string>(m.functions[0]->attrs.at("source")));
   auto ops = back->functions[0]->walk();
@@ -250,6 +255,13 @@ TEST(IrText, SurvivesTruncationAndGarbage) {
     if (m) {
       std::string again = printModule(*m, opts);
       EXPECT_EQ(roundTrip(again, opts), again);
+      // Whatever parses, valid or not, the verifier and the passes survive.
+      verifyModule(*m, error);
+      for (auto &fn : m->functions) {
+        canonicalize(*fn);
+        eliminateCommonSubexpressions(*fn);
+        eliminateDeadCode(*fn);
+      }
     } else {
       EXPECT_NE(error.find(": error: "), std::string::npos);
     }

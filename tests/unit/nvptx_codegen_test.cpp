@@ -255,13 +255,37 @@ TEST(NvptxCodegen, CompileLatency) {
     NvptxTarget t(o);
     Kernel k = elementwise(t, false, MathFn::Sin);
     auto start = clock::now();
-    std::string ptx = emitPtx(*k.m, o);
+    CodegenTimes times;
+    std::string ptx = emitPtx(*k.m, o, &times);
     double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     best = std::min(best, ms);
-    if (run == 0) std::printf("[latency] first emitPtx (libdevice read + link + O3 + codegen): %.1f ms\n", ms);
+    EXPECT_LE(times.linkMs + times.optimizeMs + times.codegenMs, ms + 0.01);
+    EXPECT_GT(times.linkMs, 0.0);
+    std::printf("[latency] emitPtx run %d: %.1f ms (link %.1f, O3 %.1f, codegen %.1f)\n", run, ms, times.linkMs,
+                times.optimizeMs, times.codegenMs);
   }
   std::printf("[latency] best of 5 emitPtx (link + O3 + codegen), sm_90, sin kernel: %.1f ms\n", best);
   EXPECT_LT(best, 1000.0) << "emitPtx of a small kernel should take tens of ms";
+}
+
+// Every optLevel resolves libdevice's __nvvm_reflect (NVVMReflect runs at O0 too).
+TEST(NvptxCodegen, EveryOptLevelWithLibdevice) {
+  if (!Toolkit::find().hasLibdevice()) GTEST_SKIP() << "libdevice not found";
+  for (int level = 0; level <= 3; ++level) {
+    CodegenOptions o = options("sm_80");
+    o.optLevel = level;
+    NvptxTarget t(o);
+    Kernel k = elementwise(t, false, MathFn::Tanh);
+    std::string ptx = emitPtx(*k.m, o);
+    EXPECT_FALSE(contains(ptx, "__nvvm_reflect")) << "O" << level << "\n" << ptx;
+    EXPECT_FALSE(contains(ptx, ".extern .func")) << "O" << level;
+    assembles(ptx, "sm_80");
+  }
+  CodegenOptions bad = options("sm_80");
+  bad.optLevel = 4;
+  NvptxTarget t(bad);
+  Kernel k = elementwise(t, false, std::nullopt);
+  EXPECT_THROW(emitPtx(*k.m, bad), std::invalid_argument);
 }
 
 TEST(NvptxErrors, UnknownArch) {

@@ -3,6 +3,9 @@
 // collective some threads never reach must give instead of hanging.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "tests/unit/sim_KernelBuilder.h"
 
 namespace tk::sim::test {
@@ -87,6 +90,24 @@ TEST(SimBarrier, BarriersInALoopCountOncePerInstance) {
   Counters c = sim.launch(*prog, "loop", cfg, {&po});
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 1 + 2 + 3 + 4 + 5) << i;
   EXPECT_EQ(c.barriers, 1u + 5 * 2);
+}
+
+// Not a pass/fail check: threads per second when every thread meets a barrier.
+TEST(SimBarrier, ThroughputReport) {
+  const int n = 256, blocks = 2048;
+  auto prog = rotateKernel(n);
+  Simulator sim(1);
+  Buffer<int32_t> out(sim.memory(), n * blocks);
+  void *po = out.p;
+  LaunchConfig cfg;
+  cfg.grid[0] = blocks;
+  cfg.blockThreads = n;
+  cfg.sharedBytes = n * 4;
+  auto t0 = std::chrono::steady_clock::now();
+  Counters c = sim.launch(*prog, "rotate", cfg, {&po});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ sim      ] barrier kernel, 1 worker: %.2f M threads/s\n", c.threads / s / 1e6);
+  EXPECT_EQ(c.barriers, uint64_t(blocks));
 }
 
 // Odd threads return before the barrier the even ones wait at.

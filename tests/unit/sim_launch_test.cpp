@@ -202,6 +202,113 @@ TEST(SimLaunch, CountersDoNotDependOnWorkers) {
   }
 }
 
+// Each thread handles 4 floats with llvm.masked.load/store, masked by i < n.
+TEST(SimLaunch, MaskedVectorAccessesCheckAndCountActiveLanesOnly) {
+  const int threads = 32;
+  KernelBuilder k;
+  auto &b = k.b();
+  auto *v4 = llvm::FixedVectorType::get(k.f32(), 4);
+  k.kernel("masked", {k.ptr(), k.ptr(), k.i32()}, threads);
+  Value *base = b.CreateMul(k.globalId(threads), b.getInt32(4));
+  Value *lanes = b.CreateAdd(b.CreateVectorSplat(4, base), llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)}));
+  Value *mask = b.CreateICmpSLT(lanes, b.CreateVectorSplat(4, k.arg(2)));
+  auto *ld = b.CreateMaskedLoad(v4, k.gep(k.f32(), k.arg(0), base), llvm::Align(16), mask, llvm::ConstantFP::get(v4, 0.0));
+  ld->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:1:1")));
+  auto *st = b.CreateMaskedStore(b.CreateFAdd(ld, llvm::ConstantFP::get(v4, 1.0)), k.gep(k.f32(), k.arg(1), base), llvm::Align(16), mask);
+  st->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:2:1")));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  const int n = 4 * 32 - 6;  // the allocations end exactly at n: masked-off lanes lie outside them
+  Buffer<float> a(sim.memory(), n), out(sim.memory(), n);
+  for (int i = 0; i < n; ++i) a[i] = float(i), out[i] = -1;
+  void *pa = a.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = threads;
+  Counters c = sim.launch(*prog, "masked", cfg, {&pa, &po, &n});
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], float(i) + 1) << i;
+  EXPECT_EQ(c.globalLoadBytes, 4u * n);
+  EXPECT_EQ(c.globalStoreBytes, 4u * n);
+  EXPECT_EQ(c.globalLoadRequests, 1u);
+  EXPECT_EQ(c.globalLoadSectors, 16u);  // 488 bytes from a 256-aligned base still touch 16 sectors
+  // One element too many is out of bounds.
+  const int tooMany = n + 1;
+  try {
+    sim.launch(*prog, "masked", cfg, {&pa, &po, &tooMany});
+    FAIL();
+  } catch (const SimError &e) {
+    EXPECT_NE(std::string(e.what()).find("out-of-bounds load of 4 bytes at"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(m.tk:1:1), block (0,0,0), thread 30"), std::string::npos) << e.what();
+  }
+}
+
+// sum over j < trips of a[j*n + tid]: lane 0 runs all its iterations before
+// lane 1 starts, yet every iteration's 32 loads still form one request.
+TEST(SimLaunch, LoopWithoutBarriersGroupsRequestsPerIteration) {
+  const int n = 64, trips = 1000;
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("rowsum", {k.ptr(), k.ptr()}, n);
+  Value *tid = k.target().threadId(b);
+  auto *entry = b.GetInsertBlock(), *loop = k.block("loop"), *exit = k.block("exit");
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  auto *j = b.CreatePHI(k.i32(), 2);
+  auto *acc = b.CreatePHI(k.f32(), 2);
+  j->addIncoming(b.getInt32(0), entry);
+  acc->addIncoming(llvm::ConstantFP::get(k.f32(), 0.0), entry);
+  Value *v = k.load(k.f32(), k.gep(k.f32(), k.arg(0), b.CreateAdd(b.CreateMul(j, b.getInt32(n)), tid)));
+  Value *acc2 = b.CreateFAdd(acc, v);
+  Value *j2 = b.CreateAdd(j, b.getInt32(1));
+  j->addIncoming(j2, loop);
+  acc->addIncoming(acc2, loop);
+  b.CreateCondBr(b.CreateICmpSLT(j2, b.getInt32(trips)), loop, exit);
+  b.SetInsertPoint(exit);
+  k.store(acc2, k.gep(k.f32(), k.arg(1), tid));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<float> a(sim.memory(), n * trips), out(sim.memory(), n);
+  for (int i = 0; i < n * trips; ++i) a[i] = float(i % 7);
+  void *pa = a.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = n;
+  cfg.grid[0] = 3;
+  Counters c = sim.launch(*prog, "rowsum", cfg, {&pa, &po});
+  for (int t = 0; t < n; ++t) {
+    float ref = 0;
+    for (int r = 0; r < trips; ++r) ref += float((r * n + t) % 7);
+    ASSERT_EQ(out[t], ref) << t;
+  }
+  EXPECT_EQ(c.globalLoadRequests, 3u * trips * (n / 32));
+  EXPECT_EQ(c.globalLoadSectors, 4 * c.globalLoadRequests);
+}
+
+// Registers and the stack are not memory the sim checks or counts.
+TEST(SimLaunch, UnmarkedAccessesAreNotInstrumented) {
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("local", {k.ptr()}, 32);
+  Value *tid = k.target().threadId(b);
+  auto *arr = b.CreateAlloca(llvm::ArrayType::get(k.i32(), 32));
+  Value *slot = b.CreateGEP(arr->getAllocatedType(), arr, {b.getInt64(0), b.CreateZExt(tid, b.getInt64Ty())});
+  b.CreateStore(b.CreateMul(tid, tid), slot, /*isVolatile=*/true);
+  Value *v = b.CreateLoad(k.i32(), slot, /*isVolatile=*/true);
+  k.store(v, k.gep(k.i32(), k.arg(0), tid));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<int32_t> out(sim.memory(), 32);
+  void *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 32;
+  Counters c = sim.launch(*prog, "local", cfg, {&po});
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(out[i], i * i);
+  EXPECT_EQ(c.globalLoadBytes, 0u);
+  EXPECT_EQ(c.globalStoreBytes, 128u);
+  EXPECT_EQ(c.globalStoreRequests, 1u);
+}
+
 // Not a pass/fail check: how many simple GPU threads per second this machine runs.
 TEST(SimLaunch, ThroughputReport) {
   auto prog = scaleKernel(256);

@@ -32,9 +32,10 @@ int run(int argc, char **argv) {
   std::string input = "-", output = "-";
   std::vector<std::string> passes, printAfter;
   bool printAfterAll = false, locations = false, verifyOnly = false, listPasses = false, opDocs = false,
-       noVerify = false;
+       noVerify = false, optimize = false;
   app.add_option("input", input, "input .tir file, '-' for stdin")->capture_default_str();
   app.add_option("--pass,-p", passes, "passes to run, comma-separated, in order (see --list-passes)");
+  app.add_flag("-O,--optimize", optimize, "run the default optimization pipeline (after any --pass)");
   app.add_option("--print-after", printAfter, "print the IR to stderr after these passes (comma-separated)");
   app.add_flag("--print-after-all", printAfterAll, "print the IR to stderr after every pass");
   app.add_flag("--locations", locations, "print loc(\"file\":line:col) on ops");
@@ -46,7 +47,14 @@ int run(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
-    for (const auto &p : tk::ir::registeredPasses()) std::cout << "  " << p.flag << "  " << p.summary << "\n";
+    for (const auto &p : tk::ir::registeredPasses()) {
+      std::string flag = p.flag;
+      std::cout << "  " << flag << std::string(flag.size() < 14 ? 14 - flag.size() : 1, ' ') << p.summary << "\n";
+    }
+    std::cout << "  -O = " ;
+    auto flags = tk::ir::defaultOptimizationPipeline().flags();
+    for (size_t i = 0; i < flags.size(); ++i) std::cout << (i ? "," : "") << flags[i];
+    std::cout << "\n";
     return 0;
   }
   if (opDocs) {
@@ -81,6 +89,8 @@ int run(int argc, char **argv) {
   opts.dump = &std::cerr;
   try {
     for (const std::string &p : splitCommas(passes)) pipeline.add(p);
+    if (optimize)
+      for (const std::string &p : tk::ir::defaultOptimizationPipeline().flags()) pipeline.add(p);
     for (const std::string &p : splitCommas(printAfter)) {
       if (!tk::ir::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
       opts.printAfter.insert(p);

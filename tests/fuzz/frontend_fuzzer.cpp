@@ -1,0 +1,29 @@
+// libFuzzer target for the front end: any bytes go through load, the AST
+// dump, every kernel's lowering with its defaults, and diagnostic
+// rendering. A crash, a hang, or IR the verifier rejects is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "ir/Verifier.h"
+#include "lang/Frontend.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string text(reinterpret_cast<const char *>(data), size);
+  tk::lang::DiagnosticEngine diags;
+  tk::lang::Frontend fe(diags);
+  fe.loadSource(text, "fuzz.tk");
+  (void)fe.dumpAst();
+  for (const tk::lang::KernelSig &k : fe.kernels()) {
+    auto fn = fe.lowerKernel(k.name, {}, 4);
+    if (!fn) continue;
+    std::string err;
+    if (!tk::ir::verifyFunction(*fn, err)) {
+      fprintf(stderr, "front end produced invalid IR: %s\n", err.c_str());
+      abort();
+    }
+  }
+  (void)diags.render();
+  return 0;
+}

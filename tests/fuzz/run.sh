@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the front-end fuzzer with clang-19 (libFuzzer + ASan) in its own
+# build directory and runs it for N seconds (default 60) on a corpus seeded
+# from stdlib/*.tk and tests/errors/*.tk. Fails when it finds a crash.
+#   tests/fuzz/run.sh [seconds]      BUILD_DIR=... to choose the build dir
+set -euo pipefail
+seconds=${1:-60}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build-fuzz}
+
+cmake -S "$root/tests/fuzz" -B "$build" -G Ninja \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" >/dev/null
+ninja -C "$build" frontend_fuzzer
+
+corpus=$build/fuzz-corpus
+mkdir -p "$corpus" "$build/fuzz-artifacts"
+cp "$root"/stdlib/*.tk "$root"/tests/errors/*.tk "$corpus"/ 2>/dev/null || true
+
+# -max_len keeps inputs source-sized; -timeout flags anything slower than 5 s.
+"$build/frontend_fuzzer" "$corpus" -max_total_time="$seconds" -max_len=8192 -timeout=5 \
+  -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/"

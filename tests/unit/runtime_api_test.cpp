@@ -1,0 +1,179 @@
+// The launcher and compiler APIs: device selection, argument checks before
+// launch, bundles (round trip, corruption), compile errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "tk/runtime.h"
+
+namespace {
+
+const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+
+std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const tk::Error &e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+#define EXPECT_ERROR_CONTAINS(stmt, text)                             \
+  do {                                                                \
+    std::string msg_ = errorOf([&] { stmt; });                        \
+    EXPECT_NE(msg_.find(text), std::string::npos) << "error: " << msg_; \
+  } while (0)
+
+}  // namespace
+
+TEST(Device, SimIsChosenWhereNoGpuIsAndNamesItself) {
+  auto dev = tk::Device::open("sim");
+  EXPECT_EQ(dev->kind(), "sim");
+  EXPECT_NE(dev->name().find("sim"), std::string::npos);
+}
+
+TEST(Device, BadSpecsAreRefusedClearly) {
+  EXPECT_ERROR_CONTAINS(tk::Device::open("gpu"), "unknown device 'gpu'");
+  EXPECT_ERROR_CONTAINS(tk::Device::open("cuda:x"), "expected cuda:N");
+}
+
+TEST(Device, CudaWithoutADriverSaysWhy) {
+  std::string msg = errorOf([] { tk::Device::open("cuda"); });
+  if (msg == "<no error>") GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_NE(msg.find("cannot open CUDA device 0"), std::string::npos) << msg;
+}
+
+TEST(Device, EnvironmentOverridesTheChoice) {
+  setenv("TK_DEVICE", "sim", 1);
+  EXPECT_EQ(tk::Device::open()->kind(), "sim");
+  setenv("TK_DEVICE", "nonsense", 1);
+  EXPECT_ERROR_CONTAINS(tk::Device::open(), "unknown device 'nonsense'");
+  unsetenv("TK_DEVICE");
+}
+
+TEST(Device, MemoryIsTrackedAndFreedWithTheLastBuffer) {
+  auto dev = tk::Device::open("sim");
+  {
+    tk::Buffer a = dev->alloc(1000);
+    tk::Buffer view = a.offset(100);
+    EXPECT_EQ(view.size(), 900u);
+    EXPECT_EQ(view.address(), a.address() + 100);
+    EXPECT_EQ(dev->liveBytes(), 1000u);
+    std::vector<float> v = {1, 2, 3};
+    tk::Buffer b = dev->upload(v);
+    EXPECT_EQ(dev->download<float>(b, 3), v);
+    EXPECT_ERROR_CONTAINS(dev->copyToHost(v.data(), b, 400), "copy of 400 bytes out of a buffer of 12");
+    EXPECT_ERROR_CONTAINS(a.offset(2000), "past its end");
+  }
+  EXPECT_EQ(dev->liveBytes(), 0u);
+  EXPECT_EQ(dev->peakBytes(), 1012u);
+  EXPECT_ERROR_CONTAINS(dev->alloc(0), "cannot allocate 0 bytes");
+}
+
+class Launch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev = tk::Device::open("sim");
+    kernel = dev->load(tk::Compiler::compileFile(kStdlib, "complex_activation"));
+    x = dev->upload(std::vector<float>(256, 1.0f));
+    y = dev->upload(std::vector<float>(256, 2.0f));
+    out = dev->upload(std::vector<float>(256, NAN));
+  }
+  std::unique_ptr<tk::Device> dev;
+  tk::Kernel kernel;
+  tk::Buffer x, y, out;
+};
+
+TEST_F(Launch, RunsWithMatchingArguments) {
+  (*dev)(kernel, {1}, x, y, out, int32_t(256));
+  auto got = dev->download<float>(out, 256);
+  double want = std::max(0.0, (std::sin(1.0) * std::cos(2.0) + 1.0) * 2.0);
+  EXPECT_NEAR(got[17], want, 1e-6);
+}
+
+TEST_F(Launch, WrongCountIsRefusedBeforeAnythingRuns) {
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {1}, x, y, out), "expected 4 arguments, got 3");
+  EXPECT_TRUE(std::isnan(dev->download<float>(out, 1)[0]));
+}
+
+TEST_F(Launch, WrongTypesAreNamed) {
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {1}, x, y, out, 256.0f), "argument 3 ('n', i32) needs int32_t, got float");
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {1}, x, int32_t(3), out, int32_t(256)), "argument 1 ('y', *f32) needs a buffer");
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {1}, x, tk::Buffer(), out, int32_t(256)), "is an empty buffer");
+}
+
+TEST_F(Launch, MisalignedPointersAreRefused) {
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {1}, x.offset(4), y, out, int32_t(252)), "is not 16-byte aligned");
+  EXPECT_TRUE(std::isnan(dev->download<float>(out, 1)[0]));
+}
+
+TEST_F(Launch, BadGridsAreRefused) {
+  EXPECT_ERROR_CONTAINS((*dev)(kernel, {0}, x, y, out, int32_t(256)), "zero dimension");
+}
+
+TEST_F(Launch, OutOfBoundsFaultsNameTheSourceLine) {
+  // n larger than the buffers: the masked loads read past the end.
+  std::string msg = errorOf([&] { (*dev)(kernel, {1}, x, y, out, int32_t(1024)); });
+  EXPECT_NE(msg.find("out-of-bounds"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("elementwise.tk:9:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("complex_activation"), std::string::npos) << msg;
+}
+
+TEST(Bundle, RoundTripsAndLoadsOnTheSim) {
+  tk::CompileOptions opts;
+  opts.archs = {"sm_80", "sm_90"};
+  tk::Bundle b = tk::Compiler::compileFile(kStdlib, "gelu", opts);
+  EXPECT_EQ(b.ptx.size(), 2u);
+  EXPECT_NE(b.ptx.at("sm_90").find(".target sm_90"), std::string::npos);
+  tk::Bundle c = tk::Bundle::fromJson(b.toJson());
+  EXPECT_EQ(c.tir, b.tir);
+  EXPECT_EQ(c.ptx, b.ptx);
+  EXPECT_EQ(c.launchParams().size(), 3u);
+  EXPECT_EQ(c.constInt("BLOCK"), 1024);
+  std::string path = std::string(TK_BINARY_DIR) + "/gelu-test.tkb";
+  b.save(path);
+  tk::Bundle d = tk::Bundle::load(path);
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(d);
+  tk::Buffer x = dev->upload(std::vector<float>{1.0f}), out = dev->upload(std::vector<float>{NAN});
+  (*dev)(k, {1}, x, out, int32_t(1));
+  EXPECT_NEAR(dev->download<float>(out, 1)[0], 0.8411920071, 1e-6);
+  std::remove(path.c_str());
+}
+
+TEST(Bundle, CorruptionIsDetected) {
+  tk::Bundle b = tk::Compiler::compileFile(kStdlib, "gelu");
+  std::string json = b.toJson();
+  EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson(json.substr(0, json.size() / 2)), "invalid JSON");
+  EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson("{}"), "not a tk bundle");
+  std::string edited = json;
+  edited.replace(edited.find("tanh"), 4, "tanf");
+  EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson(edited), "checksum mismatch");
+  std::string versioned = json;
+  versioned.replace(versioned.find("\"version\": 1"), 12, "\"version\": 9");
+  EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson(versioned), "format version 9 is not supported");
+  EXPECT_ERROR_CONTAINS(tk::Bundle::load("/nonexistent/x.tkb"), "cannot read");
+}
+
+TEST(Compiler, SourceErrorsComeBackRendered) {
+  std::string msg = errorOf([] {
+    tk::Compiler::compileSource("kernel k(x: *f32) {\n  let y = nope;\n}\n", "bad.tk", "k");
+  });
+  EXPECT_NE(msg.find("bad.tk:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("error:"), std::string::npos) << msg;
+}
+
+TEST(Compiler, UnknownKernelsArchsAndWarpsAreRefused) {
+  EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile(kStdlib, "nope"), "no kernel named 'nope'");
+  tk::CompileOptions opts;
+  opts.archs = {"sm_70"};
+  EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile(kStdlib, "gelu", opts), "sm_70");
+  tk::CompileOptions warps;
+  warps.numWarps = 3;
+  EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile(kStdlib, "gelu", warps), "num_warps");
+  EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile("/nonexistent.tk", "k"), "nonexistent.tk");
+}

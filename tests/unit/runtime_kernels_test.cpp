@@ -1,0 +1,199 @@
+// Kernels compiled from .tk source and run on the sim through the public
+// API, each compared with a double-precision CPU reference on fresh random
+// inputs, outputs poisoned before the run, at sizes that exercise the masks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "tk/runtime.h"
+
+namespace {
+
+const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+const std::string kCasts = TK_SOURCE_DIR "/tests/kernels/casts.tk";
+const int kSizes[] = {1, 781, 1023, 98433};
+
+std::unique_ptr<tk::Device> sim() { return tk::Device::open("sim"); }
+
+std::vector<float> randomFloats(size_t n, float lo, float hi) {
+  static std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &f : v) f = d(rng);
+  return v;
+}
+
+uint32_t blocks(int n, const tk::Bundle &b, const char *param = "BLOCK") {
+  int64_t block = b.constInt(param);
+  return uint32_t((n + block - 1) / block);
+}
+
+// Relative L2 error of `got` against `ref`.
+double relError(const std::vector<float> &got, const std::vector<double> &ref) {
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err += (got[i] - ref[i]) * (got[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return norm == 0 ? std::sqrt(err) : std::sqrt(err / norm);
+}
+
+// A unary or binary f32 stdlib kernel against its reference at every size.
+void checkElementwise(const std::string &kernel, int inputs, const std::function<double(double, double)> &ref,
+                      const std::map<std::string, std::string> &defines = {}) {
+  auto dev = sim();
+  tk::CompileOptions opts;
+  opts.defines = defines;
+  tk::Bundle bundle = tk::Compiler::compileFile(kStdlib, kernel, opts);
+  tk::Kernel k = dev->load(bundle);
+  for (int n : kSizes) {
+    std::vector<std::vector<float>> in;
+    std::vector<tk::Arg> args;
+    for (int i = 0; i < inputs; ++i) {
+      in.push_back(randomFloats(n, -4, 4));
+      args.push_back(dev->upload(in.back()));
+    }
+    tk::Buffer out = dev->upload(std::vector<float>(n, NAN));
+    args.push_back(out);
+    args.push_back(int32_t(n));
+    tk::LaunchStats s = dev->launch(k, {blocks(n, bundle)}, args);
+    std::vector<float> got = dev->download<float>(out, n);
+    std::vector<double> want(n);
+    for (int i = 0; i < n; ++i) want[i] = ref(in[0][i], inputs > 1 ? in[1][i] : 0.0);
+    for (int i = 0; i < n; ++i) ASSERT_FALSE(std::isnan(got[i])) << kernel << " n=" << n << " i=" << i;
+    EXPECT_LT(relError(got, want), 1e-5) << kernel << " n=" << n;
+    // Every element read once per input and written once: nothing more.
+    EXPECT_EQ(s.bytesMoved(), uint64_t(n) * 4 * (inputs + 1)) << kernel << " n=" << n;
+  }
+}
+
+}  // namespace
+
+TEST(StdlibElementwise, ComplexActivation) {
+  checkElementwise("complex_activation", 2,
+                   [](double x, double y) { return std::max(0.0, (std::sin(x) * std::cos(y) + x) * y); });
+}
+
+TEST(StdlibElementwise, ComplexActivationAtOtherBlockSizes) {
+  for (const char *block : {"128", "256", "4096"})
+    checkElementwise("complex_activation", 2,
+                     [](double x, double y) { return std::max(0.0, (std::sin(x) * std::cos(y) + x) * y); },
+                     {{"BLOCK", block}});
+}
+
+TEST(StdlibElementwise, SinCosChain) {
+  checkElementwise("sincos_chain", 1, [](double x, double) { return std::cos(std::sin(std::cos(std::sin(x)))); });
+}
+
+TEST(StdlibElementwise, Gelu) {
+  checkElementwise("gelu", 1, [](double x, double) {
+    return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  });
+}
+
+TEST(Kernels, CastsBetweenElementTypes) {
+  auto dev = sim();
+  tk::Bundle bundle = tk::Compiler::compileFile(kCasts, "casts");
+  tk::Kernel k = dev->load(bundle);
+  for (int n : kSizes) {
+    auto x = randomFloats(n, -300, 300);
+    tk::Buffer dx = dev->upload(x);
+    tk::Buffer h = dev->upload(std::vector<uint16_t>(n, 0x7e00)), b = dev->upload(std::vector<uint16_t>(n, 0x7fc0));
+    tk::Buffer back = dev->upload(std::vector<float>(n, NAN));
+    tk::Buffer oi = dev->upload(std::vector<int32_t>(n, -1)), ol = dev->upload(std::vector<int64_t>(n, -1));
+    (*dev)(k, {blocks(n, bundle)}, dx, h, b, back, oi, ol, int32_t(n));
+    auto hb = dev->download<uint16_t>(h, n), bb = dev->download<uint16_t>(b, n);
+    auto bk = dev->download<float>(back, n);
+    auto iv = dev->download<int32_t>(oi, n);
+    auto lv = dev->download<int64_t>(ol, n);
+    for (int i = 0; i < n; ++i) {
+      // bf16 is the top half of an f32 (rounded to nearest even).
+      uint32_t bits;
+      std::memcpy(&bits, &x[i], 4);
+      uint32_t rounded = bits + 0x7fff + ((bits >> 16) & 1);
+      ASSERT_EQ(bb[i], uint16_t(rounded >> 16)) << i;
+      uint32_t bfBits = uint32_t(bb[i]) << 16;
+      float bfValue;
+      std::memcpy(&bfValue, &bfBits, 4);
+      // f16 keeps 11 significant bits.
+      ASSERT_NEAR(bk[i] - bfValue, x[i], std::fabs(x[i]) * 1e-3) << i;
+      ASSERT_NE(hb[i], 0x7e00) << i;
+      ASSERT_EQ(iv[i], int32_t(x[i] * 100.0f)) << i;
+      ASSERT_EQ(lv[i], int64_t(iv[i]) * 3) << i;
+    }
+  }
+}
+
+TEST(Kernels, HalfMathComputesInF32) {
+  auto dev = sim();
+  tk::Bundle bundle = tk::Compiler::compileFile(kCasts, "half_math");
+  tk::Kernel k = dev->load(bundle);
+  const int n = 1023;
+  // f16 inputs: small integers and halves are exact.
+  std::vector<uint16_t> x(n);
+  std::vector<double> xv(n);
+  auto toHalf = [](float f) {  // exact for the values used here
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    uint32_t sign = (b >> 16) & 0x8000, exp = (b >> 23) & 0xff, man = b & 0x7fffff;
+    if (exp == 0) return uint16_t(sign);
+    return uint16_t(sign | ((exp - 127 + 15) << 10) | (man >> 13));
+  };
+  auto fromHalf = [](uint16_t h) {
+    int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    double v = exp == 0 ? man * std::pow(2.0, -24) : (1 + man / 1024.0) * std::pow(2.0, exp - 15);
+    return (h & 0x8000) ? -v : v;
+  };
+  for (int i = 0; i < n; ++i) {
+    float f = float((i % 13) - 6) * 0.5f;
+    x[i] = toHalf(f);
+    xv[i] = f;
+  }
+  tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<uint16_t>(n, 0x7e00));
+  (*dev)(k, {blocks(n, bundle)}, dx, out, int32_t(n));
+  auto got = dev->download<uint16_t>(out, n);
+  for (int i = 0; i < n; ++i) {
+    double want = std::exp(xv[i]) * 0.5 + std::sqrt(std::fabs(xv[i]));
+    ASSERT_NEAR(fromHalf(got[i]), want, std::fabs(want) * 1e-2 + 1e-3) << i << " x=" << xv[i];
+  }
+}
+
+TEST(Kernels, TwoDimensionalBroadcasting) {
+  auto dev = sim();
+  tk::Bundle bundle = tk::Compiler::compileFile(kCasts, "rows");
+  tk::Kernel k = dev->load(bundle);
+  for (int rows : {1, 3, 781}) {
+    auto x = randomFloats(size_t(rows) * 64, -2, 2), w = randomFloats(64, -2, 2);
+    tk::Buffer dx = dev->upload(x), dw = dev->upload(w), out = dev->upload(std::vector<float>(rows * 64, NAN));
+    (*dev)(k, {blocks(rows, bundle, "BR")}, dx, dw, out, int32_t(rows));
+    auto got = dev->download<float>(out, rows * 64);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < 64; ++c)
+        ASSERT_NEAR(got[r * 64 + c], double(x[r * 64 + c]) * w[c] + r, 1e-5 * (1 + r)) << r << "," << c;
+  }
+}
+
+TEST(Kernels, IntegerOpsIncludingDivisionByARuntimeValue) {
+  auto dev = sim();
+  tk::Bundle bundle = tk::Compiler::compileFile(kCasts, "int_ops");
+  tk::Kernel k = dev->load(bundle);
+  std::mt19937 rng(42 + std::random_device{}());
+  std::uniform_int_distribution<int32_t> dist(-100000, 100000);
+  for (int n : kSizes) {
+    for (int32_t d : {7, -3}) {
+      std::vector<int32_t> a(n);
+      for (auto &v : a) v = dist(rng);
+      tk::Buffer da = dev->upload(a), out = dev->upload(std::vector<int32_t>(n, -12345));
+      (*dev)(k, {blocks(n, bundle)}, da, out, int32_t(n), d);
+      auto got = dev->download<int32_t>(out, n);
+      for (int i = 0; i < n; ++i) {
+        int32_t v = a[i], q = v / d + v % d;
+        int32_t want = (v > 0 ? std::max(q, 7) : std::min(q, -7)) + (v << 2) - (v >> 1);
+        ASSERT_EQ(got[i], want) << "n=" << n << " i=" << i << " v=" << v << " d=" << d;
+      }
+    }
+  }
+}
