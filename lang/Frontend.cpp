@@ -25,6 +25,9 @@ bool Frontend::loadFile(const std::string &path) {
   if (!in || in.bad()) {
     module_.reset();
     sigs_.clear();
+    sigOk_.clear();
+    kernelDecls_.clear();
+    loadOk_ = false;
     diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "'");
     return false;
   }
@@ -43,11 +46,13 @@ bool Frontend::loadSource(const std::string &text, const std::string &filename) 
     // The token stream is cut short: parsing it would only add noise.
     module_ = std::make_unique<ast::Module>();
     module_->file = file_;
+    loadOk_ = false;
     return false;
   }
   module_ = parser::parse(lexed.tokens, file_, diags_, lexed.errorLines);
   checkDecls();
-  return diags_.errorCount() == errorsBefore;
+  loadOk_ = diags_.errorCount() == errorsBefore;
+  return loadOk_;
 }
 
 std::string Frontend::dumpTokens() const {
@@ -219,6 +224,10 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
   auto fn = gen.lowerKernel(d, consts, numWarps);
+  // A file with errors yields no kernel, even one whose own body lowered
+  // (a syntax error may have dropped statements from it); lowering it
+  // anyway reports its other errors.
+  if (!loadOk_) return nullptr;
   if (fn && sigOut) *sigOut = sig;
   return fn;
 }

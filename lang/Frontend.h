@@ -64,6 +64,7 @@ class Frontend {
   DiagnosticEngine &diags_;
   std::string file_;
   std::string text_;
+  bool loadOk_ = false;  // the last load had no errors
   std::vector<bool> sigOk_;      // parallel to sigs_: the signature had no errors
   std::vector<const void *> kernelDecls_;  // parallel to sigs_: the ast::Decl
   std::unique_ptr<ast::Module> module_;

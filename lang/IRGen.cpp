@@ -406,6 +406,11 @@ TV IRGen::binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc) {
   }
   ElemInfo el = commonElem(a.elem(), b.elem());
   if (!checkWeakFits(a, el.kind, loc) || !checkWeakFits(b, el.kind, loc)) return invalid();
+  if (shift && b.cst && !el.weak && (b.cst->i < 0 || b.cst->i >= ir::bitWidth(el.kind))) {
+    error(loc, "shift amount " + std::to_string(b.cst->i) + " is out of range for a " +
+                   std::to_string(ir::bitWidth(el.kind)) + "-bit value");
+    return invalid();
+  }
   auto shape = broadcast({&a, &b}, loc);
   if (!shape) return invalid();
 

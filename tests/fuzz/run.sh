@@ -20,5 +20,5 @@ mkdir -p "$corpus" "$build/fuzz-artifacts"
 cp "$root"/stdlib/*.tk "$root"/tests/errors/*.tk "$corpus"/ 2>/dev/null || true
 
 # -max_len keeps inputs source-sized; -timeout flags anything slower than 5 s.
-"$build/frontend_fuzzer" "$corpus" -max_total_time="$seconds" -max_len=8192 -timeout=5 \
+"$build/frontend_fuzzer" "$corpus" -dict="$root/tests/fuzz/tk.dict" -max_total_time="$seconds" -max_len=8192 -timeout=5 \
   -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/"

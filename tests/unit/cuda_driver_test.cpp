@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -29,6 +30,7 @@ std::optional<std::string> unavailableReason() {
 TEST(CudaDriver, UnavailableSaysWhy) {
   auto reason = unavailableReason();
   if (!reason) GTEST_SKIP() << "a CUDA driver and device are present";
+  std::printf("[reason] %s\n", reason->c_str());  // read by EnvironmentPicksTheLibrary
   EXPECT_TRUE(contains(*reason, "libcuda") || contains(*reason, "cuInit failed") ||
               contains(*reason, "no CUDA device"))
       << *reason;
@@ -69,6 +71,23 @@ TEST(CudaDriver, StubLibraryIsReportedClearly) {
     EXPECT_TRUE(contains(e.what(), "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)")) << e.what();
     EXPECT_TRUE(contains(e.what(), "is the toolkit's stub, not a driver")) << e.what();
   }
+}
+
+// $TK_LIBCUDA replaces libcuda.so.1. Driver::get() loads once per process,
+// so this runs the test binary again with the variable set.
+TEST(CudaDriver, EnvironmentPicksTheLibrary) {
+  const char *home = std::getenv("CUDA_HOME");
+  std::filesystem::path stub = std::filesystem::path(home ? home : "/usr/local/cuda") / "lib64/stubs/libcuda.so";
+  if (!std::filesystem::exists(stub)) GTEST_SKIP() << "no stub library at " << stub;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string cmd = "TK_LIBCUDA='" + stub.string() + "' '" + self + "' --gtest_filter=CudaDriver.UnavailableSaysWhy 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_TRUE(contains(out, "[reason] cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)")) << out;
 }
 
 // ---- with a GPU ------------------------------------------------------------

@@ -64,6 +64,15 @@ TEST(LangDiagnostics, RenderShowsLineAndCaret) {
             "\t          ^\n");
 }
 
+TEST(LangDiagnostics, FileWithSyntaxErrorsYieldsNoKernel) {
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  EXPECT_FALSE(fe.loadSource("kernel k(x: *f32) { let a = 1 +; store(x, 1.0); }\n", "s.tk"));
+  EXPECT_EQ(fe.kernels().size(), 1u);
+  EXPECT_EQ(fe.lowerKernel("k", {}, 4), nullptr);
+  EXPECT_EQ(diags.errorCount(), 1);
+}
+
 TEST(LangDiagnostics, UnreadableFileAndUnknownKernel) {
   DiagnosticEngine diags;
   Frontend fe(diags);

@@ -49,7 +49,6 @@ TEST(LangStdlib, ComplexActivationShape) {
   EXPECT_EQ(loads[0]->numOperands(), 3u);  // ptr, mask, other = 0
   EXPECT_EQ(test::opsOf(*fn, ir::OpKind::Store).size(), 1u);
   EXPECT_EQ(test::opsOf(*fn, ir::OpKind::Max).size(), 1u);  // relu
-  std::cout << ir::printFunction(*fn);
 }
 
 }  // namespace

@@ -7,11 +7,14 @@
 #include <llvm/IR/Module.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 #include <random>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "backend/cuda/Context.h"
 #include "backend/nvptx/Codegen.h"
@@ -227,6 +230,10 @@ TEST(NvptxMath, FallbackForEveryFunction) {
                              "rcp.rn.f64", "sin.approx", "cos.approx", "tanh.approx.f32", "cvt.rmi.f64.f64",
                              "cvt.rpi.f64.f64"};
   bool ptxas = Toolkit::find().hasPtxas();
+  std::ifstream docsFile(std::string(TK_SOURCE_DIR) + "/docs/backends.md");
+  std::string docs((std::istreambuf_iterator<char>(docsFile)), {});
+  for (const char *want : expectF32) EXPECT_TRUE(contains(docs, want)) << "docs/backends.md does not name " << want;
+  for (const char *want : expectF64) EXPECT_TRUE(contains(docs, want)) << "docs/backends.md does not name " << want;
   for (bool f64 : {false, true}) {
     for (size_t i = 0; i < std::size(kAllMath); ++i) {
       for (const char *arch : {"sm_80", "sm_90"}) {
@@ -286,6 +293,24 @@ TEST(NvptxCodegen, EveryOptLevelWithLibdevice) {
   NvptxTarget t(bad);
   Kernel k = elementwise(t, false, std::nullopt);
   EXPECT_THROW(emitPtx(*k.m, bad), std::invalid_argument);
+}
+
+// The autotuner compiles variants in parallel: each thread has its own
+// LLVMContext; the libdevice cache and target registration are shared.
+TEST(NvptxCodegen, ParallelEmitMatchesSerial) {
+  auto compile = [](MathFn f) {
+    CodegenOptions o = options("sm_90");
+    NvptxTarget t(o);
+    Kernel k = elementwise(t, false, f);
+    return emitPtx(*k.m, o);
+  };
+  const MathFn fns[] = {MathFn::Sin, MathFn::Exp, MathFn::Tanh, MathFn::Log};
+  std::string serial[4], parallel[4];
+  for (int i = 0; i < 4; ++i) serial[i] = compile(fns[i]);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&, i] { parallel[i] = compile(fns[i]); });
+  for (auto &th : threads) th.join();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(parallel[i], serial[i]) << nameOf(fns[i]);
 }
 
 TEST(NvptxErrors, UnknownArch) {

@@ -1,9 +1,11 @@
-// CUDA toolkit discovery and the ptxas -v parse, without LLVM.
+// CUDA toolkit discovery, the ptxas -v parse, and docs/backends.md's C++
+// examples; no LLVM needed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
@@ -110,6 +112,30 @@ TEST(NvptxPtxas, AssemblesHandWrittenPtx) {
   EXPECT_GT(info.registers, 0);
   EXPECT_EQ(info.sharedBytes, 256) << info.log;
   EXPECT_FALSE(info.cubin.empty());
+}
+
+// Each ```cpp block of docs/backends.md compiles against the real headers.
+TEST(NvptxDocs, CppExamplesCompile) {
+  std::ifstream in(std::string(TK_SOURCE_DIR) + "/docs/backends.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string docs = ss.str();
+  ASSERT_FALSE(docs.empty()) << "docs/backends.md not found";
+  int examples = 0;
+  for (size_t at = docs.find("```cpp\n"); at != std::string::npos; at = docs.find("```cpp\n", at)) {
+    at += 7;
+    size_t close = docs.find("```", at);
+    ASSERT_NE(close, std::string::npos);
+    fs::path file = fs::temp_directory_path() / ("tk-backends-doc-" + std::to_string(::getpid()) + "-" +
+                                                 std::to_string(examples++) + ".cpp");
+    std::ofstream(file) << docs.substr(at, close - at);
+    std::string cmd = std::string(TK_CXX) + " -std=c++20 -fsyntax-only -Wall -Werror -I" TK_SOURCE_DIR " -I" +
+                      TK_SOURCE_DIR "/include " + file.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    EXPECT_EQ(rc, 0) << "docs/backends.md example " << examples << " does not compile: " << cmd;
+    fs::remove(file);
+  }
+  EXPECT_EQ(examples, 2);
 }
 
 }  // namespace

@@ -93,6 +93,30 @@ TEST(SimErrors, WideVectorOutOfBounds) {
       << m;
 }
 
+// A bad 64-byte aligned vector load lands in the scratch buffer, which must be
+// aligned for it (the JIT may use aligned AVX-512 moves).
+TEST(SimErrors, AlignedWideVectorRedirectIsSafe) {
+  KernelBuilder k;
+  auto &b = k.b();
+  auto *v16 = llvm::FixedVectorType::get(k.f32(), 16);
+  k.kernel("wide", {k.ptr(), k.ptr()}, 32);
+  Value *tid = k.target().threadId(b);
+  Value *v = k.load(v16, k.gep(v16, k.arg(0), tid), "w.tk:1:1", 64);
+  k.store(v, k.gep(v16, k.arg(1), tid), "w.tk:2:1", 64);
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<float> a(sim.memory(), 16 * 8), out(sim.memory(), 16 * 32);
+  for (int i = 0; i < 16 * 32; ++i) out[i] = -1;
+  void *pa = a.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 32;
+  std::string m = launchError(sim, *prog, "wide", cfg, {&pa, &po});
+  EXPECT_NE(m.find("out-of-bounds load of 64 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("thread 8"), std::string::npos) << m;
+  for (int i = 16 * 8; i < 16 * 32; ++i) EXPECT_EQ(out[i], 0.0f) << i;
+}
+
 TEST(SimErrors, UseAfterFree) {
   auto prog = copyKernel(32);
   Simulator sim(1);
