@@ -137,7 +137,7 @@ TEST(IrText, FloatsAndStringsRoundTripExactly) {
   auto back = parseModule(text, "t.tir", error);
   ASSERT_TRUE(back) << error << "\n" << text;
   EXPECT_EQ(printModule(*back), text);
-  EXPECT_NE(text.find("{\"not an identifier!\" = [1, -2, 3], empty = [], source = "), std::string::npos) << text;
+  EXPECT_NE(text.find("{empty = [], \"not an identifier!\" = [1, -2, 3], source = "), std::string::npos) << text;
   EXPECT_EQ(std::get<std::string>(back->functions[0]->attrs.at("source")),
             std::get<std::string>(m.functions[0]->attrs.at("source")));
   auto ops = back->functions[0]->walk();
