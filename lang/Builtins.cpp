@@ -59,6 +59,14 @@ const std::map<std::string, Signature> &signatures() {
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
+std::vector<std::string> IRGen::builtinNames() {
+  std::vector<std::string> names;
+  for (const auto &[n, op] : mathOps()) names.push_back(n);
+  for (const auto &[n, sig] : signatures()) names.push_back(n);
+  for (const std::string &n : laterBuiltins()) names.push_back(n);
+  return names;
+}
+
 std::optional<int64_t> IRGen::constInt(const ast::Expr &e, const TV &v, const std::string &what) {
   if (!v.ok()) return std::nullopt;
   if (!v.cst || v.type.isTile() || v.cst->isFloat || v.type.isBool()) {
@@ -122,7 +130,10 @@ TV IRGen::genCall(const ast::Expr &e) {
   const Signature *sig = mathIt != mathOps().end() ? &mathSig : sigIt != signatures().end() ? &sigIt->second : nullptr;
   if (!sig) {
     if (env_.count(name)) error(e.loc, quoted(name) + " is not a function");
-    else error(e.loc, "unknown function " + quoted(name));
+    else {
+      std::string guess = closest(name, builtinNames());
+      error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
+    }
     return invalid();
   }
   std::string usage = sig->usage ? sig->usage : name + "(x)";

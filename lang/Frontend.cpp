@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -19,10 +20,12 @@ Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags) {}
 Frontend::~Frontend() = default;
 
 bool Frontend::loadFile(const std::string &path) {
+  std::error_code ec;
+  bool regular = std::filesystem::is_regular_file(path, ec);
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  if (!in || in.bad()) {
+  if (regular && in) ss << in.rdbuf();
+  if (!regular || !in || in.bad()) {
     module_.reset();
     sigs_.clear();
     sigOk_.clear();
@@ -190,7 +193,8 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       ok = false;
     }
   }
-  // Specialise the consts in order: a default may use the consts before it.
+  // Specialise the consts in order: a default may use the consts before it,
+  // so the first failure stops here rather than cascading.
   std::vector<ConstBinding> consts;
   for (size_t i = 0; i < d.params.size(); ++i) {
     const ast::Param &p = d.params[i];
@@ -204,19 +208,19 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
         diags_.error(p.loc, "invalid value " + quoted(def->second) + " for const parameter " + quoted(p.name) + " of type " +
                                 (kind == ir::ScalarKind::I1 ? std::string("bool") : ir::scalarName(kind)));
         ok = false;
-        continue;
+        break;
       }
     } else if (p.defaultValue) {
       IRGen gen(diags_, file_);
       v = gen.evalConst(*p.defaultValue, p.name, kind, consts);
       if (!v) {
         ok = false;
-        continue;
+        break;
       }
     } else {
       diags_.error(p.loc, "const parameter " + quoted(p.name) + " has no default value and none was defined");
       ok = false;
-      continue;
+      break;
     }
     consts.push_back({p.name, kind, *v});
     sig.params[i].constValue = constText(*v, kind);

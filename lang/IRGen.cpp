@@ -278,6 +278,33 @@ TV IRGen::genExpr(const ast::Expr &e) {
   return invalid();
 }
 
+// The closest of `candidates` to `name`, or "": at most one edit away for
+// names of up to 5 characters, two for longer ones, none for 1-2.
+std::string IRGen::closest(const std::string &name, const std::vector<std::string> &candidates) {
+  if (name.size() > 64 || name.size() <= 2) return {};
+  std::string best;
+  size_t bestDist = name.size() <= 5 ? 2 : 3;
+  for (const std::string &c : candidates) {
+    if (c == name || c.size() > name.size() + 2 || c.size() + 2 < name.size()) continue;
+    std::vector<size_t> row(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= name.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (name[i - 1] != c[j - 1])});
+        diag = up;
+      }
+    }
+    if (row[c.size()] < bestDist || (row[c.size()] == bestDist && c < best)) {
+      bestDist = row[c.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
 TV IRGen::genName(const ast::Expr &e) {
   auto it = env_.find(e.text);
   if (it != env_.end()) return it->second;
@@ -285,8 +312,12 @@ TV IRGen::genName(const ast::Expr &e) {
   if (runtime)
     error(e.loc, "the default value of const parameter " + quoted(constParam_) + " cannot use the run-time parameter " +
                      quoted(e.text));
-  else
-    error(e.loc, "unknown name " + quoted(e.text));
+  else {
+    std::vector<std::string> names;
+    for (const auto &[n, v] : env_) names.push_back(n);
+    std::string guess = closest(e.text, names);
+    error(e.loc, "unknown name " + quoted(e.text) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
+  }
   env_[e.text] = invalid();  // report each unknown name once
   return invalid();
 }
@@ -492,6 +523,10 @@ TV IRGen::genIndex(const ast::Expr &e) {
     } else {
       return invalid();
     }
+  }
+  if (kept > 0 && base.type.isScalar()) {
+    error(e.loc, "a scalar (" + typeName(base) + ") has no dimension for ':'; only None can index it");
+    return invalid();
   }
   if (kept > base.type.rank()) {
     error(e.loc, "too many ':' for a value of type " + typeName(base) + " (rank " +

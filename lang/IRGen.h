@@ -96,6 +96,8 @@ class IRGen {
   std::optional<std::vector<int64_t>> broadcast(const std::vector<const TV *> &vals, const ast::Loc &loc);
   std::string typeName(const TV &x) const;
   TV invalid() const { return TV{}; }
+  static std::string closest(const std::string &name, const std::vector<std::string> &candidates);
+  static std::vector<std::string> builtinNames();
   void error(const ast::Loc &loc, std::string msg) { diags_.error(loc, std::move(msg)); }
 
   DiagnosticEngine &diags_;

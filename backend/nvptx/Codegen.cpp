@@ -95,6 +95,13 @@ static bool callsLibdevice(const Module &m) {
 
 // Links only the libdevice functions `m` calls and internalizes them, so O3
 // can inline them and drop the rest (the way clang links it for CUDA).
+static bool isOutlinedLibdeviceFunction(StringRef name) {
+  static const char *const names[] = {"__nv_sinf", "__nv_cosf", "__nv_tanf", "__nv_sin", "__nv_cos", "__nv_tan"};
+  for (const char *n : names)
+    if (name == n) return true;
+  return false;
+}
+
 static void linkLibdevice(Module &m, const Toolkit &tk) {
   if (!tk.hasLibdevice())
     throw std::runtime_error("the module calls libdevice (__nv_*) but no CUDA toolkit with libdevice was found "
@@ -110,6 +117,16 @@ static void linkLibdevice(Module &m, const Toolkit &tk) {
                                       });
                                     });
   if (failed) throw std::runtime_error("linking libdevice '" + tk.libdevice + "' failed");
+  // Keep the trigonometric routines out of line: their argument reduction
+  // for huge inputs (Payne-Hanek) is large, a thread applies them to each of
+  // its elements, and inlining every copy multiplies optimisation and codegen
+  // time (and registers) for no gain in a memory-bound kernel. The rest of
+  // libdevice (exp, log, tanh, rsqrt...) is small and still inlines.
+  for (Function &f : m)
+    if (!f.isDeclaration() && isOutlinedLibdeviceFunction(f.getName())) {
+      f.removeFnAttr(Attribute::AlwaysInline);  // libdevice marks everything alwaysinline
+      f.addFnAttr(Attribute::NoInline);
+    }
   // Denormals are kept (no flush to zero), as nvcc does without -ftz.
   if (!m.getModuleFlag("nvvm-reflect-ftz")) m.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 }

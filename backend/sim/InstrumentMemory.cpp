@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 
 #include "backend/sim/SimTarget.h"
+#include "backend/sim/Simulator.h"
 
 namespace tk::sim {
 
@@ -40,11 +41,15 @@ std::string locOf(const Instruction &i) {
   return {};
 }
 
-// Which memory a marked instruction touches; nullopt when it is unmarked.
-std::optional<bool> isSharedAccess(const Instruction &i) {
-  if (i.getMetadata(kMdShared)) return true;
-  if (i.getMetadata(kMdLoc)) return false;
-  return std::nullopt;
+// The sim runs everything in address space 0; another one means the module
+// was lowered for a GPU target (and x86 gives 256-258 a segment-register meaning).
+void checkAddressSpace(const Instruction &i, const Value *ptr) {
+  unsigned as = ptr->getType()->getPointerAddressSpace();
+  if (as == 0) return;
+  std::string loc = locOf(i);
+  throw SimError("sim: a memory access" + (loc.empty() ? std::string() : " at " + loc) + " in function " +
+                 i.getFunction()->getName().str() + " uses address space " + std::to_string(as) +
+                 "; sim modules use address space 0 only (lower with SimTarget)");
 }
 
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
@@ -79,19 +84,21 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         if (i.getMetadata(kMdLoc) || i.getMetadata(kMdShared)) work.push_back(&i);
 
   for (Instruction *i : work) {
-    std::optional<bool> shared = isSharedAccess(*i);
+    // !tk.shared wins: a shared access may also carry !tk.loc for its errors.
+    bool shared = i->getMetadata(kMdShared) != nullptr;
     IRBuilder<> b(i);
     auto kindOf = [&](bool store, bool atomic) {
-      if (atomic) return *shared ? SiteKind::SharedAtomic : SiteKind::GlobalAtomic;
-      if (store) return *shared ? SiteKind::SharedStore : SiteKind::GlobalStore;
-      return *shared ? SiteKind::SharedLoad : SiteKind::GlobalLoad;
+      if (atomic) return shared ? SiteKind::SharedAtomic : SiteKind::GlobalAtomic;
+      if (store) return shared ? SiteKind::SharedStore : SiteKind::GlobalStore;
+      return shared ? SiteKind::SharedLoad : SiteKind::GlobalLoad;
     };
     // Replaces operand `op` (the address) with the hook's answer.
     auto route = [&](unsigned op, Type *accessed, bool store, bool atomic) {
+      checkAddressSpace(*i, i->getOperand(op));
       declare();
       Site s{kindOf(store, atomic), uint32_t(dl.getTypeStoreSize(accessed)), locOf(*i)};
       uint32_t id = sites.add(std::move(s));
-      Value *q = b.CreateCall(*shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
+      Value *q = b.CreateCall(shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
       i->setOperand(op, q);
     };
 
@@ -112,15 +119,16 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         unsigned ptrOp = store ? 1 : 0, maskOp = store ? 3 : 2;
         auto *vt = cast<FixedVectorType>(store ? call->getArgOperand(0)->getType() : call->getType());
         if (vt->getNumElements() > 64) continue;  // left unchecked; documented in docs/sim.md
+        checkAddressSpace(*i, call->getArgOperand(ptrOp));
         declare();
         Site s{kindOf(store, false), uint32_t(dl.getTypeStoreSize(vt)), locOf(*i)};
         s.masked = true;
         s.elemBytes = uint32_t(dl.getTypeStoreSize(vt->getElementType()));
         uint32_t id = sites.add(std::move(s));
-        Value *q = b.CreateCall(*shared ? h.sharedMasked : h.globalMasked,
+        Value *q = b.CreateCall(shared ? h.sharedMasked : h.globalMasked,
                                 {call->getArgOperand(ptrOp), b.getInt32(id), maskBits(b, call->getArgOperand(maskOp))});
         call->setArgOperand(ptrOp, q);
-      } else if (callee && callee->getName() == kFnBarrier && !*shared) {
+      } else if (callee && callee->getName() == kFnBarrier) {
         // A located barrier: the runtime can name its line when threads diverge.
         if (!h.barrierAt) h.barrierAt = m.getOrInsertFunction(kFnBarrierAt, FunctionType::get(Type::getVoidTy(c), {i32}, false));
         cast<Function>(h.barrierAt.getCallee())->setDoesNotThrow();

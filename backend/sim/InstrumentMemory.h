@@ -30,7 +30,8 @@ inline constexpr const char *kMdShared = "tk.shared";  // !{}: a shared-memory a
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
 // width are handled; unmarked accesses (registers, stack) are left alone.
-// Returns the number of sites added.
+// Returns the number of sites added. Throws SimError for a marked access
+// outside address space 0.
 unsigned instrumentMemoryAccesses(llvm::Module &m, SiteTable &sites);
 
 }  // namespace tk::sim

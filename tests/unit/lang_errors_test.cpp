@@ -23,27 +23,34 @@ std::vector<std::string> errorFiles() {
 
 class LangErrors : public ::testing::TestWithParam<std::string> {};
 
+// Both ways of driving the front end must give the expected diagnostics:
+// lowering every kernel whatever happened at load, or (as `tkc check` does)
+// only after a clean load.
 TEST_P(LangErrors, MatchExpectedDiagnostics) {
   const std::string &path = GetParam();
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
-  DiagnosticEngine diags;
-  Frontend fe(diags);
-  fe.loadFile(path);
-  for (const KernelSig &k : fe.kernels()) fe.lowerKernel(k.name, {}, 4);
-  EXPECT_TRUE(diags.hasErrors()) << path << " should not pass the front end";
-  std::string report;
-  EXPECT_TRUE(verifyDiagnostics(text.str(), diags.diagnostics(), report)) << report << "\n" << diags.render();
-  for (const Diagnostic &d : diags.diagnostics()) {
-    EXPECT_TRUE(d.loc.known()) << "diagnostic without a location: " << d.message;
-    EXPECT_EQ(d.loc.file, path);
+  for (bool lowerAfterErrors : {true, false}) {
+    SCOPED_TRACE(lowerAfterErrors ? "lowering every kernel" : "lowering after a clean load");
+    DiagnosticEngine diags;
+    Frontend fe(diags);
+    bool loaded = fe.loadFile(path);
+    if (loaded || lowerAfterErrors)
+      for (const KernelSig &k : fe.kernels()) fe.lowerKernel(k.name, {}, 4);
+    ASSERT_TRUE(diags.hasErrors()) << path << " should not pass the front end";
+    std::string report;
+    EXPECT_TRUE(verifyDiagnostics(text.str(), diags.diagnostics(), report)) << report << "\n" << diags.render();
+    for (const Diagnostic &d : diags.diagnostics()) {
+      EXPECT_TRUE(d.loc.known()) << "diagnostic without a location: " << d.message;
+      EXPECT_EQ(d.loc.file, path);
+    }
+    // Rendering quotes the line and puts a caret under the column.
+    std::string rendered = diags.render();
+    const Diagnostic &first = diags.diagnostics().front();
+    std::string head = path + ":" + std::to_string(first.loc.line) + ":" + std::to_string(first.loc.col) + ": error: ";
+    EXPECT_EQ(rendered.rfind(head, 0), 0u) << rendered;
   }
-  // Rendering quotes the line and puts a caret under the column.
-  std::string rendered = diags.render();
-  const Diagnostic &first = diags.diagnostics().front();
-  std::string head = path + ":" + std::to_string(first.loc.line) + ":" + std::to_string(first.loc.col) + ": error: ";
-  EXPECT_EQ(rendered.rfind(head, 0), 0u) << rendered;
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, LangErrors, ::testing::ValuesIn(errorFiles()),
@@ -64,6 +71,15 @@ TEST(LangDiagnostics, RenderShowsLineAndCaret) {
             "\t          ^\n");
 }
 
+TEST(LangDiagnostics, ShortNamesGetNoGuess) {
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  fe.loadSource("kernel k(x: *f32) { let a = y; }\n", "g.tk");
+  fe.lowerKernel("k", {}, 4);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  EXPECT_EQ(diags.diagnostics()[0].message, "unknown name 'y'");
+}
+
 TEST(LangDiagnostics, FileWithSyntaxErrorsYieldsNoKernel) {
   DiagnosticEngine diags;
   Frontend fe(diags);
@@ -80,6 +96,8 @@ TEST(LangDiagnostics, UnreadableFileAndUnknownKernel) {
   EXPECT_EQ(diags.render(), "/nonexistent/dir/x.tk: error: cannot read file '/nonexistent/dir/x.tk'\n");
   EXPECT_EQ(fe.lowerKernel("k", {}, 4), nullptr);
   EXPECT_EQ(diags.errorCount(), 2);
+  EXPECT_FALSE(fe.loadFile(TK_SOURCE_DIR "/tests/errors"));  // a directory
+  EXPECT_EQ(diags.errorCount(), 3);
 }
 
 TEST(LangDiagnostics, VerifierReportsMismatches) {

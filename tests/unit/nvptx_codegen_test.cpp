@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "backend/cuda/Context.h"
@@ -215,7 +216,10 @@ TEST(NvptxMath, LibdeviceLinkedForEveryFunction) {
       ASSERT_NE(k.m->getFunction(name), nullptr) << name;
       std::string ptx = emitPtx(*k.m, o);
       EXPECT_FALSE(contains(ptx, ".extern .func")) << name << "\n" << ptx;
-      EXPECT_FALSE(contains(ptx, "__nv_")) << name << "\n" << ptx;
+      // Trigonometric functions stay out of line (see Codegen.cpp), as
+      // `.func` definitions inside the module; everything else inlines.
+      bool trig = f == MathFn::Sin || f == MathFn::Cos;
+      EXPECT_EQ(contains(ptx, "call.uni"), trig) << name << "\n" << ptx;
       assembles(ptx, "sm_80");
     }
   }
@@ -310,7 +314,16 @@ TEST(NvptxCodegen, ParallelEmitMatchesSerial) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) threads.emplace_back([&, i] { parallel[i] = compile(fns[i]); });
   for (auto &th : threads) th.join();
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(parallel[i], serial[i]) << nameOf(fns[i]);
+  // NVPTX numbers call sequences in comments with a process-wide counter;
+  // everything else must match.
+  auto uncommented = [](std::string ptx) {
+    std::string out, line;
+    std::istringstream in(ptx);
+    while (std::getline(in, line))
+      if (line.find("// callseq") == std::string::npos) out += line + "\n";
+    return out;
+  };
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(uncommented(parallel[i]), uncommented(serial[i])) << nameOf(fns[i]);
 }
 
 TEST(NvptxErrors, UnknownArch) {

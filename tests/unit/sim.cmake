@@ -4,4 +4,5 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_error_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_numeric_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
   LIBS tk_sim tk_llvm)

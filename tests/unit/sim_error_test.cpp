@@ -275,6 +275,15 @@ TEST(SimCompileErrors, BadModulesAreRejected) {
     b.CreateRetVoid();
     EXPECT_NE(compileError(k).find("no_such_function_anywhere"), std::string::npos);
   }
+  {
+    KernelBuilder k;
+    auto &b = k.b();
+    k.kernel("gpu_space", {b.getPtrTy(1)}, 32);
+    k.store(b.getInt32(1), k.arg(0), "g.tk:3:4");
+    b.CreateRetVoid();
+    EXPECT_NE(compileError(k).find("a memory access at g.tk:3:4 in function gpu_space uses address space 1"),
+              std::string::npos);
+  }
   EXPECT_THROW(Program::compile(nullptr, nullptr), SimError);
 }
 

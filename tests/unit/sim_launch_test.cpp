@@ -284,6 +284,41 @@ TEST(SimLaunch, LoopWithoutBarriersGroupsRequestsPerIteration) {
   EXPECT_EQ(c.globalLoadSectors, 4 * c.globalLoadRequests);
 }
 
+// atomicrmw add from every thread of many blocks (on several workers) to one counter.
+TEST(SimLaunch, AtomicsAreCheckedAndAtomicAcrossWorkers) {
+  const int threads = 128, blocks = 64;
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("count", {k.ptr()}, threads);
+  Value *slot = k.gep(k.i32(), k.arg(0), b.CreateAnd(k.target().threadId(b), b.getInt32(1)));
+  auto *rmw = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, slot, b.getInt32(1), llvm::MaybeAlign(4),
+                                llvm::AtomicOrdering::Monotonic);
+  rmw->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "a.tk:1:1")));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(4);
+  Buffer<int32_t> counter(sim.memory(), 2);
+  counter[0] = counter[1] = 0;
+  void *pc = counter.p;
+  LaunchConfig cfg;
+  cfg.grid[0] = blocks;
+  cfg.blockThreads = threads;
+  Counters c = sim.launch(*prog, "count", cfg, {&pc});
+  EXPECT_EQ(counter[0], threads * blocks / 2);
+  EXPECT_EQ(counter[1], threads * blocks / 2);
+  EXPECT_EQ(c.globalStoreBytes, 4u * threads * blocks);
+  EXPECT_EQ(c.globalStoreRequests, uint64_t(blocks * threads / 32));
+  EXPECT_EQ(c.globalStoreSectors, c.globalStoreRequests);  // both words in one sector
+  Buffer<int32_t> tooSmall(sim.memory(), 1);
+  void *ps = tooSmall.p;
+  try {
+    sim.launch(*prog, "count", cfg, {&ps});
+    FAIL();
+  } catch (const SimError &e) {
+    EXPECT_NE(std::string(e.what()).find("out-of-bounds atomic of 4 bytes"), std::string::npos) << e.what();
+  }
+}
+
 // Registers and the stack are not memory the sim checks or counts.
 TEST(SimLaunch, UnmarkedAccessesAreNotInstrumented) {
   KernelBuilder k;

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -151,6 +152,47 @@ TEST(SimConversions, JitCodeRoundTripsHalfAndBfloat) {
     } else {
       ASSERT_EQ(obf[j], bff) << j;
     }
+  }
+}
+
+// Whatever the host CPU has (F16C, AVX512-BF16 or neither), the libcalls x86
+// codegen falls back to must resolve to the runtime with the right ABI: call
+// them by name.
+TEST(SimConversions, LibcallsResolveWithTheRightAbi) {
+  KernelBuilder k;
+  auto &b = k.b();
+  Type *h = b.getHalfTy(), *bf = b.getBFloatTy(), *f = k.f32(), *d = b.getDoubleTy();
+  k.kernel("libcalls", {k.ptr(), k.ptr(), k.ptr()}, 1);  // (in: {f32, pad, f64}, out16[4], outf[1])
+  Value *x = k.load(f, k.arg(0));
+  Value *y = k.load(d, b.CreateConstGEP1_32(b.getInt8Ty(), k.arg(0), 8), "l.tk:1:1", 8);
+  auto call = [&](const char *name, Type *ret, Value *arg) {
+    return b.CreateCall(k.module().getOrInsertFunction(name, ret, arg->getType()), {arg});
+  };
+  Value *outs[4] = {call("__truncsfhf2", h, x), call("__truncdfhf2", h, y), call("__truncsfbf2", bf, x),
+                    call("__truncdfbf2", bf, y)};
+  for (int j = 0; j < 4; ++j) k.store(outs[j], k.gep(outs[j]->getType(), k.arg(1), b.getInt32(j)), "l.tk:2:1", 2);
+  k.store(call("__extendhfsf2", f, outs[0]), k.arg(2));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<double> in(sim.memory(), 2);
+  Buffer<uint16_t> out16(sim.memory(), 4);
+  Buffer<float> outf(sim.memory(), 1);
+  LaunchConfig cfg;
+  cfg.blockThreads = 1;
+  for (auto [xf, xd] : std::vector<std::pair<float, double>>{{1.0f + 0x1p-11f, 1.0 + 0x1p-11 + 0x1p-40},
+                                                              {-3.14159f, 2.718281828},
+                                                              {0x1p-20f, -0x1.8p-25},
+                                                              {1e-40f, 1e-39}}) {
+    std::memcpy(in.p, &xf, 4);
+    in[1] = xd;
+    void *p[3] = {in.p, out16.p, outf.p};
+    sim.launch(*prog, "libcalls", cfg, {&p[0], &p[1], &p[2]});
+    EXPECT_EQ(out16[0], refHalf(xf)) << xf;
+    EXPECT_EQ(out16[1], refHalf(xd)) << xd;
+    EXPECT_EQ(out16[2], refBf16(xf)) << xf;
+    EXPECT_EQ(out16[3], refBf16(xd)) << xd;
+    EXPECT_EQ(outf[0], float(std::bit_cast<_Float16>(refHalf(xf)))) << xf;
   }
 }
 

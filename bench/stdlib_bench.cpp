@@ -1,0 +1,105 @@
+// tk-bench: for each stdlib kernel, compile latency, the sim's traffic
+// counters at a realistic size against the ideal, and ptxas's registers and
+// spills per arch. Figures go to docs/perf.md with the command that made them.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/nvptx/Ptxas.h"
+#include "backend/nvptx/Toolkit.h"
+#include "tk/runtime.h"
+
+namespace {
+
+struct Entry {
+  const char *kernel;
+  int inputs;  // f32 inputs; one f32 output
+};
+
+double medianMs(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int log2n = argc > 1 ? std::atoi(argv[1]) : 22;
+  if (log2n < 10 || log2n > 26) {
+    std::fprintf(stderr, "usage: tk-bench [log2(n) in 10..26]\n");
+    return 1;
+  }
+  const int n = 1 << log2n;
+  const std::string file = TK_STDLIB_DIR "/elementwise.tk";
+  const Entry entries[] = {{"complex_activation", 2}, {"sincos_chain", 1}, {"gelu", 1}};
+  try {
+    auto dev = tk::Device::open("sim");
+    tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+
+    std::printf("compile latency, in process (median of 9), one kernel to PTX for sm_80\n");
+    std::printf("%-20s %12s %14s %12s\n", "kernel", "tile IR ms", "PTX ms", "no-libdev ms");
+    for (const Entry &e : entries) {
+      auto time = [&](tk::CompileOptions o) {
+        std::vector<double> ms;
+        for (int i = 0; i < 9; ++i) {
+          auto t0 = std::chrono::steady_clock::now();
+          tk::Compiler::compileFile(file, e.kernel, o);
+          ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        return medianMs(ms);
+      };
+      tk::CompileOptions tir, ptx, fast;
+      tir.emitPtx = false;
+      fast.useLibdevice = false;
+      std::printf("%-20s %12.1f %14.1f %12.1f\n", e.kernel, time(tir), time(ptx), time(fast));
+    }
+
+    std::printf("\nsim traffic at n = 2^%d, default config (BLOCK 1024, 4 warps)\n", log2n);
+    std::printf("%-20s %14s %14s %8s %10s %10s %12s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req",
+                "st sec/req", "smem wf/req", "sim s");
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-4, 4);
+    for (const Entry &e : entries) {
+      tk::Bundle b = tk::Compiler::compileFile(file, e.kernel);
+      tk::Kernel k = dev->load(b);
+      std::vector<tk::Arg> args;
+      std::vector<float> host(n);
+      for (int i = 0; i < e.inputs; ++i) {
+        for (float &f : host) f = dist(rng);
+        args.push_back(dev->upload(host));
+      }
+      args.push_back(dev->alloc(size_t(n) * 4));
+      args.push_back(int32_t(n));
+      auto t0 = std::chrono::steady_clock::now();
+      tk::LaunchStats s = dev->launch(k, {uint32_t(n / b.constInt("BLOCK"))}, args);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      uint64_t ideal = uint64_t(e.inputs + 1) * n * 4;
+      std::printf("%-20s %14llu %14llu %8.4f %10.2f %10.2f %12.2f %9.2f\n", e.kernel,
+                  static_cast<unsigned long long>(s.bytesMoved()), static_cast<unsigned long long>(ideal),
+                  double(s.bytesMoved()) / ideal, s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
+                  s.storeRequests ? double(s.storeSectors) / s.storeRequests : 0.0,
+                  s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0, secs);
+    }
+
+    std::printf("\nptxas -v (CUDA toolkit: %s)\n", toolkit.hasPtxas() ? toolkit.ptxas.c_str() : "not found");
+    if (!toolkit.hasPtxas()) return 0;
+    std::printf("%-20s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
+    for (const Entry &e : entries)
+      for (const char *arch : {"sm_80", "sm_90"}) {
+        tk::CompileOptions o;
+        o.archs = {arch};
+        tk::Bundle b = tk::Compiler::compileFile(file, e.kernel, o);
+        tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+        std::printf("%-20s %-6s %10d %14d %14d\n", e.kernel, arch, info.registers, info.spillStoreBytes,
+                    info.spillLoadBytes);
+      }
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tk-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,75 @@
+// instrumentMemoryAccesses as text in, text out: marked accesses are routed
+// through the runtime hooks with one site each; unmarked ones are untouched.
+#include <gtest/gtest.h>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "backend/sim/InstrumentMemory.h"
+#include "backend/sim/Simulator.h"
+
+namespace tk::sim::test {
+namespace {
+
+const char *kInput = R"(
+define void @k(ptr %g, ptr %s, <4 x i1> %m) {
+  %a = load <4 x float>, ptr %g, align 16, !tk.loc !0
+  store float 1.0, ptr %s, align 4, !tk.shared !1
+  %local = alloca i32
+  store i32 3, ptr %local
+  %old = atomicrmw add ptr %g, i32 1 monotonic, !tk.loc !2
+  %v = call <4 x float> @llvm.masked.load.v4f32.p0(ptr %g, i32 4, <4 x i1> %m, <4 x float> zeroinitializer), !tk.loc !2
+  call void @__tk_sim_barrier(), !tk.loc !3
+  call void @__tk_sim_barrier()
+  ret void
+}
+declare void @__tk_sim_barrier()
+declare <4 x float> @llvm.masked.load.v4f32.p0(ptr, i32, <4 x i1>, <4 x float>)
+!0 = !{!"a.tk:1:2"}
+!1 = !{}
+!2 = !{!"a.tk:3:4"}
+!3 = !{!"a.tk:5:6"}
+)";
+
+TEST(SimInstrument, RoutesMarkedAccessesOnly) {
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic err;
+  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(kInput, err, ctx);
+  ASSERT_TRUE(m) << err.getMessage().str();
+  SiteTable sites;
+  EXPECT_EQ(instrumentMemoryAccesses(*m, sites), 5u);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+
+  auto expectLine = [&](const std::string &s) { EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text; };
+  expectLine("%1 = call ptr @__tk_sim_global_access(ptr %g, i32 0)");
+  expectLine("load <4 x float>, ptr %1, align 16");
+  expectLine("%2 = call ptr @__tk_sim_shared_access(ptr %s, i32 1)");
+  expectLine("store float 1.000000e+00, ptr %2, align 4");
+  expectLine("store i32 3, ptr %local");  // the stack is left alone
+  expectLine("%3 = call ptr @__tk_sim_global_access(ptr %g, i32 2)");
+  expectLine("atomicrmw add ptr %3, i32 1 monotonic");
+  expectLine("@__tk_sim_global_access_masked(ptr %g, i32 3, i64 %");
+  expectLine("call void @__tk_sim_barrier_at(i32 4)");
+  expectLine("call void @__tk_sim_barrier()\n");  // an unlocated barrier stays as it is
+
+  ASSERT_EQ(sites.sites.size(), 5u);
+  EXPECT_EQ(sites.sites[0].kind, SiteKind::GlobalLoad);
+  EXPECT_EQ(sites.sites[0].bytes, 16u);
+  EXPECT_EQ(sites.sites[0].loc, "a.tk:1:2");
+  EXPECT_EQ(sites.sites[1].kind, SiteKind::SharedStore);
+  EXPECT_EQ(sites.sites[1].loc, "");
+  EXPECT_EQ(sites.sites[2].kind, SiteKind::GlobalAtomic);
+  EXPECT_EQ(sites.sites[2].bytes, 4u);
+  EXPECT_TRUE(sites.sites[3].masked);
+  EXPECT_EQ(sites.sites[3].elemBytes, 4u);
+  EXPECT_EQ(sites.sites[3].bytes, 16u);
+  EXPECT_EQ(sites.sites[4].kind, SiteKind::Barrier);
+  EXPECT_EQ(sites.sites[4].loc, "a.tk:5:6");
+}
+
+}  // namespace
+}  // namespace tk::sim::test
