@@ -13,6 +13,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
+#include "lower/Passes.h"
 
 namespace {
 
@@ -47,7 +48,7 @@ int run(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
-    for (const auto &p : tk::ir::registeredPasses()) {
+    for (const auto &p : tk::lower::allPasses()) {
       std::string flag = p.flag;
       std::cout << "  " << flag << std::string(flag.size() < 14 ? 14 - flag.size() : 1, ' ') << p.summary << "\n";
     }
@@ -88,11 +89,19 @@ int run(int argc, char **argv) {
   opts.printLocations = locations;
   opts.dump = &std::cerr;
   try {
-    for (const std::string &p : splitCommas(passes)) pipeline.add(p);
+    for (const std::string &p : splitCommas(passes)) {
+      const tk::ir::PassInfo *info = tk::lower::findPass(p);
+      if (!info) {
+        std::string known;
+        for (const auto &k : tk::lower::allPasses()) known += (known.empty() ? "" : ", ") + std::string(k.flag);
+        throw std::runtime_error("unknown pass '" + p + "' (known: " + known + ")");
+      }
+      pipeline.addRegistered(*info);
+    }
     if (optimize)
       for (const std::string &p : tk::ir::defaultOptimizationPipeline().flags()) pipeline.add(p);
     for (const std::string &p : splitCommas(printAfter)) {
-      if (!tk::ir::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
+      if (!tk::lower::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
       opts.printAfter.insert(p);
     }
     pipeline.run(*module, opts);
