@@ -95,6 +95,45 @@ TEST(LangParser, WholeSketchGrammarParses) {
   EXPECT_NE(fe.dumpAst().find("else"), std::string::npos);
 }
 
+TEST(LangParser, DesignSketchKernelsParse) {
+  // The two seed kernels of docs' design sketch: they parse, and lowering
+  // them reports only features that are not implemented yet.
+  const char *src = R"(
+kernel layernorm_tanh_linear_relu(x: *f32, w: *f32, b: f32, out: *f32,
+                                  rows: i32, eps: f32,
+                                  const D: i32 = 256, const BLOCK_R: i32 = 4) {
+    let r = program_id(0) * BLOCK_R + arange(BLOCK_R);
+    let c = arange(D);
+    let v = load(x + r[:, None] * D + c[None, :], mask: r[:, None] < rows, other: 0.0);
+    let mean = sum(v, axis: 1) / D;
+    let d = v - mean[:, None];
+    let rstd = rsqrt(sum(d * d, axis: 1) / D + eps);
+    let y = sum(tanh(d * rstd[:, None]) * load(w + c)[None, :], axis: 1) + b;
+    store(out + r, relu(y), mask: r < rows);
+}
+kernel similarity(x: *f32, y: *f32, out: *i32, n: i32, d: i32,
+                  const BI: i32 = 64, const BJ: i32 = 64) {
+    let i = program_id(0) * BI + arange(BI);
+    let j = program_id(1) * BJ + arange(BJ);
+    var acc = zeros([BI, BJ], i32);
+    for s in range(0, n) {
+        let xi = load(x + s * d + i, mask: i < d);
+        let yj = load(y + s * d + j, mask: j < d);
+        acc += (abs(xi[:, None] - yj[None, :]) < 1.0) as i32;
+    }
+    store(out + i[:, None] * d + j[None, :], acc, mask: i[:, None] < d && j[None, :] < d);
+}
+)";
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  ASSERT_TRUE(fe.loadSource(src, "design.tk")) << diags.render();
+  ASSERT_EQ(fe.kernels().size(), 2u);
+  for (const KernelSig &k : fe.kernels()) EXPECT_EQ(fe.lowerKernel(k.name, {}, 4), nullptr);
+  ASSERT_TRUE(diags.hasErrors());
+  for (const Diagnostic &d : diags.diagnostics())
+    EXPECT_NE(d.message.find("not supported yet"), std::string::npos) << d.message;
+}
+
 // Deep input is cut off by a limit, with one error, quickly.
 void expectDepthError(const std::string &src, const std::string &message) {
   auto start = std::chrono::steady_clock::now();

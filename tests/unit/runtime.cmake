@@ -3,3 +3,10 @@
 tk_add_unit_test(runtime_kernels_test SOURCES unit/runtime_kernels_test.cpp LIBS tk)
 tk_add_unit_test(runtime_api_test SOURCES unit/runtime_api_test.cpp LIBS tk)
 tk_add_unit_test(runtime_docs_test SOURCES unit/runtime_docs_test.cpp LIBS tk)
+tk_add_unit_test(runtime_ptxas_test SOURCES unit/runtime_ptxas_test.cpp LIBS tk tk_nvptx)
+
+# The example and the demo, run as users run them (on the sim, at sizes that
+# keep the suite quick; `make demo` runs the demo at 2^22).
+add_test(NAME example_complex_activation COMMAND complex_activation 98433)
+add_test(NAME demo_small COMMAND tk-demo --log2n 16 --report ${PROJECT_BINARY_DIR}/demo-report-test.json)
+set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMENT TK_DEVICE=sim TIMEOUT 300)

@@ -177,3 +177,25 @@ TEST(Compiler, UnknownKernelsArchsAndWarpsAreRefused) {
   EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile(kStdlib, "gelu", warps), "num_warps");
   EXPECT_ERROR_CONTAINS(tk::Compiler::compileFile("/nonexistent.tk", "k"), "nonexistent.tk");
 }
+
+// The same launch on a GPU, when there is one.
+TEST(CudaDevice, RunsComplexActivationLikeTheSim) {
+  std::unique_ptr<tk::Device> gpu;
+  try {
+    gpu = tk::Device::open("cuda");
+  } catch (const tk::Error &e) {
+    GTEST_SKIP() << e.what();
+  }
+  tk::Kernel k = gpu->load(tk::Compiler::compileFile(kStdlib, "complex_activation"));
+  const int n = 98433;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[i] = std::sin(i * 0.37f) * 3, y[i] = std::cos(i * 0.11f) * 3;
+  tk::Buffer dx = gpu->upload(x), dy = gpu->upload(y), out = gpu->upload(std::vector<float>(n, NAN));
+  tk::LaunchStats s = (*gpu)(k, {uint32_t((n + 1023) / 1024)}, dx, dy, out, int32_t(n));
+  EXPECT_GT(s.ms, 0);
+  auto got = gpu->download<float>(out, n);
+  for (int i = 0; i < n; ++i) {
+    double want = std::max(0.0, (std::sin(double(x[i])) * std::cos(double(y[i])) + x[i]) * y[i]);
+    ASSERT_NEAR(got[i], want, 1e-5 * (1 + std::fabs(want))) << i;
+  }
+}

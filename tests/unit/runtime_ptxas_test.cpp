@@ -1,0 +1,28 @@
+// Every stdlib kernel, at its default config, becomes PTX that ptxas accepts
+// for sm_80 and sm_90 with no spills.
+#include <gtest/gtest.h>
+
+#include "backend/nvptx/Ptxas.h"
+#include "backend/nvptx/Toolkit.h"
+#include "tk/compiler.h"
+
+TEST(StdlibPtxas, NoSpillsOnSm80AndSm90) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
+  const std::string file = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+  auto kernels = tk::Compiler::kernels(file);
+  ASSERT_GE(kernels.size(), 3u);
+  for (const auto &[name, params] : kernels) {
+    tk::CompileOptions opts;
+    opts.archs = {"sm_80", "sm_90"};
+    tk::Bundle b = tk::Compiler::compileFile(file, name, opts);
+    for (const std::string &arch : opts.archs) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+      ASSERT_TRUE(info.ran) << info.log;
+      EXPECT_GT(info.registers, 0) << name << " " << arch << "\n" << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << name << " " << arch << "\n" << info.log;
+      EXPECT_EQ(info.spillLoadBytes, 0) << name << " " << arch << "\n" << info.log;
+      EXPECT_FALSE(info.cubin.empty()) << name << " " << arch;
+    }
+  }
+}
