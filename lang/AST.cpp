@@ -89,7 +89,7 @@ std::string dump(const Module &m) {
     out += where(d.loc) + "\n";
     for (const Param &p : d.params) {
       out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": " + p.type.str();
-      if (p.align) out += " align(" + std::to_string(p.align) + ")";
+      if (p.hasAlign) out += " align(" + std::to_string(p.align) + ")";
       out += where(p.loc) + "\n";
       if (p.defaultValue) dumpExpr(*p.defaultValue, 3, out);
     }

@@ -89,7 +89,8 @@ struct Param {
   TypeRef type;
   bool isConst = false;
   ExprPtr defaultValue;  // may be null
-  int64_t align = 0;     // 0: not written
+  bool hasAlign = false;  // `align(N)` was written
+  int64_t align = 0;
   Loc alignLoc;
   Loc loc;
 };

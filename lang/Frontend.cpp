@@ -108,11 +108,11 @@ void Frontend::checkDecls() {
         continue;
       }
       if (p.type.ptrDepth > 1) fail(p.type.loc, "pointers to pointers are not supported");
-      if (p.align != 0 && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
+      if (p.hasAlign && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
       if (p.type.ptrDepth == 1) {
         int64_t elemBytes = std::max(1, ir::bitWidth(*kind) / 8);
-        ps.align = p.align ? p.align : 16;
-        if (p.align != 0 && (!isPow2(p.align) || p.align < elemBytes))
+        ps.align = p.hasAlign ? p.align : 16;
+        if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes))
           fail(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
                                std::to_string(elemBytes) + " (the size of " + p.type.name + ")");
       }

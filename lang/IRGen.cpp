@@ -125,7 +125,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     }
     ScalarKind k = *scalarKind(p.type.name);
     Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
-    ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.align ? p.align : 16) : 0);
+    ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.hasAlign ? p.align : 16) : 0);
     v->setNameHint(p.name);
     env_[p.name] = value(v);
   }
@@ -446,17 +446,18 @@ TV IRGen::binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc) {
   if (!shape) return invalid();
 
   if (a.cst && b.cst && shape->empty()) {
+    // Fold: weak operands keep full i64/double precision, typed ones are
+    // converted to the common type first.
+    auto operand = [&](const TV &x) -> std::optional<ConstValue> {
+      if (!el.weak) return convertConst(*x.cst, el.kind);
+      return ir::isFloat(el.kind) ? ConstValue::ofFloat(x.cst->asDouble()) : *x.cst;
+    };
+    auto ca = operand(a), cb = operand(b);
     std::string err;
-    auto ca = convertConst(*a.cst, el.kind), cb = convertConst(*b.cst, el.kind);
-    if (el.weak) ca = a.cst, cb = b.cst;
-    if (el.weak && ir::isFloat(el.kind)) ca = ConstValue::ofFloat(a.cst->asDouble()), cb = ConstValue::ofFloat(b.cst->asDouble());
     std::optional<ConstValue> r;
-    if (op == "max" || op == "min") {
-      if (ca && cb) {
-        std::string e2;
-        auto lt = foldBinary("<", *ca, *cb, el.kind, el.weak, e2);
-        if (lt) r = (lt->i != 0) == (op == "min") ? *ca : *cb;
-      }
+    if (ca && cb && (op == "max" || op == "min")) {
+      auto lt = foldBinary("<", *ca, *cb, el.kind, el.weak, err);
+      if (lt) r = (lt->i != 0) == (op == "min") ? *ca : *cb;
     } else if (ca && cb) {
       r = foldBinary(op, *ca, *cb, el.kind, el.weak, err);
     }
@@ -466,15 +467,13 @@ TV IRGen::binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc) {
     }
     if (r) return compare ? constant(*r, ScalarKind::I1, false) : constant(*r, el.kind, el.weak);
   }
+  // Weak operands that were not folded take the type they have alone.
   ScalarKind k = el.weak ? (ir::isFloat(el.kind) ? ScalarKind::F32 : ScalarKind::I64) : el.kind;
-  if (el.weak && !ir::isFloat(el.kind)) {
-    // Two weak ints that could not be folded: take the type the values need.
-    k = (weakIntKind(a.cst->i) == ScalarKind::I64 || weakIntKind(b.cst->i) == ScalarKind::I64) ? ScalarKind::I64
-                                                                                                 : ScalarKind::I32;
-  }
   Type t = Type::scalar(k).withShape(*shape);
   ir::Value *va = coerce(a, t, loc), *vb = coerce(b, t, loc);
-  if (compare) return value(emit(OpKind::Cmp, {va, vb}, t.withScalar(ScalarKind::I1), loc, {{"predicate", std::string(predicate(op))}}));
+  if (compare)
+    return value(emit(OpKind::Cmp, {va, vb}, t.withScalar(ScalarKind::I1), loc,
+                      {{"predicate", std::string(predicate(op))}}));
   return value(emit(arithOp(op), {va, vb}, t, loc));
 }
 

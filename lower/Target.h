@@ -21,7 +21,25 @@ namespace tk::lower {
 // Math functions a Target provides on f32 and f64 scalars (f16/bf16 are
 // computed in f32 by the lowering).
 enum class MathFn { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, Tanh, Floor, Ceil };
-const char *mathFnName(MathFn f);  // "exp", "rsqrt", ...
+
+// "exp", "rsqrt", ...: also libdevice's base names (its f32 forms add "f").
+// Inline so backends need only this header, not tk_lower.
+inline const char *mathFnName(MathFn f) {
+  switch (f) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Exp2: return "exp2";
+    case MathFn::Log: return "log";
+    case MathFn::Log2: return "log2";
+    case MathFn::Sqrt: return "sqrt";
+    case MathFn::Rsqrt: return "rsqrt";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Floor: return "floor";
+    case MathFn::Ceil: return "ceil";
+  }
+  return "?";
+}
 
 class Target {
  public:

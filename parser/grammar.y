@@ -110,7 +110,8 @@ params:
 
 param:
   IDENT COLON type align_opt default_opt {
-    $$.name = $1; $$.type = $3; $$.align = $4; $$.alignLoc = ctx.loc(@4); $$.defaultValue = std::move($5); $$.loc = ctx.loc(@1);
+    $$.name = $1; $$.type = $3; $$.hasAlign = $4 >= 0; $$.align = $$.hasAlign ? $4 : 0; $$.alignLoc = ctx.loc(@4);
+    $$.defaultValue = std::move($5); $$.loc = ctx.loc(@1);
   }
 | CONST IDENT COLON type default_opt {
     $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = ctx.loc(@2);
@@ -119,8 +120,8 @@ param:
 
 // `align(N)` after a pointer type.
 align_opt:
-  %empty { $$ = 0; }
-| ALIGN LPAREN INT RPAREN { $$ = $3 > 0 ? $3 : -1; }
+  %empty { $$ = -1; }
+| ALIGN LPAREN INT RPAREN { $$ = $3; }
 ;
 
 default_opt:

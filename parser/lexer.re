@@ -242,7 +242,8 @@ LexResult Lexer::run() {
         else {
           char buf[8];
           std::snprintf(buf, sizeof buf, "0x%02x", c);
-          error(tok, std::string("unexpected byte ") + buf + (c >= 0x80 ? " (non-ASCII text is allowed only in comments and strings)" : ""));
+          error(tok, std::string("unexpected byte ") + buf +
+                         (c >= 0x80 ? " (non-ASCII text is allowed only in comments and strings)" : ""));
         }
         YYCURSOR = p;
         continue;

@@ -35,7 +35,13 @@ std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
   return out;
 }
 
+// Codegen options for `arch`; an unknown arch is a tk::Error listing the valid ones.
 nvptx::CodegenOptions codegenOptions(const CompileOptions &opts, const std::string &arch) {
+  try {
+    nvptx::checkArch(arch);
+  } catch (const std::exception &e) {
+    throw Error(e.what());
+  }
   nvptx::CodegenOptions cg;
   cg.arch = arch;
   cg.useLibdevice = opts.useLibdevice;
@@ -108,11 +114,6 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
   if (opts.archs.empty()) throw Error("no target architecture given");
   for (const std::string &arch : opts.archs) {
-    try {
-      nvptx::checkArch(arch);
-    } catch (const std::exception &e) {
-      throw Error(e.what());
-    }
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);
     auto llvm = lowerFor(*s.fn, cg);
     b.sharedBytes = llvm->lowered.sharedBytes;
@@ -155,11 +156,6 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   Specialised s = specialise(l, path, kernel, opts);
   if (stage == Stage::Tir) return ir::printFunction(*s.fn);
   const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();
-  try {
-    nvptx::checkArch(arch);
-  } catch (const std::exception &e) {
-    throw Error(e.what());
-  }
   nvptx::CodegenOptions cg = codegenOptions(opts, arch);
   auto llvm = lowerFor(*s.fn, cg);
   if (stage == Stage::Llvm) {

@@ -116,28 +116,9 @@ Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
 
 // ---- math ---------------------------------------------------------------
 
-// libdevice's base names (f32 adds an "f"). Kept here rather than using
-// lower::mathFnName so tk_nvptx needs only lower/Target.h, not tk_lower.
-static const char *libdeviceName(MathFn f) {
-  switch (f) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Exp2: return "exp2";
-    case MathFn::Log: return "log";
-    case MathFn::Log2: return "log2";
-    case MathFn::Sqrt: return "sqrt";
-    case MathFn::Rsqrt: return "rsqrt";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Floor: return "floor";
-    case MathFn::Ceil: return "ceil";
-  }
-  throw std::logic_error("unknown MathFn");
-}
-
 static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x) {
   Type *t = x->getType();
-  std::string name = std::string("__nv_") + libdeviceName(f) + (t->isFloatTy() ? "f" : "");
+  std::string name = std::string("__nv_") + lower::mathFnName(f) + (t->isFloatTy() ? "f" : "");
   FunctionCallee fn = b.GetInsertBlock()->getModule()->getOrInsertFunction(name, t, t);
   CallInst *call = b.CreateCall(fn, {x});
   call->setDoesNotAccessMemory();
@@ -208,7 +189,7 @@ Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
     return out;
   }
   if (!t->isFloatTy() && !t->isDoubleTy())
-    throw std::invalid_argument(std::string("NvptxTarget::math: ") + libdeviceName(f) +
+    throw std::invalid_argument(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
                                 " takes f32 or f64 (lowering computes f16/bf16 in f32)");
   if (libdevice_) return libdeviceCall(b, f, x);
   return t->isFloatTy() ? fallbackF32(b, f, x) : fallbackF64(b, f, x);
