@@ -8,6 +8,7 @@
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/NvptxTarget.h"
+#include "backend/nvptx/Ptxas.h"
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
@@ -164,7 +165,16 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
     llvm->lowered.module->print(os, nullptr);
     return os.str();
   }
-  return nvptx::emitPtx(*llvm->lowered.module, cg);
+  std::string ptx = nvptx::emitPtx(*llvm->lowered.module, cg);
+  if (stage == Stage::Ptx) return ptx;
+  if (!cg.toolkit.hasPtxas())
+    throw Error("a cubin needs ptxas from the CUDA toolkit, and none was found (set CUDA_HOME)");
+  try {
+    nvptx::PtxasInfo info = nvptx::runPtxas(ptx, arch, cg.toolkit);
+    return std::string(info.cubin.begin(), info.cubin.end());
+  } catch (const std::runtime_error &e) {
+    throw Error(std::string("ptxas failed: ") + e.what());
+  }
 }
 
 std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path) {

@@ -68,7 +68,7 @@ struct Bundle {
 };
 
 // How far `tkc compile --emit` goes.
-enum class Stage { Tokens, Ast, Tir, Llvm, Ptx, Bundle };
+enum class Stage { Tokens, Ast, Tir, Llvm, Ptx, Cubin, Bundle };
 
 class Compiler {
  public:
@@ -78,7 +78,8 @@ class Compiler {
   static Bundle compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
                               const CompileOptions &opts = {});
   // The text of one stage (tokens, AST, tile IR after the pipeline, LLVM IR
-  // for the first arch, PTX for the first arch, bundle JSON).
+  // for the first arch, PTX for the first arch, bundle JSON), or the bytes of
+  // a cubin for the first arch (needs ptxas from the CUDA toolkit).
   static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
                           const CompileOptions &opts = {});
   // The kernels a file defines (after checking it), with their parameters.

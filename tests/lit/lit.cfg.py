@@ -45,3 +45,9 @@ for name, path in tools.items():
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(p) for p in tools.values()] + [config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
+
+# ptxas from the CUDA toolkit, for tests that assemble cubins.
+for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+    if root and os.path.exists(os.path.join(root, "bin", "ptxas")):
+        config.available_features.add("ptxas")
+        break

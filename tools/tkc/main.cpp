@@ -1,5 +1,5 @@
 // tkc: the tk compiler driver. `tkc check` runs the front end; `tkc compile`
-// stops after any stage (--emit tokens|ast|tir|llvm|ptx|bundle).
+// stops after any stage (--emit tokens|ast|tir|llvm|ptx|cubin|bundle).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   compile->add_option("--emit", emit, "stop after this stage")
-      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "bundle"}))
+      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle"}))
       ->default_val("ptx");
   compile->add_option("-o,--output", output, "output file (default: stdout)");
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
@@ -146,7 +146,12 @@ int main(int argc, char **argv) {
     opts.dump = &std::cerr;
     static const std::map<std::string, tk::Stage> stages = {
         {"tokens", tk::Stage::Tokens}, {"ast", tk::Stage::Ast}, {"tir", tk::Stage::Tir},
-        {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"bundle", tk::Stage::Bundle}};
+        {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"cubin", tk::Stage::Cubin},
+        {"bundle", tk::Stage::Bundle}};
+    if (emit == "cubin" && (output.empty() || output == "-")) {
+      std::cerr << "tkc: error: --emit cubin writes a binary: give an output file with -o\n";
+      return 1;
+    }
     std::string text = tk::Compiler::emit(file, kernel, stages.at(emit), opts);
     return writeOutput(output, text) ? 0 : 1;
   } catch (const tk::CompileError &e) {
