@@ -129,7 +129,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   Signature mathSig{1, 1, {}, nullptr};
   const Signature *sig = mathIt != mathOps().end() ? &mathSig : sigIt != signatures().end() ? &sigIt->second : nullptr;
   if (!sig) {
-    if (env_.count(name)) error(e.loc, quoted(name) + " is not a function");
+    if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
     else {
       std::string guess = closest(name, builtinNames());
       error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));

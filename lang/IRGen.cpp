@@ -112,12 +112,13 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   fn->attrs["source"] = file_;
   fn_ = fn.get();
   builder_ = std::make_unique<ir::Builder>(&fn->body);
-  env_.clear();
+  resetScopes();
+  unrolledIterations_ = 0;
   for (const ast::Param &p : kernel.params) {
     if (p.isConst) {
       for (const ConstBinding &c : consts) {
         if (c.name != p.name) continue;
-        env_[p.name] = constant(c.value, c.kind, false);
+        bind(p.name, constant(c.value, c.kind, false));
         if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
         else fn->attrs["const." + p.name] = c.value.i;
       }
@@ -127,7 +128,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
     ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.hasAlign ? p.align : 16) : 0);
     v->setNameHint(p.name);
-    env_[p.name] = value(v);
+    bind(p.name, value(v));
   }
   genStmts(kernel.body);
   ast::Loc end = kernel.loc;
@@ -147,8 +148,8 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
   ir::Function scratch;
   fn_ = &scratch;
   builder_ = std::make_unique<ir::Builder>(&scratch.body);
-  env_.clear();
-  for (const ConstBinding &c : consts) env_[c.name] = constant(c.value, c.kind, false);
+  resetScopes();
+  for (const ConstBinding &c : consts) bind(c.name, constant(c.value, c.kind, false));
   runtimeNames_ = runtimeParams;
   constParam_ = param;
   int errorsBefore = diags_.errorCount();
@@ -170,53 +171,6 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
   }
   if (!checkWeakFits(v, kind, e.loc)) return std::nullopt;
   return convertConst(*v.cst, kind);
-}
-
-// ---------------------------------------------------------------- statements
-
-void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
-  for (const ast::StmtPtr &s : body) {
-    if (diags_.tooManyErrors()) return;
-    genStmt(*s);
-  }
-}
-
-void IRGen::genStmt(const ast::Stmt &s) {
-  switch (s.kind) {
-    case ast::StmtKind::Let: {
-      TV v = genValue(*s.value);
-      if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.name);
-      env_[s.name] = v;  // an invalid value too: later uses stay quiet
-      return;
-    }
-    case ast::StmtKind::Var:
-      error(s.loc, "'var' is not supported yet (use 'let')");
-      env_[s.name] = invalid();
-      return;
-    case ast::StmtKind::Assign:
-      error(s.loc, "assignment ('" + s.name + "') is not supported yet");
-      return;
-    case ast::StmtKind::Expr:
-      genExpr(*s.value);
-      return;
-    case ast::StmtKind::For:
-      error(s.loc, "'for' loops are not supported yet");
-      return;
-    case ast::StmtKind::If:
-      error(s.loc, "'if' statements are not supported yet");
-      return;
-    case ast::StmtKind::Return:
-      error(s.loc, "'return' is not supported yet");
-      return;
-    case ast::StmtKind::Block: {
-      auto saved = env_;
-      genStmts(s.body);
-      env_ = std::move(saved);
-      return;
-    }
-    case ast::StmtKind::Error:
-      return;
-  }
 }
 
 // ---------------------------------------------------------------- expressions
@@ -306,19 +260,16 @@ std::string IRGen::closest(const std::string &name, const std::vector<std::strin
 }
 
 TV IRGen::genName(const ast::Expr &e) {
-  auto it = env_.find(e.text);
-  if (it != env_.end()) return it->second;
+  if (Binding *b = lookup(e.text)) return b->value;
   bool runtime = std::find(runtimeNames_.begin(), runtimeNames_.end(), e.text) != runtimeNames_.end();
   if (runtime)
     error(e.loc, "the default value of const parameter " + quoted(constParam_) + " cannot use the run-time parameter " +
                      quoted(e.text));
   else {
-    std::vector<std::string> names;
-    for (const auto &[n, v] : env_) names.push_back(n);
-    std::string guess = closest(e.text, names);
+    std::string guess = closest(e.text, namesInScope());
     error(e.loc, "unknown name " + quoted(e.text) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
   }
-  env_[e.text] = invalid();  // report each unknown name once
+  bind(e.text, invalid());  // report each unknown name once
   return invalid();
 }
 

@@ -56,9 +56,22 @@ class IRGen {
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
 
  private:
-  // Statements (IRGen.cpp).
+  // Statements (IRGenStmt.cpp).
   void genStmts(const std::vector<ast::StmtPtr> &body);
   void genStmt(const ast::Stmt &s);
+  void genAssign(const ast::Stmt &s);
+  void genStaticFor(const ast::Stmt &s);
+  void genIf(const ast::Stmt &s);
+
+  // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
+  struct Binding {
+    TV value;
+    bool isVar = false;
+  };
+  Binding *lookup(const std::string &name);
+  void bind(const std::string &name, TV v, bool isVar = false);
+  std::vector<std::string> namesInScope() const;
+  void resetScopes() { scopes_.assign(1, {}); }
 
   // Expressions (IRGen.cpp).
   TV genExpr(const ast::Expr &e);
@@ -104,7 +117,8 @@ class IRGen {
   std::string file_;
   ir::Function *fn_ = nullptr;
   std::unique_ptr<ir::Builder> builder_;
-  std::unordered_map<std::string, TV> env_;
+  std::vector<std::unordered_map<std::string, Binding>> scopes_;
+  int unrolledIterations_ = 0;  // static_range iterations so far in this kernel
   // While evaluating a const default: the kernel's other parameters, which
   // are known only at run time.
   std::vector<std::string> runtimeNames_;

@@ -84,8 +84,16 @@ TEST(StdlibElementwise, ComplexActivationAtOtherBlockSizes) {
                      {{"BLOCK", block}});
 }
 
-TEST(StdlibElementwise, SinCosChain) {
-  checkElementwise("sincos_chain", 1, [](double x, double) { return std::cos(std::sin(std::cos(std::sin(x)))); });
+TEST(StdlibElementwise, SinCosChainOfEveryLength) {
+  for (int chain : {1, 4, 7}) {
+    checkElementwise(
+        "sincos_chain", 1,
+        [chain](double x, double) {
+          for (int i = 0; i < chain; ++i) x = i % 2 == 0 ? std::sin(x) : std::cos(x);
+          return x;
+        },
+        {{"CHAIN", std::to_string(chain)}});
+  }
 }
 
 TEST(StdlibElementwise, Gelu) {

@@ -1,0 +1,204 @@
+// AST -> tile IR, statements: `let` and `var` bindings in nested scopes,
+// assignment, `for` over `static_range` (unrolled at compile time) and `if`
+// on a compile-time condition. Runtime loops and branches come with the
+// structured control flow of the tile IR.
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::ScalarKind;
+
+namespace {
+// More iterations than this in one kernel is almost surely a mistake (and
+// would make the kernel huge): a located error instead.
+constexpr int kMaxUnrolledIterations = 4096;
+}  // namespace
+
+// ---------------------------------------------------------------- scopes
+
+IRGen::Binding *IRGen::lookup(const std::string &name) {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+    if (auto found = it->find(name); found != it->end()) return &found->second;
+  return nullptr;
+}
+
+void IRGen::bind(const std::string &name, TV v, bool isVar) { scopes_.back()[name] = Binding{std::move(v), isVar}; }
+
+std::vector<std::string> IRGen::namesInScope() const {
+  std::vector<std::string> names;
+  for (const auto &scope : scopes_)
+    for (const auto &[n, b] : scope) names.push_back(n);
+  return names;
+}
+
+// ---------------------------------------------------------------- statements
+
+void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
+  for (const ast::StmtPtr &s : body) {
+    if (diags_.tooManyErrors()) return;
+    genStmt(*s);
+  }
+}
+
+void IRGen::genStmt(const ast::Stmt &s) {
+  switch (s.kind) {
+    case ast::StmtKind::Let:
+    case ast::StmtKind::Var: {
+      TV v = genValue(*s.value);
+      // A `var` holds one type for its whole life: a literal takes its
+      // default type here rather than adapting at each use.
+      if (s.kind == ast::StmtKind::Var && v.ok() && v.weak) v.weak = false;
+      if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.name);
+      bind(s.name, v, s.kind == ast::StmtKind::Var);  // an invalid value too: later uses stay quiet
+      return;
+    }
+    case ast::StmtKind::Assign:
+      genAssign(s);
+      return;
+    case ast::StmtKind::Expr:
+      genExpr(*s.value);
+      return;
+    case ast::StmtKind::For:
+      genStaticFor(s);
+      return;
+    case ast::StmtKind::If:
+      genIf(s);
+      return;
+    case ast::StmtKind::Return:
+      error(s.loc, "'return' is not supported yet");
+      return;
+    case ast::StmtKind::Block:
+      scopes_.emplace_back();
+      genStmts(s.body);
+      scopes_.pop_back();
+      return;
+    case ast::StmtKind::Error:
+      return;
+  }
+}
+
+// grammar: expr assign_op expr ';'   where assign_op is = += -= *= /=
+// The target must name a `var`; the new value keeps the var's type.
+void IRGen::genAssign(const ast::Stmt &s) {
+  if (s.target->kind != ast::ExprKind::Name) {
+    error(s.target->loc, "only a 'var' can be assigned to");
+    genExpr(*s.value);
+    return;
+  }
+  const std::string &name = s.target->text;
+  Binding *b = lookup(name);
+  if (!b) {
+    genName(*s.target);  // the unknown-name error, with its suggestion
+    genExpr(*s.value);
+    return;
+  }
+  if (!b->isVar) {
+    error(s.target->loc, "cannot assign to " + quoted(name) + ": it is a 'let' (declare it with 'var')");
+    genExpr(*s.value);
+    return;
+  }
+  TV old = b->value;
+  TV rhs = genValue(*s.value);
+  if (!old.ok() || !rhs.ok()) return;
+  TV next = s.name == "=" ? rhs : binaryOp(s.name.substr(0, 1), old, rhs, s.loc);
+  if (!next.ok()) return;
+  if (next.type.shape != old.type.shape || next.type.elem != old.type.elem) {
+    if (next.weak && next.type.shape == old.type.shape && !old.type.isPtr() &&
+        ir::isFloat(old.type.elem.scalar) >= ir::isFloat(next.type.elem.scalar) && checkWeakFits(next, old.type.elem.scalar, s.loc)) {
+      next = convert(next, old.type.elem.scalar, s.loc);
+    } else {
+      error(s.loc, "assignment changes the type of " + quoted(name) + " from " + typeName(old) + " to " +
+                       typeName(next) + " (a 'var' keeps the type it was declared with)");
+      return;
+    }
+  }
+  next.weak = false;
+  if (next.v && next.v->definingOp() && next.v->nameHint().empty()) next.v->setNameHint(name);
+  lookup(name)->value = next;  // the binding may have moved: `binaryOp` can add unknown names
+}
+
+// grammar: FOR IDENT IN expr block
+// `for i in static_range(a, b[, step])` with compile-time bounds repeats the
+// body once per value of i, each with i a constant; a runtime `range` loop is
+// not supported yet.
+void IRGen::genStaticFor(const ast::Stmt &s) {
+  const ast::Expr &r = *s.value;
+  bool isCall = r.kind == ast::ExprKind::Call;
+  if (!isCall || r.text != "static_range") {
+    if (isCall && r.text == "range")
+      error(s.loc,
+            "'for' loops over 'range' are not supported yet; 'static_range' with compile-time bounds unrolls the loop");
+    else
+      error(r.loc, "a 'for' loop iterates over 'static_range(start, end[, step])'");
+    return;
+  }
+  for (const std::string &n : r.argNames)
+    if (!n.empty()) {
+      error(r.loc, "static_range takes positional arguments: static_range(start, end[, step])");
+      return;
+    }
+  if (r.args.empty() || r.args.size() > 3) {
+    error(r.loc, "static_range takes 1 to 3 arguments: static_range([start,] end[, step])");
+    return;
+  }
+  std::vector<int64_t> bounds;
+  for (const ast::ExprPtr &a : r.args) {
+    TV v = genValue(*a);
+    if (!v.ok()) return;
+    if (!v.cst || v.type.isTile() || v.cst->isFloat || v.type.isBool()) {
+      error(a->loc, "static_range bounds must be compile-time integers (literals, consts, static_range indices)");
+      return;
+    }
+    bounds.push_back(v.cst->i);
+  }
+  int64_t start = bounds.size() == 1 ? 0 : bounds[0];
+  int64_t end = bounds.size() == 1 ? bounds[0] : bounds[1];
+  int64_t step = bounds.size() == 3 ? bounds[2] : 1;
+  if (step == 0) {
+    error(r.args[2]->loc, "static_range step must not be 0");
+    return;
+  }
+  // In 128 bits: bounds may be any i64.
+  using Wide = __int128;
+  const Wide trips = step > 0 ? (end > start ? (Wide(end) - start + step - 1) / step : 0)
+                              : (start > end ? (Wide(start) - end - step - 1) / -Wide(step) : 0);
+  if (trips > kMaxUnrolledIterations - unrolledIterations_) {
+    error(s.loc, "static_range loops in this kernel would unroll to more than " +
+                     std::to_string(kMaxUnrolledIterations) + " iterations");
+    return;
+  }
+  unrolledIterations_ += static_cast<int>(trips);
+  const int errorsBefore = diags_.errorCount();
+  for (Wide k = 0; k < trips; ++k) {
+    const int64_t i = static_cast<int64_t>(start + k * step);
+    if (diags_.tooManyErrors()) return;
+    scopes_.emplace_back();
+    bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false));
+    genStmts(s.body);
+    scopes_.pop_back();
+    // One report of a body's errors is enough, not one per iteration.
+    if (diags_.errorCount() > errorsBefore) return;
+  }
+}
+
+// grammar: IF expr block [ELSE (block | if_stmt)]
+// A compile-time condition selects its branch; a runtime one is not
+// supported yet.
+void IRGen::genIf(const ast::Stmt &s) {
+  TV c = genValue(*s.value);
+  if (!c.ok()) return;
+  if (!c.type.isBool() || c.type.isTile()) {
+    error(s.value->loc, "an 'if' condition must be a scalar bool, not " + typeName(c));
+    return;
+  }
+  if (!c.cst) {
+    error(s.value->loc,
+          "'if' on a value known only at run time is not supported yet (use where(), or a compile-time condition)");
+    return;
+  }
+  scopes_.emplace_back();
+  genStmts(c.cst->i ? s.body : s.elseBody);
+  scopes_.pop_back();
+}
+
+}  // namespace tk::lang
