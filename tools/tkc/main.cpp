@@ -54,14 +54,16 @@ int runCheck(const std::string &file, const std::vector<std::string> &defineArgs
   if (!parseDefines(defineArgs, defines)) return 1;
   tk::lang::DiagnosticEngine diags;
   tk::lang::Frontend fe(diags);
-  if (fe.loadFile(file) && !diags.hasErrors())
-    for (const tk::lang::KernelSig &k : fe.kernels()) {
+  // Every kernel is checked even after errors elsewhere in the file, so one
+  // run reports as much as it can.
+  fe.loadFile(file);
+  for (const tk::lang::KernelSig &k : fe.kernels()) {
       std::map<std::string, std::string> mine;
       for (const auto &[name, value] : defines)
         for (const auto &p : k.params)
           if (p.name == name && p.isConst) mine[name] = value;
       fe.lowerKernel(k.name, mine, 4);
-    }
+  }
   if (verify) {
     const std::string *text = diags.sources().text(file);
     if (!text) {
