@@ -244,6 +244,21 @@ Function *Module::lookup(const std::string &n) const {
   return nullptr;
 }
 
+bool isReduceKind(const std::string &k) {
+  return k == "sum" || k == "max" || k == "min" || k == "argmax" || k == "argmin";
+}
+
+std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in) {
+  if (!isReduceKind(kind)) return std::nullopt;
+  if (kind == "argmax" || kind == "argmin") return ScalarKind::I32;
+  if (kind != "sum") return in;
+  switch (in) {
+    case ScalarKind::I1: case ScalarKind::I8: case ScalarKind::I16: return ScalarKind::I32;
+    case ScalarKind::F16: case ScalarKind::BF16: return ScalarKind::F32;
+    default: return in;
+  }
+}
+
 void replaceAllUses(Function &fn, Value *from, Value *to) {
   for (Op *op : fn.walk())
     for (size_t i = 0; i < op->numOperands(); ++i)

@@ -232,6 +232,12 @@ class Module {
 
 // ---------------------------------------------------------------- helpers
 
+// `reduce` kinds, and the element a reduction of `in` gives: sums of bool,
+// i8 and i16 accumulate in i32 and of f16/bf16 in f32; arg-reductions give
+// i32 indices; max and min keep the element. Null for an unknown kind.
+bool isReduceKind(const std::string &kind);
+std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in);
+
 // Replaces every use of `from` by `to` in `fn` (both must have equal types).
 void replaceAllUses(Function &fn, Value *from, Value *to);
 // Uses of each value in `fn`: op and operand index.

@@ -18,6 +18,9 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Broadcast: return "`%r = broadcast %t : tile<64x128xf32>` (from `tile<1x128xf32>`)";
     case OpKind::ExpandDims: return "`%r = expand_dims %t {axis = 1} : tile<64x1xf32>`";
     case OpKind::ConvertLayout: return "`%r = convert_layout %t : tile<128xf32, #blocked<...>>`";
+    case OpKind::Reduce:
+      return "`%r = reduce %t {axis = 1, kind = \"sum\"} : tile<64xf32>` (from `tile<64x128xf32>`; sum max min argmax "
+             "argmin)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
     case OpKind::Select: return "`%r = select %cond, %a, %b : tile<128xf32>`";
     case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";

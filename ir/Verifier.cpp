@@ -274,6 +274,28 @@ class Verifier {
           opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
         return;
       }
+      case OpKind::Reduce: {
+        const Type &src = operandType(0);
+        if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
+        checkAxis(op, "axis", 0, src.rank() - 1);
+        if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
+        int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+        if (axis < 0 || axis >= src.rank()) return;
+        auto kind = op.attrs().find("kind");
+        if (kind == op.attrs().end() || !std::holds_alternative<std::string>(kind->second) ||
+            !isReduceKind(std::get<std::string>(kind->second)))
+          return opError(op, "needs a 'kind' attribute: \"sum\", \"max\", \"min\", \"argmax\" or \"argmin\"");
+        std::vector<int64_t> want = src.shape;
+        want.erase(want.begin() + axis);
+        ScalarKind elem = *reduceResultElem(std::get<std::string>(kind->second), src.elem.scalar);
+        if (rt->shape != want || rt->elem != ElemType{elem, false})
+          opError(op, "result must have shape " + shapeStr(want) + " and element " + scalarName(elem) + ", not " +
+                          rt->str());
+        if (rt->isTile() && rt->layout && src.layout &&
+            !sameLayout(rt->layout, Layout::slice(static_cast<int>(axis), src.layout)))
+          opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
+        return;
+      }
       case OpKind::ConvertLayout:
         if (!operandType(0).isTile() || operandType(0).shape != rt->shape || operandType(0).elem != rt->elem)
           opError(op, "must keep the shape and element: " + operandType(0).str() + " to " + rt->str());

@@ -24,7 +24,7 @@ const std::map<std::string, OpKind> &mathOps() {
 
 const std::set<std::string> &laterBuiltins() {
   static const std::set<std::string> names = {
-      "print", "assert", "static_assert", "sum", "max", "min", "argmax", "argmin", "cumsum", "dot",
+      "print", "assert", "static_assert", "cumsum", "dot",
       "atomic_add", "atomic_max", "atomic_cas", "reshape", "trans", "broadcast_to", "range"};
   return names;
 }
@@ -64,6 +64,7 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
+  for (const char *n : {"sum", "max", "min", "argmax", "argmin"}) names.push_back(n);
   return names;
 }
 
@@ -120,6 +121,7 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
 
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
+  if (ir::isReduceKind(name)) return reduceCall(e);
   if (laterBuiltins().count(name)) {
     error(e.loc, quoted(name) + " is not supported yet");
     return invalid();

@@ -66,6 +66,61 @@ class LayoutAssigner {
     }
   }
 
+  // A reduction's operand layout for a result demanded in `want`: the parent
+  // when `want` slices the reduced axis away (no data moves), else the
+  // default blocked layout of the operand (and a conversion after).
+  LayoutRef reduceInputLayout(const Op &op, const LayoutRef &want) {
+    const int axis = static_cast<int>(op.intAttr("axis"));
+    if (want && want->kind == ir::Layout::Kind::Slice && want->dim == axis) return want->parent;
+    const ir::Type &t = op.operand(0)->type();
+    std::vector<int> order;
+    for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
+    const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
+    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
+    const int vec = static_cast<int>(std::max<int64_t>(
+        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
+    return defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
+  }
+
+  // One reduction per operand layout its uses need; a use that wants the
+  // result in another layout than the slice gets a conversion.
+  void rewriteReduce(Op *op) {
+    ir::Block *block = op->parentBlock();
+    Value *source = op->operand(0);
+    const int axis = static_cast<int>(op->intAttr("axis"));
+    const ir::Type resultType = op->result()->type();
+    if (!resultType.isTile()) {
+      op->setOperand(0, lookup(source, reduceInputLayout(*op, nullptr)));
+      return;
+    }
+    const auto &want = demands_[op->result()];
+    if (want.empty()) {
+      dead_.push_back(op);
+      return;
+    }
+    std::vector<std::pair<LayoutRef, Value *>> reductions;  // by operand layout
+    auto pos = std::next(block->find(op));
+    for (const LayoutRef &w : want) {
+      LayoutRef in = reduceInputLayout(*op, w);
+      Value *reduced = nullptr;
+      for (auto &[l, v] : reductions)
+        if (ir::sameLayout(l, in)) reduced = v;
+      ir::Builder b(block, pos);
+      b.setLoc(op->loc());
+      if (!reduced) {
+        Op *target = reductions.empty() ? op : b.create(op->kind(), {source}, resultType, op->attrs());
+        target->setOperand(0, lookup(source, in));
+        target->result()->setType(resultType.withLayout(ir::Layout::slice(axis, in)));
+        reduced = target->result();
+        reductions.push_back({in, reduced});
+      }
+      Value *version = reduced;
+      if (!ir::sameLayout(reduced->type().layout, w))
+        version = b.value(OpKind::ConvertLayout, {reduced}, resultType.withLayout(w));
+      versions_[op->result()].push_back({w, version});
+    }
+  }
+
   void demand(Value *v, const LayoutRef &l) {
     if (!l || !v->type().isTile()) return;
     auto &list = demands_[v];
@@ -80,6 +135,11 @@ class LayoutAssigner {
       Op *op = *it;
       if (isAnchor(*op) && anchor_.count(op)) {
         for (Value *v : op->operands()) demand(v, anchor_[op]);
+        continue;
+      }
+      if (op->is(OpKind::Reduce)) {
+        if (!op->result()->type().isTile()) demand(op->operand(0), reduceInputLayout(*op, nullptr));
+        for (const LayoutRef &l : demands_[op->result()]) demand(op->operand(0), reduceInputLayout(*op, l));
         continue;
       }
       if (!op->result() || !op->result()->type().isTile()) continue;
@@ -113,6 +173,10 @@ class LayoutAssigner {
             versions_[op->result()].push_back({want, cv});
           }
         }
+        continue;
+      }
+      if (op->is(OpKind::Reduce)) {
+        rewriteReduce(op);
         continue;
       }
       if (!op->result() || !op->result()->type().isTile()) {

@@ -117,6 +117,7 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::ConvertLayout: return in(0);
+    case ir::OpKind::Reduce: return unknown(t);
     case ir::OpKind::Add:
       if (!t.isInt()) return constancyOfOperands();
       return addLike(in(0), in(1), 1, false);

@@ -36,6 +36,9 @@ class FunctionLowering {
   void lowerStore(ir::Op &op);
   Regs lowerConvertLayout(ir::Op &op);
 
+  // LowerReduce.cpp
+  Regs lowerReduce(ir::Op &op);
+
  private:
   Regs lowerOp(ir::Op &op);
   Regs lowerElementwise(ir::Op &op);
@@ -43,6 +46,9 @@ class FunctionLowering {
   llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
   llvm::Value *mathScalar(MathFn f, llvm::Value *x);
   llvm::Value *threadPart(const ir::Layout &blocked, int dim);
+
+  // LowerReduce.cpp helpers
+  llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
 
   // LowerMemory.cpp helpers
   llvm::Value *memoryType(llvm::Value *v);  // i1 -> i8 for memory
@@ -58,7 +64,7 @@ class FunctionLowering {
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   llvm::Function *llfn_ = nullptr;
-  llvm::Value *lane_ = nullptr, *warp_ = nullptr;
+  llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   std::map<const ir::Value *, Regs> values_;
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;

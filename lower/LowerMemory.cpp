@@ -155,7 +155,9 @@ void FunctionLowering::lowerStore(ir::Op &op) {
   const Regs *mask = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
 
   if (!pt.isTile()) {
-    guardedStore(mask ? (*mask)[0] : nullptr, vals[0], ptrs[0], op.loc());
+    // A scalar store is one store of the block, made by its first thread.
+    llvm::Value *first = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    guardedStore(mask ? b_.CreateAnd((*mask)[0], first) : first, vals[0], ptrs[0], op.loc());
     return;
   }
   RegisterMap rm(pt.layout, pt.shape);

@@ -107,9 +107,9 @@ llvm::Function *FunctionLowering::run() {
   target_.markKernel(*llfn_, numThreads);
 
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", llfn_));
-  llvm::Value *tid = target_.threadId(b_);
-  lane_ = b_.CreateAnd(tid, b_.getInt32(kWarpSize - 1), "lane");
-  warp_ = b_.CreateLShr(tid, b_.getInt32(5), "warp");
+  tid_ = target_.threadId(b_);
+  lane_ = b_.CreateAnd(tid_, b_.getInt32(kWarpSize - 1), "lane");
+  warp_ = b_.CreateLShr(tid_, b_.getInt32(5), "warp");
 
   for (auto &owned : fn_.body.ops()) {
     ir::Op &op = *owned;
@@ -159,6 +159,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
       return result;
     }
     case OpKind::ConvertLayout: return lowerConvertLayout(op);
+    case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: lowerStore(op); return {};
     default:

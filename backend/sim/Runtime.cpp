@@ -171,6 +171,36 @@ void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
   return p;
 }
 
+std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
+  const LaunchCtx &l = *b.launch;
+  auto who = [&](const RaceShadow::Access &a) {
+    return "thread " + std::to_string(a.tid) + (a.write ? " wrote it" : " read it") +
+           siteLoc(l.program->sites.sites[a.site]);
+  };
+  return "kernel " + l.kernel->name + ": shared-memory race on word at offset " + hex(r.wordOffset) + " (block (" +
+         std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")): " +
+         who(r.first) + " and " + who(r.second) + " with no barrier between";
+}
+
+// The race check of one in-bounds shared access at `offset` (of its first
+// element, for a masked one). Atomics are left out: they may meet freely.
+void checkRace(ThreadCtx *t, const Site &s, uint32_t siteId, uintptr_t offset, uint64_t mask) {
+  BlockCtx *b = t->block;
+  LaunchCtx *l = b->launch;
+  if (s.isAtomic() || l->failed.load(std::memory_order_relaxed)) return;
+  RaceShadow &shadow = b->worker->race;
+  RaceShadow::Race r;
+  bool found = false;
+  if (!s.masked) {
+    found = shadow.access(t->tid, siteId, s.isStore(), uint32_t(offset), s.bytes, r);
+  } else {
+    for (uint32_t e = 0; e * s.elemBytes < s.bytes && !found; ++e)
+      if (mask >> e & 1)
+        found = shadow.access(t->tid, siteId, s.isStore(), uint32_t(offset + uintptr_t(e) * s.elemBytes), s.elemBytes, r);
+  }
+  if (found) l->fail(raceMessage(*b, r));
+}
+
 void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
   ThreadCtx *t = tlsThread;
   BlockCtx *b = t->block;
@@ -191,6 +221,7 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
     }
     return redirectToScratch(t, s);
   }
+  if (b->worker->race.enabled()) checkRace(t, s, siteId, a - base, mask);
   b->worker->grouper.record(t->warp, t->lane, siteId, k, a - base, s.masked ? mask : ~uint64_t(0), b->counters);
   return p;
 }
@@ -202,8 +233,9 @@ void barrierAt(uint32_t site) {
   yieldToScheduler(t);
 }
 
-uint32_t shuffle(uint32_t v, uint32_t laneMask) {
+uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site) {
   ThreadCtx *t = tlsThread;
+  t->shflSite = site;
   t->shflIn = v;
   t->shflMask = laneMask & 31;
   t->wait = Wait::Shuffle;
@@ -309,9 +341,15 @@ static int32_t rtNctaid(int32_t axis) {
 }
 static void rtBarrier() { barrierAt(~0u); }
 static void rtBarrierAt(int32_t site) { barrierAt(uint32_t(site)); }
-static int32_t rtShflI32(int32_t v, int32_t mask) { return int32_t(shuffle(uint32_t(v), uint32_t(mask))); }
+static int32_t rtShflI32(int32_t v, int32_t mask) { return int32_t(shuffle(uint32_t(v), uint32_t(mask), ~0u)); }
 static float rtShflF32(float v, int32_t mask) {
-  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask)));
+  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask), ~0u));
+}
+static int32_t rtShflI32At(int32_t v, int32_t mask, int32_t site) {
+  return int32_t(shuffle(uint32_t(v), uint32_t(mask), uint32_t(site)));
+}
+static float rtShflF32At(float v, int32_t mask, int32_t site) {
+  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask), uint32_t(site)));
 }
 static void *rtSharedBase() { return tlsThread->block->shared; }
 static void *rtGlobalAccess(void *p, int32_t site) { return globalAccess(p, uint32_t(site), ~uint64_t(0)); }
@@ -337,6 +375,8 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnBarrierAt, reinterpret_cast<void *>(&rtBarrierAt)},
       {kFnShflI32, reinterpret_cast<void *>(&rtShflI32)},
       {kFnShflF32, reinterpret_cast<void *>(&rtShflF32)},
+      {kFnShflI32At, reinterpret_cast<void *>(&rtShflI32At)},
+      {kFnShflF32At, reinterpret_cast<void *>(&rtShflF32At)},
       {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
       {kFnGlobalAccess, reinterpret_cast<void *>(&rtGlobalAccess)},
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},

@@ -14,6 +14,7 @@
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Fiber.h"
 #include "backend/sim/ProgramImpl.h"
+#include "backend/sim/RaceCheck.h"
 #include "backend/sim/Simulator.h"
 
 namespace tk::sim {
@@ -45,6 +46,7 @@ struct ThreadCtx {
   FiberContext sched = nullptr;  // the block scheduler, while this fiber runs
   Wait wait = Wait::None;
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
+  uint32_t shflSite = ~0u;  // site of the shuffle being waited at, when located
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
@@ -95,6 +97,7 @@ struct Simulator::Worker {
   AccessGrouper grouper;
   AlignedBuffer shared;   // the block's shared memory
   AlignedBuffer scratch;  // where bad accesses are redirected; zeroed per use
+  RaceShadow race;        // shared-memory race check (LaunchConfig::raceCheck)
   size_t memoryHint = 0;      // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch

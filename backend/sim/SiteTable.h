@@ -1,5 +1,5 @@
 // The instrumented operations of a sim program: each marked memory access
-// (and each located barrier) gets a site id the runtime uses to name the
+// (and each located barrier or shuffle) gets a site id the runtime uses to name the
 // source line in errors and to group lanes into warp-level requests.
 #pragma once
 
@@ -9,11 +9,11 @@
 
 namespace tk::sim {
 
-enum class SiteKind : uint8_t { GlobalLoad, GlobalStore, GlobalAtomic, SharedLoad, SharedStore, SharedAtomic, Barrier };
+enum class SiteKind : uint8_t { GlobalLoad, GlobalStore, GlobalAtomic, SharedLoad, SharedStore, SharedAtomic, Barrier, Shuffle };
 
 struct Site {
   SiteKind kind;
-  uint32_t bytes = 0;  // access width (store size of the accessed type); 0 for barriers
+  uint32_t bytes = 0;  // access width (store size of the accessed type); 0 for barriers and shuffles
   std::string loc;     // "file:line:col" from !tk.loc, or empty
   // Masked vector accesses (llvm.masked.load/store): lanes of `elemBytes` each.
   uint32_t elemBytes = 0;

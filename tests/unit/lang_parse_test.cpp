@@ -128,7 +128,10 @@ kernel similarity(x: *f32, y: *f32, out: *i32, n: i32, d: i32,
   Frontend fe(diags);
   ASSERT_TRUE(fe.loadSource(src, "design.tk")) << diags.render();
   ASSERT_EQ(fe.kernels().size(), 2u);
-  for (const KernelSig &k : fe.kernels()) EXPECT_EQ(fe.lowerKernel(k.name, {}, 4), nullptr);
+  // The fused layernorm kernel needs only reductions; similarity's runtime
+  // loop is not supported yet.
+  EXPECT_NE(fe.lowerKernel("layernorm_tanh_linear_relu", {}, 4), nullptr) << diags.render();
+  EXPECT_EQ(fe.lowerKernel("similarity", {}, 4), nullptr);
   ASSERT_TRUE(diags.hasErrors());
   for (const Diagnostic &d : diags.diagnostics())
     EXPECT_NE(d.message.find("not supported yet"), std::string::npos) << d.message;

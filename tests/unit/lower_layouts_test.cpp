@@ -133,9 +133,12 @@ TEST(AssignLayouts, AnchorsLoadsAndStoresWithVectorLayouts) {
   std::string error;
   ASSERT_TRUE(ir::verifyFunction(fn, error)) << error << ir::printFunction(fn);
   for (ir::Op *op : fn.walk()) {
-    if (op->result() && op->result()->type().isTile())
+    if (op->result() && op->result()->type().isTile()) {
       EXPECT_EQ(op->result()->type().layout->str(), "#blocked<[4],[32],[4],[0]>") << ir::printFunction(fn);
-    if (op->is(ir::OpKind::Load) || op->is(ir::OpKind::Store)) EXPECT_EQ(op->intAttr("vec"), 4);
+    }
+    if (op->is(ir::OpKind::Load) || op->is(ir::OpKind::Store)) {
+      EXPECT_EQ(op->intAttr("vec"), 4);
+    }
     EXPECT_FALSE(op->is(ir::OpKind::ConvertLayout));
   }
 }

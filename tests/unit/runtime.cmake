@@ -10,3 +10,4 @@ tk_add_unit_test(runtime_ptxas_test SOURCES unit/runtime_ptxas_test.cpp LIBS tk 
 add_test(NAME example_complex_activation COMMAND complex_activation 98433)
 add_test(NAME demo_small COMMAND tk-demo --log2n 16 --report ${PROJECT_BINARY_DIR}/demo-report-test.json)
 set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMENT TK_DEVICE=sim TIMEOUT 300)
+tk_add_unit_test(runtime_reduce_test SOURCES unit/runtime_reduce_test.cpp LIBS tk)
