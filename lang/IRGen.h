@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,14 @@ struct TV {
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
 };
 
+// The fn helpers every kernel of a load can call (the main file's and those
+// of its imports), by name. `bad`: fns whose signature has errors (already
+// reported), so calls to them stay quiet.
+struct FnTable {
+  std::map<std::string, const ast::Decl *> fns;
+  std::set<const ast::Decl *> bad;
+};
+
 class IRGen {
  public:
   IRGen(DiagnosticEngine &diags, const std::string &file) : diags_(diags), file_(file) {}
@@ -54,6 +63,11 @@ class IRGen {
 
   // The scalar kind a written type names; nullopt for unknown names.
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
+
+  // The fns calls may inline (none when unset).
+  void setFns(const FnTable *fns) { fnTable_ = fns; }
+  // True for names the language reserves for built-ins (a fn may not take them).
+  static bool isBuiltinName(const std::string &name);
 
  private:
   // Statements (IRGenStmt.cpp).
@@ -97,6 +111,14 @@ class IRGen {
   std::optional<std::vector<int64_t>> shapeArg(const ast::Expr &e, const std::string &what);
   bool checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc);
 
+  // fn helpers inlined at each call, and static_assert (Fns.cpp).
+  TV fnCall(const ast::Expr &e, const ast::Decl &fn);
+  bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args);
+  TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p);
+  TV fnResult(const ast::Stmt &ret, const ast::Decl &fn);
+  TV staticAssert(const ast::Expr &e);
+  void genReturn(const ast::Stmt &s);
+
   // Materialisation (IRGen.cpp).
   ir::Location irLoc(const ast::Loc &l) const { return l; }
   ir::Value *emitConst(ConstValue c, const ir::Type &t, const ast::Loc &loc);
@@ -125,6 +147,18 @@ class IRGen {
   // are known only at run time.
   std::vector<std::string> runtimeNames_;
   std::string constParam_;
+  // fn inlining (Fns.cpp): the fns being inlined, innermost last; fns whose
+  // body had errors in this kernel (later calls stay quiet); the calls
+  // inlined so far. `quietFailure_`: a call failed without a new error.
+  const FnTable *fnTable_ = nullptr;
+  std::vector<const ast::Decl *> inlineStack_;
+  std::set<const ast::Decl *> failedFns_;
+  int inlinedCalls_ = 0;
+  bool quietFailure_ = false;
+  // `return;` of a kernel: inside a compile-time `if` branch it ends the
+  // kernel's code generation (`returned_`).
+  int staticIfDepth_ = 0;
+  bool returned_ = false;
 };
 
 }  // namespace tk::lang

@@ -137,6 +137,18 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         CallInst *nc = b.CreateCall(h.barrierAt, {b.getInt32(id)});
         nc->copyMetadata(*call);
         call->eraseFromParent();
+      } else if (callee && (callee->getName() == kFnShflI32 || callee->getName() == kFnShflF32)) {
+        // A located shuffle: a lane that never arrives is reported with its line.
+        bool f32 = callee->getName() == kFnShflF32;
+        Type *t = f32 ? Type::getFloatTy(c) : i32;
+        FunctionCallee at = m.getOrInsertFunction(f32 ? kFnShflF32At : kFnShflI32At, FunctionType::get(t, {t, i32, i32}, false));
+        auto *atFn = cast<Function>(at.getCallee());
+        atFn->copyAttributesFrom(callee);  // convergent, nounwind: a collective like the original
+        uint32_t id = sites.add(Site{SiteKind::Shuffle, 0, locOf(*i)});
+        CallInst *nc = b.CreateCall(at, {call->getArgOperand(0), call->getArgOperand(1), b.getInt32(id)});
+        nc->copyMetadata(*call);
+        call->replaceAllUsesWith(nc);
+        call->eraseFromParent();
       }
     }
   }

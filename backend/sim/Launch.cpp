@@ -60,11 +60,14 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
   for (uint32_t w = 0; w < b.warps.size(); ++w) {
     const WarpState &ws = b.warps[w];
     if (ws.atShuffle == 0) continue;
+    uint32_t site = ~0u;  // the shuffle's line, from a lane that arrived
+    for (uint32_t lane = 0; lane < ws.lanes && site == ~0u; ++lane)
+      if (const ThreadCtx &t = threads[w * 32 + lane]; t.wait == Wait::Shuffle) site = t.shflSite;
     for (uint32_t lane = 0; lane < ws.lanes; ++lane) {
       const ThreadCtx &t = threads[w * 32 + lane];
       if (t.wait == Wait::Shuffle) continue;
       std::string why = t.wait == Wait::Done ? "which has exited" : "which waits at a barrier";
-      l.fail(kernel + "warp shuffle in " + blockName(b) + ", warp " + std::to_string(w) + ": " +
+      l.fail(kernel + "warp shuffle" + siteSuffix(l, site) + " in " + blockName(b) + ", warp " + std::to_string(w) + ": " +
              std::to_string(ws.atShuffle) + " of " + std::to_string(ws.lanes) + " lanes arrived; lane " +
              std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " + why);
       return;
@@ -100,6 +103,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
   std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
   std::fill(w.occurrences.begin(), w.occurrences.end(), 0);
+  if (w.race.enabled()) w.race.newEpoch();  // nothing of the previous block carries over
 
   w.runq.clear();
   for (uint32_t i = 0; i < b.nthreads; ++i) {
@@ -109,6 +113,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.warp = i / 32;
     t.lane = i % 32;
     t.wait = Wait::None;
+    t.shflSite = ~0u;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }
@@ -134,6 +139,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
             // Everyone arrived: one barrier instance; all continue in order.
             ++b.counters.barriers;
             b.atBarrier = 0;
+            if (w.race.enabled()) w.race.newEpoch();
             for (uint32_t j = 0; j < b.nthreads; ++j) {
               w.threads[j].wait = Wait::None;
               w.next.push_back(j);
@@ -192,6 +198,7 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   w.grouper.reset(l.program->sites, n);
   w.shared.reserve(l.cfg.sharedBytes);  // never empty: the shared base is a real address
   w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
+  w.race.reset(l.cfg.raceCheck, l.cfg.sharedBytes);
   w.memoryHint = 0;
   w.block.warps.assign((n + 31) / 32, WarpState{});
   w.counters = Counters{};

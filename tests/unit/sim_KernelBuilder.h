@@ -55,14 +55,24 @@ class KernelBuilder {
     auto *st = b_.CreateAlignedStore(v, p, llvm::Align(align));
     st->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
   }
-  llvm::Value *sharedLoad(llvm::Type *t, llvm::Value *p, unsigned align = 4) {
+  // Shared accesses carry !tk.shared, and also !tk.loc when `loc` is given
+  // (the lowering may attach both).
+  llvm::Value *sharedLoad(llvm::Type *t, llvm::Value *p, unsigned align = 4, const std::string &loc = "") {
     auto *ld = b_.CreateAlignedLoad(t, p, llvm::Align(align));
-    ld->setMetadata("tk.shared", llvm::MDNode::get(*ctx_, {}));
+    markShared(ld, loc);
     return ld;
   }
-  void sharedStore(llvm::Value *v, llvm::Value *p, unsigned align = 4) {
-    auto *st = b_.CreateAlignedStore(v, p, llvm::Align(align));
-    st->setMetadata("tk.shared", llvm::MDNode::get(*ctx_, {}));
+  void sharedStore(llvm::Value *v, llvm::Value *p, unsigned align = 4, const std::string &loc = "") {
+    markShared(b_.CreateAlignedStore(v, p, llvm::Align(align)), loc);
+  }
+  void markShared(llvm::Instruction *i, const std::string &loc) {
+    i->setMetadata("tk.shared", llvm::MDNode::get(*ctx_, {}));
+    if (!loc.empty()) i->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
+  }
+  // Attaches !tk.loc to the instruction just built (a barrier or shuffle call).
+  void locateLast(const std::string &loc) {
+    auto *i = &*std::prev(b_.GetInsertPoint());
+    i->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
   }
 
   std::unique_ptr<Program> compile() { return Program::compile(std::move(m_), std::move(ctx_)); }

@@ -1,5 +1,6 @@
 // instrumentMemoryAccesses as text in, text out: marked accesses are routed
-// through the runtime hooks with one site each; unmarked ones are untouched.
+// through the runtime hooks with one site each; unmarked ones are untouched;
+// located shuffles get a site too.
 #include <gtest/gtest.h>
 
 #include <llvm/AsmParser/Parser.h>
@@ -69,6 +70,62 @@ TEST(SimInstrument, RoutesMarkedAccessesOnly) {
   EXPECT_EQ(sites.sites[3].bytes, 16u);
   EXPECT_EQ(sites.sites[4].kind, SiteKind::Barrier);
   EXPECT_EQ(sites.sites[4].loc, "a.tk:5:6");
+}
+
+// The lowering may tag a shared access with both !tk.shared and !tk.loc: it
+// is a shared access (shared hook, shared site kind) whose site has the line.
+// A located shuffle becomes its `_at` form so a missing lane names the line.
+const char *kSharedAndLoc = R"(
+define void @k(ptr %s, i32 %v) {
+  store i32 %v, ptr %s, align 4, !tk.shared !0, !tk.loc !1
+  %x = load i32, ptr %s, align 4, !tk.loc !2, !tk.shared !0
+  %y = call i32 @__tk_sim_shfl_xor_i32(i32 %x, i32 1), !tk.loc !3
+  %f = bitcast i32 %y to float
+  %z = call float @__tk_sim_shfl_xor_f32(float %f, i32 2), !tk.loc !3
+  %w = call float @__tk_sim_shfl_xor_f32(float %z, i32 4)
+  store float %w, ptr %s, align 4, !tk.shared !0
+  ret void
+}
+declare i32 @__tk_sim_shfl_xor_i32(i32, i32) convergent nounwind
+declare float @__tk_sim_shfl_xor_f32(float, i32) convergent nounwind
+!0 = !{}
+!1 = !{!"s.tk:1:2"}
+!2 = !{!"s.tk:3:4"}
+!3 = !{!"s.tk:5:6"}
+)";
+
+TEST(SimInstrument, SharedAccessWithLocationAndLocatedShuffles) {
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic err;
+  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(kSharedAndLoc, err, ctx);
+  ASSERT_TRUE(m) << err.getMessage().str();
+  SiteTable sites;
+  EXPECT_EQ(instrumentMemoryAccesses(*m, sites), 5u);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  auto expectLine = [&](const std::string &s) { EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text; };
+  expectLine("%1 = call ptr @__tk_sim_shared_access(ptr %s, i32 0)");
+  expectLine("store i32 %v, ptr %1, align 4");
+  expectLine("%2 = call ptr @__tk_sim_shared_access(ptr %s, i32 1)");
+  expectLine("%x = load i32, ptr %2, align 4");
+  expectLine("= call i32 @__tk_sim_shfl_xor_i32_at(i32 %x, i32 1, i32 2)");
+  expectLine("= call float @__tk_sim_shfl_xor_f32_at(float %f, i32 2, i32 3)");
+  expectLine("%w = call float @__tk_sim_shfl_xor_f32(float %z, i32 4)");  // unlocated: unchanged
+  EXPECT_EQ(text.find("global_access"), std::string::npos) << text;
+  EXPECT_EQ(text.find("call i32 @__tk_sim_shfl_xor_i32("), std::string::npos) << text;
+  EXPECT_TRUE(m->getFunction("__tk_sim_shfl_xor_i32_at")->isConvergent());
+
+  ASSERT_EQ(sites.sites.size(), 5u);
+  EXPECT_EQ(sites.sites[0].kind, SiteKind::SharedStore);
+  EXPECT_EQ(sites.sites[0].loc, "s.tk:1:2");
+  EXPECT_EQ(sites.sites[1].kind, SiteKind::SharedLoad);
+  EXPECT_EQ(sites.sites[1].loc, "s.tk:3:4");
+  EXPECT_EQ(sites.sites[2].kind, SiteKind::Shuffle);
+  EXPECT_EQ(sites.sites[2].loc, "s.tk:5:6");
+  EXPECT_EQ(sites.sites[3].kind, SiteKind::Shuffle);
+  EXPECT_EQ(sites.sites[4].kind, SiteKind::SharedStore);
+  EXPECT_EQ(sites.sites[4].loc, "");
 }
 
 }  // namespace
