@@ -30,6 +30,135 @@ double sincosChain(double x, int chain) {
   return x;
 }
 
+// The Puzzler at the seed's size: 16 features x batch 1024 x dim 256. The
+// fused kernel against the op-by-op pipeline of `split_stack` (per feature
+// layernorm and tanh, then stack, linear and relu, each its own launch).
+bool puzzler(tk::Device &dev, nlohmann::json &report, int features, int batch, int dim) {
+  const int rows = features * batch;
+  const size_t n = size_t(rows) * dim;
+  const float eps = 1e-5f, bias = 0.1f;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-2, 2);
+  std::vector<float> x(n), w(dim);
+  for (float &f : x) f = dist(rng);
+  for (float &f : w) f = dist(rng) * 0.1f;
+
+  // Reference in double.
+  std::vector<double> ref(rows);
+  for (int r = 0; r < rows; ++r) {
+    const float *row = &x[size_t(r) * dim];
+    double mean = 0, var = 0;
+    for (int c = 0; c < dim; ++c) mean += row[c];
+    mean /= dim;
+    for (int c = 0; c < dim; ++c) var += (row[c] - mean) * (row[c] - mean);
+    double rstd = 1 / std::sqrt(var / dim + eps), y = bias;
+    for (int c = 0; c < dim; ++c) y += std::tanh((row[c] - mean) * rstd) * w[c];
+    ref[r] = std::max(0.0, y);
+  }
+  auto relErr = [&](const std::vector<float> &got) {
+    double err = 0, norm = 0;
+    for (int r = 0; r < rows; ++r) err += (got[r] - ref[r]) * (got[r] - ref[r]), norm += ref[r] * ref[r];
+    return std::sqrt(err / norm);
+  };
+  tk::CompileOptions rowOpts;
+  rowOpts.defines = {{"BLOCK_D", std::to_string(dim)}};
+  auto programs = [](int rows, const tk::Kernel &k) {
+    const int64_t br = k.bundle().constInt("BLOCK_R");
+    return uint32_t((rows + br - 1) / br);
+  };
+
+  struct Run {
+    Run(std::string n) : name(std::move(n)) {}
+    std::string name;
+    std::vector<float> out;
+    uint64_t bytes = 0;
+    int launches = 0;
+    size_t peak = 0;
+    double ms = 0;
+  };
+  auto add = [](Run &run, const tk::LaunchStats &s) {
+    run.bytes += s.bytesMoved();
+    run.launches += 1;
+  };
+  std::vector<Run> runs;
+
+  {  // fused: one launch
+    Run run{"puzzler_fused"};
+    tk::Kernel k = dev.load(tk::Compiler::compileFile(TK_STDLIB_DIR "/normalization.tk", "layernorm_tanh_linear_relu", rowOpts));
+    dev.resetPeakBytes();
+    size_t before = dev.liveBytes();
+    auto t0 = std::chrono::steady_clock::now();
+    tk::Buffer dx = dev.upload(x), dw = dev.upload(w), out = dev.upload(std::vector<float>(rows, NAN));
+    add(run, dev(k, {programs(rows, k)}, dx, dw, bias, out, int32_t(rows), int32_t(dim), eps));
+    run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    run.out = dev.download<float>(out, rows);
+    run.peak = dev.peakBytes() - before;
+    runs.push_back(std::move(run));
+  }
+  {  // op by op
+    Run run{"puzzler_op_by_op"};
+    const std::string ops = TK_EXAMPLES_DIR "/split_stack.tk";
+    tk::Kernel layernorm = dev.load(tk::Compiler::compileFile(ops, "layernorm_rows", rowOpts));
+    tk::Kernel tanhK = dev.load(tk::Compiler::compileFile(ops, "tanh_op"));
+    tk::Kernel copy = dev.load(tk::Compiler::compileFile(ops, "copy_op"));
+    tk::Kernel linear = dev.load(tk::Compiler::compileFile(ops, "linear_rows", rowOpts));
+    tk::Kernel relu = dev.load(tk::Compiler::compileFile(ops, "relu_op"));
+    dev.resetPeakBytes();
+    size_t before = dev.liveBytes();
+    auto t0 = std::chrono::steady_clock::now();
+    const size_t featureElems = size_t(batch) * dim;
+    const uint32_t featureBlocks = uint32_t((featureElems + 1023) / 1024);
+    tk::Buffer dx = dev.upload(x), dw = dev.upload(w);
+    std::vector<tk::Buffer> normed, activated;
+    for (int f = 0; f < features; ++f) {
+      tk::Buffer xf = dx.offset(size_t(f) * featureElems * 4);
+      normed.push_back(dev.alloc(featureElems * 4));
+      add(run, dev(layernorm, {programs(batch, layernorm)}, xf, normed.back(), int32_t(batch), int32_t(dim), eps));
+      activated.push_back(dev.alloc(featureElems * 4));
+      add(run, dev(tanhK, {featureBlocks}, normed.back(), activated.back(), int32_t(featureElems)));
+    }
+    tk::Buffer stacked = dev.alloc(n * 4);
+    for (int f = 0; f < features; ++f)
+      add(run, dev(copy, {featureBlocks}, activated[f], stacked.offset(size_t(f) * featureElems * 4),
+                   int32_t(featureElems)));
+    tk::Buffer y = dev.alloc(size_t(rows) * 4), out = dev.upload(std::vector<float>(rows, NAN));
+    add(run, dev(linear, {programs(rows, linear)}, stacked, dw, bias, y, int32_t(rows), int32_t(dim)));
+    add(run, dev(relu, {uint32_t((rows + 1023) / 1024)}, y, out, int32_t(rows)));
+    run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    run.out = dev.download<float>(out, rows);
+    run.peak = dev.peakBytes() - before;
+    runs.push_back(std::move(run));
+  }
+
+  double agree = 0;
+  for (int r = 0; r < rows; ++r) agree = std::max(agree, double(std::fabs(runs[0].out[r] - runs[1].out[r])));
+  const uint64_t ideal = uint64_t(n + dim + rows) * 4;  // x, w and the output once
+  std::printf("\nthe Puzzler, %d features x batch %d x dim %d (%d rows), fused against op by op\n", features, batch,
+              dim, rows);
+  std::printf("%-20s %9s %10s %14s %8s %14s %9s\n", "pipeline", "launches", "rel_err", "bytes_moved", "x ideal",
+              "peak_bytes", "ms");
+  bool ok = true;
+  for (const Run &run : runs) {
+    double rel = relErr(run.out);
+    ok &= rel < 1e-5;
+    std::printf("%-20s %9d %10.2e %14llu %8.2f %14zu %9.1f\n", run.name.c_str(), run.launches, rel,
+                static_cast<unsigned long long>(run.bytes), double(run.bytes) / ideal, run.peak, run.ms);
+    report.push_back({{"kernel", run.name},
+                      {"device", dev.name()},
+                      {"rel_err", rel},
+                      {"bytes_moved", run.bytes},
+                      {"ideal_bytes", ideal},
+                      {"launches", run.launches},
+                      {"peak_device_bytes", run.peak},
+                      {"ms", run.ms},
+                      {"ok", rel < 1e-5}});
+  }
+  std::printf("the two outputs agree to %.2e (max abs difference); op by op moves %.1fx the bytes in %dx the launches\n",
+              agree, double(runs[1].bytes) / runs[0].bytes, runs[1].launches / runs[0].launches);
+  report.back()["max_abs_diff_vs_fused"] = agree;
+  return ok && agree < 1e-4;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -121,6 +250,7 @@ int main(int argc, char **argv) {
                         {"ms", ms},
                         {"ok", ok}});
     }
+    allOk &= puzzler(*dev, report, 16, log2n >= 22 ? 1024 : 64, 256);
     if (!reportPath.empty()) {
       std::ofstream f(reportPath);
       f << report.dump(2) << "\n";

@@ -54,6 +54,7 @@ std::string Device::kind() const { return impl_->kind(); }
 std::string Device::name() const { return impl_->name(); }
 size_t Device::liveBytes() const { return impl_->live; }
 size_t Device::peakBytes() const { return impl_->peak; }
+void Device::resetPeakBytes() { impl_->peak = impl_->live.load(); }
 
 Buffer Device::alloc(size_t bytes) {
   if (bytes == 0) throw Error("cannot allocate 0 bytes");

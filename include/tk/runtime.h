@@ -92,6 +92,8 @@ class Device {
   // Bytes of device memory in use now, and the most at any time so far.
   size_t liveBytes() const;
   size_t peakBytes() const;
+  // Starts a new peak from what is live now (to measure one phase).
+  void resetPeakBytes();
 
   Kernel load(const Bundle &bundle);
   // Checks `args` against the kernel's signature (count, types, pointer

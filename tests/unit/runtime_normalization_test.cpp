@@ -40,7 +40,10 @@ tk::Kernel load(tk::Device &dev, const std::string &kernel, int D, tk::Bundle *o
   return dev.load(b);
 }
 
-uint32_t programs(int rows) { return uint32_t((rows + 3) / 4); }
+uint32_t programs(int rows, const tk::Kernel &k) {
+  const int64_t br = k.bundle().constInt("BLOCK_R");
+  return uint32_t((rows + br - 1) / br);
+}
 
 // Row statistics in double.
 void meanRstd(const float *row, int D, double eps, double &mean, double &rstd) {
@@ -61,7 +64,7 @@ TEST(Normalization, LayernormTanhLinearRelu) {
     auto x = randomFloats(size_t(rows) * D, -3, 3), w = randomFloats(D, -1, 1);
     const float bias = 0.25f, eps = 1e-5f;
     tk::Buffer dx = dev->upload(x), dw = dev->upload(w), out = dev->upload(std::vector<float>(rows, NAN));
-    tk::LaunchStats s = (*dev)(k, {programs(rows)}, dx, dw, bias, out, int32_t(rows), int32_t(D), eps);
+    tk::LaunchStats s = (*dev)(k, {programs(rows, k)}, dx, dw, bias, out, int32_t(rows), int32_t(D), eps);
     auto got = dev->download<float>(out, rows);
     double err = 0, norm = 0;
     for (int r = 0; r < rows; ++r) {
@@ -79,8 +82,8 @@ TEST(Normalization, LayernormTanhLinearRelu) {
     // x once, the output once, w once per program (when the tile has an
     // element for every thread; smaller tiles are replicated and counted
     // once per copy).
-    if (4 * nextPow2(D) >= 128) {
-      EXPECT_EQ(s.globalLoadBytes, uint64_t(rows) * D * 4 + uint64_t(programs(rows)) * D * 4) << rows << "x" << D;
+    if (k.bundle().constInt("BLOCK_R") * nextPow2(D) >= 128) {
+      EXPECT_EQ(s.globalLoadBytes, uint64_t(rows) * D * 4 + uint64_t(programs(rows, k)) * D * 4) << rows << "x" << D;
     }
     EXPECT_EQ(s.globalStoreBytes, uint64_t(rows) * 4);
   }
@@ -92,7 +95,7 @@ TEST(Normalization, Softmax) {
     tk::Kernel k = load(*dev, "softmax", D);
     auto x = randomFloats(size_t(rows) * D, -20, 20);
     tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(size_t(rows) * D, NAN));
-    tk::LaunchStats s = (*dev)(k, {programs(rows)}, dx, out, int32_t(rows), int32_t(D));
+    tk::LaunchStats s = (*dev)(k, {programs(rows, k)}, dx, out, int32_t(rows), int32_t(D));
     auto got = dev->download<float>(out, size_t(rows) * D);
     for (int r = 0; r < rows; ++r) {
       const float *row = &x[size_t(r) * D];
@@ -101,7 +104,7 @@ TEST(Normalization, Softmax) {
       for (int c = 0; c < D; ++c)
         ASSERT_NEAR(got[size_t(r) * D + c], std::exp(double(row[c]) - m) / z, 1e-6) << rows << "x" << D << " " << r;
     }
-    if (4 * nextPow2(D) >= 128) {
+    if (k.bundle().constInt("BLOCK_R") * nextPow2(D) >= 128) {
       EXPECT_EQ(s.bytesMoved(), uint64_t(rows) * D * 8) << rows << "x" << D;
     }
   }
@@ -115,7 +118,7 @@ TEST(Normalization, LayernormWithWeightAndBias) {
     const float eps = 1e-5f;
     tk::Buffer dx = dev->upload(x), dw = dev->upload(w), db = dev->upload(b);
     tk::Buffer out = dev->upload(std::vector<float>(size_t(rows) * D, NAN));
-    (*dev)(k, {programs(rows)}, dx, dw, db, out, int32_t(rows), int32_t(D), eps);
+    (*dev)(k, {programs(rows, k)}, dx, dw, db, out, int32_t(rows), int32_t(D), eps);
     auto got = dev->download<float>(out, size_t(rows) * D);
     for (int r = 0; r < rows; ++r) {
       const float *row = &x[size_t(r) * D];
@@ -136,7 +139,7 @@ TEST(Normalization, Rmsnorm) {
     auto x = randomFloats(size_t(rows) * D, -3, 3), w = randomFloats(D, -2, 2);
     const float eps = 1e-6f;
     tk::Buffer dx = dev->upload(x), dw = dev->upload(w), out = dev->upload(std::vector<float>(size_t(rows) * D, NAN));
-    (*dev)(k, {programs(rows)}, dx, dw, out, int32_t(rows), int32_t(D), eps);
+    (*dev)(k, {programs(rows, k)}, dx, dw, out, int32_t(rows), int32_t(D), eps);
     auto got = dev->download<float>(out, size_t(rows) * D);
     for (int r = 0; r < rows; ++r) {
       const float *row = &x[size_t(r) * D];

@@ -15,20 +15,20 @@ TEST(StdlibPtxas, NoSpillsOnSm80AndSm90) {
   for (const auto &entry : std::filesystem::directory_iterator(TK_SOURCE_DIR "/stdlib")) {
     if (entry.path().extension() != ".tk") continue;
     const std::string file = entry.path().string();
-  for (const auto &[name, params] : tk::Compiler::kernels(file)) {
-    ++count;
-    tk::CompileOptions opts;
-    opts.archs = {"sm_80", "sm_90"};
-    tk::Bundle b = tk::Compiler::compileFile(file, name, opts);
-    for (const std::string &arch : opts.archs) {
-      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
-      ASSERT_TRUE(info.ran) << info.log;
-      EXPECT_GT(info.registers, 0) << name << " " << arch << "\n" << info.log;
-      EXPECT_EQ(info.spillStoreBytes, 0) << name << " " << arch << "\n" << info.log;
-      EXPECT_EQ(info.spillLoadBytes, 0) << name << " " << arch << "\n" << info.log;
-      EXPECT_FALSE(info.cubin.empty()) << name << " " << arch;
+    for (const auto &[name, params] : tk::Compiler::kernels(file)) {
+      ++count;
+      tk::CompileOptions opts;
+      opts.archs = {"sm_80", "sm_90"};
+      tk::Bundle b = tk::Compiler::compileFile(file, name, opts);
+      for (const std::string &arch : opts.archs) {
+        tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+        ASSERT_TRUE(info.ran) << info.log;
+        EXPECT_GT(info.registers, 0) << name << " " << arch << "\n" << info.log;
+        EXPECT_EQ(info.spillStoreBytes, 0) << name << " " << arch << "\n" << info.log;
+        EXPECT_EQ(info.spillLoadBytes, 0) << name << " " << arch << "\n" << info.log;
+        EXPECT_FALSE(info.cubin.empty()) << name << " " << arch;
+      }
     }
-  }
   }
   EXPECT_GE(count, 7);
 }
