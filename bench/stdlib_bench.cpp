@@ -85,18 +85,56 @@ int main(int argc, char **argv) {
                   s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0, secs);
     }
 
+    std::printf("\nsim traffic of stdlib/normalization.tk, 16384 rows x D 256 (the Puzzler's seed size)\n");
+    std::printf("%-28s %14s %14s %8s %10s %12s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req", "smem wf/req");
+    {
+      const int rows = 16384, D = 256;
+      const std::string path = TK_STDLIB_DIR "/normalization.tk";
+      std::vector<float> host(size_t(rows) * D);
+      for (float &f : host) f = dist(rng);
+      tk::Buffer x = dev->upload(host), w = dev->upload(std::vector<float>(D, 0.5f)),
+                 bvec = dev->upload(std::vector<float>(D, 0.1f));
+      tk::Buffer out = dev->alloc(size_t(rows) * D * 4);
+      auto report = [&](const char *name, const tk::LaunchStats &s, uint64_t ideal) {
+        std::printf("%-28s %14llu %14llu %8.4f %10.2f %12.2f\n", name, static_cast<unsigned long long>(s.bytesMoved()),
+                    static_cast<unsigned long long>(ideal), double(s.bytesMoved()) / ideal,
+                    s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
+                    s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0);
+      };
+      auto programs = [&](const tk::Kernel &k) {
+        return uint32_t((rows + k.bundle().constInt("BLOCK_R") - 1) / k.bundle().constInt("BLOCK_R"));
+      };
+      const uint64_t xBytes = uint64_t(rows) * D * 4;
+      tk::Kernel fused = dev->load(tk::Compiler::compileFile(path, "layernorm_tanh_linear_relu"));
+      report("layernorm_tanh_linear_relu",
+             (*dev)(fused, {programs(fused)}, x, w, 0.1f, out, int32_t(rows), int32_t(D), 1e-5f),
+             xBytes + D * 4 + uint64_t(rows) * 4);
+      tk::Kernel softmax = dev->load(tk::Compiler::compileFile(path, "softmax"));
+      report("softmax", (*dev)(softmax, {programs(softmax)}, x, out, int32_t(rows), int32_t(D)), 2 * xBytes);
+      tk::Kernel layernorm = dev->load(tk::Compiler::compileFile(path, "layernorm"));
+      report("layernorm",
+             (*dev)(layernorm, {programs(layernorm)}, x, w, bvec, out, int32_t(rows), int32_t(D), 1e-5f),
+             2 * xBytes + 2 * D * 4);
+      tk::Kernel rmsnorm = dev->load(tk::Compiler::compileFile(path, "rmsnorm"));
+      report("rmsnorm", (*dev)(rmsnorm, {programs(rmsnorm)}, x, w, out, int32_t(rows), int32_t(D), 1e-6f),
+             2 * xBytes + D * 4);
+    }
+
     std::printf("\nptxas -v (CUDA toolkit: %s)\n", toolkit.hasPtxas() ? toolkit.ptxas.c_str() : "not found");
     if (!toolkit.hasPtxas()) return 0;
-    std::printf("%-20s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
-    for (const Entry &e : entries)
-      for (const char *arch : {"sm_80", "sm_90"}) {
-        tk::CompileOptions o;
-        o.archs = {arch};
-        tk::Bundle b = tk::Compiler::compileFile(file, e.kernel, o);
-        tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
-        std::printf("%-20s %-6s %10d %14d %14d\n", e.kernel, arch, info.registers, info.spillStoreBytes,
-                    info.spillLoadBytes);
-      }
+    std::printf("%-28s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
+    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk"}) {
+      const std::string path = std::string(TK_STDLIB_DIR "/") + stdlibFile;
+      for (const auto &[name, params] : tk::Compiler::kernels(path))
+        for (const char *arch : {"sm_80", "sm_90"}) {
+          tk::CompileOptions o;
+          o.archs = {arch};
+          tk::Bundle b = tk::Compiler::compileFile(path, name, o);
+          tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+          std::printf("%-28s %-6s %10d %14d %14d\n", name.c_str(), arch, info.registers, info.spillStoreBytes,
+                      info.spillLoadBytes);
+        }
+    }
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tk-bench: error: %s\n", e.what());
