@@ -27,6 +27,8 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";
     case OpKind::Load: return "`%r = load %p, %mask, %other : tile<128xf32>`";
     case OpKind::Store: return "`store %p, %value, %mask`";
+    case OpKind::AtomicRmw: return "`%r = atomic_rmw %p, %v, %mask {kind = \"add\"} : tile<128xi32>` (add max)";
+    case OpKind::AtomicCas: return "`%r = atomic_cas %p, %expected, %v : tile<128xi32>`";
     case OpKind::Return: return "`return`";
     default: break;
   }

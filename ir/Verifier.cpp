@@ -360,6 +360,41 @@ class Verifier {
           opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
         return;
       }
+      case OpKind::AtomicRmw:
+      case OpKind::AtomicCas: {
+        const Type &ptr = operandType(0);
+        if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
+        Type pointee = ptr.withElem(ElemType{ptr.elem.scalar, false});
+        if (*rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
+        const bool cas = op.is(OpKind::AtomicCas);
+        for (size_t i = 1; i < (cas ? 3u : 2u); ++i)
+          if (operandType(i) != pointee)
+            return opError(op, "operand " + std::to_string(i) + " must be " + pointee.str() + ", not " + operandType(i).str());
+        if (!cas && op.numOperands() > 2) {
+          const Type &mask = operandType(2);
+          if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
+            return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
+        }
+        const ScalarKind k = ptr.elem.scalar;
+        const bool wideInt = k == ScalarKind::I32 || k == ScalarKind::I64;
+        if (cas) {
+          if (!wideInt) opError(op, "compare-and-swap works on i32 and i64, not " + std::string(scalarName(k)));
+          return;
+        }
+        auto kind = op.attrs().find("kind");
+        std::string kname = kind != op.attrs().end() && std::holds_alternative<std::string>(kind->second)
+                                ? std::get<std::string>(kind->second)
+                                : "";
+        if (kname == "add") {
+          if (!wideInt && k != ScalarKind::F32 && k != ScalarKind::F64)
+            opError(op, "atomic add works on i32, i64, f32 and f64, not " + std::string(scalarName(k)));
+        } else if (kname == "max") {
+          if (!wideInt) opError(op, "atomic max works on i32 and i64, not " + std::string(scalarName(k)));
+        } else {
+          opError(op, "needs a 'kind' attribute: \"add\" or \"max\"");
+        }
+        return;
+      }
       case OpKind::Return:
         return;
     }

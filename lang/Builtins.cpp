@@ -1,6 +1,7 @@
 // The built-in functions of the language (program_id, arange, zeros, load,
 // store, where, cast, math, ...) lowered to tile IR, with their argument
 // checks. Names the language reserves for later get a "not supported yet".
+#include <algorithm>
 #include <set>
 
 #include "lang/IRGen.h"
@@ -24,8 +25,8 @@ const std::map<std::string, OpKind> &mathOps() {
 
 const std::set<std::string> &laterBuiltins() {
   static const std::set<std::string> names = {
-      "print", "assert", "static_assert", "cumsum", "dot",
-      "atomic_add", "atomic_max", "atomic_cas", "reshape", "trans", "broadcast_to", "range"};
+      "print", "assert", "cumsum", "dot",
+      "reshape", "trans", "broadcast_to", "range"};
   return names;
 }
 
@@ -64,8 +65,15 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
-  for (const char *n : {"sum", "max", "min", "argmax", "argmin"}) names.push_back(n);
+  for (const char *n : {"sum", "max", "min", "argmax", "argmin", "atomic_add", "atomic_max", "atomic_cas"})
+    names.push_back(n);
   return names;
+}
+
+bool IRGen::isBuiltinName(const std::string &name) {
+  if (ir::isReduceKind(name) || name == "static_assert" || name == "static_range") return true;
+  auto names = builtinNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 std::optional<int64_t> IRGen::constInt(const ast::Expr &e, const TV &v, const std::string &what) {
@@ -122,6 +130,10 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
   if (ir::isReduceKind(name)) return reduceCall(e);
+  if (name == "atomic_add" || name == "atomic_max" || name == "atomic_cas") return atomicCall(e);
+  if (name == "static_assert") return staticAssert(e);
+  if (fnTable_)
+    if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
   if (laterBuiltins().count(name)) {
     error(e.loc, quoted(name) + " is not supported yet");
     return invalid();
@@ -133,7 +145,10 @@ TV IRGen::genCall(const ast::Expr &e) {
   if (!sig) {
     if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
     else {
-      std::string guess = closest(name, builtinNames());
+      std::vector<std::string> callable = builtinNames();
+      if (fnTable_)
+        for (const auto &[n, d] : fnTable_->fns) callable.push_back(n);
+      std::string guess = closest(name, callable);
       error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
     }
     return invalid();

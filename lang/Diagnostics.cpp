@@ -32,6 +32,12 @@ std::string SourceManager::line(const std::string &path, int line) const {
   return t->substr(pos, end == std::string::npos ? std::string::npos : end - pos);
 }
 
+std::vector<std::string> SourceManager::files() const {
+  std::vector<std::string> out;
+  for (const auto &[path, text] : files_) out.push_back(path);
+  return out;
+}
+
 // ---------------------------------------------------------------- engine
 
 std::string quoted(const std::string &name) {
@@ -132,6 +138,7 @@ struct Expectation {
   int line;
   std::string text;
   bool met = false;
+  std::string file;  // empty: any file (the single-text verifier)
 };
 
 // Parses the expected-* comments of `text`; malformed ones go to `report`.
@@ -173,7 +180,7 @@ std::vector<Expectation> parseExpectations(const std::string &text, std::string 
           report += "line " + std::to_string(lineNo) + ": " + word + " without {{text}}\n";
           continue;
         }
-        out.push_back({sev, target, line.substr(p + 2, close - p - 2)});
+        out.push_back({sev, target, line.substr(p + 2, close - p - 2), false, {}});
         at = close + 2;
       }
     }
@@ -184,15 +191,14 @@ std::vector<Expectation> parseExpectations(const std::string &text, std::string 
 }
 }  // namespace
 
-bool verifyDiagnostics(const std::string &sourceText, const std::vector<Diagnostic> &diags,
-                       std::string &report) {
-  report.clear();
-  std::vector<Expectation> expected = parseExpectations(sourceText, report);
+namespace {
+bool verify(std::vector<Expectation> expected, const std::vector<Diagnostic> &diags, bool withFiles,
+            std::string &report) {
   bool ok = report.empty();
   for (const Diagnostic &d : diags) {
     bool matched = false;
     for (Expectation &e : expected) {
-      if (!e.met && e.severity == d.severity && e.line == d.loc.line &&
+      if (!e.met && e.severity == d.severity && e.line == d.loc.line && (e.file.empty() || e.file == d.loc.file) &&
           d.message.find(e.text) != std::string::npos) {
         e.met = matched = true;
         break;
@@ -200,17 +206,38 @@ bool verifyDiagnostics(const std::string &sourceText, const std::vector<Diagnost
     }
     if (!matched) {
       ok = false;
-      report += "unexpected " + std::string(severityName(d.severity)) + " at line " +
-                std::to_string(d.loc.line) + ": " + d.message + "\n";
+      report += "unexpected " + std::string(severityName(d.severity)) + " at " +
+                (withFiles ? d.loc.file + " " : "") + "line " + std::to_string(d.loc.line) + ": " +
+                d.message + "\n";
     }
   }
   for (const Expectation &e : expected) {
     if (e.met) continue;
     ok = false;
-    report += "expected " + std::string(severityName(e.severity)) + " at line " + std::to_string(e.line) +
-              " not produced: " + e.text + "\n";
+    report += "expected " + std::string(severityName(e.severity)) + " at " + (e.file.empty() ? "" : e.file + " ") +
+              "line " + std::to_string(e.line) + " not produced: " + e.text + "\n";
   }
   return ok;
+}
+}  // namespace
+
+bool verifyDiagnostics(const std::string &sourceText, const std::vector<Diagnostic> &diags,
+                       std::string &report) {
+  report.clear();
+  std::vector<Expectation> expected = parseExpectations(sourceText, report);
+  return verify(std::move(expected), diags, false, report);
+}
+
+bool verifyDiagnostics(const SourceManager &sources, const std::vector<Diagnostic> &diags, std::string &report) {
+  report.clear();
+  std::vector<Expectation> expected;
+  for (const std::string &f : sources.files()) {
+    for (Expectation &e : parseExpectations(*sources.text(f), report)) {
+      e.file = f;
+      expected.push_back(std::move(e));
+    }
+  }
+  return verify(std::move(expected), diags, true, report);
 }
 
 }  // namespace tk::lang

@@ -20,6 +20,8 @@ class SourceManager {
   const std::string *text(const std::string &path) const;
   // The 1-based line `line` of `path` without its newline; empty if unknown.
   std::string line(const std::string &path, int line) const;
+  // The paths of every stored file, sorted.
+  std::vector<std::string> files() const;
 
  private:
   std::map<std::string, std::unique_ptr<std::string>> files_;
@@ -78,5 +80,8 @@ std::string quoted(const std::string &name);
 // otherwise `report` lists the mismatches.
 bool verifyDiagnostics(const std::string &sourceText, const std::vector<Diagnostic> &diags,
                        std::string &report);
+// The same over several files (a file and its imports): the comments of
+// every file in `sources` apply to that file's lines only.
+bool verifyDiagnostics(const SourceManager &sources, const std::vector<Diagnostic> &diags, std::string &report);
 
 }  // namespace tk::lang

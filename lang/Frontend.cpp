@@ -2,6 +2,7 @@
 // dumps, kernel signatures, and specialisation + lowering of one kernel.
 #include "lang/Frontend.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -16,46 +17,126 @@
 
 namespace tk::lang {
 
-Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags) {}
+Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags), fns_(std::make_unique<FnTable>()) {}
 Frontend::~Frontend() = default;
 
-bool Frontend::loadFile(const std::string &path) {
+void Frontend::setFileReader(FileReader reader) { reader_ = std::move(reader); }
+
+namespace {
+// Larger files are not source: refuse them rather than read gigabytes.
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{64} << 20;
+// Deeper import chains are almost surely generated garbage.
+constexpr size_t kMaxImportDepth = 32;
+
+std::string normalPath(const std::string &p) { return std::filesystem::path(p).lexically_normal().generic_string(); }
+std::string baseName(const std::string &p) { return std::filesystem::path(p).filename().generic_string(); }
+}  // namespace
+
+std::optional<std::string> Frontend::readFile(const std::string &path) {
   std::error_code ec;
-  bool regular = std::filesystem::is_regular_file(path, ec);
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxFileBytes) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
-  if (regular && in) ss << in.rdbuf();
-  if (!regular || !in || in.bad()) {
-    module_.reset();
-    sigs_.clear();
-    sigOk_.clear();
-    kernelDecls_.clear();
-    loadOk_ = false;
+  if (in) ss << in.rdbuf();
+  if (!in || in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+void Frontend::reset() {
+  module_.reset();
+  sigs_.clear();
+  sigOk_.clear();
+  kernelDecls_.clear();
+  imported_.clear();
+  loaded_.clear();
+  fns_ = std::make_unique<FnTable>();
+  loadOk_ = false;
+}
+
+bool Frontend::loadFile(const std::string &path) {
+  auto text = readFile(path);
+  if (!text) {
+    reset();
     diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "'");
     return false;
   }
-  return loadSource(ss.str(), path);
+  return loadSource(*text, path);
+}
+
+std::unique_ptr<ast::Module> Frontend::parseText(const std::string &text, const std::string &file) {
+  const std::string &stored = diags_.sources().add(file, text);
+  parser::LexResult lexed = parser::lex(stored, file, diags_);
+  if (lexed.stopped) {
+    // The token stream is cut short: parsing it would only add noise.
+    auto m = std::make_unique<ast::Module>();
+    m->file = file;
+    return m;
+  }
+  return parser::parse(lexed.tokens, file, diags_, lexed.errorLines);
 }
 
 bool Frontend::loadSource(const std::string &text, const std::string &filename) {
   int errorsBefore = diags_.errorCount();
+  reset();
   file_ = filename;
-  text_ = diags_.sources().add(filename, text);
-  sigs_.clear();
-  sigOk_.clear();
-  kernelDecls_.clear();
-  parser::LexResult lexed = parser::lex(text_, file_, diags_);
-  if (lexed.stopped) {
-    // The token stream is cut short: parsing it would only add noise.
-    module_ = std::make_unique<ast::Module>();
-    module_->file = file_;
-    loadOk_ = false;
-    return false;
-  }
-  module_ = parser::parse(lexed.tokens, file_, diags_, lexed.errorLines);
+  module_ = parseText(text, filename);
+  text_ = *diags_.sources().text(filename);
+  std::vector<std::string> stack = {normalPath(filename)};
+  loaded_[stack[0]] = module_.get();
+  loadImports(*module_, stack);
   checkDecls();
   loadOk_ = diags_.errorCount() == errorsBefore;
   return loadOk_;
+}
+
+// grammar: IMPORT STRING ';'   before the kernels and fns of a file.
+// Each file is read once (however often it is imported); `stack` holds the
+// chain of files being imported, to find cycles.
+void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack) {
+  const std::filesystem::path dir = std::filesystem::path(m.file).parent_path();
+  bool pastTop = false;
+  for (const ast::Decl &d : m.decls) {
+    if (diags_.tooManyErrors()) return;
+    if (d.kind != ast::DeclKind::Import) {
+      pastTop = true;
+      continue;
+    }
+    if (pastTop) {
+      diags_.error(d.loc, "'import' must come before the kernels and fns of the file");
+      continue;
+    }
+    if (d.name.empty()) {
+      diags_.error(d.loc, "an import needs a file name");
+      continue;
+    }
+    const std::string target = normalPath((dir / d.name).generic_string());
+    auto onStack = std::find(stack.begin(), stack.end(), target);
+    if (onStack != stack.end()) {
+      std::string chain;
+      for (auto it = onStack; it != stack.end(); ++it) chain += baseName(*it) + " -> ";
+      diags_.error(d.loc, "import cycle: " + chain + baseName(target));
+      continue;
+    }
+    if (loaded_.count(target)) continue;
+    if (stack.size() >= kMaxImportDepth) {
+      diags_.error(d.loc, "imports nested more than " + std::to_string(kMaxImportDepth) + " deep");
+      continue;
+    }
+    auto text = reader_ ? reader_(target) : readFile(target);
+    if (!text) {
+      diags_.error(d.loc, "cannot read imported file " + quoted(d.name) +
+                              (target != d.name ? " (looked for " + quoted(target) + ")" : ""));
+      continue;
+    }
+    imported_.push_back(parseText(*text, target));
+    const ast::Module *mod = imported_.back().get();
+    loaded_[target] = mod;
+    stack.push_back(target);
+    loadImports(*mod, stack);
+    stack.pop_back();
+  }
 }
 
 std::string Frontend::dumpTokens() const {
@@ -69,27 +150,65 @@ std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
 
 namespace {
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+
+// A fn's signature: known types, no const/default/align params (a fn is
+// inlined, so a constant argument stays constant inside it anyway).
+bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
+  bool ok = true;
+  auto fail = [&](const ir::Location &l, const std::string &m) { diags.error(l, m); ok = false; };
+  auto checkType = [&](const ast::TypeRef &t) {
+    if (!IRGen::scalarKind(t.name)) fail(t.loc, "unknown type '" + t.name + "'");
+    else if (t.ptrDepth > 1) fail(t.loc, "pointers to pointers are not supported");
+  };
+  std::set<std::string> names;
+  for (const ast::Param &p : d.params) {
+    if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
+    checkType(p.type);
+    if (p.isConst)
+      fail(p.loc, "fn parameters cannot be const: a fn is inlined, so a compile-time argument stays constant in it");
+    else if (p.defaultValue)
+      fail(p.defaultValue->loc, "default values of fn parameters are not supported yet");
+    if (p.hasAlign) fail(p.alignLoc, "align(N) applies only to kernel parameters");
+  }
+  if (d.hasResult) checkType(d.result);
+  return ok;
+}
 }  // namespace
 
-// Declaration-level checks: unsupported items, duplicate names, parameter
-// types, alignments and const defaults. Fills the kernel signatures.
+// Declaration-level checks: duplicate names, fn signatures, kernel
+// parameter types, alignments and const defaults. Fills the fn table (fns of
+// every loaded file) and the signatures of the main file's kernels.
 void Frontend::checkDecls() {
   std::map<std::string, ir::Location> seen;
-  for (const ast::Decl &d : module_->decls) {
-    if (d.kind == ast::DeclKind::Import) {
-      diags_.error(d.loc, "'import' is not supported yet");
-      continue;
-    }
-    if (d.kind == ast::DeclKind::Fn) {
-      diags_.error(d.loc, "'fn' functions are not supported yet");
-      continue;
+  auto claim = [&](const ast::Decl &d, const std::string &what) {
+    if (what == "fn" && IRGen::isBuiltinName(d.name)) {
+      diags_.error(d.loc, "fn " + quoted(d.name) + " has the name of a built-in function");
+      return false;
     }
     auto [it, fresh] = seen.emplace(d.name, d.loc);
-    if (!fresh) {
-      diags_.error(d.loc, "kernel " + quoted(d.name) + " is defined twice");
-      diags_.note(it->second, "the first definition is here");
-      continue;
-    }
+    if (fresh) return true;
+    diags_.error(d.loc, what + " " + quoted(d.name) + " is defined twice");
+    diags_.note(it->second, "the first definition is here");
+    return false;
+  };
+  auto addFn = [&](const ast::Decl &d) {
+    bool fresh = claim(d, "fn");
+    if (!checkFnSignature(d, diags_)) fns_->bad.insert(&d);
+    if (fresh) fns_->fns[d.name] = &d;
+  };
+  // Imported fns first, so a clash is reported in the importing file.
+  for (const auto &m : imported_)
+    for (const ast::Decl &d : m->decls)
+      if (d.kind == ast::DeclKind::Fn) addFn(d);
+  // Every fn is known before any const default (which may call one) is evaluated.
+  std::vector<const ast::Decl *> kernels;
+  for (const ast::Decl &d : module_->decls) {
+    if (d.kind == ast::DeclKind::Fn) addFn(d);
+    if (d.kind == ast::DeclKind::Kernel && claim(d, "kernel")) kernels.push_back(&d);
+  }
+  for (const ast::Decl *kernel : kernels) {
+    const ast::Decl &d = *kernel;
     KernelSig sig{d.name, {}, d.loc};
     bool ok = true;
     std::set<std::string> names;
@@ -122,6 +241,7 @@ void Frontend::checkDecls() {
           fail(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type");
         } else if (p.defaultValue) {
           IRGen gen(diags_, file_);
+          gen.setFns(fns_.get());
           auto v = gen.evalConst(*p.defaultValue, p.name, *kind, consts, runtime);
           if (v) {
             ps.constValue = constText(*v, *kind);
@@ -212,6 +332,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       }
     } else if (p.defaultValue) {
       IRGen gen(diags_, file_);
+      gen.setFns(fns_.get());
       v = gen.evalConst(*p.defaultValue, p.name, kind, consts);
       if (!v) {
         ok = false;
@@ -227,6 +348,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   }
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
+  gen.setFns(fns_.get());
   auto fn = gen.lowerKernel(d, consts, numWarps);
   // A file with errors yields no kernel, even one whose own body lowered
   // (a syntax error may have dropped statements from it); lowering it

@@ -3,8 +3,10 @@
 // parameters, to one tile-IR function. Errors go to a DiagnosticEngine.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@ namespace tk::lang {
 namespace ast {
 struct Module;
 }
+struct FnTable;
 
 struct ParamSig {
   std::string name;
@@ -38,15 +41,24 @@ class Frontend {
   Frontend(const Frontend &) = delete;
   Frontend &operator=(const Frontend &) = delete;
 
-  // Reads, lexes, parses and checks the declarations of a file (a second
-  // load replaces the first). False when there were errors (see diags),
-  // also for an unreadable file.
+  // Reads, lexes, parses and checks the declarations of a file and of the
+  // files it imports (a second load replaces the first). False when there
+  // were errors (see diags), also for an unreadable file. `import "x.tk";`
+  // is resolved relative to the folder of `filename` / `path`.
   bool loadFile(const std::string &path);
   bool loadSource(const std::string &text, const std::string &filename);
 
+  // How imported files are read: path -> text, nullopt when it cannot be
+  // read. The default reads regular files from the file system; tests and
+  // the fuzzer may serve files from memory (or none).
+  using FileReader = std::function<std::optional<std::string>(const std::string &path)>;
+  void setFileReader(FileReader reader);
+  static std::optional<std::string> readFile(const std::string &path);
+
   std::string dumpTokens() const;  // one token per line: "line:col KIND 'text'"
   std::string dumpAst() const;     // an indented tree
-  // The kernels of the loaded file, const params with their defaults.
+  // The kernels of the loaded file (not those of its imports), const params
+  // with their defaults.
   std::vector<KernelSig> kernels() const;
 
   // Type-checks kernel `name` and lowers it to tile IR, specialised with
@@ -59,6 +71,10 @@ class Frontend {
   DiagnosticEngine &diags() { return diags_; }
 
  private:
+  void reset();
+  std::unique_ptr<ast::Module> parseText(const std::string &text, const std::string &file);
+  void loadImports(const ast::Module &m, std::vector<std::string> &stack);
+  void checkFns();
   void checkDecls();
 
   DiagnosticEngine &diags_;
@@ -69,6 +85,10 @@ class Frontend {
   std::vector<const void *> kernelDecls_;  // parallel to sigs_: the ast::Decl
   std::unique_ptr<ast::Module> module_;
   std::vector<KernelSig> sigs_;  // parallel to the kernels of module_
+  FileReader reader_;
+  std::vector<std::unique_ptr<ast::Module>> imported_;  // in load order
+  std::map<std::string, const ast::Module *> loaded_;  // normalised path -> module (main included)
+  std::unique_ptr<FnTable> fns_;  // the fns of every loaded file
 };
 
 }  // namespace tk::lang

@@ -114,6 +114,12 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   builder_ = std::make_unique<ir::Builder>(&fn->body);
   resetScopes();
   unrolledIterations_ = 0;
+  inlineStack_.clear();
+  failedFns_.clear();
+  inlinedCalls_ = 0;
+  quietFailure_ = false;
+  staticIfDepth_ = 0;
+  returned_ = false;
   for (const ast::Param &p : kernel.params) {
     if (p.isConst) {
       for (const ConstBinding &c : consts) {
@@ -130,13 +136,19 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     v->setNameHint(p.name);
     bind(p.name, value(v));
   }
-  genStmts(kernel.body);
+  // `return;` as the last statement ends the kernel where it would end anyway.
+  const auto &body = kernel.body;
+  bool lastReturn = !body.empty() && body.back()->kind == ast::StmtKind::Return && !body.back()->value;
+  for (size_t i = 0; i + (lastReturn ? 1 : 0) < body.size(); ++i) {
+    if (diags_.tooManyErrors() || returned_) break;
+    genStmt(*body[i]);
+  }
   ast::Loc end = kernel.loc;
   builder_->setLoc(end);
   builder_->create(OpKind::Return, {}, std::nullopt);
   fn_ = nullptr;
   builder_.reset();
-  if (diags_.errorCount() != errorsBefore) return nullptr;
+  if (diags_.errorCount() != errorsBefore || quietFailure_) return nullptr;
   return fn;
 }
 

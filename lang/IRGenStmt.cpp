@@ -35,7 +35,7 @@ std::vector<std::string> IRGen::namesInScope() const {
 
 void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
   for (const ast::StmtPtr &s : body) {
-    if (diags_.tooManyErrors()) return;
+    if (diags_.tooManyErrors() || returned_) return;
     genStmt(*s);
   }
 }
@@ -65,7 +65,7 @@ void IRGen::genStmt(const ast::Stmt &s) {
       genIf(s);
       return;
     case ast::StmtKind::Return:
-      error(s.loc, "'return' is not supported yet");
+      genReturn(s);
       return;
     case ast::StmtKind::Block:
       scopes_.emplace_back();
@@ -171,7 +171,7 @@ void IRGen::genStaticFor(const ast::Stmt &s) {
   const int errorsBefore = diags_.errorCount();
   for (Wide k = 0; k < trips; ++k) {
     const int64_t i = static_cast<int64_t>(start + k * step);
-    if (diags_.tooManyErrors()) return;
+    if (diags_.tooManyErrors() || returned_) return;
     scopes_.emplace_back();
     bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false));
     genStmts(s.body);
@@ -182,8 +182,8 @@ void IRGen::genStaticFor(const ast::Stmt &s) {
 }
 
 // grammar: IF expr block [ELSE (block | if_stmt)]
-// A compile-time condition selects its branch; a runtime one is not
-// supported yet.
+// A compile-time condition selects its branch (where `return;` may end the
+// kernel); a runtime one is not supported yet.
 void IRGen::genIf(const ast::Stmt &s) {
   TV c = genValue(*s.value);
   if (!c.ok()) return;
@@ -197,7 +197,9 @@ void IRGen::genIf(const ast::Stmt &s) {
     return;
   }
   scopes_.emplace_back();
+  ++staticIfDepth_;
   genStmts(c.cst->i ? s.body : s.elseBody);
+  --staticIfDepth_;
   scopes_.pop_back();
 }
 

@@ -18,7 +18,9 @@ using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
-bool isAnchor(const Op &op) { return op.is(OpKind::Load) || op.is(OpKind::Store); }
+bool isAnchor(const Op &op) {
+  return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas);
+}
 
 // The layout operand `i` of `op` must have for the op to produce `result`.
 LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
@@ -56,8 +58,10 @@ class LayoutAssigner {
       // every thread of the block an element, so small tiles are spread over
       // all threads instead of replicated.
       int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
-      int vec = static_cast<int>(std::min<int64_t>(axis_.vectorWidth(ptrs, dim),
-                                                   std::max<int64_t>(1, t.numElements() / threads)));
+      const bool atomic = op->is(OpKind::AtomicRmw) || op->is(OpKind::AtomicCas);  // one element per instruction
+      int vec = atomic ? 1
+                       : static_cast<int>(std::min<int64_t>(axis_.vectorWidth(ptrs, dim),
+                                                            std::max<int64_t>(1, t.numElements() / threads)));
       std::vector<int> order{dim};
       for (int d = t.rank() - 1; d >= 0; --d)
         if (d != dim) order.push_back(d);

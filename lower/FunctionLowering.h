@@ -5,7 +5,9 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "ir/IR.h"
@@ -35,6 +37,7 @@ class FunctionLowering {
   Regs lowerLoad(ir::Op &op);
   void lowerStore(ir::Op &op);
   Regs lowerConvertLayout(ir::Op &op);
+  Regs lowerAtomic(ir::Op &op);
 
   // LowerReduce.cpp
   Regs lowerReduce(ir::Op &op);
@@ -53,6 +56,12 @@ class FunctionLowering {
   // LowerMemory.cpp helpers
   llvm::Value *memoryType(llvm::Value *v);  // i1 -> i8 for memory
   void tagGlobal(llvm::Instruction *inst, const ir::Location &loc);
+  // `pred ? emit() : other`, with emit() run only on the taken path.
+  llvm::Value *guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,
+                       llvm::Value *other);
+  // Values only `owner` threads computed, made known to every thread through
+  // shared memory (elements at their row-major position).
+  Regs shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner);
   llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
                            const ir::Location &loc);
   void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc);
@@ -66,6 +75,7 @@ class FunctionLowering {
   llvm::Function *llfn_ = nullptr;
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   std::map<const ir::Value *, Regs> values_;
+  std::set<const ir::Value *> used_;  // values some op reads
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;
 };

@@ -12,6 +12,25 @@ void FunctionLowering::tagGlobal(llvm::Instruction *inst, const ir::Location &lo
   inst->setMetadata("tk.loc", llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, loc.str())}));
 }
 
+llvm::Value *FunctionLowering::guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,
+                                       llvm::Value *other) {
+  if (!pred) return emit();
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred)) return c->isOne() ? emit() : other;
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  auto *then = llvm::BasicBlock::Create(ctx_, "lane", llfn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "lane.join", llfn_);
+  b_.CreateCondBr(pred, then, join);
+  b_.SetInsertPoint(then);
+  llvm::Value *v = emit();
+  llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  llvm::PHINode *phi = b_.CreatePHI(ty, 2);
+  phi->addIncoming(v, thenEnd);
+  phi->addIncoming(other, from);
+  return phi;
+}
+
 // `if (pred) v = *ptr; else v = other;` with the load only on the taken path,
 // since a masked-off lane's address may be out of bounds.
 llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
@@ -22,21 +41,7 @@ llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, ll
     tagGlobal(ld, loc);
     return ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld);
   };
-  if (!pred) return load();
-  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred)) return c->isOne() ? load() : other;
-  llvm::BasicBlock *from = b_.GetInsertBlock();
-  auto *then = llvm::BasicBlock::Create(ctx_, "load.lane", llfn_);
-  auto *join = llvm::BasicBlock::Create(ctx_, "load.join", llfn_);
-  b_.CreateCondBr(pred, then, join);
-  b_.SetInsertPoint(then);
-  llvm::Value *v = load();
-  llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
-  llvm::PHINode *phi = b_.CreatePHI(ty, 2);
-  phi->addIncoming(v, thenEnd);
-  phi->addIncoming(other, from);
-  return phi;
+  return guarded(pred, ty, load, other);
 }
 
 void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc) {
@@ -201,6 +206,95 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
   }
+}
+
+// Atomics: one instruction per element, by the element's owner only (a
+// scalar atomic by the block's first thread), so each happens once. The old
+// values reach the other threads through shared memory when they are used.
+Regs FunctionLowering::lowerAtomic(ir::Op &op) {
+  const bool cas = op.is(ir::OpKind::AtomicCas);
+  const ir::Type &pt = op.operand(0)->type();
+  const ir::Type &rt = op.result()->type();
+  llvm::Type *ty = elemType(rt.elem);
+  const Regs &ptrs = regs(op.operand(0));
+  const Regs &a = regs(op.operand(1));
+  const Regs *b = cas ? &regs(op.operand(2)) : nullptr;
+  const Regs *mask = !cas && op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  llvm::Value *owner = nullptr;
+  if (!pt.isTile()) {
+    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+  } else {
+    RegisterMap rm(pt.layout, pt.shape);
+    if (rm.replicated()) owner = ownerPredicate(pt, rm);
+  }
+  const unsigned bytes = static_cast<unsigned>(module_.getDataLayout().getTypeAllocSize(ty));
+  Regs out;
+  for (size_t r = 0; r < ptrs.size(); ++r) {
+    llvm::Value *pred = mask ? (*mask)[r] : nullptr;
+    if (owner) pred = pred ? b_.CreateAnd(pred, owner) : owner;
+    auto emit = [&]() -> llvm::Value * {
+      llvm::Instruction *inst;
+      llvm::Value *old;
+      if (cas) {
+        auto *x = b_.CreateAtomicCmpXchg(ptrs[r], a[r], (*b)[r], llvm::MaybeAlign(bytes),
+                                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+        inst = x;
+        old = b_.CreateExtractValue(x, 0);
+      } else {
+        const bool add = op.strAttr("kind") == "add";
+        auto bin = add ? (ty->isFloatingPointTy() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
+                       : llvm::AtomicRMWInst::Max;
+        auto *x = b_.CreateAtomicRMW(bin, ptrs[r], a[r], llvm::MaybeAlign(bytes), llvm::AtomicOrdering::Monotonic);
+        inst = x;
+        old = x;
+      }
+      tagGlobal(inst, op.loc());
+      return old;
+    };
+    out.push_back(guarded(pred, ty, emit, llvm::Constant::getNullValue(ty)));
+  }
+  if (owner && used_.count(op.result())) return shareFromOwners(rt, out, owner);
+  return out;
+}
+
+Regs FunctionLowering::shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner) {
+  llvm::Type *ty = vals[0]->getType();
+  const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(ty));
+  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(t.isTile() ? t.numElements() : 1) * eltBytes);
+  llvm::Value *base = target_.sharedBase(b_);
+  auto shared = llvm::MDNode::get(ctx_, {});
+  std::unique_ptr<RegisterMap> rm;
+  if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
+  auto address = [&](int r) {
+    llvm::Value *linear = b_.getInt32(0);
+    if (rm) {
+      std::vector<llvm::Value *> idx = elementIndex(t, *rm, r);
+      for (size_t d = 0; d < idx.size(); ++d)
+        linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(t.shape[d]))), idx[d]);
+    }
+    return b_.CreateGEP(ty, base, linear);
+  };
+  // Addresses before the branch: values made inside it would not dominate
+  // the reads after it.
+  std::vector<llvm::Value *> addresses;
+  for (size_t r = 0; r < vals.size(); ++r) addresses.push_back(address(static_cast<int>(r)));
+  auto *write = llvm::BasicBlock::Create(ctx_, "share.write", llfn_);
+  auto *written = llvm::BasicBlock::Create(ctx_, "share.written", llfn_);
+  b_.CreateCondBr(owner, write, written);
+  b_.SetInsertPoint(write);
+  for (size_t r = 0; r < vals.size(); ++r)
+    b_.CreateAlignedStore(vals[r], addresses[r], llvm::Align(eltBytes))->setMetadata("tk.shared", shared);
+  b_.CreateBr(written);
+  b_.SetInsertPoint(written);
+  target_.barrier(b_);
+  Regs out;
+  for (size_t r = 0; r < vals.size(); ++r) {
+    auto *ld = b_.CreateAlignedLoad(ty, addresses[r], llvm::Align(eltBytes));
+    ld->setMetadata("tk.shared", shared);
+    out.push_back(ld);
+  }
+  target_.barrier(b_);
+  return out;
 }
 
 // Every thread writes its elements to shared memory at their row-major

@@ -111,6 +111,8 @@ llvm::Function *FunctionLowering::run() {
   lane_ = b_.CreateAnd(tid_, b_.getInt32(kWarpSize - 1), "lane");
   warp_ = b_.CreateLShr(tid_, b_.getInt32(5), "warp");
 
+  for (ir::Op *op : fn_.walk())
+    for (ir::Value *v : op->operands()) used_.insert(v);
   for (auto &owned : fn_.body.ops()) {
     ir::Op &op = *owned;
     if (op.is(OpKind::Return)) {
@@ -162,6 +164,8 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: lowerStore(op); return {};
+    case OpKind::AtomicRmw:
+    case OpKind::AtomicCas: return lowerAtomic(op);
     default:
       if (op.hasTrait(ir::OpTrait::Elementwise)) return lowerElementwise(op);
       throw std::logic_error(std::string("lowering: no rule for op '") + op.info().mnemonic + "'");

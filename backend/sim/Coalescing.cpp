@@ -33,8 +33,8 @@ AccessGrouper::Group &AccessGrouper::groupAt(Window &w, uint32_t k) {
   return w.ring[(w.head + idx) & (w.ring.size() - 1)];
 }
 
-void AccessGrouper::record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t k, uint64_t addr,
-                           uint64_t elemMask, Counters &c) {
+void AccessGrouper::record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t k, uint64_t addr, uint64_t elemMask,
+                           Counters &c) {
   Window &w = windows_[size_t(warp) * numSites_ + site];
   if (k < w.base) return;  // cannot happen: a lane's k only grows and groups are popped when complete
   Group &g = groupAt(w, k);

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend/sim/SiteTable.h"
 #include "backend/sim/Simulator.h"
+#include "backend/sim/SiteTable.h"
 
 namespace tk::sim {
 
@@ -20,8 +20,7 @@ class AccessGrouper {
   // Lane `lane` of warp `warp` runs `site` for the k-th time. `addr` is the
   // address (global) or the offset into shared memory (shared); `elemMask` says
   // which elements of a masked access are active (~0 for a plain access).
-  void record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t k, uint64_t addr, uint64_t elemMask,
-              Counters &c);
+  void record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t k, uint64_t addr, uint64_t elemMask, Counters &c);
   // At the end of a block: counts the requests some lanes never joined
   // (divergence, masks) and empties every window.
   void flush(Counters &c);

@@ -23,8 +23,7 @@ StackPool::~StackPool() {
 
 void StackPool::reserve(size_t n) {
   while (maps_.size() < n) {
-    void *m = mmap(nullptr, bytes_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *m = mmap(nullptr, bytes_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) throw SimError(std::string("sim: cannot map a fiber stack: ") + std::strerror(errno));
     // Each guard page costs the process two memory mappings; past the
     // kernel's limit (vm.max_map_count) mprotect fails and the stack goes

@@ -130,7 +130,8 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         call->setArgOperand(ptrOp, q);
       } else if (callee && callee->getName() == kFnBarrier) {
         // A located barrier: the runtime can name its line when threads diverge.
-        if (!h.barrierAt) h.barrierAt = m.getOrInsertFunction(kFnBarrierAt, FunctionType::get(Type::getVoidTy(c), {i32}, false));
+        if (!h.barrierAt)
+          h.barrierAt = m.getOrInsertFunction(kFnBarrierAt, FunctionType::get(Type::getVoidTy(c), {i32}, false));
         cast<Function>(h.barrierAt.getCallee())->setDoesNotThrow();
         cast<Function>(h.barrierAt.getCallee())->setConvergent();
         uint32_t id = sites.add(Site{SiteKind::Barrier, 0, locOf(*i)});
@@ -141,12 +142,14 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         // A located shuffle: a lane that never arrives is reported with its line.
         bool f32 = callee->getName() == kFnShflF32;
         Type *t = f32 ? Type::getFloatTy(c) : i32;
-        FunctionCallee at = m.getOrInsertFunction(f32 ? kFnShflF32At : kFnShflI32At, FunctionType::get(t, {t, i32, i32}, false));
+        FunctionCallee at =
+            m.getOrInsertFunction(f32 ? kFnShflF32At : kFnShflI32At, FunctionType::get(t, {t, i32, i32}, false));
         auto *atFn = cast<Function>(at.getCallee());
         atFn->copyAttributesFrom(callee);  // convergent, nounwind: a collective like the original
         uint32_t id = sites.add(Site{SiteKind::Shuffle, 0, locOf(*i)});
         CallInst *nc = b.CreateCall(at, {call->getArgOperand(0), call->getArgOperand(1), b.getInt32(id)});
         nc->copyMetadata(*call);
+        nc->takeName(call);
         call->replaceAllUsesWith(nc);
         call->eraseFromParent();
       }

@@ -27,7 +27,8 @@ Counters &Counters::operator+=(const Counters &o) {
   return *this;
 }
 
-Simulator::Simulator(unsigned workers) : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())) {}
+Simulator::Simulator(unsigned workers)
+    : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())) {}
 Simulator::~Simulator() = default;
 
 namespace {
@@ -40,7 +41,7 @@ void fiberMain(ctx::transfer_t in) {
   t->block->launch->kernel->entry(t->block->launch->args);
   t->wait = Wait::Done;
   asanStartSwitch(nullptr, t->schedStackBottom, t->schedStackSize);  // this fiber's stack is done
-  ctx::jump_fcontext(t->sched, t);  // never resumed
+  ctx::jump_fcontext(t->sched, t);                                   // never resumed
 }
 
 std::string blockName(const BlockCtx &b) {
@@ -67,8 +68,8 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
       const ThreadCtx &t = threads[w * 32 + lane];
       if (t.wait == Wait::Shuffle) continue;
       std::string why = t.wait == Wait::Done ? "which has exited" : "which waits at a barrier";
-      l.fail(kernel + "warp shuffle" + siteSuffix(l, site) + " in " + blockName(b) + ", warp " + std::to_string(w) + ": " +
-             std::to_string(ws.atShuffle) + " of " + std::to_string(ws.lanes) + " lanes arrived; lane " +
+      l.fail(kernel + "warp shuffle" + siteSuffix(l, site) + " in " + blockName(b) + ", warp " + std::to_string(w) +
+             ": " + std::to_string(ws.atShuffle) + " of " + std::to_string(ws.lanes) + " lanes arrived; lane " +
              std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " + why);
       return;
     }
@@ -76,8 +77,8 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
   for (uint32_t i = 0; i < b.nthreads; ++i)
     if (const ThreadCtx &t = threads[i]; t.wait == Wait::Done) {
       l.fail(kernel + "barrier" + siteSuffix(l, b.barrierSite) + " reached by only " + std::to_string(b.atBarrier) +
-             " of " + std::to_string(b.nthreads) + " threads of " + blockName(b) + "; thread " +
-             std::to_string(t.tid) + " exited without reaching it");
+             " of " + std::to_string(b.nthreads) + " threads of " + blockName(b) + "; thread " + std::to_string(t.tid) +
+             " exited without reaching it");
       return;
     }
   l.fail(kernel + "threads of " + blockName(b) + " wait for each other forever");
@@ -103,7 +104,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
   std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
   std::fill(w.occurrences.begin(), w.occurrences.end(), 0);
-  if (w.race.enabled()) w.race.newEpoch();  // nothing of the previous block carries over
+  if (w.race.enabled()) w.race.beginBlock(w.shared.data());
 
   w.runq.clear();
   for (uint32_t i = 0; i < b.nthreads; ++i) {
@@ -129,6 +130,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
       asanFinishSwitch(fakeStack, nullptr, nullptr);
       t.ctx = back.fctx;
       tlsThread = nullptr;
+      if (RaceShadow::Race race; w.race.enabled() && w.race.settle(race)) l.fail(raceMessage(b, race));
       switch (t.wait) {
         case Wait::Done:
           --b.live;
@@ -221,7 +223,8 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
     throw SimError(what + "the kernel takes " + std::to_string(k.numParams) + " arguments, got " +
                    std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i)
-    if (!args[i]) throw SimError(what + "argument " + std::to_string(i) + " is a null pointer (want a pointer to the value)");
+    if (!args[i])
+      throw SimError(what + "argument " + std::to_string(i) + " is a null pointer (want a pointer to the value)");
   if (cfg.blockThreads < 1 || cfg.blockThreads > 1024)
     throw SimError(what + std::to_string(cfg.blockThreads) + " threads per block; want 1..1024");
   if (k.numThreads > 0 && cfg.blockThreads != uint32_t(k.numThreads))

@@ -87,8 +87,7 @@ Memory::Snapshot Memory::snapshot() const {
   for (auto &[begin, bytes] : live_) s.live.push_back({begin, begin + bytes});
   s.released.reserve(quarantine_.size());
   for (auto &[begin, bytes] : quarantine_) s.released.push_back({begin, begin + bytes});
-  std::sort(s.released.begin(), s.released.end(),
-            [](const Range &a, const Range &b) { return a.begin < b.begin; });
+  std::sort(s.released.begin(), s.released.end(), [](const Range &a, const Range &b) { return a.begin < b.begin; });
   return s;
 }
 

@@ -83,8 +83,8 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   if (triple.empty()) {
     m->setTargetTriple(host.triple);
   } else if (Triple(triple).getArch() != Triple(host.triple).getArch()) {
-    throw SimError("sim: module " + m->getName().str() + " was lowered for " + triple +
-                   ", not for the sim (host " + host.triple + ")");
+    throw SimError("sim: module " + m->getName().str() + " was lowered for " + triple + ", not for the sim (host " +
+                   host.triple + ")");
   }
   if (m->getDataLayoutStr().empty()) m->setDataLayout(host.dataLayout);
 
@@ -98,8 +98,7 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   std::vector<Function *> kernels;
   for (Function &f : *m) {
     if (f.isDeclaration() || !f.hasFnAttribute(kNumThreadsAttr)) continue;
-    if (!f.getReturnType()->isVoidTy())
-      throw SimError("sim: kernel " + f.getName().str() + " must return void");
+    if (!f.getReturnType()->isVoidTy()) throw SimError("sim: kernel " + f.getName().str() + " must return void");
     KernelInfo k;
     k.name = f.getName().str();
     k.numParams = unsigned(f.arg_size());
@@ -130,9 +129,8 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   // Link errors (an unresolved symbol) reach the session's reporter, not the
   // failed lookup: keep them for the SimError instead of printing to stderr.
   auto linkErrors = std::make_shared<std::string>();
-  impl.jit->getExecutionSession().setErrorReporter([linkErrors](Error e) {
-    *linkErrors += (linkErrors->empty() ? "" : "; ") + toString(std::move(e));
-  });
+  impl.jit->getExecutionSession().setErrorReporter(
+      [linkErrors](Error e) { *linkErrors += (linkErrors->empty() ? "" : "; ") + toString(std::move(e)); });
   orc::MangleAndInterner mangle(impl.jit->getExecutionSession(), impl.jit->getDataLayout());
   orc::SymbolMap symbols;
   for (auto &[name, addr] : runtimeSymbols())

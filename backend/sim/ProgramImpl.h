@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "backend/sim/SiteTable.h"
 #include "backend/sim/Simulator.h"
+#include "backend/sim/SiteTable.h"
 
 namespace llvm::orc {
 class LLJIT;

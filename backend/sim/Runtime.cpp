@@ -97,8 +97,8 @@ void reportGlobal(ThreadCtx *t, const Site &s, uintptr_t lo, uintptr_t hi) {
              std::to_string(rr.end - rr.begin) + " bytes at " + hex(rr.begin);
   } else if (ptrdiff_t r = containing(mem.live, lo); r >= 0) {
     const Memory::Range &lr = mem.live[size_t(r)];
-    detail = ": runs " + std::to_string(hi - lr.end) + " bytes past the end of a " +
-             std::to_string(lr.end - lr.begin) + "-byte allocation at " + hex(lr.begin);
+    detail = ": runs " + std::to_string(hi - lr.end) + " bytes past the end of a " + std::to_string(lr.end - lr.begin) +
+             "-byte allocation at " + hex(lr.begin);
   } else if (lo == 0) {
     detail = ": null pointer";
   } else {
@@ -107,14 +107,14 @@ void reportGlobal(ThreadCtx *t, const Site &s, uintptr_t lo, uintptr_t hi) {
                                [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
     if (it != mem.live.begin()) {
       --it;
-      detail = ": " + std::to_string(lo - it->end) + " bytes past the end of a " +
-               std::to_string(it->end - it->begin) + "-byte allocation at " + hex(it->begin);
+      detail = ": " + std::to_string(lo - it->end) + " bytes past the end of a " + std::to_string(it->end - it->begin) +
+               "-byte allocation at " + hex(it->begin);
     } else {
       detail = ": not in any allocation";
     }
   }
-  l->fail("kernel " + l->kernel->name + ": " + what + " " + s.verb() + " of " + std::to_string(hi - lo) +
-          " bytes at " + hex(lo) + siteLoc(s) + ", " + where(t) + detail);
+  l->fail("kernel " + l->kernel->name + ": " + what + " " + s.verb() + " of " + std::to_string(hi - lo) + " bytes at " +
+          hex(lo) + siteLoc(s) + ", " + where(t) + detail);
 }
 
 // The byte range a (possibly masked) access touches; false when no lane is active.
@@ -171,6 +171,8 @@ void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
   return p;
 }
 
+}  // namespace
+
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
   const LaunchCtx &l = *b.launch;
   auto who = [&](const RaceShadow::Access &a) {
@@ -178,9 +180,11 @@ std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
            siteLoc(l.program->sites.sites[a.site]);
   };
   return "kernel " + l.kernel->name + ": shared-memory race on word at offset " + hex(r.wordOffset) + " (block (" +
-         std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")): " +
-         who(r.first) + " and " + who(r.second) + " with no barrier between";
+         std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) +
+         ")): " + who(r.first) + " and " + who(r.second) + " with no barrier between";
 }
+
+namespace {
 
 // The race check of one in-bounds shared access at `offset` (of its first
 // element, for a masked one). Atomics are left out: they may meet freely.
@@ -196,7 +200,8 @@ void checkRace(ThreadCtx *t, const Site &s, uint32_t siteId, uintptr_t offset, u
   } else {
     for (uint32_t e = 0; e * s.elemBytes < s.bytes && !found; ++e)
       if (mask >> e & 1)
-        found = shadow.access(t->tid, siteId, s.isStore(), uint32_t(offset + uintptr_t(e) * s.elemBytes), s.elemBytes, r);
+        found =
+            shadow.access(t->tid, siteId, s.isStore(), uint32_t(offset + uintptr_t(e) * s.elemBytes), s.elemBytes, r);
   }
   if (found) l->fail(raceMessage(*b, r));
 }
@@ -215,9 +220,9 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
     LaunchCtx *l = b->launch;
     if (!l->failed.load(std::memory_order_relaxed)) {
       std::string at = lo >= base ? "at shared offset " + std::to_string(lo - base) : "at " + hex(lo);
-      l->fail("kernel " + l->kernel->name + ": out-of-bounds shared " + s.verb() + " of " +
-              std::to_string(hi - lo) + " bytes " + at + siteLoc(s) + ", " + where(t) + ": the block has " +
-              std::to_string(b->sharedBytes) + " bytes of shared memory");
+      l->fail("kernel " + l->kernel->name + ": out-of-bounds shared " + s.verb() + " of " + std::to_string(hi - lo) +
+              " bytes " + at + siteLoc(s) + ", " + where(t) + ": the block has " + std::to_string(b->sharedBytes) +
+              " bytes of shared memory");
     }
     return redirectToScratch(t, s);
   }

@@ -46,7 +46,7 @@ struct ThreadCtx {
   FiberContext sched = nullptr;  // the block scheduler, while this fiber runs
   Wait wait = Wait::None;
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
-  uint32_t shflSite = ~0u;  // site of the shuffle being waited at, when located
+  uint32_t shflSite = ~0u;          // site of the shuffle being waited at, when located
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
@@ -98,7 +98,7 @@ struct Simulator::Worker {
   AlignedBuffer shared;   // the block's shared memory
   AlignedBuffer scratch;  // where bad accesses are redirected; zeroed per use
   RaceShadow race;        // shared-memory race check (LaunchConfig::raceCheck)
-  size_t memoryHint = 0;      // index of the allocation the last access hit
+  size_t memoryHint = 0;  // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch
 };
@@ -108,6 +108,9 @@ extern thread_local ThreadCtx *tlsThread;
 
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);
+
+// "kernel K: shared-memory race on word at offset 0x.. (block (x,y,z)): ..."
+std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r);
 
 // Names the JIT binds to runtime addresses: the __tk_sim_* entry points and
 // the f16/bf16 conversion libcalls x86 codegen may emit.

@@ -96,8 +96,7 @@ void SimTarget::barrier(IRBuilderBase &b) const {
 
 Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
-                                " is not in 0..31");
+    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
   Module &m = moduleOf(b);
   Type *t = v->getType();
   Type *i32 = b.getInt32Ty();
@@ -108,8 +107,9 @@ Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   // Like NvptxTarget: other scalars of at most 64 bits travel as one or two i32s.
   unsigned bits = t->getPrimitiveSizeInBits();
   if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
-    throw std::invalid_argument("SimTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
-                                "of at most 64 bits)");
+    throw std::invalid_argument(
+        "SimTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
+        "of at most 64 bits)");
   Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
   Value *out;
   if (bits <= 32) {
@@ -129,16 +129,27 @@ Value *SimTarget::sharedBase(IRBuilderBase &b) const {
 // libm names: f32 takes the `f` suffix. rsqrt has no libm function: 1/sqrt(x).
 static const char *libmName(MathFn f) {
   switch (f) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Exp2: return "exp2";
-    case MathFn::Log: return "log";
-    case MathFn::Log2: return "log2";
-    case MathFn::Sqrt: case MathFn::Rsqrt: return "sqrt";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Floor: return "floor";
-    case MathFn::Ceil: return "ceil";
+    case MathFn::Exp:
+      return "exp";
+    case MathFn::Exp2:
+      return "exp2";
+    case MathFn::Log:
+      return "log";
+    case MathFn::Log2:
+      return "log2";
+    case MathFn::Sqrt:
+    case MathFn::Rsqrt:
+      return "sqrt";
+    case MathFn::Sin:
+      return "sin";
+    case MathFn::Cos:
+      return "cos";
+    case MathFn::Tanh:
+      return "tanh";
+    case MathFn::Floor:
+      return "floor";
+    case MathFn::Ceil:
+      return "ceil";
   }
   return nullptr;
 }

@@ -77,7 +77,7 @@ class Memory {
 
  private:
   mutable std::mutex mu_;
-  std::map<uintptr_t, size_t> live_;        // begin -> bytes
+  std::map<uintptr_t, size_t> live_;                     // begin -> bytes
   std::deque<std::pair<uintptr_t, size_t>> quarantine_;  // oldest first
   size_t quarantineBytes_ = 0, liveBytes_ = 0, peakBytes_ = 0;
 };

@@ -9,7 +9,16 @@
 
 namespace tk::sim {
 
-enum class SiteKind : uint8_t { GlobalLoad, GlobalStore, GlobalAtomic, SharedLoad, SharedStore, SharedAtomic, Barrier, Shuffle };
+enum class SiteKind : uint8_t {
+  GlobalLoad,
+  GlobalStore,
+  GlobalAtomic,
+  SharedLoad,
+  SharedStore,
+  SharedAtomic,
+  Barrier,
+  Shuffle
+};
 
 struct Site {
   SiteKind kind;
@@ -19,7 +28,9 @@ struct Site {
   uint32_t elemBytes = 0;
   bool masked = false;
 
-  bool isShared() const { return kind == SiteKind::SharedLoad || kind == SiteKind::SharedStore || kind == SiteKind::SharedAtomic; }
+  bool isShared() const {
+    return kind == SiteKind::SharedLoad || kind == SiteKind::SharedStore || kind == SiteKind::SharedAtomic;
+  }
   bool isStore() const { return kind == SiteKind::GlobalStore || kind == SiteKind::SharedStore; }
   bool isAtomic() const { return kind == SiteKind::GlobalAtomic || kind == SiteKind::SharedAtomic; }
   const char *verb() const { return isAtomic() ? "atomic" : isStore() ? "store" : "load"; }

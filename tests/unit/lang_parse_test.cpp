@@ -84,6 +84,10 @@ TEST(LangParser, WholeSketchGrammarParses) {
   // Statements the checker rejects for now still parse.
   DiagnosticEngine diags;
   Frontend fe(diags);
+  fe.setFileReader([](const std::string &path) -> std::optional<std::string> {
+    if (path == "a.tk") return std::string("fn g(x: f32) -> f32 { return x; }\n");
+    return std::nullopt;
+  });
   fe.loadSource("import \"a.tk\";\nfn f(x: f32) -> f32 { return x * 2.0; }\n"
                 "kernel k(n: i32) { var acc = 0; for i in range(0, n, 2) { acc += i; }\n"
                 "  if acc > 3 { acc -= 1; } else if acc < 0 { acc = 0; } else { acc *= 2; }\n"

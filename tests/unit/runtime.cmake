@@ -12,3 +12,4 @@ add_test(NAME demo_small COMMAND tk-demo --log2n 16 --report ${PROJECT_BINARY_DI
 set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMENT TK_DEVICE=sim TIMEOUT 300)
 tk_add_unit_test(runtime_reduce_test SOURCES unit/runtime_reduce_test.cpp LIBS tk)
 tk_add_unit_test(runtime_normalization_test SOURCES unit/runtime_normalization_test.cpp LIBS tk)
+tk_add_unit_test(runtime_atomics_test SOURCES unit/runtime_atomics_test.cpp LIBS tk)

@@ -16,7 +16,8 @@ namespace tk::sim::test {
 
 class KernelBuilder {
  public:
-  KernelBuilder() : ctx_(std::make_unique<llvm::LLVMContext>()), m_(std::make_unique<llvm::Module>("test", *ctx_)), b_(*ctx_) {
+  KernelBuilder()
+      : ctx_(std::make_unique<llvm::LLVMContext>()), m_(std::make_unique<llvm::Module>("test", *ctx_)), b_(*ctx_) {
     target_.configureModule(*m_);
   }
 
@@ -44,7 +45,9 @@ class KernelBuilder {
   llvm::Value *globalId(int numThreads) {
     return b_.CreateAdd(b_.CreateMul(target_.blockId(b_, 0), b_.getInt32(numThreads)), target_.threadId(b_));
   }
-  llvm::Value *gep(llvm::Type *t, llvm::Value *p, llvm::Value *i) { return b_.CreateGEP(t, p, b_.CreateSExt(i, b_.getInt64Ty())); }
+  llvm::Value *gep(llvm::Type *t, llvm::Value *p, llvm::Value *i) {
+    return b_.CreateGEP(t, p, b_.CreateSExt(i, b_.getInt64Ty()));
+  }
 
   llvm::Value *load(llvm::Type *t, llvm::Value *p, const std::string &loc = "test.tk:1:1", unsigned align = 4) {
     auto *ld = b_.CreateAlignedLoad(t, p, llvm::Align(align));

@@ -182,10 +182,11 @@ TEST(SimShuffle, ButterflySumOverEachWarp) {
   LaunchConfig cfg;
   cfg.blockThreads = n;
   {  // f32: v = tid + 1
-    auto prog = butterflyKernel(n, [](KernelBuilder &k) { return k.f32(); },
-                                [](KernelBuilder &k, Value *tid) {
-                                  return k.b().CreateSIToFP(k.b().CreateAdd(tid, k.b().getInt32(1)), k.f32());
-                                });
+    auto prog = butterflyKernel(
+        n, [](KernelBuilder &k) { return k.f32(); },
+        [](KernelBuilder &k, Value *tid) {
+          return k.b().CreateSIToFP(k.b().CreateAdd(tid, k.b().getInt32(1)), k.f32());
+        });
     Buffer<float> out(sim.memory(), n);
     void *po = out.p;
     sim.launch(*prog, "butterfly", cfg, {&po});
@@ -195,8 +196,9 @@ TEST(SimShuffle, ButterflySumOverEachWarp) {
     }
   }
   {  // i32: v = tid * tid
-    auto prog = butterflyKernel(n, [](KernelBuilder &k) { return k.i32(); },
-                                [](KernelBuilder &k, Value *tid) { return k.b().CreateMul(tid, tid); });
+    auto prog = butterflyKernel(
+        n, [](KernelBuilder &k) { return k.i32(); },
+        [](KernelBuilder &k, Value *tid) { return k.b().CreateMul(tid, tid); });
     Buffer<int32_t> out(sim.memory(), n);
     void *po = out.p;
     sim.launch(*prog, "butterfly", cfg, {&po});
@@ -207,11 +209,12 @@ TEST(SimShuffle, ButterflySumOverEachWarp) {
     }
   }
   {  // f64 travels as two i32 shuffles: v = tid * 0.5
-    auto prog = butterflyKernel(n, [](KernelBuilder &k) -> llvm::Type * { return k.b().getDoubleTy(); },
-                                [](KernelBuilder &k, Value *tid) {
-                                  return k.b().CreateFMul(k.b().CreateSIToFP(tid, k.b().getDoubleTy()),
-                                                          llvm::ConstantFP::get(k.b().getDoubleTy(), 0.5));
-                                });
+    auto prog = butterflyKernel(
+        n, [](KernelBuilder &k) -> llvm::Type * { return k.b().getDoubleTy(); },
+        [](KernelBuilder &k, Value *tid) {
+          return k.b().CreateFMul(k.b().CreateSIToFP(tid, k.b().getDoubleTy()),
+                                  llvm::ConstantFP::get(k.b().getDoubleTy(), 0.5));
+        });
     Buffer<double> out(sim.memory(), n);
     void *po = out.p;
     sim.launch(*prog, "butterfly", cfg, {&po});

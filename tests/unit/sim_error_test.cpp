@@ -2,7 +2,6 @@
 // overflow) named by kernel, site, block and thread; misuse of Memory, launch
 // and compile rejected with a clear SimError.
 #include <gtest/gtest.h>
-
 #include <llvm/IR/Verifier.h>
 
 #include "tests/unit/sim_KernelBuilder.h"
@@ -87,7 +86,8 @@ TEST(SimErrors, WideVectorOutOfBounds) {
   LaunchConfig cfg;
   cfg.blockThreads = 32;
   std::string m = launchError(sim, *prog, "copy", cfg, {&pa, &po});
-  EXPECT_NE(m.find("out-of-bounds load of 16 bytes at " + hex(a.p + 124) + " (copy.tk:7:13), block (0,0,0), thread 31: "
+  EXPECT_NE(m.find("out-of-bounds load of 16 bytes at " + hex(a.p + 124) +
+                   " (copy.tk:7:13), block (0,0,0), thread 31: "
                    "runs 8 bytes past the end of a 504-byte allocation"),
             std::string::npos)
       << m;
@@ -140,7 +140,8 @@ TEST(SimErrors, NullPointer) {
   LaunchConfig cfg;
   cfg.blockThreads = 32;
   std::string m = launchError(sim, *prog, "copy", cfg, {&pa, &po});
-  EXPECT_EQ(m, "kernel copy: out-of-bounds load of 4 bytes at 0x0 (copy.tk:7:13), block (0,0,0), thread 0: null pointer");
+  EXPECT_EQ(m,
+            "kernel copy: out-of-bounds load of 4 bytes at 0x0 (copy.tk:7:13), block (0,0,0), thread 0: null pointer");
 }
 
 TEST(SimErrors, SharedMemoryOverflow) {
@@ -157,8 +158,9 @@ TEST(SimErrors, SharedMemoryOverflow) {
   cfg.blockThreads = 64;
   cfg.sharedBytes = 128;  // room for 32 ints
   std::string m = launchError(sim, *prog, "smem", cfg, {});
-  EXPECT_EQ(m, "kernel smem: out-of-bounds shared store of 4 bytes at shared offset 128, block (0,0,0), thread 32: "
-               "the block has 128 bytes of shared memory");
+  EXPECT_EQ(m,
+            "kernel smem: out-of-bounds shared store of 4 bytes at shared offset 128, block (0,0,0), thread 32: "
+            "the block has 128 bytes of shared memory");
   cfg.sharedBytes = 256;
   EXPECT_NO_THROW(sim.launch(*prog, "smem", cfg, {}));
 }

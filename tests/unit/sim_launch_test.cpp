@@ -152,7 +152,8 @@ TEST(SimLaunch, GridIdsAndSizesOnAllAxes) {
     for (int y = 0; y < 2; ++y)
       for (int x = 0; x < 3; ++x)
         for (int th = 0; th < threads; ++th)
-          ASSERT_EQ(out[((z * 2 + y) * 3 + x) * threads + th], x + 10 * y + 100 * z + 1000 * 3 + 10000 * 2 + 100000 * 4);
+          ASSERT_EQ(out[((z * 2 + y) * 3 + x) * threads + th],
+                    x + 10 * y + 100 * z + 1000 * 3 + 10000 * 2 + 100000 * 4);
 }
 
 TEST(SimLaunch, ScalarParametersOfEveryWidth) {
@@ -210,11 +211,14 @@ TEST(SimLaunch, MaskedVectorAccessesCheckAndCountActiveLanesOnly) {
   auto *v4 = llvm::FixedVectorType::get(k.f32(), 4);
   k.kernel("masked", {k.ptr(), k.ptr(), k.i32()}, threads);
   Value *base = b.CreateMul(k.globalId(threads), b.getInt32(4));
-  Value *lanes = b.CreateAdd(b.CreateVectorSplat(4, base), llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)}));
+  Value *lanes = b.CreateAdd(b.CreateVectorSplat(4, base),
+                             llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)}));
   Value *mask = b.CreateICmpSLT(lanes, b.CreateVectorSplat(4, k.arg(2)));
-  auto *ld = b.CreateMaskedLoad(v4, k.gep(k.f32(), k.arg(0), base), llvm::Align(16), mask, llvm::ConstantFP::get(v4, 0.0));
+  auto *ld =
+      b.CreateMaskedLoad(v4, k.gep(k.f32(), k.arg(0), base), llvm::Align(16), mask, llvm::ConstantFP::get(v4, 0.0));
   ld->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:1:1")));
-  auto *st = b.CreateMaskedStore(b.CreateFAdd(ld, llvm::ConstantFP::get(v4, 1.0)), k.gep(k.f32(), k.arg(1), base), llvm::Align(16), mask);
+  auto *st = b.CreateMaskedStore(b.CreateFAdd(ld, llvm::ConstantFP::get(v4, 1.0)), k.gep(k.f32(), k.arg(1), base),
+                                 llvm::Align(16), mask);
   st->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:2:1")));
   b.CreateRetVoid();
   auto prog = k.compile();
@@ -361,7 +365,8 @@ TEST(SimLaunch, ThroughputReport) {
     Counters c = sim.launch(*prog, "scale", cfg, {&pa, &po, &n});
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("[ sim      ] %u worker(s): %llu threads in %.3f s = %.2f M threads/s (%.2f M/s per worker)\n",
-                sim.workers(), (unsigned long long)c.threads, s, c.threads / s / 1e6, c.threads / s / 1e6 / sim.workers());
+                sim.workers(), (unsigned long long)c.threads, s, c.threads / s / 1e6,
+                c.threads / s / 1e6 / sim.workers());
     EXPECT_EQ(c.threads, uint64_t(n));
   }
 }

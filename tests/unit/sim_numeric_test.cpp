@@ -39,19 +39,44 @@ uint16_t refHalf(double d) { return std::bit_cast<uint16_t>(static_cast<_Float16
 uint16_t refHalf(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
 
 std::vector<float> floatInputs(size_t n) {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.996f, 65520.0f, 70000.0f, 0x1p-24f, 0x1p-25f,
-                          0x1.8p-25f, 0x1p-26f, 0x1p-14f, 0x1.ffcp-15f, 1.0f + 0x1p-11f, 1.0f + 0x1.8p-10f,
-                          1.0f + 0x1p-8f, 1.0f + 0x3p-8f, 3.3895313892515355e38f, std::numeric_limits<float>::max(),
-                          std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65519.996f,
+                          65520.0f,
+                          70000.0f,
+                          0x1p-24f,
+                          0x1p-25f,
+                          0x1.8p-25f,
+                          0x1p-26f,
+                          0x1p-14f,
+                          0x1.ffcp-15f,
+                          1.0f + 0x1p-11f,
+                          1.0f + 0x1.8p-10f,
+                          1.0f + 0x1p-8f,
+                          1.0f + 0x3p-8f,
+                          3.3895313892515355e38f,
+                          std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> unit(-1, 1);
   std::uniform_int_distribution<uint32_t> bits;
   while (v.size() < n) {
     switch (v.size() % 3) {
-      case 0: v.push_back(std::bit_cast<float>(bits(rng))); break;
-      case 1: v.push_back(std::ldexp(unit(rng), int(v.size() % 50) - 30)); break;
-      default: v.push_back(unit(rng) * 70000.0f); break;
+      case 0:
+        v.push_back(std::bit_cast<float>(bits(rng)));
+        break;
+      case 1:
+        v.push_back(std::ldexp(unit(rng), int(v.size() % 50) - 30));
+        break;
+      default:
+        v.push_back(unit(rng) * 70000.0f);
+        break;
     }
   }
   v.resize(n);
@@ -60,9 +85,19 @@ std::vector<float> floatInputs(size_t n) {
 
 std::vector<double> doubleInputs(size_t n) {
   // Values just past a tie of the narrow type: rounding twice (via float) gets them wrong.
-  std::vector<double> v = {1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-11, 1.0 + 0x1p-8 + 0x1p-40, 1.0 + 0x1p-8,
-                           -(1.0 + 0x1p-8 + 0x1p-30), 65520.0, 65519.99999, 0x1p-25, 0x1p-25 + 0x1p-60, 1e300, -1e-300,
-                           std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+  std::vector<double> v = {1.0 + 0x1p-11 + 0x1p-40,
+                           1.0 + 0x1p-11,
+                           1.0 + 0x1p-8 + 0x1p-40,
+                           1.0 + 0x1p-8,
+                           -(1.0 + 0x1p-8 + 0x1p-30),
+                           65520.0,
+                           65519.99999,
+                           0x1p-25,
+                           0x1p-25 + 0x1p-60,
+                           1e300,
+                           -1e-300,
+                           std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()};
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(-1, 1);
   std::uniform_int_distribution<uint64_t> bits;
@@ -77,7 +112,8 @@ std::vector<double> doubleInputs(size_t n) {
 }
 
 bool sameHalf(uint16_t a, uint16_t b, uint16_t expMask) {
-  bool nanA = (a & expMask) == expMask && (a & ~expMask & 0x7fff), nanB = (b & expMask) == expMask && (b & ~expMask & 0x7fff);
+  bool nanA = (a & expMask) == expMask && (a & ~expMask & 0x7fff),
+       nanB = (b & expMask) == expMask && (b & ~expMask & 0x7fff);
   return nanA || nanB ? nanA == nanB : a == b;
 }
 
@@ -181,9 +217,9 @@ TEST(SimConversions, LibcallsResolveWithTheRightAbi) {
   LaunchConfig cfg;
   cfg.blockThreads = 1;
   for (auto [xf, xd] : std::vector<std::pair<float, double>>{{1.0f + 0x1p-11f, 1.0 + 0x1p-11 + 0x1p-40},
-                                                              {-3.14159f, 2.718281828},
-                                                              {0x1p-20f, -0x1.8p-25},
-                                                              {1e-40f, 1e-39}}) {
+                                                             {-3.14159f, 2.718281828},
+                                                             {0x1p-20f, -0x1.8p-25},
+                                                             {1e-40f, 1e-39}}) {
     std::memcpy(in.p, &xf, 4);
     in[1] = xd;
     void *p[3] = {in.p, out16.p, outf.p};
@@ -198,7 +234,7 @@ TEST(SimConversions, LibcallsResolveWithTheRightAbi) {
 
 TEST(SimMath, LibmFunctionsForF32AndF64) {
   using lower::MathFn;
-  const std::vector<MathFn> fns = {MathFn::Exp, MathFn::Exp2, MathFn::Log, MathFn::Log2, MathFn::Sqrt, MathFn::Rsqrt,
+  const std::vector<MathFn> fns = {MathFn::Exp, MathFn::Exp2, MathFn::Log,  MathFn::Log2,  MathFn::Sqrt, MathFn::Rsqrt,
                                    MathFn::Sin, MathFn::Cos,  MathFn::Tanh, MathFn::Floor, MathFn::Ceil};
   const int threads = 64, n = 256, nf = int(fns.size());
   KernelBuilder k;
@@ -225,17 +261,28 @@ TEST(SimMath, LibmFunctionsForF32AndF64) {
   sim.launch(*prog, "math", cfg, {&p[0], &p[1], &p[2], &p[3]});
   auto ref = [](MathFn fn, double x) {
     switch (fn) {
-      case MathFn::Exp: return std::exp(x);
-      case MathFn::Exp2: return std::exp2(x);
-      case MathFn::Log: return std::log(x);
-      case MathFn::Log2: return std::log2(x);
-      case MathFn::Sqrt: return std::sqrt(x);
-      case MathFn::Rsqrt: return 1 / std::sqrt(x);
-      case MathFn::Sin: return std::sin(x);
-      case MathFn::Cos: return std::cos(x);
-      case MathFn::Tanh: return std::tanh(x);
-      case MathFn::Floor: return std::floor(x);
-      case MathFn::Ceil: return std::ceil(x);
+      case MathFn::Exp:
+        return std::exp(x);
+      case MathFn::Exp2:
+        return std::exp2(x);
+      case MathFn::Log:
+        return std::log(x);
+      case MathFn::Log2:
+        return std::log2(x);
+      case MathFn::Sqrt:
+        return std::sqrt(x);
+      case MathFn::Rsqrt:
+        return 1 / std::sqrt(x);
+      case MathFn::Sin:
+        return std::sin(x);
+      case MathFn::Cos:
+        return std::cos(x);
+      case MathFn::Tanh:
+        return std::tanh(x);
+      case MathFn::Floor:
+        return std::floor(x);
+      case MathFn::Ceil:
+        return std::ceil(x);
     }
     return 0.0;
   };

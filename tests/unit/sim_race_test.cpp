@@ -49,7 +49,8 @@ std::unique_ptr<Program> transposeKernel(bool barrier) {
     t.barrier(b);
     k.locateLast("tr.tk:13:5");
   }
-  Value *w = k.sharedLoad(k.f32(), k.gep(k.f32(), smem, b.CreateAdd(b.CreateMul(c, b.getInt32(kPad)), r)), 4, "tr.tk:14:9");
+  Value *w =
+      k.sharedLoad(k.f32(), k.gep(k.f32(), smem, b.CreateAdd(b.CreateMul(c, b.getInt32(kPad)), r)), 4, "tr.tk:14:9");
   k.store(w, k.gep(k.f32(), k.arg(1), g), "tr.tk:15:5");
   b.CreateRetVoid();
   return k.compile();
@@ -158,6 +159,36 @@ TEST(SimRace, WriteWriteRaceIsDetected) {
   EXPECT_NO_THROW(sim.launch(*distinct, "ww", config(64, 256, true), {}));
 }
 
+// smem[0] = tid == odd ? 5 : 7 by every thread; barrier; out[tid] = smem[0].
+std::unique_ptr<Program> sameValueKernel(int n) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("same", {k.ptr(), b.getInt32Ty()}, n);
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  k.sharedStore(b.CreateSelect(b.CreateICmpEQ(tid, k.arg(1)), b.getInt32(5), b.getInt32(7)), smem, 4, "s.tk:2:3");
+  t.barrier(b);
+  k.store(k.sharedLoad(k.i32(), smem, 4, "s.tk:4:9"), k.gep(k.i32(), k.arg(0), tid));
+  b.CreateRetVoid();
+  return k.compile();
+}
+
+TEST(SimRace, WritesOfTheSameValueAreNotRaces) {
+  // Replicated elements of a layout are stored by every thread that holds
+  // them: harmless while they agree, a race as soon as one differs.
+  const int n = 64;
+  auto prog = sameValueKernel(n);
+  Simulator sim(1);
+  Buffer<int32_t> out(sim.memory(), n);
+  void *po = out.p;
+  int32_t none = -1, odd = 40;
+  sim.launch(*prog, "same", config(n, 4, true), {&po, &none});
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 7) << i;
+  EXPECT_EQ(launchError(sim, *prog, "same", config(n, 4, true), {&po, &odd}),
+            "kernel same: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (s.tk:2:3) and "
+            "thread 40 wrote it (s.tk:2:3) with no barrier between");
+}
+
 TEST(SimRace, WordGranuleCoversSubWordAndVectorAccesses) {
   Simulator sim(1);
   {
@@ -197,8 +228,9 @@ TEST(SimRace, WordGranuleCoversSubWordAndVectorAccesses) {
       if (barrier) {
         EXPECT_EQ(m, "(no error)");
       } else {
-        EXPECT_EQ(m, "kernel vec: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
-                     "(v.tk:2:1) and thread 1 wrote it (v.tk:1:1) with no barrier between");
+        EXPECT_EQ(m,
+                  "kernel vec: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
+                  "(v.tk:2:1) and thread 1 wrote it (v.tk:1:1) with no barrier between");
       }
     }
   }
@@ -226,8 +258,8 @@ std::unique_ptr<Program> loopKernel(int n, bool secondBarrier) {
   Value *mine = k.gep(k.i32(), smem, tid);
   k.sharedStore(b.CreateAdd(k.sharedLoad(k.i32(), mine, 4, "l.tk:3:9"), b.getInt32(1)), mine, 4, "l.tk:3:3");
   t.barrier(b);
-  Value *other = k.sharedLoad(k.i32(), k.gep(k.i32(), smem, b.CreateURem(b.CreateAdd(tid, j), b.getInt32(n))), 4,
-                              "l.tk:5:10");
+  Value *other =
+      k.sharedLoad(k.i32(), k.gep(k.i32(), smem, b.CreateURem(b.CreateAdd(tid, j), b.getInt32(n))), 4, "l.tk:5:10");
   Value *acc2 = b.CreateAdd(acc, other);
   if (secondBarrier) t.barrier(b);
   Value *j2 = b.CreateAdd(j, b.getInt32(1));
@@ -295,8 +327,8 @@ TEST(SimRace, SharedAtomicsAreNotRaces) {
   b.CreateBr(add);
   b.SetInsertPoint(add);
   t.barrier(b);
-  auto *rmw = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, smem, b.getInt32(1), llvm::Align(4),
-                                llvm::AtomicOrdering::Monotonic);
+  auto *rmw =
+      b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, smem, b.getInt32(1), llvm::Align(4), llvm::AtomicOrdering::Monotonic);
   k.markShared(rmw, "a.tk:2:1");
   t.barrier(b);
   auto *last = k.block("last"), *exit = k.block("exit");
@@ -342,8 +374,9 @@ TEST(SimRace, MaskedSharedAccessesCheckActiveLanesOnly) {
     Simulator sim(1);
     std::string m = launchError(sim, *prog, "masked", config(32, 512, true), {});
     if (allLanes) {
-      EXPECT_EQ(m, "kernel masked: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
-                   "(m.tk:2:1) and thread 1 wrote it (m.tk:1:1) with no barrier between");
+      EXPECT_EQ(m,
+                "kernel masked: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
+                "(m.tk:2:1) and thread 1 wrote it (m.tk:1:1) with no barrier between");
     } else {
       EXPECT_EQ(m, "(no error)");
     }

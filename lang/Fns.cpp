@@ -1,0 +1,250 @@
+// `fn` helpers, inlined by IRGen at each call: arguments bound by position
+// or name and checked against the params' element types (shapes are
+// generic, so a fn works elementwise on tiles), the body lowered in a scope
+// that sees only its params; also `static_assert` and `return`.
+#include <algorithm>
+
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::ScalarKind;
+
+namespace {
+// Inlining has no recursion (it is an error), but fns calling fns twice per
+// level grow exponentially: cap the depth and the total per kernel.
+constexpr size_t kMaxInlineDepth = 64;
+constexpr int kMaxInlinedCalls = 10000;
+
+std::string typeText(const ast::TypeRef &t) { return t.str(); }
+
+// "f(a: f32, p: *f32) -> f32", for usage hints.
+std::string signatureText(const ast::Decl &fn) {
+  std::string s = fn.name + "(";
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    s += (i ? ", " : "") + fn.params[i].name + ": " + typeText(fn.params[i].type);
+  s += ")";
+  if (fn.hasResult) s += " -> " + typeText(fn.result);
+  return s;
+}
+}  // namespace
+
+// grammar (a call): NAME '(' [arg {',' arg}] ')'   arg: expr | IDENT ':' expr
+TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
+  if (std::find(inlineStack_.begin(), inlineStack_.end(), &fn) != inlineStack_.end()) {
+    error(e.loc, "recursive call of " + quoted(fn.name) + ": fn helpers are inlined");
+    diags_.note(fn.loc, quoted(fn.name) + " is defined here");
+    return invalid();
+  }
+  // Its errors are reported already (at load, or at an earlier call).
+  if (fnTable_->bad.count(&fn) || failedFns_.count(&fn)) {
+    quietFailure_ = true;
+    return invalid();
+  }
+  if (inlineStack_.size() >= kMaxInlineDepth) {
+    error(e.loc, "fn calls nested more than " + std::to_string(kMaxInlineDepth) + " deep");
+    return invalid();
+  }
+  if (++inlinedCalls_ > kMaxInlinedCalls) {
+    if (inlinedCalls_ == kMaxInlinedCalls + 1)
+      error(e.loc, "more than " + std::to_string(kMaxInlinedCalls) + " fn calls inlined into this kernel");
+    quietFailure_ = true;
+    return invalid();
+  }
+  std::vector<TV> args;
+  if (!bindFnArgs(e, fn, args)) return invalid();
+
+  // The body sees its params and the global fns, nothing of the caller.
+  auto callerScopes = std::move(scopes_);
+  scopes_.assign(1, {});
+  for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
+  inlineStack_.push_back(&fn);
+  const int errorsBefore = diags_.errorCount();
+  TV result;
+  result.k = TV::K::Void;
+  bool ended = false;
+  for (size_t i = 0; i < fn.body.size() && !diags_.tooManyErrors(); ++i) {
+    const ast::Stmt &s = *fn.body[i];
+    if (s.kind == ast::StmtKind::Return && i + 1 == fn.body.size()) {
+      result = fnResult(s, fn);
+      ended = true;
+    } else {
+      genStmt(s);
+    }
+  }
+  if (!ended && fn.hasResult && diags_.errorCount() == errorsBefore)
+    error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
+                      typeText(fn.result) + ")");
+  inlineStack_.pop_back();
+  scopes_ = std::move(callerScopes);
+  if (diags_.errorCount() != errorsBefore || !result.ok()) {
+    failedFns_.insert(&fn);
+    if (inlineStack_.empty() && diags_.errorCount() != errorsBefore)
+      diags_.note(e.loc, "in " + quoted(fn.name) + ", inlined here");
+    return invalid();
+  }
+  return result;
+}
+
+// Positional arguments fill the params in order, named ones by name; each
+// is evaluated in the caller's scope and checked against its param.
+bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args) {
+  const size_t n = fn.params.size();
+  const std::string usage = " (usage: " + signatureText(fn) + ")";
+  std::vector<const ast::Expr *> slot(n, nullptr);
+  bool ok = true, named = false;
+  size_t next = 0;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const std::string &an = e.argNames[i];
+    const ast::Expr *a = e.args[i].get();
+    if (an.empty()) {
+      if (named) {
+        error(a->loc, "a positional argument cannot follow a named one");
+        return false;
+      }
+      if (next >= n) {
+        error(a->loc, "too many arguments to " + quoted(fn.name) + ": it takes " + std::to_string(n) + usage);
+        return false;
+      }
+      slot[next++] = a;
+      continue;
+    }
+    named = true;
+    auto p = std::find_if(fn.params.begin(), fn.params.end(), [&](const ast::Param &q) { return q.name == an; });
+    if (p == fn.params.end()) {
+      error(a->loc, quoted(fn.name) + " has no parameter named " + quoted(an) + usage);
+      ok = false;
+    } else if (slot[p - fn.params.begin()]) {
+      error(a->loc, "argument " + quoted(an) + " of " + quoted(fn.name) + " given twice");
+      ok = false;
+    } else {
+      slot[p - fn.params.begin()] = a;
+    }
+  }
+  if (!ok) return false;
+  for (size_t j = 0; j < n; ++j)
+    if (!slot[j]) {
+      error(e.loc, "missing argument " + quoted(fn.params[j].name) + " in the call of " + quoted(fn.name) + usage);
+      ok = false;
+    }
+  if (!ok) return false;
+  // Evaluated in the order written, as a reader expects.
+  args.resize(n);
+  for (const ast::ExprPtr &a : e.args) {
+    size_t j = std::find(slot.begin(), slot.end(), a.get()) - slot.begin();
+    TV v = genValue(*a);
+    if (v.ok()) v = fnArg(*a, v, fn, fn.params[j]);
+    ok = ok && v.ok();
+    args[j] = v;
+  }
+  return ok;
+}
+
+// A param's type constrains the element type only: `x: f32` takes an f32
+// scalar or a tile of f32, `p: *f32` a pointer or a tile of pointers to
+// f32. Weak literals take the param's type.
+TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p) {
+  const ScalarKind k = *scalarKind(p.type.name);  // checked at load
+  const bool isPtr = p.type.ptrDepth > 0;
+  bool match = v.type.isPtr() == isPtr && v.type.elem.scalar == k;
+  if (!isPtr && v.weak && !v.type.isPtr()) {
+    // An int literal fits any number type; a float literal only floats.
+    match = k != ScalarKind::I1 && (ir::isFloat(k) || !v.cst->isFloat);
+    if (match) {
+      if (!checkWeakFits(v, k, arg.loc)) return invalid();
+      return convert(v, k, arg.loc);
+    }
+  }
+  if (!match) {
+    std::string want = isPtr ? "a pointer to " + p.type.name : p.type.name;
+    error(arg.loc, "argument " + quoted(p.name) + " of " + quoted(fn.name) + " must be " + want + " (or a tile of " +
+                       (isPtr ? "them" : p.type.name) + "), not " + typeName(v));
+    return invalid();
+  }
+  v.weak = false;
+  return v;
+}
+
+// grammar: RETURN [expr] ';'   as the last statement of a fn body.
+TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
+  TV none;
+  none.k = TV::K::Void;
+  if (!fn.hasResult) {
+    if (!ret.value) return none;
+    error(ret.value->loc, "fn " + quoted(fn.name) + " has no result type, so it returns no value (declare it as 'fn " +
+                              fn.name + "(...) -> T')");
+    return invalid();
+  }
+  if (!ret.value) {
+    error(ret.loc, "fn " + quoted(fn.name) + " must return a value of type " + typeText(fn.result));
+    return invalid();
+  }
+  TV v = genValue(*ret.value);
+  if (!v.ok()) return v;
+  const ScalarKind k = *scalarKind(fn.result.name);  // checked at load
+  const bool isPtr = fn.result.ptrDepth > 0;
+  if (!isPtr && v.weak && k != ScalarKind::I1 && (ir::isFloat(k) || !v.cst->isFloat)) {
+    if (!checkWeakFits(v, k, ret.value->loc)) return invalid();
+    return convert(v, k, ret.value->loc);
+  }
+  if (v.weak || v.type.isPtr() != isPtr || v.type.elem.scalar != k) {
+    error(ret.value->loc, "fn " + quoted(fn.name) + " returns " + typeName(v) + ", but its result type is " +
+                              typeText(fn.result));
+    return invalid();
+  }
+  return v;
+}
+
+// grammar (a call): static_assert(cond [, "message"])
+TV IRGen::staticAssert(const ast::Expr &e) {
+  TV none;
+  none.k = TV::K::Void;
+  const char *usage = " (usage: static_assert(cond, \"message\"))";
+  bool named = std::any_of(e.argNames.begin(), e.argNames.end(), [](const std::string &n) { return !n.empty(); });
+  if (named || e.args.empty() || e.args.size() > 2) {
+    error(e.loc, std::string("static_assert takes a condition and an optional message") + usage);
+    return invalid();
+  }
+  std::string message;
+  if (e.args.size() == 2) {
+    if (e.args[1]->kind != ast::ExprKind::String) {
+      error(e.args[1]->loc, "the message of static_assert must be a string literal");
+      return invalid();
+    }
+    message = e.args[1]->text;
+  }
+  TV c = genValue(*e.args[0]);
+  if (!c.ok()) return invalid();
+  if (!c.type.isBool() || c.type.isTile() || !c.cst) {
+    error(e.args[0]->loc, "static_assert needs a compile-time bool condition, not " +
+                              (c.type.isBool() && !c.type.isTile() ? "a value known only at run time" : typeName(c)));
+    return invalid();
+  }
+  if (!c.cst->i) {
+    error(e.loc, "static assertion failed" + (message.empty() ? "" : ": " + message));
+    return invalid();
+  }
+  return none;
+}
+
+// `return;` in a kernel: the last statement (handled by lowerKernel), or
+// inside a compile-time `if`, where it ends code generation of the kernel.
+void IRGen::genReturn(const ast::Stmt &s) {
+  if (!inlineStack_.empty()) {
+    error(s.loc, "'return' before the end of a fn is not supported yet (it must be the fn's last statement)");
+    return;
+  }
+  if (s.value) {
+    error(s.value->loc, "a kernel returns no value: use 'return;'");
+    return;
+  }
+  if (staticIfDepth_ == 0) {
+    error(s.loc,
+          "'return' here is not supported yet (a kernel may return as its last statement or inside a "
+          "compile-time 'if')");
+    return;
+  }
+  returned_ = true;
+}
+
+}  // namespace tk::lang
