@@ -116,6 +116,28 @@ TEST(LangFn, FnInAConstDefault) {
   EXPECT_EQ(fe.kernels()[0].params[1].constValue, "128");
 }
 
+TEST(LangFn, InliningIsBounded) {
+  // f_i calls f_{i-1} twice: 2^15 inlined calls would hang; the cap stops it with one error.
+  std::string src = "fn f0(x: f32) -> f32 { return x + 1.0; }\n";
+  for (int i = 1; i <= 15; ++i)
+    src += "fn f" + std::to_string(i) + "(x: f32) -> f32 { return f" + std::to_string(i - 1) + "(x) * f" +
+           std::to_string(i - 1) + "(x); }\n";
+  auto wide = lower(src + "kernel k(x: *f32) { store(x, f15(load(x))); }\n");
+  EXPECT_FALSE(wide->fn);
+  EXPECT_NE(wide->errors().find("error: more than 10000 fn calls inlined into this kernel"), std::string::npos)
+      << wide->errors().substr(0, 2000);
+  EXPECT_EQ(wide->diags.errorCount(), 1);
+
+  // A chain deeper than 64 calls.
+  std::string chain = "fn g0(x: f32) -> f32 { return x; }\n";
+  for (int i = 1; i <= 70; ++i)
+    chain += "fn g" + std::to_string(i) + "(x: f32) -> f32 { return g" + std::to_string(i - 1) + "(x); }\n";
+  auto deep = lower(chain + "kernel k(x: *f32) { store(x, g70(1.0)); }\n");
+  EXPECT_FALSE(deep->fn);
+  EXPECT_NE(deep->errors().find("error: fn calls nested more than 64 deep"), std::string::npos);
+  EXPECT_EQ(deep->diags.errorCount(), 1);
+}
+
 TEST(LangReturn, CompileTimeEarlyReturnEndsTheKernel) {
   const char *src =
       "kernel k(x: *f32, const SKIP: bool = false) {\n"

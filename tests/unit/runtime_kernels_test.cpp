@@ -205,3 +205,28 @@ TEST(Kernels, IntegerOpsIncludingDivisionByARuntimeValue) {
     }
   }
 }
+
+TEST(Kernels, ImportedFnHelpersFromStdlibMath) {
+  auto dev = sim();
+  tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/use_math.tk", "activations");
+  tk::Kernel k = dev->load(bundle);
+  for (int n : kSizes) {
+    auto x = randomFloats(n, -30, 30);
+    tk::Buffer dx = dev->upload(x);
+    std::vector<tk::Buffer> outs;
+    for (int i = 0; i < 4; ++i) outs.push_back(dev->upload(std::vector<float>(n, NAN)));
+    (*dev)(k, {blocks(n, bundle)}, dx, outs[0], outs[1], outs[2], outs[3], int32_t(n));
+    const std::function<double(double)> refs[] = {
+        [](double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); },
+        [](double v) { return v / (1.0 + std::exp(-v)); },
+        [](double v) { return std::log1p(std::exp(v)); },
+        [](double v) { return v > 0 ? v : 0.01 * v; },
+    };
+    for (int f = 0; f < 4; ++f) {
+      auto got = dev->download<float>(outs[f], n);
+      std::vector<double> want(n);
+      for (int i = 0; i < n; ++i) want[i] = refs[f](x[i]);
+      EXPECT_LT(relError(got, want), 1e-5) << "fn " << f << " n=" << n;
+    }
+  }
+}

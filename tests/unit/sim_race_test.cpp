@@ -173,6 +173,22 @@ std::unique_ptr<Program> sameValueKernel(int n) {
   return k.compile();
 }
 
+TEST(SimRace, FirstRaceOfManyBlocksOnManyWorkersIsReported) {
+  const int n = 64, blocks = 200;
+  auto prog = neighbourKernel(n, false);
+  Simulator sim(4);
+  Buffer<int32_t> out(sim.memory(), n * blocks);
+  void *po = out.p;
+  std::string m = launchError(sim, *prog, "rw", config(n, n * 4, true, blocks), {&po});
+  EXPECT_EQ(m.rfind("kernel rw: shared-memory race on word at offset 0x0 (block (", 0), 0u) << m;
+  EXPECT_NE(m.find(")): thread 0 wrote it (rw.tk:12:5) and thread 1 read it (rw.tk:14:9) with no barrier between"),
+            std::string::npos)
+      << m;
+  // The workers' shadows are reused by the next launch: a race-free one passes.
+  auto good = neighbourKernel(n, true);
+  EXPECT_NO_THROW(sim.launch(*good, "rw", config(n, n * 4, true, blocks), {&po}));
+}
+
 TEST(SimRace, WritesOfTheSameValueAreNotRaces) {
   // Replicated elements of a layout are stored by every thread that holds
   // them: harmless while they agree, a race as soon as one differs.
