@@ -56,12 +56,21 @@ class FunctionLowering {
   // LowerMemory.cpp helpers
   llvm::Value *memoryType(llvm::Value *v);  // i1 -> i8 for memory
   void tagGlobal(llvm::Instruction *inst, const ir::Location &loc);
+  // A shared-memory access: `!tk.shared`, and `!tk.loc` so the sim's race
+  // check can name the line.
+  void tagShared(llvm::Instruction *inst, const ir::Location &loc);
+  // The block-wide barrier, tagged with the op's location.
+  void barrier(const ir::Location &loc);
   // `pred ? emit() : other`, with emit() run only on the taken path.
   llvm::Value *guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,
                        llvm::Value *other);
   // Values only `owner` threads computed, made known to every thread through
   // shared memory (elements at their row-major position).
-  Regs shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner);
+  Regs shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner, const ir::Location &loc);
+  std::vector<llvm::Value *> sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count);
+  void storeShared(const Regs &vals, const std::vector<llvm::Value *> &addresses, llvm::Value *writer,
+                   const ir::Location &loc);
+  Regs loadShared(llvm::Type *ty, const std::vector<llvm::Value *> &addresses, const ir::Location &loc);
   llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
                            const ir::Location &loc);
   void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc);
@@ -76,6 +85,7 @@ class FunctionLowering {
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   std::map<const ir::Value *, Regs> values_;
   std::set<const ir::Value *> used_;  // values some op reads
+  ir::Location loc_;                  // of the op being lowered
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;
 };

@@ -12,6 +12,16 @@ void FunctionLowering::tagGlobal(llvm::Instruction *inst, const ir::Location &lo
   inst->setMetadata("tk.loc", llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, loc.str())}));
 }
 
+void FunctionLowering::tagShared(llvm::Instruction *inst, const ir::Location &loc) {
+  inst->setMetadata("tk.shared", llvm::MDNode::get(ctx_, {}));
+  tagGlobal(inst, loc);
+}
+
+void FunctionLowering::barrier(const ir::Location &loc) {
+  target_.barrier(b_);
+  if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), loc);
+}
+
 llvm::Value *FunctionLowering::guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,
                                        llvm::Value *other) {
   if (!pred) return emit();
@@ -253,51 +263,80 @@ Regs FunctionLowering::lowerAtomic(ir::Op &op) {
     };
     out.push_back(guarded(pred, ty, emit, llvm::Constant::getNullValue(ty)));
   }
-  if (owner && used_.count(op.result())) return shareFromOwners(rt, out, owner);
+  if (owner && used_.count(op.result())) return shareFromOwners(rt, out, owner, op.loc());
   return out;
 }
 
-Regs FunctionLowering::shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner) {
-  llvm::Type *ty = vals[0]->getType();
-  const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(ty));
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(t.isTile() ? t.numElements() : 1) * eltBytes);
+// Row-major element addresses of a tile's registers in shared memory (or
+// slot 0 for a scalar). Computed where the caller stands, so they dominate
+// the branches and barriers that follow.
+std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count) {
   llvm::Value *base = target_.sharedBase(b_);
-  auto shared = llvm::MDNode::get(ctx_, {});
   std::unique_ptr<RegisterMap> rm;
   if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
-  auto address = [&](int r) {
+  std::vector<llvm::Value *> out;
+  for (size_t r = 0; r < count; ++r) {
     llvm::Value *linear = b_.getInt32(0);
     if (rm) {
-      std::vector<llvm::Value *> idx = elementIndex(t, *rm, r);
+      std::vector<llvm::Value *> idx = elementIndex(t, *rm, static_cast<int>(r));
       for (size_t d = 0; d < idx.size(); ++d)
         linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(t.shape[d]))), idx[d]);
     }
-    return b_.CreateGEP(ty, base, linear);
-  };
-  // Addresses before the branch: values made inside it would not dominate
-  // the reads after it.
-  std::vector<llvm::Value *> addresses;
-  for (size_t r = 0; r < vals.size(); ++r) addresses.push_back(address(static_cast<int>(r)));
-  auto *write = llvm::BasicBlock::Create(ctx_, "share.write", llfn_);
-  auto *written = llvm::BasicBlock::Create(ctx_, "share.written", llfn_);
-  b_.CreateCondBr(owner, write, written);
-  b_.SetInsertPoint(write);
-  for (size_t r = 0; r < vals.size(); ++r)
-    b_.CreateAlignedStore(vals[r], addresses[r], llvm::Align(eltBytes))->setMetadata("tk.shared", shared);
-  b_.CreateBr(written);
-  b_.SetInsertPoint(written);
-  target_.barrier(b_);
-  Regs out;
-  for (size_t r = 0; r < vals.size(); ++r) {
-    auto *ld = b_.CreateAlignedLoad(ty, addresses[r], llvm::Align(eltBytes));
-    ld->setMetadata("tk.shared", shared);
-    out.push_back(ld);
+    out.push_back(b_.CreateGEP(memTy, base, linear));
   }
-  target_.barrier(b_);
   return out;
 }
 
-// Every thread writes its elements to shared memory at their row-major
+// Stores `vals` (i1 as i8) at `addresses`, only where `writer` holds (all
+// threads when null): one writer per word keeps the race check quiet and the
+// bank traffic honest.
+void FunctionLowering::storeShared(const Regs &vals, const std::vector<llvm::Value *> &addresses, llvm::Value *writer,
+                                   const ir::Location &loc) {
+  llvm::BasicBlock *written = nullptr;
+  if (writer) {
+    auto *write = llvm::BasicBlock::Create(ctx_, "shared.write", llfn_);
+    written = llvm::BasicBlock::Create(ctx_, "shared.written", llfn_);
+    b_.CreateCondBr(writer, write, written);
+    b_.SetInsertPoint(write);
+  }
+  for (size_t r = 0; r < vals.size(); ++r) {
+    llvm::Value *v = vals[r]->getType()->isIntegerTy(1) ? b_.CreateZExt(vals[r], b_.getInt8Ty()) : vals[r];
+    const unsigned bytes = static_cast<unsigned>(module_.getDataLayout().getTypeAllocSize(v->getType()));
+    tagShared(b_.CreateAlignedStore(v, addresses[r], llvm::Align(bytes)), loc);
+  }
+  if (writer) {
+    b_.CreateBr(written);
+    b_.SetInsertPoint(written);
+  }
+}
+
+Regs FunctionLowering::loadShared(llvm::Type *ty, const std::vector<llvm::Value *> &addresses, const ir::Location &loc) {
+  llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
+  const unsigned bytes = static_cast<unsigned>(module_.getDataLayout().getTypeAllocSize(memTy));
+  Regs out;
+  for (llvm::Value *a : addresses) {
+    llvm::Instruction *ld = b_.CreateAlignedLoad(memTy, a, llvm::Align(bytes));
+    tagShared(ld, loc);
+    out.push_back(ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld));
+  }
+  return out;
+}
+
+Regs FunctionLowering::shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner,
+                                       const ir::Location &loc) {
+  llvm::Type *ty = vals[0]->getType();
+  llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
+  const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
+  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(t.isTile() ? t.numElements() : 1) * eltBytes);
+  std::vector<llvm::Value *> addresses = sharedAddresses(t, memTy, vals.size());
+  storeShared(vals, addresses, owner, loc);
+  barrier(loc);
+  Regs out = loadShared(ty, addresses, loc);
+  barrier(loc);  // the buffer is reused by the next exchange
+  return out;
+}
+
+// Every element's owner writes it to shared memory at its row-major
 // position, the block synchronises, and every thread reads the elements the
 // new layout gives it.
 Regs FunctionLowering::lowerConvertLayout(ir::Op &op) {
@@ -308,30 +347,14 @@ Regs FunctionLowering::lowerConvertLayout(ir::Op &op) {
   const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
   sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(st.numElements()) * eltBytes);
 
-  llvm::Value *base = target_.sharedBase(b_);
-  auto address = [&](const std::vector<llvm::Value *> &idx) {
-    llvm::Value *linear = b_.getInt32(0);
-    for (size_t d = 0; d < idx.size(); ++d)
-      linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(st.shape[d]))), idx[d]);
-    return b_.CreateGEP(memTy, base, linear);
-  };
-  auto shared = llvm::MDNode::get(ctx_, {});
-
   RegisterMap in(st.layout, st.shape), out(rt.layout, rt.shape);
   const Regs &src = regs(op.operand(0));
-  for (int r = 0; r < in.numRegisters(); ++r) {
-    llvm::Value *v = ty->isIntegerTy(1) ? b_.CreateZExt(src[r], memTy) : src[r];
-    b_.CreateAlignedStore(v, address(elementIndex(st, in, r)), llvm::Align(eltBytes))->setMetadata("tk.shared", shared);
-  }
-  target_.barrier(b_);
-  Regs result;
-  for (int r = 0; r < out.numRegisters(); ++r) {
-    llvm::Instruction *ld = b_.CreateAlignedLoad(memTy, address(elementIndex(rt, out, r)), llvm::Align(eltBytes));
-    ld->setMetadata("tk.shared", shared);
-    result.push_back(ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld));
-  }
-  // The buffer is reused by the next conversion.
-  target_.barrier(b_);
+  std::vector<llvm::Value *> from = sharedAddresses(st, memTy, src.size());
+  std::vector<llvm::Value *> to = sharedAddresses(rt, memTy, out.numRegisters());
+  storeShared(src, from, in.replicated() ? ownerPredicate(st, in) : nullptr, op.loc());
+  barrier(op.loc());
+  Regs result = loadShared(ty, to, op.loc());
+  barrier(op.loc());  // the buffer is reused by the next conversion
   return result;
 }
 

@@ -13,7 +13,12 @@ namespace tk::lower {
 // Lanes exchange 32-bit values: narrower ones widen, 64-bit ones go in halves.
 llvm::Value *FunctionLowering::shuffleXor(llvm::Value *v, int laneMask) {
   llvm::Type *t = v->getType();
-  if (t->isFloatTy() || t->isIntegerTy(32)) return target_.shuffleXor(b_, v, laneMask);
+  if (t->isFloatTy() || t->isIntegerTy(32)) {
+    llvm::Value *r = target_.shuffleXor(b_, v, laneMask);
+    // The sim names the line of a shuffle that misses a lane.
+    if (auto *call = llvm::dyn_cast<llvm::CallInst>(r)) tagGlobal(call, loc_);
+    return r;
+  }
   const unsigned bits = static_cast<unsigned>(t->getPrimitiveSizeInBits());
   llvm::Type *asInt = b_.getIntNTy(bits);
   llvm::Value *i = t->isIntegerTy() ? v : b_.CreateBitCast(v, asInt);
@@ -143,7 +148,6 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
       llvm::Value *start = b_.CreateMul(threadPart(l, d), b_.getInt32(l.sizePerThread[d]));
       writer = b_.CreateAnd(writer, b_.CreateICmpULT(start, b_.getInt32(static_cast<uint32_t>(root.shape[d]))));
     }
-    auto shared = llvm::MDNode::get(ctx_, {});
     auto slotOf = [&](int o) -> llvm::Value * {
       llvm::Value *lin = b_.getInt32(0);
       if (out) {
@@ -166,23 +170,23 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
     b_.SetInsertPoint(write);
     for (int o = 0; o < numOut; ++o) {
       llvm::Value *slot = b_.CreateAdd(slots0[o], warpC);
-      b_.CreateAlignedStore(acc[o].value, valPtr(slot), llvm::Align(valBytes))->setMetadata("tk.shared", shared);
+      tagShared(b_.CreateAlignedStore(acc[o].value, valPtr(slot), llvm::Align(valBytes)), op.loc());
       if (combine.isArg())
-        b_.CreateAlignedStore(acc[o].index, idxPtr(slot), llvm::Align(4))->setMetadata("tk.shared", shared);
+        tagShared(b_.CreateAlignedStore(acc[o].index, idxPtr(slot), llvm::Align(4)), op.loc());
     }
     b_.CreateBr(written);
     b_.SetInsertPoint(written);
-    target_.barrier(b_);
+    barrier(op.loc());
     for (int o = 0; o < numOut; ++o) {
       Partial total;
       for (int64_t w = 0; w < warps; ++w) {
         llvm::Value *slot = b_.CreateAdd(slots0[o], b_.getInt32(static_cast<uint32_t>(w)));
         auto *v = b_.CreateAlignedLoad(valTy, valPtr(slot), llvm::Align(valBytes));
-        v->setMetadata("tk.shared", shared);
+        tagShared(v, op.loc());
         Partial p{v};
         if (combine.isArg()) {
           auto *i = b_.CreateAlignedLoad(b_.getInt32Ty(), idxPtr(slot), llvm::Align(4));
-          i->setMetadata("tk.shared", shared);
+          tagShared(i, op.loc());
           p.index = i;
         }
         total = total.value ? combine(total, p) : p;
@@ -190,7 +194,7 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
       acc[o] = total;
     }
     // The buffer is reused by the next reduction or conversion.
-    target_.barrier(b_);
+    barrier(op.loc());
   }
 
   Regs result;

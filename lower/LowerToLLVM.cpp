@@ -126,6 +126,7 @@ llvm::Function *FunctionLowering::run() {
 }
 
 Regs FunctionLowering::lowerOp(ir::Op &op) {
+  loc_ = op.loc();
   const ir::Type *rt = op.result() ? &op.result()->type() : nullptr;
   auto numRegs = [&]() { return rt->isTile() ? RegisterMap(rt->layout, rt->shape).numRegisters() : 1; };
   switch (op.kind()) {

@@ -39,6 +39,11 @@ std::unique_ptr<Device> Device::open() {
 
 std::unique_ptr<Device> Device::open(const std::string &spec) {
   if (spec == "sim") return std::unique_ptr<Device>(new Device(openSimDevice()));
+  if (spec == "sim:racecheck") {
+    auto d = std::unique_ptr<Device>(new Device(openSimDevice()));
+    d->setRaceCheck(true);
+    return d;
+  }
   if (spec == "cuda") return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
   if (spec.rfind("cuda:", 0) == 0) {
     const std::string n = spec.substr(5);
@@ -47,10 +52,11 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
     if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
     return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
   }
-  throw Error("unknown device '" + spec + "': expected sim, cuda or cuda:N");
+  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
 }
 
 std::string Device::kind() const { return impl_->kind(); }
+void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
 std::string Device::name() const { return impl_->name(); }
 size_t Device::liveBytes() const { return impl_->live; }
 size_t Device::peakBytes() const { return impl_->peak; }

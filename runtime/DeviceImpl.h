@@ -24,6 +24,9 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   // args[i] points at the value of launch parameter i (a uint64_t address
   // for pointers).
   virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) = 0;
+  virtual void setRaceCheck(bool on) {
+    if (on) throw Error("the race check is a feature of the sim, not of " + name());
+  }
 
   std::atomic<size_t> live{0}, peak{0};
 };

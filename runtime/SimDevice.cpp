@@ -19,7 +19,10 @@ namespace {
 class SimDevice final : public DeviceImpl {
  public:
   std::string kind() const override { return "sim"; }
-  std::string name() const override { return "tk sim (" + std::to_string(sim_.workers()) + " workers)"; }
+  std::string name() const override {
+    return "tk sim (" + std::to_string(sim_.workers()) + " workers" + (raceCheck_ ? ", race check" : "") + ")";
+  }
+  void setRaceCheck(bool on) override { raceCheck_ = on; }
 
   uint64_t allocate(size_t bytes) override {
     try {
@@ -66,6 +69,7 @@ class SimDevice final : public DeviceImpl {
     cfg.grid[2] = grid.z;
     cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * 32);
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
+    cfg.raceCheck = raceCheck_;
     sim::Counters c;
     try {
       c = sim_.launch(*program, bundle.kernel, cfg, args);
@@ -88,6 +92,7 @@ class SimDevice final : public DeviceImpl {
 
  private:
   sim::Simulator sim_;
+  bool raceCheck_ = false;
 };
 
 }  // namespace

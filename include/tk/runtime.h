@@ -65,13 +65,17 @@ class Kernel {
 class Device {
  public:
   // A CUDA GPU when a driver and a GPU are present, else the sim.
-  // TK_DEVICE=sim|cuda|cuda:N overrides.
+  // TK_DEVICE=sim|sim:racecheck|cuda|cuda:N overrides.
   static std::unique_ptr<Device> open();
-  // "sim", "cuda", "cuda:N". Throws tk::Error when the device cannot be opened.
+  // "sim", "sim:racecheck" (the sim with its shared-memory race check on),
+  // "cuda", "cuda:N". Throws tk::Error when the device cannot be opened.
   static std::unique_ptr<Device> open(const std::string &spec);
   ~Device();
 
   std::string kind() const;  // "sim" or "cuda"
+  // The sim's race check: launches fail on two threads touching a shared
+  // word between barriers, one of them writing. tk::Error on a GPU.
+  void setRaceCheck(bool on);
   std::string name() const;  // e.g. "tk sim (2 workers)", "NVIDIA H100 (sm_90)"
 
   Buffer alloc(size_t bytes);

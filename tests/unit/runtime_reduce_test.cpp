@@ -150,3 +150,42 @@ TEST(Reductions, SumsOfBoolsCount) {
     ASSERT_EQ(got[p], ref) << p;
   }
 }
+
+// Every kernel that goes through shared memory (cross-warp reductions,
+// layout conversions, atomics' old values) runs clean under the sim's race
+// check: owners write, barriers separate the phases.
+TEST(Reductions, SharedMemoryUseIsRaceFree) {
+  auto dev = tk::Device::open("sim:racecheck");
+  EXPECT_NE(dev->name().find("race check"), std::string::npos);
+  const int rows = 100, C = 256;
+  auto x = randomFloats(size_t(rows) * C, -1, 1);
+  tk::Buffer dx = dev->upload(x);
+  {
+    tk::Bundle b = tk::Compiler::compileFile(kFile, "row_stats");
+    tk::Buffer f1 = dev->alloc(rows * 4), f2 = dev->alloc(rows * 4), f3 = dev->alloc(rows * 4),
+               i1 = dev->alloc(rows * 4), i2 = dev->alloc(rows * 4);
+    tk::LaunchStats s = (*dev)(dev->load(b), {blocks(rows, b, "BR")}, dx, f1, f2, f3, i1, i2, int32_t(rows));
+    EXPECT_GT(s.sharedRequests, 0u);
+  }
+  {
+    tk::Bundle b = tk::Compiler::compileFile(kFile, "col_sums");
+    tk::Buffer out = dev->alloc(C * 4);
+    (*dev)(dev->load(b), {blocks(C, b, "BC")}, dx, out, int32_t(C));
+  }
+  for (const char *k : {"layernorm_tanh_linear_relu", "softmax"}) {
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/normalization.tk", k);
+    tk::Buffer w = dev->upload(randomFloats(C, -1, 1)), out = dev->alloc(size_t(rows) * C * 4);
+    uint32_t grid = blocks(rows, b, "BLOCK_R");
+    if (std::string(k) == "softmax")
+      (*dev)(dev->load(b), {grid}, dx, out, int32_t(rows), int32_t(C));
+    else
+      (*dev)(dev->load(b), {grid}, dx, w, 0.5f, out, int32_t(rows), int32_t(C), 1e-5f);
+  }
+  {
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/atomics.tk", "total_and_max");
+    tk::Buffer v = dev->upload(std::vector<int32_t>(rows * C, 3)), total = dev->upload(std::vector<float>{0}),
+               best = dev->upload(std::vector<int32_t>{0});
+    (*dev)(dev->load(b), {uint32_t(rows * C / 512)}, dx, v, total, best, int32_t(rows * C));
+  }
+  tk::Device::open("sim")->setRaceCheck(false);  // turning it off is always allowed
+}
