@@ -9,6 +9,7 @@
 #include <random>
 
 #include "tk/runtime.h"
+#include "runtime_TestUtil.h"
 
 namespace {
 
@@ -18,13 +19,7 @@ const int kSizes[] = {1, 781, 1023, 98433};
 
 std::unique_ptr<tk::Device> sim() { return tk::Device::open("sim"); }
 
-std::vector<float> randomFloats(size_t n, float lo, float hi) {
-  static std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float &f : v) f = d(rng);
-  return v;
-}
+using tk::test::randomFloats;
 
 uint32_t blocks(int n, const tk::Bundle &b, const char *param = "BLOCK") {
   int64_t block = b.constInt(param);

@@ -8,18 +8,13 @@
 #include <random>
 
 #include "tk/runtime.h"
+#include "runtime_TestUtil.h"
 
 namespace {
 
 const std::string kFile = TK_SOURCE_DIR "/stdlib/normalization.tk";
 
-std::vector<float> randomFloats(size_t n, float lo, float hi) {
-  static std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float &f : v) f = d(rng);
-  return v;
-}
+using tk::test::randomFloats;
 
 int nextPow2(int v) {
   int p = 1;
