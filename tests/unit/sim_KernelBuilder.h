@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
@@ -101,5 +102,53 @@ struct Buffer {
   Buffer(const Buffer &) = delete;
   T &operator[](size_t i) { return p[i]; }
 };
+
+// The message of the SimError a launch throws, or "(no error)".
+inline std::string launchError(Simulator &sim, Program &p, const std::string &kernel, const LaunchConfig &cfg,
+                               std::vector<const void *> args) {
+  try {
+    sim.launch(p, kernel, cfg, args);
+  } catch (const SimError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// for j in 0..4: smem[t] += 1; barrier; acc += smem[(t + j) % n]; [barrier;]
+// then out[t] = acc (= 1 + 2 + 3 + 4 + 5). Own-word read-modify-writes and
+// shared reads are fine; without the second barrier, iteration j+1's write
+// meets iteration j's read of another thread (a race).
+inline std::unique_ptr<Program> barrierLoopKernel(int n, bool secondBarrier) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("loop", {k.ptr()}, n);
+  llvm::Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, tid), 4, "l.tk:1:1");
+  t.barrier(b);
+  auto *entry = b.GetInsertBlock();
+  auto *loop = k.block("loop"), *exit = k.block("exit");
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  auto *j = b.CreatePHI(k.i32(), 2);
+  auto *acc = b.CreatePHI(k.i32(), 2);
+  j->addIncoming(b.getInt32(0), entry);
+  acc->addIncoming(b.getInt32(0), entry);
+  llvm::Value *mine = k.gep(k.i32(), smem, tid);
+  k.sharedStore(b.CreateAdd(k.sharedLoad(k.i32(), mine, 4, "l.tk:3:9"), b.getInt32(1)), mine, 4, "l.tk:3:3");
+  t.barrier(b);
+  llvm::Value *other =
+      k.sharedLoad(k.i32(), k.gep(k.i32(), smem, b.CreateURem(b.CreateAdd(tid, j), b.getInt32(n))), 4, "l.tk:5:10");
+  llvm::Value *acc2 = b.CreateAdd(acc, other);
+  if (secondBarrier) t.barrier(b);
+  llvm::Value *j2 = b.CreateAdd(j, b.getInt32(1));
+  j->addIncoming(j2, loop);
+  acc->addIncoming(acc2, loop);
+  b.CreateCondBr(b.CreateICmpSLT(j2, b.getInt32(5)), loop, exit);
+  b.SetInsertPoint(exit);
+  k.store(acc2, k.gep(k.i32(), k.arg(0), tid));
+  b.CreateRetVoid();
+  return k.compile();
+}
 
 }  // namespace tk::sim::test

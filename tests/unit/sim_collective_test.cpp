@@ -52,35 +52,7 @@ TEST(SimBarrier, EveryThreadSeesItsNeighboursWrite) {
 TEST(SimBarrier, BarriersInALoopCountOncePerInstance) {
   // for j in 0..5: smem[t] += 1; barrier; acc += smem[(t+j)%n]; barrier.
   const int n = 64;
-  KernelBuilder k;
-  auto &b = k.b();
-  const SimTarget &t = k.target();
-  k.kernel("loop", {k.ptr()}, n);
-  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
-  k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, tid));
-  t.barrier(b);
-  auto *entry = b.GetInsertBlock();
-  auto *loop = k.block("loop"), *exit = k.block("exit");
-  b.CreateBr(loop);
-  b.SetInsertPoint(loop);
-  auto *j = b.CreatePHI(k.i32(), 2);
-  auto *acc = b.CreatePHI(k.i32(), 2);
-  j->addIncoming(b.getInt32(0), entry);
-  acc->addIncoming(b.getInt32(0), entry);
-  Value *mine = k.gep(k.i32(), smem, tid);
-  k.sharedStore(b.CreateAdd(k.sharedLoad(k.i32(), mine), b.getInt32(1)), mine);
-  t.barrier(b);
-  Value *other = k.sharedLoad(k.i32(), k.gep(k.i32(), smem, b.CreateURem(b.CreateAdd(tid, j), b.getInt32(n))));
-  Value *acc2 = b.CreateAdd(acc, other);
-  t.barrier(b);
-  Value *j2 = b.CreateAdd(j, b.getInt32(1));
-  j->addIncoming(j2, loop);
-  acc->addIncoming(acc2, loop);
-  b.CreateCondBr(b.CreateICmpSLT(j2, b.getInt32(5)), loop, exit);
-  b.SetInsertPoint(exit);
-  k.store(acc2, k.gep(k.i32(), k.arg(0), tid));
-  b.CreateRetVoid();
-  auto prog = k.compile();
+  auto prog = barrierLoopKernel(n, true);
   Simulator sim(1);
   Buffer<int32_t> out(sim.memory(), n);
   void *po = out.p;
@@ -138,16 +110,12 @@ TEST(SimBarrier, DivergentBarrierIsAnErrorNotAHang) {
     LaunchConfig cfg;
     cfg.grid[0] = 4;
     cfg.blockThreads = n;
-    try {
-      sim.launch(*prog, "divergent", cfg, {&po});
-      FAIL() << "a barrier half the block skips must fail the launch";
-    } catch (const SimError &e) {
-      std::string m = e.what();
-      EXPECT_NE(m.find("kernel divergent: barrier"), std::string::npos) << m;
-      EXPECT_NE(m.find("reached by only 32 of 64 threads of block ("), std::string::npos) << m;
-      EXPECT_NE(m.find("thread 1 exited"), std::string::npos) << m;
-      EXPECT_EQ(m.find("div.tk:5:3") != std::string::npos, located) << m;
-    }
+    std::string m = launchError(sim, *prog, "divergent", cfg, {&po});
+    ASSERT_NE(m, "(no error)") << "a barrier half the block skips must fail the launch";
+    EXPECT_NE(m.find("kernel divergent: barrier"), std::string::npos) << m;
+    EXPECT_NE(m.find("reached by only 32 of 64 threads of block ("), std::string::npos) << m;
+    EXPECT_NE(m.find("thread 1 exited"), std::string::npos) << m;
+    EXPECT_EQ(m.find("div.tk:5:3") != std::string::npos, located) << m;
     // The simulator stays usable after a failed launch.
     auto prog2 = rotateKernel(32);
     LaunchConfig ok;
@@ -276,15 +244,11 @@ TEST(SimShuffle, ExitedLaneIsAnError) {
     LaunchConfig cfg;
     cfg.grid[0] = 2;
     cfg.blockThreads = n;
-    try {
-      sim.launch(*prog, "early_exit", cfg, {&po});
-      FAIL() << "a shuffle missing an exited lane must fail";
-    } catch (const SimError &e) {
-      std::string m = e.what();
-      EXPECT_EQ(m, std::string("kernel early_exit: warp shuffle") + (located ? " (ee.tk:9:7)" : "") +
-                       " in block (0,0,0), warp 1: 31 of 32 lanes arrived; lane 5 (thread 37) never will, which has "
-                       "exited");
-    }
+    std::string m = launchError(sim, *prog, "early_exit", cfg, {&po});
+    ASSERT_NE(m, "(no error)") << "a shuffle missing an exited lane must fail";
+    EXPECT_EQ(m, std::string("kernel early_exit: warp shuffle") + (located ? " (ee.tk:9:7)" : "") +
+                     " in block (0,0,0), warp 1: 31 of 32 lanes arrived; lane 5 (thread 37) never will, which has "
+                     "exited");
   }
 }
 
@@ -311,13 +275,9 @@ TEST(SimShuffle, ShuffleAgainstBarrierIsAnError) {
   void *po = out.p;
   LaunchConfig cfg;
   cfg.blockThreads = n;
-  try {
-    sim.launch(*prog, "mixed", cfg, {&po});
-    FAIL() << "deadlock must be reported";
-  } catch (const SimError &e) {
-    std::string m = e.what();
-    EXPECT_NE(m.find("lane 3 (thread 3) never will, which waits at a barrier"), std::string::npos) << m;
-  }
+  std::string m = launchError(sim, *prog, "mixed", cfg, {&po});
+  ASSERT_NE(m, "(no error)") << "deadlock must be reported";
+  EXPECT_NE(m.find("lane 3 (thread 3) never will, which waits at a barrier"), std::string::npos) << m;
 }
 
 // Shared f32 accesses at smem[t * stride] by one warp: a store then a load.

@@ -24,15 +24,6 @@ std::unique_ptr<Program> copyKernel(int threads, llvm::Type *(*elem)(KernelBuild
   return k.compile();
 }
 
-std::string launchError(Simulator &sim, Program &p, const std::string &kernel, LaunchConfig cfg,
-                        std::vector<const void *> args) {
-  try {
-    sim.launch(p, kernel, cfg, args);
-  } catch (const SimError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 std::string hex(const void *p) {
   char buf[32];

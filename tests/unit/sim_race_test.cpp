@@ -13,15 +13,6 @@ namespace {
 
 using llvm::Value;
 
-std::string launchError(Simulator &sim, Program &p, const std::string &kernel, const LaunchConfig &cfg,
-                        std::vector<const void *> args) {
-  try {
-    sim.launch(p, kernel, cfg, args);
-  } catch (const SimError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 LaunchConfig config(uint32_t threads, uint32_t sharedBytes, bool raceCheck, uint32_t blocks = 1) {
   LaunchConfig cfg;
@@ -252,52 +243,16 @@ TEST(SimRace, WordGranuleCoversSubWordAndVectorAccesses) {
   }
 }
 
-// for j in 0..4: smem[t] += 1; barrier; acc += smem[(t + j) % n]; [barrier;]
-// Own-word read-modify-writes and shared reads are fine; without the second
-// barrier, iteration j+1's write meets iteration j's read of another thread.
-std::unique_ptr<Program> loopKernel(int n, bool secondBarrier) {
-  KernelBuilder k;
-  auto &b = k.b();
-  const SimTarget &t = k.target();
-  k.kernel("loop", {k.ptr()}, n);
-  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
-  k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, tid), 4, "l.tk:1:1");
-  t.barrier(b);
-  auto *entry = b.GetInsertBlock();
-  auto *loop = k.block("loop"), *exit = k.block("exit");
-  b.CreateBr(loop);
-  b.SetInsertPoint(loop);
-  auto *j = b.CreatePHI(k.i32(), 2);
-  auto *acc = b.CreatePHI(k.i32(), 2);
-  j->addIncoming(b.getInt32(0), entry);
-  acc->addIncoming(b.getInt32(0), entry);
-  Value *mine = k.gep(k.i32(), smem, tid);
-  k.sharedStore(b.CreateAdd(k.sharedLoad(k.i32(), mine, 4, "l.tk:3:9"), b.getInt32(1)), mine, 4, "l.tk:3:3");
-  t.barrier(b);
-  Value *other =
-      k.sharedLoad(k.i32(), k.gep(k.i32(), smem, b.CreateURem(b.CreateAdd(tid, j), b.getInt32(n))), 4, "l.tk:5:10");
-  Value *acc2 = b.CreateAdd(acc, other);
-  if (secondBarrier) t.barrier(b);
-  Value *j2 = b.CreateAdd(j, b.getInt32(1));
-  j->addIncoming(j2, loop);
-  acc->addIncoming(acc2, loop);
-  b.CreateCondBr(b.CreateICmpSLT(j2, b.getInt32(5)), loop, exit);
-  b.SetInsertPoint(exit);
-  k.store(acc2, k.gep(k.i32(), k.arg(0), tid));
-  b.CreateRetVoid();
-  return k.compile();
-}
-
 TEST(SimRace, EpochsAdvanceAtEveryBarrier) {
   const int n = 64;
   Simulator sim(1);
   Buffer<int32_t> out(sim.memory(), n);
   void *po = out.p;
-  auto good = loopKernel(n, true);
+  auto good = barrierLoopKernel(n, true);
   Counters c = sim.launch(*good, "loop", config(n, n * 4, true), {&po});
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 1 + 2 + 3 + 4 + 5) << i;
   EXPECT_EQ(c.barriers, 1u + 5 * 2);
-  auto bad = loopKernel(n, false);
+  auto bad = barrierLoopKernel(n, false);
   // Iteration 1: thread 0 reads word 1, then thread 1 increments it.
   EXPECT_EQ(launchError(sim, *bad, "loop", config(n, n * 4, true), {&po}),
             "kernel loop: shared-memory race on word at offset 0x4 (block (0,0,0)): thread 0 read it (l.tk:5:10) "
