@@ -54,7 +54,6 @@ class FunctionLowering {
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
 
   // LowerMemory.cpp helpers
-  llvm::Value *memoryType(llvm::Value *v);  // i1 -> i8 for memory
   void tagGlobal(llvm::Instruction *inst, const ir::Location &loc);
   // A shared-memory access: `!tk.shared`, and `!tk.loc` so the sim's race
   // check can name the line.

@@ -137,12 +137,10 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     // All lanes on: one vector access. Otherwise each element on its own.
     std::vector<llvm::Value *> preds(mask->begin() + r, mask->begin() + r + g.vec);
     llvm::Value *all = andAll(b_, preds);
-    llvm::BasicBlock *from = b_.GetInsertBlock();
     auto *whole = llvm::BasicBlock::Create(ctx_, "load.vec", llfn_);
     auto *partial = llvm::BasicBlock::Create(ctx_, "load.partial", llfn_);
     auto *join = llvm::BasicBlock::Create(ctx_, "load.vec.join", llfn_);
     b_.CreateCondBr(all, whole, partial);
-    (void)from;
     b_.SetInsertPoint(whole);
     auto lanes = vectorLoad();
     llvm::BasicBlock *wholeEnd = b_.GetInsertBlock();

@@ -25,7 +25,7 @@ Buffer Buffer::offset(size_t bytes) const {
   return b;
 }
 
-Device::Device(std::unique_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
+Device::Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
 Device::~Device() = default;
 
 std::unique_ptr<Device> Device::open() {
@@ -67,7 +67,7 @@ Buffer Device::alloc(size_t bytes) {
   auto a = std::make_shared<Allocation>();
   a->address = impl_->allocate(bytes);
   a->size = bytes;
-  a->device = std::shared_ptr<DeviceImpl>(impl_.get(), [](DeviceImpl *) {});
+  a->device = impl_;
   size_t now = impl_->live += bytes;
   size_t peak = impl_->peak;
   while (now > peak && !impl_->peak.compare_exchange_weak(peak, now)) {
@@ -93,6 +93,7 @@ void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
 Kernel Device::load(const Bundle &bundle) {
   Kernel k;
   k.bundle_ = bundle;
+  k.device_ = impl_;
   k.handle_ = impl_->load(bundle);
   return k;
 }

@@ -10,7 +10,7 @@
 
 namespace tk {
 
-class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
+class DeviceImpl {
  public:
   virtual ~DeviceImpl() = default;
   virtual std::string kind() const = 0;

@@ -59,7 +59,8 @@ class Kernel {
  private:
   friend class Device;
   Bundle bundle_;
-  std::shared_ptr<void> handle_;  // the device's loaded form
+  std::shared_ptr<DeviceImpl> device_;  // kept alive while the kernel is
+  std::shared_ptr<void> handle_;        // the device's loaded form
 };
 
 class Device {
@@ -109,8 +110,10 @@ class Device {
   }
 
  private:
-  explicit Device(std::unique_ptr<DeviceImpl> impl);
-  std::unique_ptr<DeviceImpl> impl_;
+  explicit Device(std::shared_ptr<DeviceImpl> impl);
+  // Shared with every Buffer and Kernel made here, so they may outlive the
+  // Device object itself.
+  std::shared_ptr<DeviceImpl> impl_;
 };
 
 }  // namespace tk

@@ -74,6 +74,22 @@ TEST(Device, MemoryIsTrackedAndFreedWithTheLastBuffer) {
   EXPECT_ERROR_CONTAINS(dev->alloc(0), "cannot allocate 0 bytes");
 }
 
+TEST(Device, BuffersAndKernelsMayOutliveTheDeviceObject) {
+  tk::Buffer kept;
+  tk::Kernel kernel;
+  {
+    auto dev = tk::Device::open("sim");
+    kept = dev->upload(std::vector<float>(64, 1.0f));
+    kernel = dev->load(tk::Compiler::compileFile(kStdlib, "gelu"));
+  }
+  // The device state lives on with them; releasing them later is safe.
+  EXPECT_EQ(kept.size(), 256u);
+  EXPECT_NE(kept.address(), 0u);
+  EXPECT_EQ(kernel.name(), "gelu");
+  kept = tk::Buffer();
+  kernel = tk::Kernel();
+}
+
 class Launch : public ::testing::Test {
  protected:
   void SetUp() override {
