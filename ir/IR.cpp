@@ -157,8 +157,18 @@ std::string attrStr(const Attr &a) {
   if (auto *s = std::get_if<std::string>(&a)) {
     std::string out = "\"";
     for (char c : *s) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
+      // Control characters are escaped so the text stays on one line for the parser.
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        static const char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[(c >> 4) & 0xf];
+        out += hex[c & 0xf];
+      } else {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
     }
     return out + "\"";
   }
@@ -170,7 +180,18 @@ std::string attrStr(const Attr &a) {
 
 Op::Op(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType, Location loc)
     : kind_(kind), operands_(std::move(operands)), loc_(std::move(loc)) {
-  if (resultType) result_ = std::make_unique<Value>(std::move(*resultType), this, nullptr, -1);
+  if (resultType) addResult(std::move(*resultType));
+}
+
+Value *Op::addResult(Type t) {
+  results_.push_back(std::make_unique<Value>(std::move(t), this, nullptr, static_cast<int>(results_.size())));
+  return results_.back().get();
+}
+
+std::vector<Value *> Op::results() const {
+  std::vector<Value *> out;
+  for (const auto &r : results_) out.push_back(r.get());
+  return out;
 }
 
 int64_t Op::intAttr(const std::string &k) const {

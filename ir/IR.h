@@ -86,7 +86,7 @@ struct OpInfo {
   OpKind kind;
   const char *mnemonic;
   int minOperands, maxOperands;  // maxOperands -1: variadic
-  bool hasResult;
+  int numResults;                // 0, 1, or -1: any number (for, if)
   unsigned traits;
   const char *doc;
 };
@@ -112,13 +112,14 @@ class Block;
 // An SSA value: the result of an op or an argument of a block.
 class Value {
  public:
-  Value(Type type, Op *def, Block *owner, int argIndex)
-      : type_(std::move(type)), def_(def), owner_(owner), argIndex_(argIndex) {}
+  Value(Type type, Op *def, Block *owner, int index)
+      : type_(std::move(type)), def_(def), owner_(owner), index_(index) {}
   const Type &type() const { return type_; }
   void setType(Type t) { type_ = std::move(t); }
   Op *definingOp() const { return def_; }  // null for block arguments
   Block *ownerBlock() const { return owner_; }  // for block arguments
-  int argIndex() const { return argIndex_; }  // -1 for op results
+  int argIndex() const { return def_ ? -1 : index_; }     // -1 for op results
+  int resultIndex() const { return def_ ? index_ : -1; }  // -1 for block arguments
   // A name hint from the source (`let x = ...` gives "x"); printed as a comment.
   const std::string &nameHint() const { return name_; }
   void setNameHint(std::string n) { name_ = std::move(n); }
@@ -127,7 +128,7 @@ class Value {
   Type type_;
   Op *def_;
   Block *owner_;
-  int argIndex_;
+  int index_;
   std::string name_;
 };
 
@@ -145,7 +146,12 @@ class Op {
   void setOperand(size_t i, Value *v) { operands_.at(i) = v; }
   void setOperands(std::vector<Value *> ops) { operands_ = std::move(ops); }
 
-  Value *result() const { return result_.get(); }  // null when the op has none
+  // The first result (null when the op has none): most ops have at most one.
+  Value *result() const { return results_.empty() ? nullptr : results_[0].get(); }
+  Value *result(size_t i) const { return results_.at(i).get(); }
+  size_t numResults() const { return results_.size(); }
+  std::vector<Value *> results() const;
+  Value *addResult(Type t);
 
   const Location &loc() const { return loc_; }
   void setLoc(Location l) { loc_ = std::move(l); }
@@ -158,7 +164,8 @@ class Op {
   const std::string &strAttr(const std::string &k) const;
   void setAttr(const std::string &k, Attr v) { attrs_[k] = std::move(v); }
 
-  // Regions (structured control flow); empty for every op in Ops.def today.
+  // Regions (structured control flow): `for` has its body, `if` its two
+  // branches; each ends with a `yield`.
   std::vector<std::unique_ptr<Block>> &regions() { return regions_; }
   const std::vector<std::unique_ptr<Block>> &regions() const { return regions_; }
 
@@ -168,7 +175,7 @@ class Op {
  private:
   OpKind kind_;
   std::vector<Value *> operands_;
-  std::unique_ptr<Value> result_;
+  std::vector<std::unique_ptr<Value>> results_;
   Location loc_;
   std::map<std::string, Attr> attrs_;
   std::vector<std::unique_ptr<Block>> regions_;

@@ -21,6 +21,11 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Reduce:
       return "`%r = reduce %t {axis = 1, kind = \"sum\"} : tile<64xf32>` (from `tile<64x128xf32>`; sum max min argmax "
              "argmin)";
+    case OpKind::Dot:
+      return "`%r = dot %a, %b, %acc : tile<64x32xf32>` (`%a`: `tile<64x16xf16>`, `%b`: `tile<16x32xf16>`)";
+    case OpKind::Print: return "`print %x, %t {prefix = \"x =\"}` (any number of scalars and tiles)";
+    case OpKind::Assert: return "`assert %cond {message = \"x must be positive\"}` (i1 or a tile of i1)";
+    case OpKind::Scan: return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
     case OpKind::Select: return "`%r = select %cond, %a, %b : tile<128xf32>`";
     case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";
@@ -76,7 +81,7 @@ std::string opReferenceMarkdown() {
                      info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not;
       form += intOnly ? " : tile<128xi32>`" : " : tile<128xf32>`";
     }
-    md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.hasResult ? "yes" : "—") +
+    md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.numResults < 0 ? "any" : info.numResults ? "yes" : "—") +
           " | " + traits(info.traits) + " | " + cell(info.doc) + " | " + cell(form) + " |\n";
   }
   return md;

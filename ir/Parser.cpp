@@ -412,15 +412,19 @@ class Parser {
     }
   }
 
-  // op ::= [value-name '='] mnemonic [value-name (',' value-name)*]
-  //        ['(' region (',' region)* ')'] [attr-dict] [':' type] [loc] ['//' name-hint]
+  // op ::= [value-name (',' value-name)* '='] mnemonic [value-name (',' value-name)*]
+  //        ['(' region (',' region)* ')'] [attr-dict] [':' type (',' type)*] [loc] ['//' name-hint]
   std::unique_ptr<Op> op(int depth) {
     ws();
     size_t start = pos_;
-    std::string resultName;
+    std::vector<std::pair<std::string, size_t>> resultNames;
     if (peek() == '%') {
-      resultName = valueName();
-      expect('=', "after the result name");
+      do {
+        ws();
+        size_t at = pos_;
+        resultNames.push_back({valueName(), at});
+      } while (consume(','));
+      expect('=', "after the result names");
     }
     ws();
     size_t mnemonicPos = pos_;
@@ -428,9 +432,9 @@ class Parser {
     auto kind = opFromMnemonic(mnemonic);
     if (!kind) fail(mnemonicPos, "unknown op '" + mnemonic + "'");
     const OpInfo &info = opInfo(*kind);
-    if (info.hasResult && resultName.empty())
+    if (info.numResults == 1 && resultNames.size() != 1)
       fail(start, "op '" + mnemonic + "' has a result: expected '%name = " + mnemonic + " ...'");
-    if (!info.hasResult && !resultName.empty()) fail(start, "op '" + mnemonic + "' has no result");
+    if (info.numResults == 0 && !resultNames.empty()) fail(start, "op '" + mnemonic + "' has no result");
 
     // Operands start on the op's line, so that `return` on its own line is
     // not read as taking the next line's result as an operand.
@@ -453,24 +457,33 @@ class Parser {
     std::map<std::string, Attr> attrs;
     ws();
     if (peek() == '{') attrs = attrDict();
-    std::optional<Type> resultType;
-    if (consume(':')) {
-      if (!info.hasResult) fail(pos_ - 1, "op '" + mnemonic + "' has no result, so no type");
-      resultType = type();
-    } else if (info.hasResult) {
-      fail("expected ': type' after op '" + mnemonic + "', found " + describeHere());
+    std::vector<Type> resultTypes;
+    if (!resultNames.empty()) {
+      if (!consume(':')) fail("expected ': type' after op '" + mnemonic + "', found " + describeHere());
+      // The types end on the op's line: a `// name` hint may follow.
+      resultTypes.push_back(type());
+      for (wsLine(); peek() == ','; wsLine()) {
+        ++pos_;
+        resultTypes.push_back(type());
+      }
+      if (resultTypes.size() != resultNames.size())
+        fail("op '" + mnemonic + "' names " + std::to_string(resultNames.size()) + " results but gives " +
+             std::to_string(resultTypes.size()) + " types");
+    } else if (consume(':')) {
+      fail(pos_ - 1, "op '" + mnemonic + "' has no result, so no type");
     }
     Location loc;
     if (atLoc()) loc = location();
 
-    auto op = std::make_unique<Op>(*kind, std::move(operands), std::move(resultType), loc);
+    auto op = std::make_unique<Op>(*kind, std::move(operands), std::nullopt, loc);
     op->attrs() = std::move(attrs);
     for (auto &r : regions) {
       r->setParentOp(op.get());
       op->regions().push_back(std::move(r));
     }
-    if (op->result()) {
-      define(resultName, op->result(), start);
+    for (size_t i = 0; i < resultNames.size(); ++i)
+      define(resultNames[i].first, op->addResult(resultTypes[i]), resultNames[i].second);
+    if (op->numResults() == 1) {
       // `// name` right after the op on its line is the result's name hint.
       wsLine();
       if (peek() == '/' && peek(1) == '/') {

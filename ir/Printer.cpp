@@ -76,13 +76,13 @@ static std::string sanitizeParamName(const std::string &name, size_t index) {
 
 static void numberBlock(const Block &b, std::map<const Value *, std::string> &names, int &next) {
   for (const auto &op : b.ops()) {
-    // Region arguments come before the op's own result: they are defined
-    // first in the text.
+    // Numbered in the order the text shows them: results, then region
+    // arguments and the regions' ops.
+    for (const Value *r : op->results()) names[r] = "%" + std::to_string(next++);
     for (const auto &region : op->regions()) {
       for (const auto &arg : region->arguments()) names[arg.get()] = "%" + std::to_string(next++);
       numberBlock(*region, names, next);
     }
-    if (op->result()) names[op->result()] = "%" + std::to_string(next++);
   }
 }
 
@@ -106,6 +106,20 @@ std::string ValueNames::operator()(const Value *v) const {
 }
 
 namespace {
+
+// "%a, %b = " (nothing for an op without results).
+std::string resultNames(const Op &op, const ValueNames &names) {
+  std::string s;
+  for (size_t i = 0; i < op.numResults(); ++i) s += (i ? ", " : "") + names(op.result(i));
+  return s.empty() ? s : s + " = ";
+}
+
+// " : t1, t2" (nothing for an op without results).
+std::string resultTypes(const Op &op) {
+  std::string s;
+  for (size_t i = 0; i < op.numResults(); ++i) s += (i ? ", " : " : ") + op.result(i)->type().str();
+  return s;
+}
 
 class Printer {
  public:
@@ -139,7 +153,7 @@ class Printer {
 
   void printOp(const Op &op, int depth) {
     indent(depth);
-    if (op.result()) out_ << names_(op.result()) << " = ";
+    out_ << resultNames(op, names_);
     out_ << op.info().mnemonic;
     for (size_t i = 0; i < op.numOperands(); ++i) out_ << (i ? ", " : " ") << names_(op.operand(i));
     auto &regions = op.regions();
@@ -164,9 +178,9 @@ class Printer {
       out_ << ")";
     }
     if (!op.attrs().empty()) out_ << " " << printAttrDict(op.attrs());
-    if (op.result()) out_ << " : " << op.result()->type().str();
+    out_ << resultTypes(op);
     if (opts_.locations && op.loc().known()) out_ << " " << printLoc(op.loc());
-    if (opts_.nameHints && op.result() && isBareIdentifier(op.result()->nameHint()))
+    if (opts_.nameHints && op.numResults() == 1 && isBareIdentifier(op.result()->nameHint()))
       out_ << "  // " << op.result()->nameHint();
     out_ << "\n";
   }
@@ -191,14 +205,12 @@ std::string printModule(const Module &module, const PrintOptions &opts) {
 }
 
 std::string printOpSummary(const Op &op, const ValueNames &names) {
-  std::string s;
-  if (op.result()) s += names(op.result()) + " = ";
+  std::string s = resultNames(op, names);
   s += op.info().mnemonic;
   for (size_t i = 0; i < op.numOperands(); ++i) s += (i ? ", " : " ") + names(op.operand(i));
   if (!op.regions().empty()) s += " ({...})";
   if (!op.attrs().empty()) s += " " + printAttrDict(op.attrs());
-  if (op.result()) s += " : " + op.result()->type().str();
-  return s;
+  return s + resultTypes(op);
 }
 
 }  // namespace tk::ir

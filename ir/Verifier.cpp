@@ -131,8 +131,10 @@ class Verifier {
         else if (!visible_.count(op.operand(i)))
           opError(op, "operand " + std::to_string(i) + " (" + names_(op.operand(i)) + ") is not defined before its use");
       }
-      if (op.hasTrait(OpTrait::Terminator) && (!isBody || std::next(it) != block.ops().end()))
-        opError(op, "must be the last op of the kernel body");
+      const bool last = std::next(it) == block.ops().end();
+      if (op.is(OpKind::Return) && (!isBody || !last)) opError(op, "must be the last op of the kernel body");
+      if (op.is(OpKind::Yield) && (isBody || !last)) opError(op, "must be the last op of a region");
+      if (!isBody && last && !op.is(OpKind::Yield)) opError(op, "a region must end with 'yield'");
       for (const auto &region : op.regions()) {
         if (region->parentOp() != &op) opError(op, "a region's parent-op link is wrong");
         std::vector<const Value *> args;
@@ -144,9 +146,9 @@ class Verifier {
         for (const Value *a : args) visible_.erase(a);
       }
       checkOp(op);
-      if (op.result()) {
-        visible_.insert(op.result());
-        added.push_back(op.result());
+      for (const Value *r : op.results()) {
+        visible_.insert(r);
+        added.push_back(r);
       }
     }
     if (!isBody)
@@ -165,20 +167,24 @@ class Verifier {
       opError(op, "expects " + want + " operands, has " + std::to_string(n));
       return;
     }
-    if (info.hasResult != (op.result() != nullptr)) {
-      opError(op, info.hasResult ? "must have a result" : "must not have a result");
+    if (info.numResults >= 0 && static_cast<int>(op.numResults()) != info.numResults) {
+      opError(op, info.numResults ? "must have a result" : "must not have a result");
       return;
     }
     for (const Value *v : op.operands())
       if (!v) return;  // reported above
-    if (!op.regions().empty()) opError(op, "cannot have regions");
-    if (op.result()) {
-      std::string p = typeProblem(op.result()->type());
+    for (const Value *r : op.results()) {
+      std::string p = typeProblem(r->type());
       if (!p.empty()) {
         opError(op, p);
         return;
       }
     }
+    if (op.is(OpKind::For) || op.is(OpKind::If)) {
+      checkControlFlow(op);
+      return;
+    }
+    if (!op.regions().empty()) opError(op, "cannot have regions");
     checkOpRules(op);
   }
 
@@ -203,6 +209,68 @@ class Verifier {
         return;
       }
     if (!ok(rt)) opError(op, std::string("works on ") + what + ", not " + rt.str());
+  }
+
+  // The values a region's `yield` passes on, checked against `want`.
+  void checkYield(const Op &op, const Block &region, const std::vector<Value *> &want, const char *which) {
+    if (region.ops().empty()) opError(op, std::string(which) + " is empty: a region must end with 'yield'");
+    if (region.ops().empty() || !region.ops().back()->is(OpKind::Yield)) return;  // reported by checkBlock
+    const Op &y = *region.ops().back();
+    if (y.numOperands() != want.size()) {
+      opError(op, std::string(which) + " yields " + std::to_string(y.numOperands()) + " values for " +
+                      std::to_string(want.size()) + " results");
+      return;
+    }
+    for (size_t i = 0; i < want.size(); ++i)
+      if (y.operand(i)->type() != want[i]->type())
+        opError(op, std::string(which) + " yields " + y.operand(i)->type().str() + " as value " + std::to_string(i) +
+                        ", expected " + want[i]->type().str());
+  }
+
+  // for: %lb, %ub, %step (one scalar int type), then one init per result;
+  // one region with (iv, carried...) arguments. if: a scalar i1, two regions.
+  void checkControlFlow(const Op &op) {
+    if (op.is(OpKind::If)) {
+      if (op.operand(0)->type() != Type::scalar(ScalarKind::I1))
+        opError(op, "the condition must be a scalar i1, not " + op.operand(0)->type().str());
+      if (op.regions().size() != 2) {
+        opError(op, "needs two regions (then, else), has " + std::to_string(op.regions().size()));
+        return;
+      }
+      for (int r = 0; r < 2; ++r) {
+        if (!op.regions()[r]->arguments().empty()) opError(op, "its regions take no arguments");
+        checkYield(op, *op.regions()[r], op.results(), r ? "the else region" : "the then region");
+      }
+      return;
+    }
+    const Type &iv = op.operand(0)->type();
+    if (iv != Type::scalar(ScalarKind::I32) && iv != Type::scalar(ScalarKind::I64))
+      opError(op, "the bounds must be scalar i32 or i64, not " + iv.str());
+    for (size_t i = 1; i < 3; ++i)
+      if (op.operand(i)->type() != iv) opError(op, "the bounds and step must have one type");
+    const size_t carried = op.numOperands() - 3;
+    if (op.numResults() != carried) {
+      opError(op, "has " + std::to_string(carried) + " initial values for " + std::to_string(op.numResults()) +
+                      " results");
+      return;
+    }
+    if (op.regions().size() != 1) {
+      opError(op, "needs one region (the body), has " + std::to_string(op.regions().size()));
+      return;
+    }
+    const Block &body = *op.regions()[0];
+    if (body.arguments().size() != carried + 1) {
+      opError(op, "the body must take the induction variable and " + std::to_string(carried) + " carried values");
+      return;
+    }
+    if (body.argument(0)->type() != iv) opError(op, "the induction variable must have the bounds' type");
+    for (size_t i = 0; i < carried; ++i) {
+      const Type &t = op.result(i)->type();
+      if (op.operand(3 + i)->type() != t || body.argument(1 + i)->type() != t)
+        opError(op, "carried value " + std::to_string(i) + ": initial value, body argument and result must have one type (" +
+                        t.str() + ")");
+    }
+    checkYield(op, body, op.results(), "the body");
   }
 
   void checkOpRules(const Op &op) {
@@ -294,6 +362,37 @@ class Verifier {
         if (rt->isTile() && rt->layout && src.layout &&
             !sameLayout(rt->layout, Layout::slice(static_cast<int>(axis), src.layout)))
           opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
+        return;
+      }
+      case OpKind::Scan: {  // like reduce's "sum", keeping the shape and layout
+        const Type &src = operandType(0);
+        if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
+        checkAxis(op, "axis", 0, src.rank() - 1);
+        auto kind = op.attrs().find("kind");
+        if (kind == op.attrs().end() || kind->second != Attr(std::string("sum")))
+          return opError(op, "needs a 'kind' attribute: \"sum\"");
+        Type want = src.withScalar(*reduceResultElem("sum", src.elem.scalar));
+        if (rt->shape != want.shape || rt->elem != want.elem || !sameLayout(rt->layout, src.layout))
+          opError(op, "result must be " + want.str() + ", not " + rt->str());
+        return;
+      }
+      case OpKind::Dot: {  // a[M,K] @ b[K,N] + acc[M,N]; the result is the acc's type
+        const Type &a = operandType(0), &b = operandType(1), &acc = operandType(2);
+        if (a.rank() != 2 || b.rank() != 2 || a.isPtr() || a.elem != b.elem)
+          return opError(op, "operands must be 2-D tiles of one element type, not " + a.str() + " and " + b.str());
+        if (a.shape[1] != b.shape[0])
+          return opError(op, "inner dims differ: " + shapeStr(a.shape) + " and " + shapeStr(b.shape));
+        const ScalarKind in = a.elem.scalar;
+        const bool f32Acc = in == ScalarKind::F16 || in == ScalarKind::BF16 || in == ScalarKind::F32;
+        const std::optional<ScalarKind> want = f32Acc ? std::optional(ScalarKind::F32)
+                                               : in == ScalarKind::F64 ? std::optional(ScalarKind::F64)
+                                               : in == ScalarKind::I8  ? std::optional(ScalarKind::I32)
+                                                                       : std::nullopt;
+        if (!want) return opError(op, std::string("works on f16, bf16, f32, f64 and i8 tiles, not ") + scalarName(in));
+        if (acc.shape != std::vector<int64_t>{a.shape[0], b.shape[1]} || acc.elem != ElemType{*want, false})
+          return opError(op, "the accumulator must be " + shapeStr({a.shape[0], b.shape[1]}) + " of " + scalarName(*want) +
+                                 ", not " + acc.str());
+        if (*rt != acc) opError(op, "result must have the accumulator's type " + acc.str() + ", not " + rt->str());
         return;
       }
       case OpKind::ConvertLayout:
@@ -395,7 +494,20 @@ class Verifier {
         }
         return;
       }
+      case OpKind::Print:
+      case OpKind::Assert: {  // a string attribute; assert's operand is bool
+        const char *attr = op.is(OpKind::Print) ? "prefix" : "message";
+        auto it = op.attrs().find(attr);
+        if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second))
+          return opError(op, std::string("needs a string '") + attr + "' attribute");
+        if (op.is(OpKind::Assert) && !operandType(0).isBool())
+          opError(op, "condition must be i1 or a tile of i1, not " + operandType(0).str());
+        return;
+      }
       case OpKind::Return:
+      case OpKind::Yield:
+      case OpKind::For:
+      case OpKind::If:
         return;
     }
   }

@@ -25,7 +25,6 @@ const std::map<std::string, OpKind> &mathOps() {
 
 const std::set<std::string> &laterBuiltins() {
   static const std::set<std::string> names = {
-      "print", "assert", "cumsum", "dot",
       "reshape", "trans", "broadcast_to", "range"};
   return names;
 }
@@ -65,7 +64,8 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
-  for (const char *n : {"sum", "max", "min", "argmax", "argmin", "atomic_add", "atomic_max", "atomic_cas"})
+  for (const char *n : {"sum", "max", "min", "argmax", "argmin", "cumsum", "dot", "atomic_add", "atomic_max", "atomic_cas",
+                       "print", "assert"})
     names.push_back(n);
   return names;
 }
@@ -130,8 +130,11 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
   if (ir::isReduceKind(name)) return reduceCall(e);
+  if (name == "cumsum") return scanCall(e);
+  if (name == "dot") return dotCall(e);
   if (name == "atomic_add" || name == "atomic_max" || name == "atomic_cas") return atomicCall(e);
   if (name == "static_assert") return staticAssert(e);
+  if (name == "print" || name == "assert") return debugCall(e);
   if (fnTable_)
     if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
   if (laterBuiltins().count(name)) {

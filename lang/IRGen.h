@@ -107,8 +107,14 @@ class IRGen {
   TV whereCall(const ast::Expr &e, TV c, TV a, TV b);
   // sum max min argmax argmin (Reductions.cpp).
   TV reduceCall(const ast::Expr &e);
+  TV scanCall(const ast::Expr &e);  // cumsum (Scans.cpp)
+  TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).
   TV atomicCall(const ast::Expr &e);
+  // print and assert (Debug.cpp).
+  TV debugCall(const ast::Expr &e);
+  TV printCall(const ast::Expr &e);
+  TV assertCall(const ast::Expr &e);
   std::optional<int64_t> constInt(const ast::Expr &e, const TV &v, const std::string &what);
   std::optional<std::vector<int64_t>> shapeArg(const ast::Expr &e, const std::string &what);
   bool checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc);

@@ -26,6 +26,17 @@ bool isAnchor(const Op &op) {
 LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
   if (!op.operand(i)->type().isTile()) return nullptr;
   if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
+  if (op.is(OpKind::Dot) && i < 2) {
+    // dot's a [M,K] and b [K,N] have other shapes than its result and go
+    // through shared memory anyway: the default layout of their own shape
+    // (row-major, up to 16 bytes per thread, no replication where avoidable).
+    const ir::Type &t = op.operand(i)->type();
+    const int numWarps = result->numWarps();
+    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
+    const int vec = static_cast<int>(std::max<int64_t>(
+        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / (int64_t(numWarps) * kWarpSize)})));
+    return defaultBlockedLayout(t.shape, numWarps, vec, {1, 0});
+  }
   return result;
 }
 
@@ -35,15 +46,60 @@ class LayoutAssigner {
 
   void run() {
     std::vector<Op *> ops = fn_.walk();
-    for (Op *op : ops)
-      if (!op->regions().empty())
-        throw std::logic_error("assign-layouts: ops with regions are not supported yet");
     chooseAnchors(ops);
+    // A value carried around a loop or merged by an `if` holds one layout
+    // everywhere it flows: chosen from what its uses want when the loop's
+    // own flow is left out (first pass), then demanded of the values that
+    // feed it (second pass).
+    collectDemands(ops);
+    chooseCarriedLayouts(ops);
+    demands_.clear();
     collectDemands(ops);
     rewrite(ops);
   }
 
  private:
+  // The layout a tile gets when nothing asks for one: row-major, as many
+  // elements per thread as 16 bytes hold but no more than it takes to give
+  // every thread an element.
+  LayoutRef defaultLayout(const ir::Type &t) const {
+    std::vector<int> order;
+    for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
+    const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
+    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
+    const int vec = static_cast<int>(std::max<int64_t>(
+        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
+    return defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
+  }
+
+  // The first layout `v` is demanded in, or null.
+  LayoutRef firstDemand(Value *v) {
+    auto it = demands_.find(v);
+    return it == demands_.end() || it->second.empty() ? nullptr : it->second.front();
+  }
+
+  // For each tile a `for` carries, the layout of its body argument's uses
+  // (computed once per iteration), else of the result's, else the default;
+  // for each tile an `if` merges, its result's.
+  void chooseCarriedLayouts(const std::vector<Op *> &ops) {
+    for (Op *op : ops) {
+      if (!op->is(OpKind::For) && !op->is(OpKind::If)) continue;
+      for (size_t i = 0; i < op->numResults(); ++i) {
+        Value *r = op->result(i);
+        if (!r->type().isTile()) continue;
+        LayoutRef l = op->is(OpKind::For) ? firstDemand(op->regions()[0]->argument(i + 1)) : nullptr;
+        if (!l) l = firstDemand(r);
+        if (!l) l = defaultLayout(r->type());
+        carried_[r] = l;
+      }
+    }
+  }
+
+  // The layout of result `i` of the `for`/`if` that `region` belongs to.
+  LayoutRef carriedLayout(const Op &yield, size_t i) {
+    Op *parent = yield.parentBlock()->parentOp();
+    return parent ? carried_[parent->result(i)] : nullptr;
+  }
   void chooseAnchors(const std::vector<Op *> &ops) {
     for (Op *op : ops) {
       if (!isAnchor(*op)) continue;
@@ -76,14 +132,7 @@ class LayoutAssigner {
   LayoutRef reduceInputLayout(const Op &op, const LayoutRef &want) {
     const int axis = static_cast<int>(op.intAttr("axis"));
     if (want && want->kind == ir::Layout::Kind::Slice && want->dim == axis) return want->parent;
-    const ir::Type &t = op.operand(0)->type();
-    std::vector<int> order;
-    for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
-    const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
-    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
-    const int vec = static_cast<int>(std::max<int64_t>(
-        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
-    return defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
+    return defaultLayout(op.operand(0)->type());
   }
 
   // One reduction per operand layout its uses need; a use that wants the
@@ -125,6 +174,37 @@ class LayoutAssigner {
     }
   }
 
+  // A `for` or `if`: carried tiles take their chosen layout; uses wanting
+  // another get a conversion (at the top of the body for the body argument,
+  // after the op for its result).
+  void rewriteCarried(Op *op) {
+    for (size_t i = 0; i < op->numResults(); ++i) {
+      Value *r = op->result(i);
+      if (!r->type().isTile()) continue;
+      const LayoutRef &l = carried_[r];
+      if (op->is(OpKind::For)) {
+        op->setOperand(3 + i, lookup(op->operand(3 + i), l));
+        ir::Block *body = op->regions()[0].get();
+        ir::Builder b(body, body->ops().begin());
+        b.setLoc(op->loc());
+        settle(body->argument(i + 1), l, b);
+      }
+      ir::Builder b(op->parentBlock(), std::next(op->parentBlock()->find(op)));
+      b.setLoc(op->loc());
+      settle(r, l, b);
+    }
+  }
+
+  // Gives `v` layout `l`, and a conversion for each other demanded layout.
+  void settle(Value *v, const LayoutRef &l, ir::Builder &b) {
+    v->setType(v->type().withLayout(l));
+    versions_[v].push_back({l, v});
+    for (const LayoutRef &want : demands_[v]) {
+      if (ir::sameLayout(want, l)) continue;
+      versions_[v].push_back({want, b.value(OpKind::ConvertLayout, {v}, v->type().withLayout(want))});
+    }
+  }
+
   void demand(Value *v, const LayoutRef &l) {
     if (!l || !v->type().isTile()) return;
     auto &list = demands_[v];
@@ -146,7 +226,21 @@ class LayoutAssigner {
         for (const LayoutRef &l : demands_[op->result()]) demand(op->operand(0), reduceInputLayout(*op, l));
         continue;
       }
-      if (!op->result() || !op->result()->type().isTile()) continue;
+      if (op->is(OpKind::For)) {  // initial values (nothing before carried layouts are chosen)
+        for (size_t i = 0; i < op->numResults(); ++i) demand(op->operand(3 + i), carried_[op->result(i)]);
+        continue;
+      }
+      if (op->is(OpKind::Yield)) {
+        for (size_t i = 0; i < op->numOperands(); ++i) demand(op->operand(i), carriedLayout(*op, i));
+        continue;
+      }
+      if (op->is(OpKind::If)) continue;
+      if (!op->result() || !op->result()->type().isTile()) {
+        // An op that reads tiles but makes none (print, assert): any layout.
+        for (Value *v : op->operands())
+          if (v->type().isTile() && !firstDemand(v)) demand(v, defaultLayout(v->type()));
+        continue;
+      }
       for (const LayoutRef &l : demands_[op->result()])
         for (size_t i = 0; i < op->numOperands(); ++i) demand(op->operand(i), operandLayout(*op, i, l));
     }
@@ -166,16 +260,9 @@ class LayoutAssigner {
         const LayoutRef &l = anchor_[op];
         for (size_t i = 0; i < op->numOperands(); ++i) op->setOperand(i, lookup(op->operand(i), l));
         if (op->result()) {
-          op->result()->setType(op->result()->type().withLayout(l));
-          versions_[op->result()].push_back({l, op->result()});
-          auto pos = std::next(block->find(op));
-          ir::Builder b(block, pos);
+          ir::Builder b(block, std::next(block->find(op)));
           b.setLoc(op->loc());
-          for (const LayoutRef &want : demands_[op->result()]) {
-            if (ir::sameLayout(want, l)) continue;
-            Value *cv = b.value(OpKind::ConvertLayout, {op->result()}, op->result()->type().withLayout(want));
-            versions_[op->result()].push_back({want, cv});
-          }
+          settle(op->result(), l, b);
         }
         continue;
       }
@@ -183,10 +270,17 @@ class LayoutAssigner {
         rewriteReduce(op);
         continue;
       }
+      if (op->is(OpKind::For) || op->is(OpKind::If)) {
+        rewriteCarried(op);
+        continue;
+      }
+      if (op->is(OpKind::Yield)) {
+        for (size_t i = 0; i < op->numOperands(); ++i) op->setOperand(i, lookup(op->operand(i), carriedLayout(*op, i)));
+        continue;
+      }
       if (!op->result() || !op->result()->type().isTile()) {
         for (size_t i = 0; i < op->numOperands(); ++i)
-          if (op->operand(i)->type().isTile())
-            throw std::logic_error("assign-layouts: a tile used by an op that is not an anchor");
+          if (op->operand(i)->type().isTile()) op->setOperand(i, lookup(op->operand(i), demands_[op->operand(i)].front()));
         continue;
       }
       const auto &want = demands_[op->result()];
@@ -222,6 +316,7 @@ class LayoutAssigner {
   AxisInfoAnalysis axis_;
   std::map<Op *, LayoutRef> anchor_;
   std::map<Value *, std::vector<LayoutRef>> demands_;
+  std::map<Value *, LayoutRef> carried_;  // results of for/if -> their layout
   std::map<Value *, std::vector<std::pair<LayoutRef, Value *>>> versions_;
   std::vector<Op *> dead_;
 };

@@ -34,14 +34,71 @@ int64_t largestPowerOfTwoDivisor(int64_t v) {
   return cap(static_cast<int64_t>(u & (~u + 1)));
 }
 
+// What holds of both `a` and `b` (a value that may be either): the shorter
+// runs; a side whose runs got shorter keeps no divisibility for them.
+static AxisInfo meet(const AxisInfo &a, const AxisInfo &b) {
+  AxisInfo r = a;
+  for (size_t d = 0; d < a.contiguity.size(); ++d) {
+    int64_t c = std::min(a.contiguity[d], b.contiguity[d]);
+    int64_t divA = a.contiguity[d] == c ? a.divisibility[d] : 1;
+    int64_t divB = b.contiguity[d] == c ? b.divisibility[d] : 1;
+    r.contiguity[d] = c;
+    r.divisibility[d] = std::min(divA, divB);
+    r.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+  }
+  return r;
+}
+
+static bool sameInfo(const AxisInfo &a, const AxisInfo &b) {
+  return a.contiguity == b.contiguity && a.divisibility == b.divisibility && a.constancy == b.constancy;
+}
+
 AxisInfoAnalysis::AxisInfoAnalysis(ir::Function &fn) {
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ir::Value *arg = fn.body.argument(i);
     int64_t div = arg->type().isPtr() ? std::max<int64_t>(1, fn.params[i].align) : 1;
     info_[arg] = uniform(arg->type(), div);
   }
-  for (ir::Op *op : fn.walk())
-    if (op->result()) info_[op->result()] = visit(*op);
+  visitBlock(fn.body);
+}
+
+void AxisInfoAnalysis::visitBlock(const ir::Block &block) {
+  for (const auto &op : block.ops()) {
+    if (op->is(ir::OpKind::For)) visitFor(*op);
+    else if (op->is(ir::OpKind::If)) visitIf(*op);
+    else if (op->result()) info_[op->result()] = visit(*op);
+  }
+}
+
+// The induction variable steps from lb by step: its divisibility is what both
+// share. Carried values start as their initial values and widen to what the
+// body yields until nothing changes (the lattice is finite: powers of two).
+void AxisInfoAnalysis::visitFor(const ir::Op &op) {
+  const ir::Block &body = *op.regions()[0];
+  AxisInfo iv = uniform(body.argument(0)->type(), 1);
+  iv.divisibility[0] = std::min(get(op.operand(0)).divisibility[0], get(op.operand(2)).divisibility[0]);
+  info_[body.argument(0)] = iv;
+  for (size_t i = 0; i + 3 < op.numOperands(); ++i) info_[body.argument(i + 1)] = get(op.operand(i + 3));
+  const ir::Op &yield = *body.ops().back();
+  for (int round = 0; round < 64; ++round) {
+    visitBlock(body);
+    bool changed = false;
+    for (size_t i = 0; i < yield.numOperands(); ++i) {
+      AxisInfo next = meet(info_[body.argument(i + 1)], get(yield.operand(i)));
+      if (!sameInfo(next, info_[body.argument(i + 1)])) {
+        info_[body.argument(i + 1)] = next;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (size_t i = 0; i < op.numResults(); ++i) info_[op.result(i)] = info_[body.argument(i + 1)];
+}
+
+void AxisInfoAnalysis::visitIf(const ir::Op &op) {
+  for (const auto &region : op.regions()) visitBlock(*region);
+  const ir::Op &yThen = *op.regions()[0]->ops().back(), &yElse = *op.regions()[1]->ops().back();
+  for (size_t i = 0; i < op.numResults(); ++i) info_[op.result(i)] = meet(get(yThen.operand(i)), get(yElse.operand(i)));
 }
 
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {

@@ -40,6 +40,9 @@ class AxisInfoAnalysis {
   int contiguousDim(const ir::Value *ptrs) const;
 
  private:
+  void visitBlock(const ir::Block &block);
+  void visitFor(const ir::Op &op);
+  void visitIf(const ir::Op &op);
   AxisInfo visit(const ir::Op &op) const;
   std::map<const ir::Value *, AxisInfo> info_;
 };

@@ -41,6 +41,17 @@ class FunctionLowering {
 
   // LowerReduce.cpp
   Regs lowerReduce(ir::Op &op);
+  // LowerDebug.cpp
+  void lowerPrint(ir::Op &op);
+  void lowerAssert(ir::Op &op);
+  Regs lowerScan(ir::Op &op);  // LowerScan.cpp
+  Regs lowerDot(ir::Op &op);   // LowerDot.cpp
+
+  // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
+  // returns what its `yield` passes on (nothing after `return`).
+  std::vector<Regs> lowerRegion(ir::Block &block);
+  void lowerFor(ir::Op &op);
+  void lowerIf(ir::Op &op);
 
  private:
   Regs lowerOp(ir::Op &op);
@@ -82,6 +93,9 @@ class FunctionLowering {
   llvm::IRBuilder<> b_;
   llvm::Function *llfn_ = nullptr;
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
+  // The entry block computes thread coordinates before branching to the
+  // kernel's code, so values cached there dominate every later block.
+  llvm::BasicBlock *entry_ = nullptr;
   std::map<const ir::Value *, Regs> values_;
   std::set<const ir::Value *> used_;  // values some op reads
   ir::Location loc_;                  // of the op being lowered

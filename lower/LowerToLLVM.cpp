@@ -50,6 +50,8 @@ const Regs &FunctionLowering::regs(const ir::Value *v) const {
 llvm::Value *FunctionLowering::threadPart(const ir::Layout &l, int dim) {
   auto key = std::make_pair(&l, dim);
   if (auto it = threadParts_.find(key); it != threadParts_.end()) return it->second;
+  llvm::IRBuilderBase::InsertPointGuard keep(b_);
+  b_.SetInsertPoint(entry_->getTerminator());
   auto coord = [&](llvm::Value *id, const std::vector<int> &sizes) {
     int below = 1;
     for (int d : l.order) {
@@ -106,22 +108,18 @@ llvm::Function *FunctionLowering::run() {
   const int numThreads = fn_.numWarps() * kWarpSize;
   target_.markKernel(*llfn_, numThreads);
 
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", llfn_));
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", llfn_);
+  auto *start = llvm::BasicBlock::Create(ctx_, "start", llfn_);
+  b_.SetInsertPoint(entry_);
   tid_ = target_.threadId(b_);
   lane_ = b_.CreateAnd(tid_, b_.getInt32(kWarpSize - 1), "lane");
   warp_ = b_.CreateLShr(tid_, b_.getInt32(5), "warp");
+  b_.CreateBr(start);
+  b_.SetInsertPoint(start);
 
   for (ir::Op *op : fn_.walk())
     for (ir::Value *v : op->operands()) used_.insert(v);
-  for (auto &owned : fn_.body.ops()) {
-    ir::Op &op = *owned;
-    if (op.is(OpKind::Return)) {
-      b_.CreateRetVoid();
-      break;
-    }
-    Regs r = lowerOp(op);
-    if (op.result()) values_[op.result()] = std::move(r);
-  }
+  lowerRegion(fn_.body);
   return llfn_;
 }
 
@@ -163,8 +161,12 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     }
     case OpKind::ConvertLayout: return lowerConvertLayout(op);
     case OpKind::Reduce: return lowerReduce(op);
+    case OpKind::Scan: return lowerScan(op);
+    case OpKind::Dot: return lowerDot(op);
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: lowerStore(op); return {};
+    case OpKind::Print: lowerPrint(op); return {};
+    case OpKind::Assert: lowerAssert(op); return {};
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas: return lowerAtomic(op);
     default:

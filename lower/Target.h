@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Function;
@@ -67,11 +68,31 @@ class Target {
   // Butterfly shuffle across the full warp: the value of lane (lane ^ laneMask).
   // `v` is i32 or f32.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const = 0;
+  // Shuffle up across the full warp: the value of lane (lane - delta), or the
+  // lane's own value where that is below lane 0. `v` is i32 or f32.
+  virtual llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const = 0;
   // Base pointer of the block's dynamic shared memory (in sharedAddressSpace()).
   virtual llvm::Value *sharedBase(llvm::IRBuilderBase &b) const = 0;
 
   // f(x) for a scalar f32 or f64 `x`.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
+
+  // Device printf of one line by this thread (lower/LowerDebug.cpp): `format`
+  // uses %d (i32), %lld (i64), %f (double) and 0x%llx (i64), and `args` are
+  // promoted already (small ints to i32, floats to double), as C varargs and
+  // CUDA's vprintf want them. `element` (i32) is the printed element's
+  // row-major index in its tile (0 for a scalar): the sim orders lines by it,
+  // a GPU prints in whatever order its threads run.
+  virtual void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
+                     llvm::Value *element) const = 0;
+  // Called by every thread before the lines of one printed value: the sim
+  // orders a block's lines by these groups, then by element. A GPU prints as
+  // it goes, so by default nothing happens.
+  virtual void beginPrintGroup(llvm::IRBuilderBase & /*b*/) const {}
+  // A failed device assertion in this thread: `message`, where it was written
+  // and the kernel's name. A GPU traps; the sim fails the launch.
+  virtual void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file, int line,
+                          int col, const std::string &function) const = 0;
 };
 
 }  // namespace tk::lower

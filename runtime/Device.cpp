@@ -57,6 +57,7 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
 
 std::string Device::kind() const { return impl_->kind(); }
 void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
+void Device::setPrintSink(std::function<void(const std::string &)> sink) { impl_->setPrintSink(std::move(sink)); }
 std::string Device::name() const { return impl_->name(); }
 size_t Device::liveBytes() const { return impl_->live; }
 size_t Device::peakBytes() const { return impl_->peak; }

@@ -27,6 +27,9 @@ class DeviceImpl {
   virtual void setRaceCheck(bool on) {
     if (on) throw Error("the race check is a feature of the sim, not of " + name());
   }
+  virtual void setPrintSink(std::function<void(const std::string &)> sink) {
+    if (sink) throw Error("device print output of " + name() + " goes to stdout; only the sim can redirect it");
+  }
 
   std::atomic<size_t> live{0}, peak{0};
 };

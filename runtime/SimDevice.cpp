@@ -23,6 +23,7 @@ class SimDevice final : public DeviceImpl {
     return "tk sim (" + std::to_string(sim_.workers()) + " workers" + (raceCheck_ ? ", race check" : "") + ")";
   }
   void setRaceCheck(bool on) override { raceCheck_ = on; }
+  void setPrintSink(std::function<void(const std::string &)> sink) override { printSink_ = std::move(sink); }
 
   uint64_t allocate(size_t bytes) override {
     try {
@@ -70,6 +71,7 @@ class SimDevice final : public DeviceImpl {
     cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * 32);
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
     cfg.raceCheck = raceCheck_;
+    cfg.printSink = printSink_;
     sim::Counters c;
     try {
       c = sim_.launch(*program, bundle.kernel, cfg, args);
@@ -93,6 +95,7 @@ class SimDevice final : public DeviceImpl {
  private:
   sim::Simulator sim_;
   bool raceCheck_ = false;
+  std::function<void(const std::string &)> printSink_;  // empty: stdout
 };
 
 }  // namespace

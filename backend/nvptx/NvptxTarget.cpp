@@ -76,23 +76,21 @@ Value *NvptxTarget::gridDim(IRBuilderBase &b, int axis) const {
 
 void NvptxTarget::barrier(IRBuilderBase &b) const { callIntrinsic(b, Intrinsic::nvvm_barrier0); }
 
-Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
-  if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
-                                " is not in 0..31");
+// A full-warp shuffle of `v` (mode `i32`/`f32` intrinsics, lane operand `b`,
+// clamp/segment operand `c`). Anything but i32/f32 of at most 64 bits
+// travels as one or two i32 shuffles.
+static Value *shuffleSync(IRBuilderBase &b, Value *v, Intrinsic::ID i32Id, Intrinsic::ID f32Id, int lane, int c,
+                          const char *what) {
   Type *t = v->getType();
-  Value *all = b.getInt32(-1), *mask = b.getInt32(laneMask), *clamp = b.getInt32(31);
-  if (t->isFloatTy()) return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_f32, {all, v, mask, clamp});
-  if (t->isIntegerTy(32)) return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_i32, {all, v, mask, clamp});
-  // Anything else of at most 64 bits travels as one or two i32 shuffles.
+  Value *all = b.getInt32(-1), *laneV = b.getInt32(lane), *cV = b.getInt32(c);
+  if (t->isFloatTy()) return callIntrinsic(b, f32Id, {all, v, laneV, cV});
+  if (t->isIntegerTy(32)) return callIntrinsic(b, i32Id, {all, v, laneV, cV});
   unsigned bits = t->getPrimitiveSizeInBits();
   if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
-    throw std::invalid_argument("NvptxTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
-                                "of at most 64 bits)");
+    throw std::invalid_argument(std::string("NvptxTarget::") + what +
+                                ": cannot shuffle a value of this type (want a scalar of at most 64 bits)");
   Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
-  auto shfl = [&](Value *word) {
-    return callIntrinsic(b, Intrinsic::nvvm_shfl_sync_bfly_i32, {all, word, mask, clamp});
-  };
+  auto shfl = [&](Value *word) { return callIntrinsic(b, i32Id, {all, word, laneV, cV}); };
   Value *out;
   if (bits <= 32) {
     out = b.CreateTrunc(shfl(b.CreateZExt(asInt, b.getInt32Ty())), b.getIntNTy(bits));
@@ -102,6 +100,22 @@ Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
     out = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
   }
   return b.CreateBitCast(out, t);
+}
+
+Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
+  if (laneMask < 0 || laneMask > 31)
+    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
+                                " is not in 0..31");
+  return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_bfly_i32, Intrinsic::nvvm_shfl_sync_bfly_f32, laneMask, 31,
+                     "shuffleXor");
+}
+
+// Clamp value 0: a lane below `delta` keeps its own value.
+Value *NvptxTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
+  if (delta < 0 || delta > 31)
+    throw std::invalid_argument("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+  return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0,
+                     "shuffleUp");
 }
 
 Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
@@ -193,6 +207,55 @@ Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
                                 " takes f32 or f64 (lowering computes f16/bf16 in f32)");
   if (libdevice_) return libdeviceCall(b, f, x);
   return t->isFloatTy() ? fallbackF32(b, f, x) : fallbackF64(b, f, x);
+}
+
+// ---- print and assert -------------------------------------------------------
+
+// A string constant in global memory, as the generic pointer the CUDA
+// runtime's functions take.
+static Value *genericString(IRBuilderBase &b, const std::string &s) {
+  GlobalVariable *g = b.CreateGlobalString(s, "tk.str", /*AddressSpace=*/1, b.GetInsertBlock()->getModule());
+  return b.CreateAddrSpaceCast(g, b.getPtrTy(0));
+}
+
+// vprintf(format, buffer): the arguments are packed into a local buffer, each
+// aligned to its size (i32: 4; i64, double, pointers: 8), which is what an
+// LLVM struct of them lays out.
+void NvptxTarget::print(IRBuilderBase &b, const std::string &format, const std::vector<Value *> &args,
+                        Value * /*element*/) const {
+  Module *m = b.GetInsertBlock()->getModule();
+  FunctionCallee vprintf =
+      m->getOrInsertFunction("vprintf", FunctionType::get(b.getInt32Ty(), {b.getPtrTy(0), b.getPtrTy(0)}, false));
+  Value *buffer = ConstantPointerNull::get(b.getPtrTy(0));
+  if (!args.empty()) {
+    std::vector<Type *> fields;
+    for (Value *a : args) fields.push_back(a->getType());
+    StructType *ty = StructType::get(b.getContext(), fields);
+    // In the entry block, so it is a fixed slot of the frame, not a dynamic alloca.
+    BasicBlock &entry = b.GetInsertBlock()->getParent()->getEntryBlock();
+    IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+    AllocaInst *slot = eb.CreateAlloca(ty, nullptr, "printf.args");
+    const uint64_t bytes = m->getDataLayout().getTypeAllocSize(ty);
+    b.CreateLifetimeStart(slot, b.getInt64(bytes));
+    for (size_t i = 0; i < args.size(); ++i) b.CreateStore(args[i], b.CreateStructGEP(ty, slot, unsigned(i)));
+    b.CreateCall(vprintf, {genericString(b, format), slot});
+    b.CreateLifetimeEnd(slot, b.getInt64(bytes));
+    return;
+  }
+  b.CreateCall(vprintf, {genericString(b, format), buffer});
+}
+
+// __assertfail(message, file, line, function, charSize): prints CUDA's
+// "Assertion `message` failed." line and traps the kernel.
+void NvptxTarget::assertFail(IRBuilderBase &b, const std::string &message, const std::string &file, int line,
+                             int /*col*/, const std::string &function) const {
+  Module *m = b.GetInsertBlock()->getModule();
+  Type *ptr = b.getPtrTy(0);
+  FunctionCallee fail = m->getOrInsertFunction(
+      "__assertfail", FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+  const std::string text = message.empty() ? "assertion failed" : message;
+  b.CreateCall(fail, {genericString(b, text), genericString(b, file), b.getInt32(uint32_t(line)),
+                      genericString(b, function), b.getInt64(1)});
 }
 
 }  // namespace tk::nvptx

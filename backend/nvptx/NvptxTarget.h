@@ -28,9 +28,15 @@ class NvptxTarget : public lower::Target {
 
   void barrier(llvm::IRBuilderBase &b) const override;
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
+  llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
 
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+  // vprintf and __assertfail, the CUDA runtime's device entry points.
+  void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
+             llvm::Value *element) const override;
+  void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file, int line, int col,
+                  const std::string &function) const override;
 
   // Whether math() calls libdevice (else the approx fallback).
   bool usesLibdevice() const { return libdevice_; }

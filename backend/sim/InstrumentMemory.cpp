@@ -52,6 +52,15 @@ void checkAddressSpace(const Instruction &i, const Value *ptr) {
                  "; sim modules use address space 0 only (lower with SimTarget)");
 }
 
+// The located form of a runtime shuffle entry point, or null for other calls.
+const char *locatedShuffle(StringRef name) {
+  if (name == kFnShflI32) return kFnShflI32At;
+  if (name == kFnShflF32) return kFnShflF32At;
+  if (name == kFnShflUpI32) return kFnShflUpI32At;
+  if (name == kFnShflUpF32) return kFnShflUpF32At;
+  return nullptr;
+}
+
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
 Value *maskBits(IRBuilder<> &b, Value *mask) {
   auto *vt = cast<FixedVectorType>(mask->getType());
@@ -138,12 +147,10 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         CallInst *nc = b.CreateCall(h.barrierAt, {b.getInt32(id)});
         nc->copyMetadata(*call);
         call->eraseFromParent();
-      } else if (callee && (callee->getName() == kFnShflI32 || callee->getName() == kFnShflF32)) {
+      } else if (const char *atName = callee ? locatedShuffle(callee->getName()) : nullptr) {
         // A located shuffle: a lane that never arrives is reported with its line.
-        bool f32 = callee->getName() == kFnShflF32;
-        Type *t = f32 ? Type::getFloatTy(c) : i32;
-        FunctionCallee at =
-            m.getOrInsertFunction(f32 ? kFnShflF32At : kFnShflI32At, FunctionType::get(t, {t, i32, i32}, false));
+        Type *t = callee->getReturnType();
+        FunctionCallee at = m.getOrInsertFunction(atName, FunctionType::get(t, {t, i32, i32}, false));
         auto *atFn = cast<Function>(at.getCallee());
         atFn->copyAttributesFrom(callee);  // convergent, nounwind: a collective like the original
         uint32_t id = sites.add(Site{SiteKind::Shuffle, 0, locOf(*i)});

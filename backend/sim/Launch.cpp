@@ -2,6 +2,7 @@
 // every GPU thread is a fiber, and a small scheduler runs them until they
 // finish or meet at a collective (barrier, warp shuffle).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -84,6 +85,34 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
   l.fail(kernel + "threads of " + blockName(b) + " wait for each other forever");
 }
 
+// The block's printed lines, ordered by print group (one printed value),
+// then element (row-major), then thread; handed to the launch.
+void keepPrinted(BlockCtx &b, uint64_t linear) {
+  std::stable_sort(b.printed.begin(), b.printed.end(), [](const BlockCtx::Line &x, const BlockCtx::Line &y) {
+    if (x.group != y.group) return x.group < y.group;
+    return x.element != y.element ? x.element < y.element : x.tid < y.tid;
+  });
+  std::string text;
+  for (const BlockCtx::Line &line : b.printed) text += line.text;
+  b.printed.clear();
+  std::lock_guard lock(b.launch->errorMu);
+  b.launch->printed.emplace_back(linear, std::move(text));
+}
+
+// Everything the launch printed, by block, to the sink (stdout by default).
+void flushPrinted(LaunchCtx &l) {
+  if (l.printed.empty()) return;
+  std::sort(l.printed.begin(), l.printed.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::string text;
+  for (auto &[block, lines] : l.printed) text += lines;
+  if (l.cfg.printSink) {
+    l.cfg.printSink(text);
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
 void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   const LaunchConfig &cfg = l.cfg;
   BlockCtx &b = w.block;
@@ -99,6 +128,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   b.live = b.nthreads;
   b.atBarrier = 0;
   b.barrierSite = ~0u;
+  b.printed.clear();
   for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(32u, b.nthreads - 32 * i), 0, 0};
   // Shared memory starts as garbage on a GPU: poison it so reading before
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
@@ -115,6 +145,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.lane = i % 32;
     t.wait = Wait::None;
     t.shflSite = ~0u;
+    t.printGroup = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }
@@ -151,10 +182,12 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
         case Wait::Shuffle: {
           WarpState &ws = b.warps[t.warp];
           if (++ws.atShuffle == ws.lanes) {
-            // Each lane reads lane ^ mask; a lane past a partial last warp reads its own value.
+            // Each lane reads lane ^ mask (or lane - delta, clamped to itself
+            // below lane 0); a lane past a partial last warp reads its own value.
             ThreadCtx *lanes = &w.threads[t.warp * 32];
             for (uint32_t j = 0; j < ws.lanes; ++j) {
-              uint32_t src = j ^ lanes[j].shflMask;
+              uint32_t m = lanes[j].shflMask;
+              uint32_t src = !lanes[j].shflUp ? j ^ m : j >= m ? j - m : j;
               lanes[j].shflOut = src < ws.lanes ? lanes[src].shflIn : lanes[j].shflIn;
               lanes[j].wait = Wait::None;
               w.next.push_back(t.warp * 32 + j);
@@ -172,6 +205,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   // Suspended fibers of a stuck block are simply abandoned: their stacks are
   // reused by the next block and nothing else refers to them.
   if (b.live > 0) reportStuck(b, w.threads);
+  if (!b.printed.empty()) keepPrinted(b, linear);
   w.grouper.flush(b.counters);
   b.counters.blocks = 1;
   b.counters.threads = b.nthreads;
@@ -255,6 +289,7 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   runWorker(*pool_[0], l);
   for (std::thread &h : helpers) h.join();
 
+  flushPrinted(l);
   if (l.failed.load()) throw SimError(l.error);
   Counters total;
   for (unsigned i = 0; i < n; ++i) total += pool_[i]->counters;

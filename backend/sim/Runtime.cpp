@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -238,14 +239,51 @@ void barrierAt(uint32_t site) {
   yieldToScheduler(t);
 }
 
-uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site) {
+// `up`: read lane (lane - laneMask) instead of (lane ^ laneMask).
+uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site, bool up = false) {
   ThreadCtx *t = tlsThread;
   t->shflSite = site;
   t->shflIn = v;
   t->shflMask = laneMask & 31;
+  t->shflUp = up;
   t->wait = Wait::Shuffle;
   yieldToScheduler(t);
   return t->shflOut;
+}
+
+}  // namespace
+
+// ---- print and assert ------------------------------------------------------
+
+namespace {
+
+// One line of device `print`, formatted now and kept with the block until it ends.
+void printLine(uint32_t element, const char *format, va_list args) {
+  ThreadCtx *t = tlsThread;
+  va_list again;
+  va_copy(again, args);
+  char small[256];
+  int n = std::vsnprintf(small, sizeof small, format, args);
+  std::string line;
+  if (n >= 0 && size_t(n) < sizeof small) {
+    line.assign(small, size_t(n));
+  } else if (n > 0) {
+    line.resize(size_t(n));
+    std::vsnprintf(line.data(), size_t(n) + 1, format, again);
+  }
+  va_end(again);
+  t->block->printed.push_back(BlockCtx::Line{t->printGroup, element, t->tid, std::move(line)});
+}
+
+// A failed device assert fails the launch (the first fault wins); the thread
+// goes on, as after a bad access, and the launch reports once it is over.
+void assertFailed(const char *message, const char *loc) {
+  ThreadCtx *t = tlsThread;
+  LaunchCtx *l = t->block->launch;
+  if (l->failed.load(std::memory_order_relaxed)) return;
+  std::string text = message ? message : "";
+  l->fail("kernel " + l->kernel->name + ": assertion failed (" + loc + "), " + where(t) +
+          (text.empty() ? "" : ": " + text));
 }
 
 }  // namespace
@@ -356,7 +394,27 @@ static int32_t rtShflI32At(int32_t v, int32_t mask, int32_t site) {
 static float rtShflF32At(float v, int32_t mask, int32_t site) {
   return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask), uint32_t(site)));
 }
+static int32_t rtShflUpI32(int32_t v, int32_t delta) {
+  return int32_t(shuffle(uint32_t(v), uint32_t(delta), ~0u, true));
+}
+static float rtShflUpF32(float v, int32_t delta) {
+  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(delta), ~0u, true));
+}
+static int32_t rtShflUpI32At(int32_t v, int32_t delta, int32_t site) {
+  return int32_t(shuffle(uint32_t(v), uint32_t(delta), uint32_t(site), true));
+}
+static float rtShflUpF32At(float v, int32_t delta, int32_t site) {
+  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(delta), uint32_t(site), true));
+}
 static void *rtSharedBase() { return tlsThread->block->shared; }
+static void rtPrint(int32_t element, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  printLine(uint32_t(element), format, args);
+  va_end(args);
+}
+static void rtPrintGroup() { ++tlsThread->printGroup; }
+static void rtAssertFail(const char *message, const char *loc) { assertFailed(message, loc); }
 static void *rtGlobalAccess(void *p, int32_t site) { return globalAccess(p, uint32_t(site), ~uint64_t(0)); }
 static void *rtSharedAccess(void *p, int32_t site) { return sharedAccess(p, uint32_t(site), ~uint64_t(0)); }
 static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) { return globalAccess(p, uint32_t(site), m); }
@@ -382,7 +440,14 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnShflF32, reinterpret_cast<void *>(&rtShflF32)},
       {kFnShflI32At, reinterpret_cast<void *>(&rtShflI32At)},
       {kFnShflF32At, reinterpret_cast<void *>(&rtShflF32At)},
+      {kFnShflUpI32, reinterpret_cast<void *>(&rtShflUpI32)},
+      {kFnShflUpF32, reinterpret_cast<void *>(&rtShflUpF32)},
+      {kFnShflUpI32At, reinterpret_cast<void *>(&rtShflUpI32At)},
+      {kFnShflUpF32At, reinterpret_cast<void *>(&rtShflUpF32At)},
       {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
+      {kFnPrint, reinterpret_cast<void *>(&rtPrint)},
+      {kFnPrintGroup, reinterpret_cast<void *>(&rtPrintGroup)},
+      {kFnAssertFail, reinterpret_cast<void *>(&rtAssertFail)},
       {kFnGlobalAccess, reinterpret_cast<void *>(&rtGlobalAccess)},
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},
       {kFnGlobalAccessMasked, reinterpret_cast<void *>(&rtGlobalAccessMasked)},

@@ -32,6 +32,9 @@ struct LaunchCtx {
   std::atomic<bool> failed{false};
   std::mutex errorMu;
   std::string error;
+  // What `print` wrote, one entry per block that printed: (linear block id,
+  // its lines). Guarded by errorMu; written to the sink in block order.
+  std::vector<std::pair<uint64_t, std::string>> printed;
 
   // Records a fault; the first one wins and stops workers taking new blocks.
   void fail(std::string message);
@@ -46,8 +49,10 @@ struct ThreadCtx {
   FiberContext sched = nullptr;  // the block scheduler, while this fiber runs
   Wait wait = Wait::None;
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
+  bool shflUp = false;              // shuffle up by shflMask lanes (else xor with it)
   uint32_t shflSite = ~0u;          // site of the shuffle being waited at, when located
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
+  uint32_t printGroup = 0;          // print groups begun so far (0: none)
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
   const void *schedStackBottom = nullptr;
@@ -69,6 +74,14 @@ struct BlockCtx {
   uint32_t live = 0, atBarrier = 0;
   uint32_t barrierSite = ~0u;  // site of the barrier being waited at, when located
   std::vector<WarpState> warps;
+  // Lines `print` made, in the order printed (thread by thread); the thread's
+  // print group (Target::beginPrintGroup), the element and the thread order
+  // them at the end.
+  struct Line {
+    uint32_t group, element, tid;
+    std::string text;
+  };
+  std::vector<Line> printed;
 };
 
 // A zero-initialised byte buffer aligned for any vector access the JIT'd code

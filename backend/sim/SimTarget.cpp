@@ -94,22 +94,22 @@ void SimTarget::barrier(IRBuilderBase &b) const {
   b.CreateCall(collectiveFn(moduleOf(b), kFnBarrier, b.getVoidTy(), {}));
 }
 
-Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
-  if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+// A shuffle through runtime entry points `i32Fn`/`f32Fn`(value, lane operand).
+// Like NvptxTarget: other scalars of at most 64 bits travel as one or two i32s.
+static Value *shuffleCall(IRBuilderBase &b, Value *v, const char *i32Fn, const char *f32Fn, int lane,
+                          const char *what) {
   Module &m = moduleOf(b);
   Type *t = v->getType();
   Type *i32 = b.getInt32Ty();
-  Value *mask = b.getInt32(laneMask);
-  if (t->isFloatTy()) return b.CreateCall(collectiveFn(m, kFnShflF32, t, {t, i32}), {v, mask});
-  auto shfl = [&](Value *word) { return b.CreateCall(collectiveFn(m, kFnShflI32, i32, {i32, i32}), {word, mask}); };
+  Value *laneV = b.getInt32(lane);
+  if (t->isFloatTy()) return b.CreateCall(collectiveFn(m, f32Fn, t, {t, i32}), {v, laneV});
+  auto shfl = [&](Value *word) { return b.CreateCall(collectiveFn(m, i32Fn, i32, {i32, i32}), {word, laneV}); };
   if (t->isIntegerTy(32)) return shfl(v);
-  // Like NvptxTarget: other scalars of at most 64 bits travel as one or two i32s.
   unsigned bits = t->getPrimitiveSizeInBits();
   if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
-    throw std::invalid_argument(
-        "SimTarget::shuffleXor: cannot shuffle a value of this type (want a scalar "
-        "of at most 64 bits)");
+    throw std::invalid_argument(std::string("SimTarget::") + what +
+                                ": cannot shuffle a value of this type (want a scalar "
+                                "of at most 64 bits)");
   Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
   Value *out;
   if (bits <= 32) {
@@ -120,6 +120,18 @@ Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
     out = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
   }
   return b.CreateBitCast(out, t);
+}
+
+Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
+  if (laneMask < 0 || laneMask > 31)
+    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+  return shuffleCall(b, v, kFnShflI32, kFnShflF32, laneMask, "shuffleXor");
+}
+
+Value *SimTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
+  if (delta < 0 || delta > 31)
+    throw std::invalid_argument("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+  return shuffleCall(b, v, kFnShflUpI32, kFnShflUpF32, delta, "shuffleUp");
 }
 
 Value *SimTarget::sharedBase(IRBuilderBase &b) const {
@@ -167,6 +179,30 @@ Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
   Value *r = b.CreateCall(fn, {x});
   if (f == MathFn::Rsqrt) r = b.CreateFDiv(ConstantFP::get(t, 1.0), r);
   return r;
+}
+
+// print and assert call the runtime, which formats the line with vsnprintf
+// (the arguments travel as C varargs) and buffers it for the launch.
+void SimTarget::print(IRBuilderBase &b, const std::string &format, const std::vector<Value *> &args,
+                      Value *element) const {
+  FunctionCallee fn = moduleOf(b).getOrInsertFunction(
+      kFnPrint, FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getPtrTy(0)}, true));
+  std::vector<Value *> all = {element, b.CreateGlobalString(format, "tk.str", 0, &moduleOf(b))};
+  all.insert(all.end(), args.begin(), args.end());
+  b.CreateCall(fn, all);
+}
+
+void SimTarget::beginPrintGroup(IRBuilderBase &b) const {
+  b.CreateCall(moduleOf(b).getOrInsertFunction(kFnPrintGroup, FunctionType::get(b.getVoidTy(), {}, false)));
+}
+
+void SimTarget::assertFail(IRBuilderBase &b, const std::string &message, const std::string &file, int line, int col,
+                           const std::string & /*function*/) const {
+  Type *ptr = b.getPtrTy(0);
+  FunctionCallee fn = moduleOf(b).getOrInsertFunction(kFnAssertFail, FunctionType::get(b.getVoidTy(), {ptr, ptr}, false));
+  std::string where = file + ":" + std::to_string(line) + ":" + std::to_string(col);
+  b.CreateCall(fn, {b.CreateGlobalString(message, "tk.str", 0, &moduleOf(b)),
+                    b.CreateGlobalString(where, "tk.str", 0, &moduleOf(b))});
 }
 
 }  // namespace tk::sim

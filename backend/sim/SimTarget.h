@@ -16,7 +16,14 @@ inline constexpr const char *kFnNctaid = "__tk_sim_nctaid";
 inline constexpr const char *kFnBarrier = "__tk_sim_barrier";
 inline constexpr const char *kFnShflI32 = "__tk_sim_shfl_xor_i32";
 inline constexpr const char *kFnShflF32 = "__tk_sim_shfl_xor_f32";
+inline constexpr const char *kFnShflUpI32 = "__tk_sim_shfl_up_i32";
+inline constexpr const char *kFnShflUpF32 = "__tk_sim_shfl_up_f32";
 inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
+// void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
+// void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
+inline constexpr const char *kFnPrint = "__tk_sim_print";
+inline constexpr const char *kFnPrintGroup = "__tk_sim_print_group";
+inline constexpr const char *kFnAssertFail = "__tk_sim_assert_fail";
 // Function attribute markKernel sets: threads per block, as a decimal string.
 inline constexpr const char *kNumThreadsAttr = "tk-num-threads";
 
@@ -35,8 +42,14 @@ class SimTarget : public lower::Target {
   llvm::Value *gridDim(llvm::IRBuilderBase &b, int axis) const override;
   void barrier(llvm::IRBuilderBase &b) const override;
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
+  llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+  void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
+             llvm::Value *element) const override;
+  void beginPrintGroup(llvm::IRBuilderBase &b) const override;
+  void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file, int line, int col,
+                  const std::string &function) const override;
 
   const std::string &triple() const { return triple_; }
   const std::string &dataLayout() const { return dataLayout_; }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,10 @@ struct LaunchConfig {
   // Report two threads of a block touching one 4-byte shared word between two
   // barriers, at least one of them writing (docs/sim.md, "Race check").
   bool raceCheck = false;
+  // Receives the text device `print` wrote during the launch, once, after it
+  // ran (also when it failed): whole lines, by block, then by thread. Unset:
+  // the text goes to stdout.
+  std::function<void(const std::string &)> printSink;
 };
 
 class SimError : public std::runtime_error {

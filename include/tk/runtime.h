@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -77,6 +78,11 @@ class Device {
   // The sim's race check: launches fail on two threads touching a shared
   // word between barriers, one of them writing. tk::Error on a GPU.
   void setRaceCheck(bool on);
+  // Where the text of device `print` goes. The sim hands `sink` each
+  // launch's lines (ordered by block, then thread) in one call once the
+  // launch is over, failed or not; an empty sink means stdout again. tk::Error
+  // on a GPU, whose printf output the driver writes to stdout.
+  void setPrintSink(std::function<void(const std::string &)> sink);
   std::string name() const;  // e.g. "tk sim (2 workers)", "NVIDIA H100 (sm_90)"
 
   Buffer alloc(size_t bytes);

@@ -2,3 +2,4 @@
 # run end to end on the sim.
 tk_add_unit_test(lower_layouts_test SOURCES unit/lower_layouts_test.cpp LIBS tk_lower)
 tk_add_unit_test(lower_sim_test SOURCES unit/lower_sim_test.cpp LIBS tk_lower tk_sim)
+tk_add_unit_test(lower_scan_test SOURCES unit/lower_scan_test.cpp LIBS tk_lower tk_sim)

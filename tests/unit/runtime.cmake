@@ -13,3 +13,6 @@ set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMEN
 tk_add_unit_test(runtime_reduce_test SOURCES unit/runtime_reduce_test.cpp LIBS tk)
 tk_add_unit_test(runtime_normalization_test SOURCES unit/runtime_normalization_test.cpp LIBS tk)
 tk_add_unit_test(runtime_atomics_test SOURCES unit/runtime_atomics_test.cpp LIBS tk)
+tk_add_unit_test(runtime_scan_test SOURCES unit/runtime_scan_test.cpp LIBS tk tk_nvptx)
+tk_add_unit_test(runtime_debug_test SOURCES unit/runtime_debug_test.cpp LIBS tk tk_nvptx)
+tk_add_unit_test(runtime_dot_test SOURCES unit/runtime_dot_test.cpp LIBS tk tk_nvptx)

@@ -7,3 +7,4 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_race_test.cpp
   LIBS tk_sim tk_llvm)
+tk_add_unit_test(sim_shuffle_up_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_shuffle_up_test.cpp LIBS tk_sim tk_llvm)

@@ -1,0 +1,97 @@
+// `dot(a, b)` and `dot(a, b, acc)`: the tile matrix product a @ b (+ acc).
+// It becomes one `dot` op of the tile IR, whose accumulator is always there
+// (a zero tile when the call gives none).
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+
+namespace {
+// The element a product of `in` tiles accumulates in, or nullopt where dot
+// does not apply: f16 and bf16 accumulate in f32, i8 in i32.
+std::optional<ScalarKind> dotAccElem(ScalarKind in) {
+  switch (in) {
+    case ScalarKind::F16:
+    case ScalarKind::BF16:
+    case ScalarKind::F32: return ScalarKind::F32;
+    case ScalarKind::F64: return ScalarKind::F64;
+    case ScalarKind::I8: return ScalarKind::I32;
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
+// grammar (a call): 'dot' '(' a ',' b [',' acc] ')' | 'dot' '(' a ',' b ',' acc: C ')'
+TV IRGen::dotCall(const ast::Expr &e) {
+  const std::string usage = "dot(a, b) or dot(a, b, acc: c)";
+  const ast::Expr *ae = nullptr, *be = nullptr, *acce = nullptr;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const std::string &n = e.argNames[i];
+    const ast::Expr *arg = e.args[i].get();
+    const ast::Expr **slot = n.empty() ? (!ae ? &ae : !be ? &be : !acce ? &acce : nullptr)
+                             : n == "acc" ? &acce
+                                          : nullptr;
+    if (!slot) {
+      error(arg->loc, n.empty() ? "too many arguments to 'dot': " + usage
+                                : "'dot' has no argument named " + quoted(n) + ": " + usage);
+      return invalid();
+    }
+    if (*slot) {
+      error(arg->loc, "argument 'acc' of 'dot' given twice");
+      return invalid();
+    }
+    *slot = arg;
+  }
+  if (!be) {
+    error(e.loc, "'dot' needs two tiles: " + usage);
+    return invalid();
+  }
+  TV a = genValue(*ae), b = genValue(*be);
+  if (!a.ok() || !b.ok()) return invalid();
+  for (auto [x, xe, which] : {std::tuple{&a, ae, "left"}, std::tuple{&b, be, "right"}}) {
+    if (x->type.rank() != 2 || x->type.isPtr()) {
+      error(xe->loc, std::string("the ") + which + " operand of 'dot' must be a 2-D tile of numbers, not " +
+                         typeName(*x));
+      return invalid();
+    }
+  }
+  const ScalarKind in = a.type.elem.scalar;
+  if (b.type.elem.scalar != in) {
+    error(e.loc, "'dot' of " + typeName(a) + " and " + typeName(b) +
+                     ": both operands must have one element type (cast one with 'as')");
+    return invalid();
+  }
+  const auto accElem = dotAccElem(in);
+  if (!accElem) {
+    error(e.loc, std::string("'dot' works on f16, bf16, f32, f64 and i8 tiles, not ") + ir::scalarName(in));
+    return invalid();
+  }
+  const int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
+  if (b.type.shape[0] != K) {
+    error(e.loc, "'dot' of " + shapeStr(a.type.shape) + " and " + shapeStr(b.type.shape) +
+                     ": the inner dims differ (" + std::to_string(K) + " and " + std::to_string(b.type.shape[0]) + ")");
+    return invalid();
+  }
+  const Type rt = Type::tile(ir::ElemType{*accElem, false}, {M, N});
+  ir::Value *acc = nullptr;
+  if (acce) {
+    TV c = genValue(*acce);
+    if (!c.ok()) return invalid();
+    if (c.type.isPtr() || c.type.shape != rt.shape || c.type.elem != rt.elem) {
+      error(acce->loc, "the accumulator of 'dot' must be " + rt.str() + " (the product's shape and element), not " +
+                           typeName(c));
+      return invalid();
+    }
+    acc = coerce(c, rt, acce->loc);
+  } else {
+    acc = emitConst(ir::isFloat(*accElem) ? ConstValue::ofFloat(0) : ConstValue::ofInt(0), rt, e.loc);
+  }
+  ir::Value *av = coerce(a, a.type, ae->loc), *bv = coerce(b, b.type, be->loc);
+  if (!acc || !av || !bv) return invalid();
+  return value(emit(OpKind::Dot, {av, bv, acc}, rt, e.loc));
+}
+
+}  // namespace tk::lang
