@@ -238,10 +238,13 @@ void IRGen::genReturn(const ast::Stmt &s) {
     error(s.value->loc, "a kernel returns no value: use 'return;'");
     return;
   }
-  if (staticIfDepth_ == 0) {
-    error(s.loc,
-          "'return' here is not supported yet (a kernel may return as its last statement or inside a "
-          "compile-time 'if')");
+  if (loopDepth_ > 0) {
+    error(s.loc, "'return' inside a runtime 'for' loop is not supported (a loop runs all its iterations; "
+                 "guard the work with an 'if' or a mask instead)");
+    return;
+  }
+  if (branchDepth_ > 0) {
+    error(s.loc, "'return' under a runtime condition inside a static_range loop is not supported");
     return;
   }
   returned_ = true;

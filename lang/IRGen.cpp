@@ -118,8 +118,9 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   failedFns_.clear();
   inlinedCalls_ = 0;
   quietFailure_ = false;
-  staticIfDepth_ = 0;
+  frames_.clear();
   returned_ = false;
+  loopDepth_ = unrollDepth_ = branchDepth_ = 0;
   for (const ast::Param &p : kernel.params) {
     if (p.isConst) {
       for (const ConstBinding &c : consts) {
@@ -136,13 +137,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     v->setNameHint(p.name);
     bind(p.name, value(v));
   }
-  // `return;` as the last statement ends the kernel where it would end anyway.
-  const auto &body = kernel.body;
-  bool lastReturn = !body.empty() && body.back()->kind == ast::StmtKind::Return && !body.back()->value;
-  for (size_t i = 0; i + (lastReturn ? 1 : 0) < body.size(); ++i) {
-    if (diags_.tooManyErrors() || returned_) break;
-    genStmt(*body[i]);
-  }
+  genStmts(kernel.body);
   ast::Loc end = kernel.loc;
   builder_->setLoc(end);
   builder_->create(OpKind::Return, {}, std::nullopt);

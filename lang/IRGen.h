@@ -77,6 +77,17 @@ class IRGen {
   void genStaticFor(const ast::Stmt &s);
   void genIf(const ast::Stmt &s);
 
+  // Runtime control flow (ControlFlow.cpp).
+  struct Carried {  // a `var` a loop or branch assigns, and its value before
+    std::string name;
+    TV before;
+  };
+  void genRuntimeFor(const ast::Stmt &s);
+  void genRuntimeIf(const ast::Stmt &s, ir::Value *cond);
+  void genReturningIf(const ast::Stmt &s, ir::Value *cond);
+  std::vector<Carried> carriedVars(const std::vector<const std::vector<ast::StmtPtr> *> &bodies);
+  std::vector<ir::Value *> currentValues(const std::vector<Carried> &carried, const ast::Loc &loc);
+
   // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
   struct Binding {
     TV value;
@@ -163,10 +174,20 @@ class IRGen {
   std::set<const ast::Decl *> failedFns_;
   int inlinedCalls_ = 0;
   bool quietFailure_ = false;
-  // `return;` of a kernel: inside a compile-time `if` branch it ends the
-  // kernel's code generation (`returned_`).
-  int staticIfDepth_ = 0;
+  // `return;` of a kernel ends the code generation of the path it is on
+  // (`returned_`). The statement lists being generated, innermost last, with
+  // the next statement of each and the scope depth it runs at: the rest of
+  // the kernel, which an `if` that returns moves into its branches.
+  struct Frame {
+    const std::vector<ast::StmtPtr> *stmts;
+    size_t next;
+    size_t scopeDepth;
+  };
+  std::vector<Frame> frames_;
   bool returned_ = false;
+  int loopDepth_ = 0;    // runtime `for` bodies being generated
+  int unrollDepth_ = 0;  // static_range bodies being generated
+  int branchDepth_ = 0;  // runtime `if` branches that merge values
 };
 
 }  // namespace tk::lang

@@ -1,7 +1,7 @@
 // AST -> tile IR, statements: `let` and `var` bindings in nested scopes,
 // assignment, `for` over `static_range` (unrolled at compile time) and `if`
-// on a compile-time condition. Runtime loops and branches come with the
-// structured control flow of the tile IR.
+// on a compile-time condition. Runtime loops and branches are in
+// ControlFlow.cpp.
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -34,10 +34,12 @@ std::vector<std::string> IRGen::namesInScope() const {
 // ---------------------------------------------------------------- statements
 
 void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
-  for (const ast::StmtPtr &s : body) {
-    if (diags_.tooManyErrors() || returned_) return;
-    genStmt(*s);
-  }
+  frames_.push_back(Frame{&body, 0, scopes_.size()});
+  const size_t me = frames_.size() - 1;
+  // By index: an `if` that returns may consume the rest of this list.
+  while (frames_[me].next < body.size() && !diags_.tooManyErrors() && !returned_)
+    genStmt(*body[frames_[me].next++]);
+  frames_.pop_back();
 }
 
 void IRGen::genStmt(const ast::Stmt &s) {
@@ -119,17 +121,16 @@ void IRGen::genAssign(const ast::Stmt &s) {
 
 // grammar: FOR IDENT IN expr block
 // `for i in static_range(a, b[, step])` with compile-time bounds repeats the
-// body once per value of i, each with i a constant; a runtime `range` loop is
-// not supported yet.
+// body once per value of i, each with i a constant; `range` loops at run time.
 void IRGen::genStaticFor(const ast::Stmt &s) {
   const ast::Expr &r = *s.value;
   bool isCall = r.kind == ast::ExprKind::Call;
+  if (isCall && r.text == "range") {
+    genRuntimeFor(s);
+    return;
+  }
   if (!isCall || r.text != "static_range") {
-    if (isCall && r.text == "range")
-      error(s.loc,
-            "'for' loops over 'range' are not supported yet; 'static_range' with compile-time bounds unrolls the loop");
-    else
-      error(r.loc, "a 'for' loop iterates over 'static_range(start, end[, step])'");
+    error(r.loc, "a 'for' loop iterates over 'range(start, end[, step])' or 'static_range(start, end[, step])'");
     return;
   }
   for (const std::string &n : r.argNames)
@@ -174,7 +175,9 @@ void IRGen::genStaticFor(const ast::Stmt &s) {
     if (diags_.tooManyErrors() || returned_) return;
     scopes_.emplace_back();
     bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false));
+    ++unrollDepth_;
     genStmts(s.body);
+    --unrollDepth_;
     scopes_.pop_back();
     // One report of a body's errors is enough, not one per iteration.
     if (diags_.errorCount() > errorsBefore) return;
@@ -182,8 +185,7 @@ void IRGen::genStaticFor(const ast::Stmt &s) {
 }
 
 // grammar: IF expr block [ELSE (block | if_stmt)]
-// A compile-time condition selects its branch (where `return;` may end the
-// kernel); a runtime one is not supported yet.
+// A compile-time condition selects its branch; a runtime one branches.
 void IRGen::genIf(const ast::Stmt &s) {
   TV c = genValue(*s.value);
   if (!c.ok()) return;
@@ -192,14 +194,11 @@ void IRGen::genIf(const ast::Stmt &s) {
     return;
   }
   if (!c.cst) {
-    error(s.value->loc,
-          "'if' on a value known only at run time is not supported yet (use where(), or a compile-time condition)");
+    genRuntimeIf(s, c.v);
     return;
   }
   scopes_.emplace_back();
-  ++staticIfDepth_;
   genStmts(c.cst->i ? s.body : s.elseBody);
-  --staticIfDepth_;
   scopes_.pop_back();
 }
 

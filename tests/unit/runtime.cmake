@@ -16,3 +16,4 @@ tk_add_unit_test(runtime_atomics_test SOURCES unit/runtime_atomics_test.cpp LIBS
 tk_add_unit_test(runtime_scan_test SOURCES unit/runtime_scan_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_debug_test SOURCES unit/runtime_debug_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_dot_test SOURCES unit/runtime_dot_test.cpp LIBS tk tk_nvptx)
+tk_add_unit_test(runtime_control_flow_test SOURCES unit/runtime_control_flow_test.cpp LIBS tk)
