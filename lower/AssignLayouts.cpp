@@ -55,6 +55,11 @@ class LayoutAssigner {
     chooseCarriedLayouts(ops);
     demands_.clear();
     collectDemands(ops);
+    // With every demand known, small loads may move to where they are used.
+    if (loadSmallTilesWhereUsed(ops)) {
+      demands_.clear();
+      collectDemands(ops);
+    }
     rewrite(ops);
   }
 
@@ -70,6 +75,25 @@ class LayoutAssigner {
     const int vec = static_cast<int>(std::max<int64_t>(
         1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
     return defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
+  }
+
+  // Like Triton's cheap-to-rematerialise loads: a tile with no more elements
+  // than the block has threads gets one element per thread at best anyway,
+  // so when all its uses want one other layout (a slice, typically, for a
+  // row or column broadcast against a 2-D tile), it is loaded in that layout
+  // instead of being exchanged through shared memory after the load.
+  bool loadSmallTilesWhereUsed(const std::vector<Op *> &ops) {
+    bool moved = false;
+    const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
+    for (Op *op : ops) {
+      if (!op->is(OpKind::Load) || !anchor_.count(op) || op->result()->type().numElements() > threads) continue;
+      const auto &want = demands_[op->result()];
+      if (want.size() != 1 || ir::sameLayout(want[0], anchor_[op])) continue;
+      anchor_[op] = want[0];
+      op->setAttr("vec", int64_t(1));
+      moved = true;
+    }
+    return moved;
   }
 
   // The first layout `v` is demanded in, or null.

@@ -6,7 +6,7 @@
 
 namespace tk::lower {
 
-// canonicalize, cse, dce, canonicalize, dce, assign-layouts, cse, dce.
+// canonicalize, cse, licm, cse, dce, canonicalize, dce, assign-layouts, cse, dce.
 ir::PassPipeline tilePipeline();
 
 }  // namespace tk::lower

@@ -22,10 +22,13 @@ bool canonicalize(Function &fn);
 bool eliminateCommonSubexpressions(Function &fn);
 // Erases pure ops whose results are unused (EliminateDeadCode.cpp).
 bool eliminateDeadCode(Function &fn);
+// Moves pure ops of a `for` body whose operands are all defined outside the
+// loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
+bool loopInvariantCodeMotion(Function &fn);
 
 // A pass as the registry and the tools know it; `flag` is what --pass= takes.
 struct PassInfo {
-  const char *flag;     // "canonicalize", "cse", "dce"
+  const char *flag;     // "canonicalize", "cse", "licm", "dce"
   const char *summary;  // one line for --list-passes
   bool (*run)(Function &);
 };
@@ -70,7 +73,7 @@ class PassPipeline {
   std::vector<Entry> passes_;
 };
 
-// canonicalize, cse, dce, canonicalize, dce.
+// canonicalize, cse, licm, cse, dce, canonicalize, dce.
 PassPipeline defaultOptimizationPipeline();
 
 }  // namespace tk::ir

@@ -14,6 +14,7 @@ const std::vector<PassInfo> &registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "fold constants, apply algebraic identities, simplify shape ops of splats", canonicalize},
       {"cse", "replace pure ops by identical earlier ones", eliminateCommonSubexpressions},
+      {"licm", "move loop-invariant pure ops out of for bodies", loopInvariantCodeMotion},
       {"dce", "erase pure ops whose results are unused", eliminateDeadCode},
   };
   return passes;
@@ -77,6 +78,8 @@ PassPipeline defaultOptimizationPipeline() {
   PassPipeline p;
   p.add("canonicalize");
   p.add("cse");
+  p.add("licm");
+  p.add("cse");  // hoisted values meet their twins outside the loop
   p.add("dce");
   p.add("canonicalize");  // CSE exposes more folds (x - x once both sides are one value)
   p.add("dce");

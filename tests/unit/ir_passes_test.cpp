@@ -7,6 +7,7 @@
 #include "ir/IR.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
 
 namespace tk::ir {
@@ -140,16 +141,65 @@ TEST(IrPasses, DceRemovesChainsAndKeepsEffects) {
   EXPECT_FALSE(changed);
 }
 
+TEST(IrPasses, LicmMovesOpsWithTheirValuesAndParents) {
+  // Nested loops: %0 * %n leaves both, %i * %n only the inner one.
+  const char *text = R"(kernel @k(%p: ptr<i32>, %n: i32) {
+  %0 = constant {value = 0} : i32
+  %1 = constant {value = 1} : i32
+  %2 = for %0, %n, %1, %0 ({
+  ^(%i: i32, %s: i32):
+    %3 = for %0, %n, %1, %s ({
+    ^(%j: i32, %t: i32):
+      %4 = mul %1, %n : i32
+      %5 = mul %i, %n : i32
+      %6 = add %4, %5 : i32
+      %7 = add %t, %6 : i32
+      %8 = add %7, %j : i32
+      yield %8
+    }) : i32
+    yield %3
+  }) : i32
+  store %p, %2
+  return
+}
+)";
+  auto m = parse(text);
+  Function &fn = *m->functions[0];
+  Op *outer = std::next(fn.body.ops().begin(), 2)->get();
+  Op *inner = outer->regions()[0]->ops().front().get();
+  std::vector<Op *> innerOps;
+  for (auto &op : inner->regions()[0]->ops()) innerOps.push_back(op.get());
+  ASSERT_EQ(innerOps.size(), 6u);
+  EXPECT_TRUE(loopInvariantCodeMotion(fn));
+  std::string error;
+  EXPECT_TRUE(verifyFunction(fn, error)) << error << printFunction(fn);
+
+  // The same op objects, now owned by the block they sit in.
+  EXPECT_EQ(innerOps[0]->parentBlock(), &fn.body);
+  EXPECT_EQ(std::prev(fn.body.find(outer))->get(), innerOps[0]);  // right before the loop
+  Block *outerBody = outer->regions()[0].get();
+  for (Op *op : {innerOps[1], innerOps[2]}) EXPECT_EQ(op->parentBlock(), outerBody);
+  EXPECT_EQ(outerBody->ops().size(), 4u);  // %5, %6, the inner for, yield
+  EXPECT_EQ(outerBody->ops().front().get(), innerOps[1]);
+  for (size_t i = 3; i < innerOps.size(); ++i) EXPECT_EQ(innerOps[i]->parentBlock(), inner->regions()[0].get());
+  EXPECT_EQ(inner->regions()[0]->ops().size(), 3u);
+  EXPECT_EQ(innerOps[3]->operand(1), innerOps[2]->result());
+
+  // A second run finds nothing left to move.
+  EXPECT_FALSE(loopInvariantCodeMotion(fn));
+}
+
 TEST(IrPasses, RegistryAndDefaultPipeline) {
   std::vector<std::string> flags;
   for (const PassInfo &p : registeredPasses()) flags.push_back(p.flag);
-  EXPECT_EQ(flags, (std::vector<std::string>{"canonicalize", "cse", "dce"}));
+  EXPECT_EQ(flags, (std::vector<std::string>{"canonicalize", "cse", "licm", "dce"}));
   EXPECT_EQ(findPass("cse")->run, &eliminateCommonSubexpressions);
-  EXPECT_EQ(findPass("licm"), nullptr);
+  EXPECT_EQ(findPass("licm")->run, &loopInvariantCodeMotion);
+  EXPECT_EQ(findPass("frobnicate"), nullptr);
   EXPECT_EQ(defaultOptimizationPipeline().flags(),
-            (std::vector<std::string>{"canonicalize", "cse", "dce", "canonicalize", "dce"}));
+            (std::vector<std::string>{"canonicalize", "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
   PassPipeline p;
-  EXPECT_THROW(p.add("licm"), std::runtime_error);
+  EXPECT_THROW(p.add("frobnicate"), std::runtime_error);
   p.addList("cse,dce");
   EXPECT_EQ(p.flags(), (std::vector<std::string>{"cse", "dce"}));
 }

@@ -3,3 +3,4 @@
 tk_add_unit_test(lower_layouts_test SOURCES unit/lower_layouts_test.cpp LIBS tk_lower)
 tk_add_unit_test(lower_sim_test SOURCES unit/lower_sim_test.cpp LIBS tk_lower tk_sim)
 tk_add_unit_test(lower_scan_test SOURCES unit/lower_scan_test.cpp LIBS tk_lower tk_sim)
+tk_add_unit_test(lower_licm_sim_test SOURCES unit/lower_licm_sim_test.cpp LIBS tk_lower tk_sim)
