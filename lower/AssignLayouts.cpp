@@ -103,8 +103,9 @@ class LayoutAssigner {
   }
 
   // For each tile a `for` carries, the layout of its body argument's uses
-  // (computed once per iteration), else of the result's, else the default;
-  // for each tile an `if` merges, its result's.
+  // (computed once per iteration), else the natural layout of what the body
+  // yields, else of the result's uses, else the default; for each tile an
+  // `if` merges, the then branch's natural layout, else its result's.
   void chooseCarriedLayouts(const std::vector<Op *> &ops) {
     for (Op *op : ops) {
       if (!op->is(OpKind::For) && !op->is(OpKind::If)) continue;
@@ -112,6 +113,10 @@ class LayoutAssigner {
         Value *r = op->result(i);
         if (!r->type().isTile()) continue;
         LayoutRef l = op->is(OpKind::For) ? firstDemand(op->regions()[0]->argument(i + 1)) : nullptr;
+        if (!l) {
+          const ir::Block &region = *op->regions()[0];
+          l = naturalLayout(region.ops().back()->operand(i));
+        }
         if (!l) l = firstDemand(r);
         if (!l) l = defaultLayout(r->type());
         carried_[r] = l;
@@ -156,7 +161,30 @@ class LayoutAssigner {
   LayoutRef reduceInputLayout(const Op &op, const LayoutRef &want) {
     const int axis = static_cast<int>(op.intAttr("axis"));
     if (want && want->kind == ir::Layout::Kind::Slice && want->dim == axis) return want->parent;
+    if (LayoutRef n = naturalLayout(op.operand(0))) return n;
     return defaultLayout(op.operand(0)->type());
+  }
+
+  // The layout `v` would have if nothing asked: that of the load it is
+  // computed from elementwise (a reduction's: the slice of its operand's),
+  // or null. Using it where a use has no preference of its own avoids
+  // moving a whole tile through shared memory to reach a default layout.
+  LayoutRef naturalLayout(const Value *v, int depth = 0) {
+    const Op *def = v->definingOp();
+    if (!def || !v->type().isTile() || depth > 16) return nullptr;
+    if (def->is(OpKind::Load) && anchor_.count(const_cast<Op *>(def))) {
+      const LayoutRef &l = anchor_[const_cast<Op *>(def)];
+      return l->kind == ir::Layout::Kind::Blocked ? l : nullptr;
+    }
+    if (def->is(OpKind::Reduce)) {
+      LayoutRef in = naturalLayout(def->operand(0), depth + 1);
+      return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
+    }
+    if (!def->hasTrait(ir::OpTrait::Elementwise)) return nullptr;
+    for (const Value *operand : def->operands())
+      if (operand->type().shape == v->type().shape)
+        if (LayoutRef l = naturalLayout(operand, depth + 1)) return l;
+    return nullptr;
   }
 
   // One reduction per operand layout its uses need; a use that wants the
