@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the front-end fuzzer with clang-19 (libFuzzer + ASan) in its own
 # build directory and runs it for N seconds (default 60) on a corpus seeded
-# from stdlib/*.tk, tests/errors/ and tests/fuzz/seeds/. Fails when it finds a crash.
+# from stdlib/*.tk, tests/kernels/, tests/errors/ and tests/fuzz/seeds/. Fails when it finds a crash.
 #   tests/fuzz/run.sh [seconds]      BUILD_DIR=... to choose the build dir
 set -euo pipefail
 seconds=${1:-60}
@@ -17,7 +17,7 @@ ninja -C "$build" frontend_fuzzer
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus" "$build/fuzz-artifacts"
-cp "$root"/stdlib/*.tk "$root"/tests/errors/*.tk "$root"/tests/errors/Inputs/*.tk "$root"/tests/fuzz/seeds/*.tk \
+cp "$root"/stdlib/*.tk "$root"/tests/kernels/*.tk "$root"/tests/errors/*.tk "$root"/tests/errors/Inputs/*.tk "$root"/tests/fuzz/seeds/*.tk \
   "$corpus"/ 2>/dev/null || true
 
 # -max_len keeps inputs source-sized; -timeout flags anything slower than 5 s.
