@@ -72,26 +72,16 @@ std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carrie
 // next and hold their last values after the loop.
 void IRGen::genRuntimeFor(const ast::Stmt &s) {
   const ast::Expr &r = *s.value;
-  for (const std::string &n : r.argNames)
-    if (!n.empty()) {
-      error(r.loc, "range takes positional arguments: range([start,] end[, step])");
-      return;
-    }
-  if (r.args.empty() || r.args.size() > 3) {
-    error(r.loc, "range takes 1 to 3 arguments: range([start,] end[, step])");
-    return;
-  }
   std::vector<TV> bounds;
+  if (!rangeArgs(r, bounds)) return;
   ScalarKind k = ScalarKind::I32;
-  for (const ast::ExprPtr &a : r.args) {
-    TV v = genValue(*a);
-    if (!v.ok()) return;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    const TV &v = bounds[i];
     if (v.type.isTile() || !v.type.isInt() || v.type.isBool()) {
-      error(a->loc, "range bounds must be scalar integers, not " + typeName(v));
+      error(r.args[i]->loc, "range bounds must be scalar integers, not " + typeName(v));
       return;
     }
     if (!v.weak && v.type.elem.scalar == ScalarKind::I64) k = ScalarKind::I64;
-    bounds.push_back(v);
   }
   for (size_t i = 0; i < bounds.size(); ++i)
     if (bounds[i].weak && !checkWeakFits(bounds[i], k, r.args[i]->loc)) return;

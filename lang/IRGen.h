@@ -74,7 +74,8 @@ class IRGen {
   void genStmts(const std::vector<ast::StmtPtr> &body);
   void genStmt(const ast::Stmt &s);
   void genAssign(const ast::Stmt &s);
-  void genStaticFor(const ast::Stmt &s);
+  void genFor(const ast::Stmt &s);
+  bool rangeArgs(const ast::Expr &r, std::vector<TV> &out);
   void genIf(const ast::Stmt &s);
 
   // Runtime control flow (ControlFlow.cpp).
@@ -118,6 +119,13 @@ class IRGen {
   TV whereCall(const ast::Expr &e, TV c, TV a, TV b);
   // sum max min argmax argmin (Reductions.cpp).
   TV reduceCall(const ast::Expr &e);
+  struct TileAxisArgs {
+    TV x;
+    std::optional<int> axis;
+    std::map<std::string, const ast::Expr *> named;
+  };
+  bool tileAxisArgs(const ast::Expr &e, const std::string &verb, const std::string &usage,
+                    const std::vector<std::string> &extra, TileAxisArgs &out);
   TV scanCall(const ast::Expr &e);  // cumsum (Scans.cpp)
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).

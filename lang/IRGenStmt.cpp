@@ -61,7 +61,7 @@ void IRGen::genStmt(const ast::Stmt &s) {
       genExpr(*s.value);
       return;
     case ast::StmtKind::For:
-      genStaticFor(s);
+      genFor(s);
       return;
     case ast::StmtKind::If:
       genIf(s);
@@ -119,10 +119,29 @@ void IRGen::genAssign(const ast::Stmt &s) {
   lookup(name)->value = next;  // the binding may have moved: `binaryOp` can add unknown names
 }
 
+// The 1 to 3 positional arguments of `range` or `static_range`, evaluated.
+bool IRGen::rangeArgs(const ast::Expr &r, std::vector<TV> &out) {
+  const std::string usage = r.text + "([start,] end[, step])";
+  for (const std::string &n : r.argNames)
+    if (!n.empty()) {
+      error(r.loc, r.text + " takes positional arguments: " + usage);
+      return false;
+    }
+  if (r.args.empty() || r.args.size() > 3) {
+    error(r.loc, r.text + " takes 1 to 3 arguments: " + usage);
+    return false;
+  }
+  for (const ast::ExprPtr &a : r.args) {
+    out.push_back(genValue(*a));
+    if (!out.back().ok()) return false;
+  }
+  return true;
+}
+
 // grammar: FOR IDENT IN expr block
 // `for i in static_range(a, b[, step])` with compile-time bounds repeats the
 // body once per value of i, each with i a constant; `range` loops at run time.
-void IRGen::genStaticFor(const ast::Stmt &s) {
+void IRGen::genFor(const ast::Stmt &s) {
   const ast::Expr &r = *s.value;
   bool isCall = r.kind == ast::ExprKind::Call;
   if (isCall && r.text == "range") {
@@ -133,19 +152,12 @@ void IRGen::genStaticFor(const ast::Stmt &s) {
     error(r.loc, "a 'for' loop iterates over 'range(start, end[, step])' or 'static_range(start, end[, step])'");
     return;
   }
-  for (const std::string &n : r.argNames)
-    if (!n.empty()) {
-      error(r.loc, "static_range takes positional arguments: static_range(start, end[, step])");
-      return;
-    }
-  if (r.args.empty() || r.args.size() > 3) {
-    error(r.loc, "static_range takes 1 to 3 arguments: static_range([start,] end[, step])");
-    return;
-  }
+  std::vector<TV> values;
+  if (!rangeArgs(r, values)) return;
   std::vector<int64_t> bounds;
-  for (const ast::ExprPtr &a : r.args) {
-    TV v = genValue(*a);
-    if (!v.ok()) return;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const TV &v = values[i];
+    const ast::ExprPtr &a = r.args[i];
     if (!v.cst || v.type.isTile() || v.cst->isFloat || v.type.isBool()) {
       error(a->loc, "static_range bounds must be compile-time integers (literals, consts, static_range indices)");
       return;

@@ -6,42 +6,63 @@ namespace tk::lang {
 
 using ir::OpKind;
 
-// grammar (a call): NAME '(' x [',' axis] [',' axis: A] [',' keep_dims: B] ')'
-TV IRGen::reduceCall(const ast::Expr &e) {
-  const std::string &kind = e.text;
-  const std::string usage = kind + "(x, axis: k, keep_dims: false)";
-  const ast::Expr *xe = nullptr, *axisE = nullptr, *keepE = nullptr;
+// The arguments shared by reductions and scans: a tile of numbers `x`, then
+// an optional compile-time axis (positional or `axis:`, negative counting
+// from the end), then the named arguments in `extra`. `verb` words the
+// errors ("reduce", "scan").
+bool IRGen::tileAxisArgs(const ast::Expr &e, const std::string &verb, const std::string &usage,
+                         const std::vector<std::string> &extra, TileAxisArgs &out) {
+  const std::string &name = e.text;
+  const ast::Expr *xe = nullptr, *axisE = nullptr;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const std::string &n = e.argNames[i];
     const ast::Expr *a = e.args[i].get();
-    const ast::Expr **slot = n.empty() ? (!xe ? &xe : !axisE ? &axisE : nullptr)
-                             : n == "axis"      ? &axisE
-                             : n == "keep_dims" ? &keepE
-                                                : nullptr;
+    const ast::Expr **slot = n.empty() ? (!xe ? &xe : !axisE ? &axisE : nullptr) : n == "axis" ? &axisE : nullptr;
+    for (const std::string &x : extra)
+      if (n == x) slot = &out.named[x];
     if (!slot) {
-      error(a->loc, n.empty() ? "too many arguments to " + quoted(kind) + ": " + usage
-                              : quoted(kind) + " has no argument named " + quoted(n) + ": " + usage);
-      return invalid();
+      error(a->loc, n.empty() ? "too many arguments to " + quoted(name) + ": " + usage
+                              : quoted(name) + " has no argument named " + quoted(n) + ": " + usage);
+      return false;
     }
     if (*slot) {
-      error(a->loc, "argument " + quoted(n.empty() ? "axis" : n) + " of " + quoted(kind) + " given twice");
-      return invalid();
+      error(a->loc, "argument " + quoted(n.empty() ? "axis" : n) + " of " + quoted(name) + " given twice");
+      return false;
     }
     *slot = a;
   }
   if (!xe) {
-    error(e.loc, quoted(kind) + " needs a tile to reduce: " + usage);
-    return invalid();
+    error(e.loc, quoted(name) + " needs a tile to " + verb + ": " + usage);
+    return false;
   }
-  TV x = genValue(*xe);
-  if (!x.ok()) return invalid();
-  if (!x.type.isTile() || x.type.isPtr()) {
-    error(xe->loc, quoted(kind) + " reduces a tile of numbers, not " + typeName(x));
-    return invalid();
+  out.x = genValue(*xe);
+  if (!out.x.ok()) return false;
+  if (!out.x.type.isTile() || out.x.type.isPtr()) {
+    error(xe->loc, quoted(name) + " " + verb + "s a tile of numbers, not " + typeName(out.x));
+    return false;
   }
+  if (!axisE) return true;
+  const int rank = out.x.type.rank();
+  auto a = constInt(*axisE, genValue(*axisE), "the axis of " + quoted(name));
+  if (!a) return false;
+  if (*a < -rank || *a >= rank) {
+    error(axisE->loc, "axis " + std::to_string(*a) + " is out of range for a tile of rank " + std::to_string(rank) +
+                          " (" + typeName(out.x) + ")");
+    return false;
+  }
+  out.axis = static_cast<int>(*a < 0 ? *a + rank : *a);
+  return true;
+}
+
+// grammar (a call): NAME '(' x [',' axis] [',' axis: A] [',' keep_dims: B] ')'
+TV IRGen::reduceCall(const ast::Expr &e) {
+  const std::string &kind = e.text;
+  TileAxisArgs args;
+  if (!tileAxisArgs(e, "reduce", kind + "(x, axis: k, keep_dims: false)", {"keep_dims"}, args)) return invalid();
+  const TV &x = args.x;
   const int rank = x.type.rank();
   bool keep = false;
-  if (keepE) {
+  if (const ast::Expr *keepE = args.named["keep_dims"]) {
     TV k = genValue(*keepE);
     if (!k.ok()) return invalid();
     if (!k.cst || !k.type.isBool() || k.type.isTile()) {
@@ -51,15 +72,8 @@ TV IRGen::reduceCall(const ast::Expr &e) {
     keep = k.cst->i != 0;
   }
   std::vector<int> axes;
-  if (axisE) {
-    auto a = constInt(*axisE, genValue(*axisE), "the axis of " + quoted(kind));
-    if (!a) return invalid();
-    if (*a < -rank || *a >= rank) {
-      error(axisE->loc, "axis " + std::to_string(*a) + " is out of range for a tile of rank " + std::to_string(rank) +
-                            " (" + typeName(x) + ")");
-      return invalid();
-    }
-    axes.push_back(static_cast<int>(*a < 0 ? *a + rank : *a));
+  if (args.axis) {
+    axes.push_back(*args.axis);
   } else {
     if ((kind == "argmax" || kind == "argmin") && rank > 1) {
       error(e.loc, quoted(kind) + " of a " + std::to_string(rank) + "-D tile needs an axis");
