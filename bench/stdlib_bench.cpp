@@ -42,12 +42,12 @@ int main(int argc, char **argv) {
 
     std::printf("compile latency, in process (median of 9), one kernel to PTX for sm_80\n");
     std::printf("%-20s %12s %14s %12s\n", "kernel", "tile IR ms", "PTX ms", "no-libdev ms");
-    for (const Entry &e : entries) {
+    auto compileLatency = [](const std::string &path, const char *kernel) {
       auto time = [&](tk::CompileOptions o) {
         std::vector<double> ms;
         for (int i = 0; i < 9; ++i) {
           auto t0 = std::chrono::steady_clock::now();
-          tk::Compiler::compileFile(file, e.kernel, o);
+          tk::Compiler::compileFile(path, kernel, o);
           ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         return medianMs(ms);
@@ -55,8 +55,10 @@ int main(int argc, char **argv) {
       tk::CompileOptions tir, ptx, fast;
       tir.emitPtx = false;
       fast.useLibdevice = false;
-      std::printf("%-20s %12.1f %14.1f %12.1f\n", e.kernel, time(tir), time(ptx), time(fast));
-    }
+      std::printf("%-20s %12.1f %14.1f %12.1f\n", kernel, time(tir), time(ptx), time(fast));
+    };
+    for (const Entry &e : entries) compileLatency(file, e.kernel);
+    compileLatency(TK_STDLIB_DIR "/similarity.tk", "similarity");
 
     std::printf("\nsim traffic at n = 2^%d, default config (BLOCK 1024, 4 warps)\n", log2n);
     std::printf("%-20s %14s %14s %8s %10s %10s %12s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req",
@@ -120,10 +122,46 @@ int main(int argc, char **argv) {
              2 * xBytes + D * 4);
     }
 
+    std::printf("\nsim traffic of stdlib/similarity.tk, n_samples 256 x n_dim 512, default config\n");
+    {
+      const int nSamples = 256, nDim = 512;
+      std::vector<float> host(size_t(nSamples) * nDim);
+      for (float &f : host) f = dist(rng) / 2;
+      tk::Buffer x = dev->upload(host);
+      for (float &f : host) f = dist(rng) / 2;
+      tk::Buffer y = dev->upload(host), out = dev->alloc(size_t(nDim) * nDim * 4);
+      tk::Bundle b = tk::Compiler::compileFile(TK_STDLIB_DIR "/similarity.tk", "similarity");
+      tk::Kernel k = dev->load(b);
+      const uint64_t bi = b.constInt("BLOCK_I"), bj = b.constInt("BLOCK_J"), gi = (nDim + bi - 1) / bi,
+                     gj = (nDim + bj - 1) / bj;
+      auto t0 = std::chrono::steady_clock::now();
+      tk::LaunchStats s = (*dev)(k, {uint32_t(gi), uint32_t(gj)}, x, y, out, int32_t(nSamples), int32_t(nDim));
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // Ideal: x, y and the output once. Tile level: each program reads its
+      // BLOCK_I values of x and BLOCK_J of y per sample, so x is read gj times
+      // and y gi times (on a GPU mostly from L2). Lane level (the sim's bytes)
+      // also counts a value once per lane that loads it.
+      const uint64_t outBytes = uint64_t(nDim) * nDim * 4, in = uint64_t(nSamples) * nDim * 4;
+      const uint64_t ideal = 2 * in + outBytes, tile = in * (gi + gj) + outBytes;
+      const uint64_t sectorBytes = (s.loadSectors + s.storeSectors) * 32;
+      std::printf("%-28s %14s %14s %14s %14s\n", "", "lane bytes", "sector bytes", "tile bytes", "ideal");
+      std::printf("%-28s %14llu %14llu %14llu %14llu\n", "similarity",
+                  static_cast<unsigned long long>(s.bytesMoved()), static_cast<unsigned long long>(sectorBytes),
+                  static_cast<unsigned long long>(tile), static_cast<unsigned long long>(ideal));
+      std::printf("%-28s %14.2f %14.2f %14.2f %14.2f\n", "  x ideal", double(s.bytesMoved()) / ideal,
+                  double(sectorBytes) / ideal, double(tile) / ideal, 1.0);
+      std::printf("  load sectors/request %.2f, store sectors/request %.2f, shared wavefronts/request %.2f "
+                  "(%llu shared requests), sim %.2f s\n",
+                  s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
+                  s.storeRequests ? double(s.storeSectors) / s.storeRequests : 0.0,
+                  s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0,
+                  static_cast<unsigned long long>(s.sharedRequests), secs);
+    }
+
     std::printf("\nptxas -v (CUDA toolkit: %s)\n", toolkit.hasPtxas() ? toolkit.ptxas.c_str() : "not found");
     if (!toolkit.hasPtxas()) return 0;
     std::printf("%-28s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
-    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk"}) {
+    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk", "similarity.tk"}) {
       const std::string path = std::string(TK_STDLIB_DIR "/") + stdlibFile;
       for (const auto &[name, params] : tk::Compiler::kernels(path))
         for (const char *arch : {"sm_80", "sm_90"}) {

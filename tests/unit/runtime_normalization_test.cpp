@@ -85,10 +85,11 @@ TEST(Normalization, LayernormTanhLinearRelu) {
     // than exchanged through shared memory; x's tile is then small too.
     const uint64_t once = uint64_t(rows) * D * 4 + uint64_t(programs(rows, k)) * D * 4;
     const bool xTileFillsTheBlock = k.bundle().constInt("BLOCK_R") * nextPow2(D) >= 128;
-    if (chunk == 0 && xTileFillsTheBlock && nextPow2(D) > 128)
+    if (chunk == 0 && xTileFillsTheBlock && nextPow2(D) > 128) {
       EXPECT_EQ(s.globalLoadBytes, once) << rows << "x" << D;
-    else if (chunk == 0 && xTileFillsTheBlock)
+    } else if (chunk == 0 && xTileFillsTheBlock) {
       EXPECT_LE(s.globalLoadBytes, uint64_t(rows) * D * 4 + uint64_t(programs(rows, k)) * D * 4 * 4) << rows << "x" << D;
+    }
     EXPECT_EQ(s.globalStoreBytes, uint64_t(rows) * 4);
   }
 }
