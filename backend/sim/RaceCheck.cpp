@@ -1,9 +1,9 @@
-// RaceShadow: per-word first writer and readers of the current epoch, checked
-// at every shared access while the race check is on (see RaceCheck.h).
+// RaceShadow: the first writer and readers of each shared byte in the current
+// epoch (a word at a time until an access splits it), checked at every
+// shared access while the race check is on (see RaceCheck.h).
 #include "backend/sim/RaceCheck.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace tk::sim {
 
@@ -12,11 +12,14 @@ void RaceShadow::reset(bool enabled, uint32_t sharedBytes) {
   pending_.clear();
   if (!enabled) return;
   size_t n = (size_t(sharedBytes) + 3) / 4;
-  if (words_.size() < n) words_.resize(n);
+  if (words_.size() < n) {
+    words_.resize(n);
+    bytes_.resize(n * 4);
+  }
 }
 
 void RaceShadow::beginBlock(const char *shared) {
-  shared_ = shared;
+  shared_ = reinterpret_cast<const unsigned char *>(shared);
   pending_.clear();  // left by an abandoned (stuck) block
   newEpoch();        // nothing of the previous block carries over
 }
@@ -28,61 +31,88 @@ void RaceShadow::newEpoch() {
   epoch_ = 1;
 }
 
-uint32_t RaceShadow::load(uint32_t index) const {
-  uint32_t v;
-  std::memcpy(&v, shared_ + size_t(index) * 4, 4);
-  return v;
-}
-
-bool RaceShadow::word(uint32_t index, const Access &a, Race &race) {
-  Word &w = words_[index];
-  if (w.epoch != epoch_) w = Word{epoch_, {}, {}};
-  auto conflict = [&](const Access &earlier) {
-    race.wordOffset = index * 4;
-    race.first = earlier;
+inline bool RaceShadow::touch(State &s, uint32_t offset, uint32_t length, const Access &a, Race &race) {
+  auto conflict = [&](const Slot &earlier, bool earlierWrote) {
+    race.offset = offset;
+    race.first = Access{earlier.tid, earlier.site, earlierWrote};
     race.second = a;
     return true;
   };
-  // A thread may touch its own word as often as it likes.
-  bool otherWriter = w.writer.tid != kNone && w.writer.tid != a.tid;
+  // A thread may touch its own bytes as often as it likes.
+  bool otherWriter = s.writer.tid != kNone && s.writer.tid != a.tid;
   if (!a.write) {
-    if (otherWriter) return conflict(w.writer);
-    if (w.reader[0].tid == kNone)
-      w.reader[0] = a;
-    else if (w.reader[0].tid != a.tid && w.reader[1].tid == kNone)
-      w.reader[1] = a;
+    if (otherWriter) return conflict(s.writer, true);
+    if (s.reader[0].tid == kNone)
+      s.reader[0] = Slot{a.tid, a.site};
+    else if (s.reader[0].tid != a.tid && s.reader[1].tid == kNone)
+      s.reader[1] = Slot{a.tid, a.site};
     return false;
   }
-  for (const Access &r : w.reader)
-    if (r.tid != kNone && r.tid != a.tid) return conflict(r);
+  for (const Slot &r : s.reader)
+    if (r.tid != kNone && r.tid != a.tid) return conflict(r, false);
   if (otherWriter) {
     // Several threads storing the same value (replicated elements of a
     // layout) is harmless: decide once this store has landed.
-    conflict(w.writer);
-    pending_.push_back(Pending{race, load(index)});
+    conflict(s.writer, true);  // fills `race`, which the caller ignores on false
+    addPending(offset, length, race);
     return false;
   }
-  w.writer = a;
+  s.writer = Slot{a.tid, a.site};
   return false;
 }
 
+void RaceShadow::addPending(uint32_t offset, uint32_t length, const Race &race) {
+  // Extend the last run when these bytes follow it in the same conflict (a
+  // replicated vector store gives one run per 8 bytes).
+  if (!pending_.empty()) {
+    Pending &p = pending_.back();
+    const Race &q = p.race;
+    if (p.length + length <= 8 && q.offset + p.length == offset && q.first.tid == race.first.tid &&
+        q.first.site == race.first.site && q.second.tid == race.second.tid && q.second.site == race.second.site) {
+      for (uint32_t i = 0; i < length; ++i) p.before |= uint64_t(shared_[offset + i]) << (8 * (p.length + i));
+      p.length += length;
+      return;
+    }
+  }
+  Pending p{race, length, 0};
+  for (uint32_t i = 0; i < length; ++i) p.before |= uint64_t(shared_[offset + i]) << (8 * i);
+  pending_.push_back(p);
+}
+
 bool RaceShadow::access(uint32_t tid, uint32_t site, bool write, uint32_t offset, uint32_t bytes, Race &race) {
-  if (bytes == 0) return false;
   Access a{tid, site, write};
-  uint32_t last = (offset + bytes - 1) / 4;
-  for (uint32_t i = offset / 4; i <= last; ++i)
-    if (word(i, a, race)) return true;
+  const uint32_t end = offset + bytes;
+  for (uint32_t w = offset / 4; w * 4 < end; ++w) {
+    Word &word = words_[w];
+    if (word.epoch != epoch_) word = Word{epoch_, false, {}};
+    const uint32_t lo = std::max(offset, w * 4), hi = std::min(end, w * 4 + 4);
+    if (!word.split && hi - lo == 4) {
+      if (touch(word.all, lo, 4, a, race)) return true;
+      continue;
+    }
+    // Part of the word: from now on (this epoch) its bytes go their own ways.
+    State *byte = &bytes_[size_t(w) * 4];
+    if (!word.split) {
+      std::fill(byte, byte + 4, word.all);
+      word.split = true;
+    }
+    for (uint32_t i = lo; i < hi; ++i)
+      if (touch(byte[i - w * 4], i, 1, a, race)) return true;
+  }
   return false;
 }
 
 bool RaceShadow::settlePending(Race &race) {
   bool found = false;
-  for (const Pending &p : pending_)
-    if (load(p.race.wordOffset / 4) != p.before) {
-      race = p.race;
-      found = true;
-      break;
-    }
+  for (const Pending &p : pending_) {
+    for (uint32_t i = 0; i < p.length && !found; ++i)
+      if (shared_[p.race.offset + i] != uint8_t(p.before >> (8 * i))) {
+        race = p.race;
+        race.offset += i;  // the first byte the later store changed
+        found = true;
+      }
+    if (found) break;
+  }
   pending_.clear();
   return found;
 }

@@ -1,7 +1,8 @@
-// RaceShadow: the shared-memory race check (LaunchConfig::raceCheck). One
-// shadow record per 4-byte word of a block's shared memory says who wrote it
-// and who read it since the block's last barrier; a conflicting access by
-// another thread in the same epoch is a race.
+// RaceShadow: the shared-memory race check (LaunchConfig::raceCheck). Shadow
+// records say who wrote and who read each byte of a block's shared memory
+// since the block's last barrier; a conflicting access by another thread in
+// the same epoch is a race. Bytes, not words: on a GPU two threads storing
+// the two halves of a word (f16, bf16, i8 elements) do not race.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +14,13 @@ class RaceShadow {
  public:
   static constexpr uint32_t kNone = ~0u;
 
-  // Two accesses to one word with no barrier between; `first` came first.
+  // Two accesses to one byte with no barrier between; `first` came first.
   struct Access {
     uint32_t tid = kNone, site = kNone;
     bool write = false;
   };
   struct Race {
-    uint32_t wordOffset = 0;  // byte offset of the word in shared memory
+    uint32_t offset = 0;  // the byte of shared memory both touched (the first such byte)
     Access first, second;
   };
 
@@ -32,36 +33,53 @@ class RaceShadow {
   void newEpoch();
   // Thread `tid` at `site` reads or writes bytes [offset, offset + bytes) of
   // shared memory (in bounds), before the access happens. Returns true and
-  // fills `race` for the first word it conflicts on.
+  // fills `race` for the first byte it conflicts on.
   bool access(uint32_t tid, uint32_t site, bool write, uint32_t offset, uint32_t bytes, Race &race);
   // Called whenever the running thread yields or exits (its stores are done
   // by then): a write over another thread's write in this epoch is a race
-  // only if it changed the word. Returns true and fills `race` if one did.
+  // only if it changed the byte. Returns true and fills `race` if one did.
   bool settle(Race &race) {
     if (pending_.empty()) return false;
     return settlePending(race);
   }
 
  private:
-  // Who touched a word in epoch `epoch`: the first writer and up to two
+  struct Slot {
+    uint32_t tid = kNone, site = kNone;
+  };
+  // Who touched a byte in the current epoch: the first writer and up to two
   // distinct readers (two suffice: a writer always differs from one of them).
+  struct State {
+    Slot writer, reader[2];
+  };
+  // A 4-byte word's record. Accesses mostly cover whole words, so the word
+  // keeps one State for its 4 bytes until an access covers only some of
+  // them; then it splits into 4 byte States (in bytes_) for the rest of the
+  // epoch. Whole-word accesses cost one State check per word; only split
+  // words pay one per byte.
   struct Word {
     uint32_t epoch = 0;
-    Access writer, reader[2];
+    bool split = false;
+    State all;  // every byte's State while !split
   };
-  // A write over another thread's write, waiting for its value.
+  // Writes over another thread's writes, waiting for their values: a run of
+  // up to 8 neighbouring bytes of one access over one earlier writer.
   struct Pending {
-    Race race;
-    uint32_t before;  // the word as the earlier writer left it
+    Race race;        // race.offset: the run's first byte
+    uint32_t length;  // bytes in the run
+    uint64_t before;  // the run as the earlier writer left it (byte i in bits 8i..8i+7)
   };
-  bool word(uint32_t index, const Access &a, Race &race);
+  // Access `a` to the `length` bytes at `offset` that share State `s`
+  // (inline: the hot path of access(), defined and used in RaceCheck.cpp only).
+  inline bool touch(State &s, uint32_t offset, uint32_t length, const Access &a, Race &race);
+  void addPending(uint32_t offset, uint32_t length, const Race &race);
   bool settlePending(Race &race);
-  uint32_t load(uint32_t index) const;
 
   bool enabled_ = false;
   uint32_t epoch_ = 0;
-  const char *shared_ = nullptr;
+  const unsigned char *shared_ = nullptr;
   std::vector<Word> words_;
+  std::vector<State> bytes_;  // 4 per word, valid while the word is split
   std::vector<Pending> pending_;
 };
 

@@ -180,7 +180,7 @@ std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
     return "thread " + std::to_string(a.tid) + (a.write ? " wrote it" : " read it") +
            siteLoc(l.program->sites.sites[a.site]);
   };
-  return "kernel " + l.kernel->name + ": shared-memory race on word at offset " + hex(r.wordOffset) + " (block (" +
+  return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hex(r.offset) + " (block (" +
          std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) +
          ")): " + who(r.first) + " and " + who(r.second) + " with no barrier between";
 }

@@ -122,7 +122,7 @@ extern thread_local ThreadCtx *tlsThread;
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);
 
-// "kernel K: shared-memory race on word at offset 0x.. (block (x,y,z)): ..."
+// "kernel K: shared-memory race on byte at offset 0x.. (block (x,y,z)): ..."
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r);
 
 // Names the JIT binds to runtime addresses: the __tk_sim_* entry points and

@@ -1,6 +1,7 @@
 // tk sim race check (LaunchConfig::raceCheck): two threads of a block on one
-// shared word between barriers, one writing, is reported with both sites;
-// barrier-separated, own-word, read-only and atomic patterns pass; off, nothing.
+// shared byte between barriers, one writing, is reported with both sites;
+// barrier-separated, own-bytes (neighbouring bytes of one word too), read-only
+// and atomic patterns pass; off, nothing.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -70,7 +71,7 @@ TEST(SimRace, TransposeWithoutBarrierIsARace) {
   void *pi = in.p, *po = out.p;
   // Thread 1 reads word 1*17+0 before thread 16 (row 1, column 0) writes it.
   EXPECT_EQ(launchError(sim, *prog, "transpose", config(n, kTile * kPad * 4, true, 2), {&pi, &po}),
-            "kernel transpose: shared-memory race on word at offset 0x44 (block (0,0,0)): thread 1 read it "
+            "kernel transpose: shared-memory race on byte at offset 0x44 (block (0,0,0)): thread 1 read it "
             "(tr.tk:14:9) and thread 16 wrote it (tr.tk:12:5) with no barrier between");
   // The mode is off by default: the same launch reports nothing.
   EXPECT_EQ(launchError(sim, *prog, "transpose", config(n, kTile * kPad * 4, false, 2), {&pi, &po}), "(no error)");
@@ -99,12 +100,12 @@ TEST(SimRace, ReadAfterWriteWithoutBarrierNamesBothSites) {
   void *po = out.p;
   auto racy = neighbourKernel(n, false);
   EXPECT_EQ(launchError(sim, *racy, "rw", config(n, n * 4, true, 3), {&po}),
-            "kernel rw: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (rw.tk:12:5) "
+            "kernel rw: shared-memory race on byte at offset 0x0 (block (0,0,0)): thread 0 wrote it (rw.tk:12:5) "
             "and thread 1 read it (rw.tk:14:9) with no barrier between");
   // Without !tk.loc on the shared accesses the message has no lines.
   auto unlocated = neighbourKernel(n, false, false);
   EXPECT_EQ(launchError(sim, *unlocated, "rw", config(n, n * 4, true), {&po}),
-            "kernel rw: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it and thread 1 "
+            "kernel rw: shared-memory race on byte at offset 0x0 (block (0,0,0)): thread 0 wrote it and thread 1 "
             "read it with no barrier between");
 }
 
@@ -136,12 +137,12 @@ TEST(SimRace, WriteWriteRaceIsDetected) {
   // Two lanes of one warp in the same request: a GPU picks no order either.
   auto pairs = writeKernel(64, 2, 32);
   EXPECT_EQ(launchError(sim, *pairs, "ww", config(64, 128, true), {}),
-            "kernel ww: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (ww.tk:3:1) "
+            "kernel ww: shared-memory race on byte at offset 0x0 (block (0,0,0)): thread 0 wrote it (ww.tk:3:1) "
             "and thread 1 wrote it (ww.tk:3:1) with no barrier between");
   // Two warps writing the same 32 words.
   auto warps = writeKernel(64, 1, 32);
   EXPECT_EQ(launchError(sim, *warps, "ww", config(64, 128, true), {}),
-            "kernel ww: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (ww.tk:3:1) "
+            "kernel ww: shared-memory race on byte at offset 0x0 (block (0,0,0)): thread 0 wrote it (ww.tk:3:1) "
             "and thread 32 wrote it (ww.tk:3:1) with no barrier between");
   // Off: nothing is reported.
   EXPECT_NO_THROW(sim.launch(*warps, "ww", config(64, 128, false), {}));
@@ -171,7 +172,7 @@ TEST(SimRace, FirstRaceOfManyBlocksOnManyWorkersIsReported) {
   Buffer<int32_t> out(sim.memory(), n * blocks);
   void *po = out.p;
   std::string m = launchError(sim, *prog, "rw", config(n, n * 4, true, blocks), {&po});
-  EXPECT_EQ(m.rfind("kernel rw: shared-memory race on word at offset 0x0 (block (", 0), 0u) << m;
+  EXPECT_EQ(m.rfind("kernel rw: shared-memory race on byte at offset 0x0 (block (", 0), 0u) << m;
   EXPECT_NE(m.find(")): thread 0 wrote it (rw.tk:12:5) and thread 1 read it (rw.tk:14:9) with no barrier between"),
             std::string::npos)
       << m;
@@ -192,27 +193,155 @@ TEST(SimRace, WritesOfTheSameValueAreNotRaces) {
   sim.launch(*prog, "same", config(n, 4, true), {&po, &none});
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 7) << i;
   EXPECT_EQ(launchError(sim, *prog, "same", config(n, 4, true), {&po, &odd}),
-            "kernel same: shared-memory race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (s.tk:2:3) and "
+            "kernel same: shared-memory race on byte at offset 0x0 (block (0,0,0)): thread 0 wrote it (s.tk:2:3) and "
             "thread 40 wrote it (s.tk:2:3) with no barrier between");
 }
 
-TEST(SimRace, WordGranuleCoversSubWordAndVectorAccesses) {
+// One shared access of a two-thread pattern: `bytes` wide (1: i8, 2: half
+// (f16), 4: i32) at byte `offset`; a store writes `value`'s low bytes.
+struct Touch {
+  bool store;
+  uint32_t bytes, offset, value = 0;
+};
+
+// Thread 0 does `first`, then thread 1 does `second` (the sim runs thread 0
+// up to its first yield before thread 1), no barrier between; then a barrier
+// and thread 0 copies shared word 0 to out[0]. Loads go to out[1 + tid].
+std::unique_ptr<Program> pairKernel(Touch first, Touch second) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("pair", {k.ptr()}, 32);
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  auto *t0 = k.block("t0"), *not0 = k.block("not0"), *t1 = k.block("t1"), *join = k.block("join");
+  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(0)), t0, not0);
+  b.SetInsertPoint(not0);
+  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(1)), t1, join);
+  auto emit = [&](const Touch &x, const std::string &loc) {
+    llvm::Type *ty = x.bytes == 1 ? b.getInt8Ty() : x.bytes == 2 ? b.getHalfTy() : k.i32();
+    Value *p = b.CreateGEP(b.getInt8Ty(), smem, b.getInt64(x.offset));
+    if (x.store) {
+      Value *v = b.getIntN(x.bytes * 8, x.value);
+      k.sharedStore(x.bytes == 2 ? b.CreateBitCast(v, ty) : v, p, x.bytes, loc);
+    } else {
+      Value *v = k.sharedLoad(ty, p, x.bytes, loc);
+      if (x.bytes == 2) v = b.CreateBitCast(v, b.getInt16Ty());
+      k.store(b.CreateZExt(v, k.i32()), k.gep(k.i32(), k.arg(0), b.CreateAdd(tid, b.getInt32(1))));
+    }
+    b.CreateBr(join);
+  };
+  b.SetInsertPoint(t0);
+  emit(first, "p.tk:1:1");
+  b.SetInsertPoint(t1);
+  emit(second, "p.tk:2:1");
+  b.SetInsertPoint(join);
+  t.barrier(b);
+  auto *copy = k.block("copy"), *exit = k.block("exit");
+  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(0)), copy, exit);
+  b.SetInsertPoint(copy);
+  k.store(k.sharedLoad(k.i32(), smem, 4), k.arg(0));
+  b.CreateBr(exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  return k.compile();
+}
+
+// The check is per byte: accesses race only where their bytes overlap.
+TEST(SimRace, AccessesRaceOnlyOnBytesTheyShare) {
+  struct Case {
+    Touch first, second;
+    std::string race;  // "" for none, else the message's middle
+  };
+  const std::string w0 = "thread 0 wrote it (p.tk:1:1)", r0 = "thread 0 read it (p.tk:1:1)";
+  const std::string w1 = "thread 1 wrote it (p.tk:2:1)", r1 = "thread 1 read it (p.tk:2:1)";
+  auto at = [](const std::string &offset, const std::string &first, const std::string &second) {
+    return offset + " (block (0,0,0)): " + first + " and " + second;
+  };
+  const Case cases[] = {
+      // Two halves of one word (an i16 and an f16 store), or two of its bytes.
+      {{true, 2, 0, 0x1111}, {true, 2, 2, 0x2222}, ""},
+      {{true, 1, 3, 0x44}, {true, 1, 0, 0x11}, ""},
+      // An i32 store over another thread's f16 store: a race on its bytes.
+      {{true, 2, 2, 0x3c00}, {true, 4, 0, 0x01020304}, at("0x2", w0, w1)},
+      // A read of a byte another thread wrote, or the other way round.
+      {{true, 2, 2, 0x3c00}, {false, 4, 0}, at("0x2", w0, r1)},
+      {{true, 1, 3, 0x44}, {false, 2, 2}, at("0x3", w0, r1)},
+      {{false, 4, 0}, {true, 1, 1, 0x55}, at("0x1", r0, w1)},
+      // Bytes next to a store are free to read.
+      {{true, 1, 3, 0x44}, {false, 2, 0}, ""},
+      // Same value, byte by byte: 0x11223344 holds 0x1122 at byte 2; 0x2122
+      // changes only byte 3.
+      {{true, 4, 0, 0x11223344}, {true, 2, 2, 0x1122}, ""},
+      {{true, 4, 0, 0x11223344}, {true, 2, 2, 0x2122}, at("0x3", w0, w1)},
+  };
   Simulator sim(1);
-  {
-    // i16 stores to smem16[t]: threads 0 and 1 share the word at offset 0.
-    KernelBuilder k;
-    auto &b = k.b();
-    const SimTarget &t = k.target();
-    k.kernel("halves", {}, 32);
-    Value *tid = t.threadId(b);
-    k.sharedStore(b.CreateTrunc(tid, b.getInt16Ty()), k.gep(b.getInt16Ty(), t.sharedBase(b), tid), 2, "h.tk:1:1");
-    b.CreateRetVoid();
-    auto prog = k.compile();
-    std::string m = launchError(sim, *prog, "halves", config(32, 64, true), {});
-    EXPECT_NE(m.find("race on word at offset 0x0 (block (0,0,0)): thread 0 wrote it (h.tk:1:1) and thread 1 wrote it"),
-              std::string::npos)
-        << m;
+  Buffer<uint32_t> out(sim.memory(), 33);
+  void *po = out.p;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.first.bytes) + "@" + std::to_string(c.first.offset) + " then " +
+                 std::to_string(c.second.bytes) + "@" + std::to_string(c.second.offset));
+    auto prog = pairKernel(c.first, c.second);
+    std::string m = launchError(sim, *prog, "pair", config(32, 4, true), {&po});
+    if (c.race.empty()) {
+      EXPECT_EQ(m, "(no error)");
+    } else {
+      EXPECT_EQ(m, "kernel pair: shared-memory race on byte at offset " + c.race + " with no barrier between");
+    }
   }
+  // The two halves land side by side.
+  auto halves = pairKernel({true, 2, 0, 0x1111}, {true, 2, 2, 0x2222});
+  out[0] = 0xdeadbeef;
+  sim.launch(*halves, "pair", config(32, 4, true), {&po});
+  EXPECT_EQ(out[0], 0x22221111u);
+}
+
+// Every thread of two warps stores one 1- or 2-byte element at smem[tid]
+// (2 or 4 threads share each word); [barrier;] each reads the whole word
+// holding its element. With the barrier nothing races and every word holds
+// its threads' elements; without it, thread 0's read of word 0 meets thread
+// 1's store to the next element.
+std::unique_ptr<Program> packedKernel(int n, uint32_t elemBytes, bool barrier) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("packed", {k.ptr()}, n);
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  Value *bits = b.CreateTrunc(b.CreateAdd(tid, b.getInt32(0x3c00)), b.getIntNTy(elemBytes * 8));
+  llvm::Type *ty = elemBytes == 2 ? b.getHalfTy() : b.getInt8Ty();  // f16 or i8 elements
+  k.sharedStore(b.CreateBitCast(bits, ty), k.gep(ty, smem, tid), elemBytes, "e.tk:1:1");
+  if (barrier) t.barrier(b);
+  Value *word = b.CreateUDiv(tid, b.getInt32(4 / elemBytes));
+  k.store(k.sharedLoad(k.i32(), k.gep(k.i32(), smem, word), 4, "e.tk:2:1"), k.gep(k.i32(), k.arg(0), tid));
+  b.CreateRetVoid();
+  return k.compile();
+}
+
+TEST(SimRace, ThreadsStoringNeighbouringBytesOfAWordDoNotRace) {
+  const int n = 64;
+  Simulator sim(1);
+  Buffer<uint32_t> out(sim.memory(), n);
+  void *po = out.p;
+  for (uint32_t eb : {1u, 2u}) {
+    SCOPED_TRACE(eb);
+    auto good = packedKernel(n, eb, true);
+    for (int i = 0; i < n; ++i) out[i] = 0xdeadbeef;
+    sim.launch(*good, "packed", config(n, n * eb, true), {&po});
+    const uint32_t per = 4 / eb, mask = eb == 1 ? 0xff : 0xffff;
+    for (uint32_t i = 0; i < uint32_t(n); ++i) {
+      uint32_t want = 0, first = i / per * per;
+      for (uint32_t j = 0; j < per; ++j) want |= ((first + j + 0x3c00) & mask) << (8 * eb * j);
+      ASSERT_EQ(out[i], want) << i;
+    }
+    auto bad = packedKernel(n, eb, false);
+    EXPECT_EQ(launchError(sim, *bad, "packed", config(n, n * eb, true), {&po}),
+              "kernel packed: shared-memory race on byte at offset 0x" + std::to_string(eb) +
+                  " (block (0,0,0)): thread 0 read it (e.tk:2:1) and thread 1 wrote it (e.tk:1:1) with no barrier "
+                  "between");
+  }
+}
+
+TEST(SimRace, VectorAccessesCoverEveryByte) {
+  Simulator sim(1);
   {
     // <4 x float> per thread; then each thread reads its neighbour's vector:
     // the race is on the neighbour's first word, 16 bytes further on.
@@ -236,7 +365,7 @@ TEST(SimRace, WordGranuleCoversSubWordAndVectorAccesses) {
         EXPECT_EQ(m, "(no error)");
       } else {
         EXPECT_EQ(m,
-                  "kernel vec: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
+                  "kernel vec: shared-memory race on byte at offset 0x10 (block (0,0,0)): thread 0 read it "
                   "(v.tk:2:1) and thread 1 wrote it (v.tk:1:1) with no barrier between");
       }
     }
@@ -255,7 +384,7 @@ TEST(SimRace, EpochsAdvanceAtEveryBarrier) {
   auto bad = barrierLoopKernel(n, false);
   // Iteration 1: thread 0 reads word 1, then thread 1 increments it.
   EXPECT_EQ(launchError(sim, *bad, "loop", config(n, n * 4, true), {&po}),
-            "kernel loop: shared-memory race on word at offset 0x4 (block (0,0,0)): thread 0 read it (l.tk:5:10) "
+            "kernel loop: shared-memory race on byte at offset 0x4 (block (0,0,0)): thread 0 read it (l.tk:5:10) "
             "and thread 1 wrote it (l.tk:3:3) with no barrier between");
 }
 
@@ -346,7 +475,7 @@ TEST(SimRace, MaskedSharedAccessesCheckActiveLanesOnly) {
     std::string m = launchError(sim, *prog, "masked", config(32, 512, true), {});
     if (allLanes) {
       EXPECT_EQ(m,
-                "kernel masked: shared-memory race on word at offset 0x10 (block (0,0,0)): thread 0 read it "
+                "kernel masked: shared-memory race on byte at offset 0x10 (block (0,0,0)): thread 0 read it "
                 "(m.tk:2:1) and thread 1 wrote it (m.tk:1:1) with no barrier between");
     } else {
       EXPECT_EQ(m, "(no error)");
