@@ -6,6 +6,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,37 @@ inline std::string launchError(Simulator &sim, Program &p, const std::string &ke
 // then out[t] = acc (= 1 + 2 + 3 + 4 + 5). Own-word read-modify-writes and
 // shared reads are fine; without the second barrier, iteration j+1's write
 // meets iteration j's read of another thread (a race).
+// `early_exit(out)` on 64 threads: thread `quitter` returns at once, the
+// others store `shuffle(tid)` (located at `loc` when given), so the shuffle
+// misses a lane. Launched, it is the error this returns.
+inline std::string exitedLaneShuffleError(
+    int quitter, const std::function<llvm::Value *(const SimTarget &, llvm::IRBuilder<> &, llvm::Value *)> &shuffle,
+    const std::string &loc = "") {
+  const int n = 64;
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("early_exit", {k.ptr()}, n);
+  llvm::Value *tid = t.threadId(b);
+  auto *go = k.block("go"), *quit = k.block("quit");
+  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(quitter)), quit, go);
+  b.SetInsertPoint(quit);
+  b.CreateRetVoid();
+  b.SetInsertPoint(go);
+  llvm::Value *v = shuffle(t, b, tid);
+  if (!loc.empty()) k.locateLast(loc);
+  k.store(v, k.gep(k.i32(), k.arg(0), tid));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<int32_t> out(sim.memory(), n);
+  void *po = out.p;
+  LaunchConfig cfg;
+  cfg.grid[0] = 2;
+  cfg.blockThreads = n;
+  return launchError(sim, *prog, "early_exit", cfg, {&po});
+}
+
 inline std::unique_ptr<Program> barrierLoopKernel(int n, bool secondBarrier) {
   KernelBuilder k;
   auto &b = k.b();

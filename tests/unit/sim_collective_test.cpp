@@ -222,29 +222,8 @@ TEST(SimShuffle, PartialLastWarpReadsOwnValueOutsideTheBlock) {
 TEST(SimShuffle, ExitedLaneIsAnError) {
   // A shuffle call carrying !tk.loc is named by its line.
   for (bool located : {false, true}) {
-    const int n = 64;
-    KernelBuilder k;
-    auto &b = k.b();
-    const SimTarget &t = k.target();
-    k.kernel("early_exit", {k.ptr()}, n);
-    Value *tid = t.threadId(b);
-    auto *go = k.block("go"), *quit = k.block("quit");
-    b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(37)), quit, go);
-    b.SetInsertPoint(quit);
-    b.CreateRetVoid();
-    b.SetInsertPoint(go);
-    Value *v = t.shuffleXor(b, tid, 1);
-    if (located) k.locateLast("ee.tk:9:7");
-    k.store(v, k.gep(k.i32(), k.arg(0), tid));
-    b.CreateRetVoid();
-    auto prog = k.compile();
-    Simulator sim(1);
-    Buffer<int32_t> out(sim.memory(), n);
-    void *po = out.p;
-    LaunchConfig cfg;
-    cfg.grid[0] = 2;
-    cfg.blockThreads = n;
-    std::string m = launchError(sim, *prog, "early_exit", cfg, {&po});
+    auto xor1 = [](const SimTarget &t, llvm::IRBuilder<> &b, Value *tid) { return t.shuffleXor(b, tid, 1); };
+    std::string m = exitedLaneShuffleError(37, xor1, located ? "ee.tk:9:7" : "");
     ASSERT_NE(m, "(no error)") << "a shuffle missing an exited lane must fail";
     EXPECT_EQ(m, std::string("kernel early_exit: warp shuffle") + (located ? " (ee.tk:9:7)" : "") +
                      " in block (0,0,0), warp 1: 31 of 32 lanes arrived; lane 5 (thread 37) never will, which has "

@@ -47,28 +47,8 @@ TEST(SimShuffleUp, ReadsTheLaneDeltaBelowOrItsOwn) {
 }
 
 TEST(SimShuffleUp, ExitedLaneIsALocatedError) {
-  const int n = 64;
-  KernelBuilder k;
-  auto &b = k.b();
-  const SimTarget &t = k.target();
-  k.kernel("early_exit", {k.ptr()}, n);
-  Value *tid = t.threadId(b);
-  auto *go = k.block("go"), *quit = k.block("quit");
-  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(40)), quit, go);
-  b.SetInsertPoint(quit);
-  b.CreateRetVoid();
-  b.SetInsertPoint(go);
-  Value *v = t.shuffleUp(b, tid, 2);
-  k.locateLast("scan.tk:4:13");
-  k.store(v, k.gep(k.i32(), k.arg(0), tid));
-  b.CreateRetVoid();
-  auto prog = k.compile();
-  Simulator sim(1);
-  Buffer<int32_t> out(sim.memory(), n);
-  void *po = out.p;
-  LaunchConfig cfg;
-  cfg.blockThreads = n;
-  EXPECT_EQ(launchError(sim, *prog, "early_exit", cfg, {&po}),
+  auto up2 = [](const SimTarget &t, llvm::IRBuilder<> &b, Value *tid) { return t.shuffleUp(b, tid, 2); };
+  EXPECT_EQ(exitedLaneShuffleError(40, up2, "scan.tk:4:13"),
             "kernel early_exit: warp shuffle (scan.tk:4:13) in block (0,0,0), warp 1: 31 of 32 lanes arrived; lane 8 "
             "(thread 40) never will, which has exited");
 }
