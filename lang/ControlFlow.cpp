@@ -66,6 +66,15 @@ std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carrie
   return out;
 }
 
+// The carried vars now name `op`'s results, typed as the values yielded.
+void IRGen::bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded) {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    ir::Value *result = op->addResult(yielded[i]->type());
+    result->setNameHint(carried[i].name);
+    lookup(carried[i].name)->value = value(result);
+  }
+}
+
 // grammar: FOR IDENT IN range(a[, b[, step]]) block
 // i runs over a, a+step, ... while below b (above b for a negative step), as
 // in Python; the vars the body assigns are carried from one iteration to the
@@ -123,11 +132,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   builder_->setLoc(irLoc(s.loc));
   builder_->create(OpKind::Yield, next, std::nullopt);
   builder_ = std::move(outer);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    ir::Value *result = loop->addResult(next[i]->type());
-    result->setNameHint(carried[i].name);
-    lookup(carried[i].name)->value = value(result);
-  }
+  bindResults(loop, carried, next);
 }
 
 // grammar: IF expr block [ELSE (block | if_stmt)], the condition a runtime
@@ -160,11 +165,7 @@ void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
     builder_->create(OpKind::Yield, yielded, std::nullopt);
   }
   builder_ = std::move(outer);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    ir::Value *result = branch->addResult(yielded[i]->type());
-    result->setNameHint(carried[i].name);
-    lookup(carried[i].name)->value = value(result);
-  }
+  bindResults(branch, carried, yielded);
 }
 
 // An `if` with a `return` in it: each branch that does not end the kernel

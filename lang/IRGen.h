@@ -88,6 +88,7 @@ class IRGen {
   void genReturningIf(const ast::Stmt &s, ir::Value *cond);
   std::vector<Carried> carriedVars(const std::vector<const std::vector<ast::StmtPtr> *> &bodies);
   std::vector<ir::Value *> currentValues(const std::vector<Carried> &carried, const ast::Loc &loc);
+  void bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded);
 
   // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
   struct Binding {
