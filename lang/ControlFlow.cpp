@@ -185,10 +185,12 @@ void IRGen::genReturningIf(const ast::Stmt &s, ir::Value *cond) {
     scopes_.emplace_back();
     genStmts(r ? s.elseBody : s.body);
     scopes_.pop_back();
+    // By index: the statements generated here push frames of their own,
+    // which may move the stack.
     for (size_t k = frames_.size(); k-- > 0 && !returned_;) {
-      Frame &f = frames_[k];
-      scopes_.resize(f.scopeDepth);
-      while (f.next < f.stmts->size() && !returned_ && !diags_.tooManyErrors()) genStmt(*(*f.stmts)[f.next++]);
+      scopes_.resize(frames_[k].scopeDepth);
+      while (frames_[k].next < frames_[k].stmts->size() && !returned_ && !diags_.tooManyErrors())
+        genStmt(*(*frames_[k].stmts)[frames_[k].next++]);
     }
     returned_ = false;
     builder_->setLoc(irLoc(s.loc));
