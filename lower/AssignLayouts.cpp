@@ -22,21 +22,26 @@ bool isAnchor(const Op &op) {
   return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas);
 }
 
+// The layout a tile gets when nothing asks for one: row-major, as many
+// elements per thread as 16 bytes hold but no more than it takes to give
+// every thread an element.
+LayoutRef defaultLayout(const ir::Type &t, int numWarps) {
+  std::vector<int> order;
+  for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
+  const int64_t threads = int64_t(numWarps) * kWarpSize;
+  const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
+  const int vec =
+      static_cast<int>(std::max<int64_t>(1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
+  return defaultBlockedLayout(t.shape, numWarps, vec, order);
+}
+
 // The layout operand `i` of `op` must have for the op to produce `result`.
 LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
   if (!op.operand(i)->type().isTile()) return nullptr;
   if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
-  if (op.is(OpKind::Dot) && i < 2) {
-    // dot's a [M,K] and b [K,N] have other shapes than its result and go
-    // through shared memory anyway: the default layout of their own shape
-    // (row-major, up to 16 bytes per thread, no replication where avoidable).
-    const ir::Type &t = op.operand(i)->type();
-    const int numWarps = result->numWarps();
-    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
-    const int vec = static_cast<int>(std::max<int64_t>(
-        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / (int64_t(numWarps) * kWarpSize)})));
-    return defaultBlockedLayout(t.shape, numWarps, vec, {1, 0});
-  }
+  // dot's a [M,K] and b [K,N] have other shapes than its result and go
+  // through shared memory anyway: the default layout of their own shape.
+  if (op.is(OpKind::Dot) && i < 2) return defaultLayout(op.operand(i)->type(), result->numWarps());
   return result;
 }
 
@@ -64,18 +69,7 @@ class LayoutAssigner {
   }
 
  private:
-  // The layout a tile gets when nothing asks for one: row-major, as many
-  // elements per thread as 16 bytes hold but no more than it takes to give
-  // every thread an element.
-  LayoutRef defaultLayout(const ir::Type &t) const {
-    std::vector<int> order;
-    for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
-    const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
-    const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
-    const int vec = static_cast<int>(std::max<int64_t>(
-        1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
-    return defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
-  }
+  LayoutRef defaultLayout(const ir::Type &t) const { return lower::defaultLayout(t, fn_.numWarps()); }
 
   // Like Triton's cheap-to-rematerialise loads: a tile with no more elements
   // than the block has threads gets one element per thread at best anyway,

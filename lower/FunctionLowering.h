@@ -71,6 +71,9 @@ class FunctionLowering {
   void tagShared(llvm::Instruction *inst, const ir::Location &loc);
   // The block-wide barrier, tagged with the op's location.
   void barrier(const ir::Location &loc);
+  // `if (pred) body();` where a null or constant-true `pred` runs it always
+  // and a constant-false one never.
+  void ifThen(llvm::Value *pred, const std::function<void()> &body, const char *name);
   // `pred ? emit() : other`, with emit() run only on the taken path.
   llvm::Value *guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,
                        llvm::Value *other);

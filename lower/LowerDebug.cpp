@@ -2,7 +2,6 @@
 // by the one thread that owns it (replicated copies stay quiet), scalars by
 // the program's thread 0; the Target turns the line into vprintf or a call
 // into the sim runtime.
-#include <functional>
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
@@ -10,22 +9,6 @@
 namespace tk::lower {
 
 namespace {
-
-// `if (pred) body();` where a null or constant-true `pred` runs it always.
-void ifThen(FunctionLowering &fl, llvm::Value *pred, const std::function<void()> &body, const char *name) {
-  if (!pred) return body();
-  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred)) {
-    if (c->isOne()) body();
-    return;
-  }
-  auto *then = llvm::BasicBlock::Create(fl.ctx_, name, fl.llfn_);
-  auto *join = llvm::BasicBlock::Create(fl.ctx_, std::string(name) + ".join", fl.llfn_);
-  fl.b_.CreateCondBr(pred, then, join);
-  fl.b_.SetInsertPoint(then);
-  body();
-  fl.b_.CreateBr(join);
-  fl.b_.SetInsertPoint(join);
-}
 
 // The printf conversion of an element type, and its value promoted the way
 // C varargs (and CUDA's vprintf) pass it.
@@ -66,7 +49,7 @@ void FunctionLowering::lowerPrint(ir::Op &op) {
   if (op.numOperands() == 0) {
     target_.beginPrintGroup(b_);
     const std::string format = head + (prefix.empty() ? "" : " " + prefix) + "\n";
-    ifThen(*this, first, [&] { target_.print(b_, format, pid, b_.getInt32(0)); }, "print");
+    ifThen(first, [&] { target_.print(b_, format, pid, b_.getInt32(0)); }, "print");
     return;
   }
   for (size_t k = 0; k < op.numOperands(); ++k) {
@@ -77,7 +60,7 @@ void FunctionLowering::lowerPrint(ir::Op &op) {
     if (op.numOperands() > 1) label += (label.empty() ? "(operand " : " (operand ") + std::to_string(k) + ")";
     const std::string tail = (label.empty() ? "" : " " + label) + " " + conversion(t.elem) + "\n";
     if (t.isScalar()) {
-      ifThen(*this, first, [&] {
+      ifThen(first, [&] {
         std::vector<llvm::Value *> args = pid;
         args.push_back(promote(b_, vals[0], t.elem));
         target_.print(b_, head + tail, args, b_.getInt32(0));
@@ -90,7 +73,7 @@ void FunctionLowering::lowerPrint(ir::Op &op) {
     RegisterMap rm(t.layout, t.shape);
     llvm::Value *owner = rm.replicated() ? ownerPredicate(t, rm) : nullptr;
     for (int r = 0; r < rm.numRegisters(); ++r) {
-      ifThen(*this, owner, [&] {
+      ifThen(owner, [&] {
         std::vector<llvm::Value *> args = pid;
         llvm::Value *element = b_.getInt32(0);
         std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
@@ -118,7 +101,7 @@ void FunctionLowering::lowerAssert(ir::Op &op) {
   }
   if (owner) bad = b_.CreateAnd(bad, owner);
   const ir::Location &loc = op.loc();
-  ifThen(*this, bad, [&] {
+  ifThen(bad, [&] {
     target_.assertFail(b_, op.strAttr("message"), loc.file.empty() ? "<unknown>" : loc.file, loc.line, loc.col,
                        fn_.name);
   }, "assert.fail");

@@ -32,10 +32,7 @@ Regs FunctionLowering::lowerDot(ir::Op &op) {
   const int64_t offsetB = (at.shape[0] * strideA * elt + 15) / 16 * 16;
   sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * N * elt));
 
-  auto widen = [&](llvm::Value *v) -> llvm::Value * {
-    if (v->getType() == accTy) return v;
-    return isFloat ? b_.CreateFPExt(v, accTy) : b_.CreateSExt(v, accTy);
-  };
+  auto widen = [&](llvm::Value *v) { return castScalar(v, at.elem, rt.elem); };
 
   // 1. Every element's owner writes a and b to shared memory, a vector per
   // run of elements contiguous along dim 1 (the default layouts' order).

@@ -54,24 +54,27 @@ llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, ll
   return guarded(pred, ty, load, other);
 }
 
+void FunctionLowering::ifThen(llvm::Value *pred, const std::function<void()> &body, const char *name) {
+  if (auto *c = llvm::dyn_cast_or_null<llvm::ConstantInt>(pred)) {
+    if (c->isOne()) body();
+    return;
+  }
+  if (!pred) return body();
+  auto *then = llvm::BasicBlock::Create(ctx_, name, llfn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, std::string(name) + ".join", llfn_);
+  b_.CreateCondBr(pred, then, join);
+  b_.SetInsertPoint(then);
+  body();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+}
+
 void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc) {
-  auto store = [&]() {
+  ifThen(pred, [&] {
     llvm::Value *v = val->getType()->isIntegerTy(1) ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
     auto *st = b_.CreateAlignedStore(v, ptr, llvm::Align(std::max<uint64_t>(1, v->getType()->getPrimitiveSizeInBits() / 8)));
     tagGlobal(st, loc);
-  };
-  if (auto *c = llvm::dyn_cast_or_null<llvm::ConstantInt>(pred)) {
-    if (c->isOne()) store();
-    return;
-  }
-  if (!pred) return store();
-  auto *then = llvm::BasicBlock::Create(ctx_, "store.lane", llfn_);
-  auto *join = llvm::BasicBlock::Create(ctx_, "store.join", llfn_);
-  b_.CreateCondBr(pred, then, join);
-  b_.SetInsertPoint(then);
-  store();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
+  }, "store.lane");
 }
 
 namespace {

@@ -138,38 +138,14 @@ Value *SimTarget::sharedBase(IRBuilderBase &b) const {
   return b.CreateCall(pureFn(moduleOf(b), kFnSharedBase, b.getPtrTy(0), {}));
 }
 
-// libm names: f32 takes the `f` suffix. rsqrt has no libm function: 1/sqrt(x).
-static const char *libmName(MathFn f) {
-  switch (f) {
-    case MathFn::Exp:
-      return "exp";
-    case MathFn::Exp2:
-      return "exp2";
-    case MathFn::Log:
-      return "log";
-    case MathFn::Log2:
-      return "log2";
-    case MathFn::Sqrt:
-    case MathFn::Rsqrt:
-      return "sqrt";
-    case MathFn::Sin:
-      return "sin";
-    case MathFn::Cos:
-      return "cos";
-    case MathFn::Tanh:
-      return "tanh";
-    case MathFn::Floor:
-      return "floor";
-    case MathFn::Ceil:
-      return "ceil";
-  }
-  return nullptr;
-}
+// libm names are mathFnName's, f32 with the `f` suffix; rsqrt has no libm
+// function: 1/sqrt(x).
+static const char *libmName(MathFn f) { return f == MathFn::Rsqrt ? "sqrt" : mathFnName(f); }
 
 Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
   Type *t = x->getType();
   if (!t->isFloatTy() && !t->isDoubleTy())
-    throw std::invalid_argument(std::string("SimTarget::math: ") + libmName(f) + " wants an f32 or f64 scalar");
+    throw std::invalid_argument(std::string("SimTarget::math: ") + mathFnName(f) + " wants an f32 or f64 scalar");
   std::string name = libmName(f);
   if (t->isFloatTy()) name += "f";
   // GPU math has no errno: declaring libm pure lets LLVM hoist, merge and

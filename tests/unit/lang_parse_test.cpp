@@ -81,7 +81,8 @@ TEST(LangParser, PrecedenceIsCLike) {
 }
 
 TEST(LangParser, WholeSketchGrammarParses) {
-  // Statements the checker rejects for now still parse.
+  // The whole statement grammar parses (checking rejects only the one
+  // construct that is not supported yet, if any).
   DiagnosticEngine diags;
   Frontend fe(diags);
   fe.setFileReader([](const std::string &path) -> std::optional<std::string> {
@@ -100,8 +101,8 @@ TEST(LangParser, WholeSketchGrammarParses) {
 }
 
 TEST(LangParser, DesignSketchKernelsParse) {
-  // The two seed kernels of docs' design sketch: they parse, and lowering
-  // them reports only features that are not implemented yet.
+  // The two seed kernels of docs' design sketch: they parse and lower as
+  // written.
   const char *src = R"(
 kernel layernorm_tanh_linear_relu(x: *f32, w: *f32, b: f32, out: *f32,
                                   rows: i32, eps: f32,

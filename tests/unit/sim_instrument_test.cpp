@@ -33,18 +33,34 @@ declare <4 x float> @llvm.masked.load.v4f32.p0(ptr, i32, <4 x i1>, <4 x float>)
 !3 = !{!"a.tk:5:6"}
 )";
 
-TEST(SimInstrument, RoutesMarkedAccessesOnly) {
+// `ir` parsed and instrumented: the module, its text and the sites.
+struct Instrumented {
   llvm::LLVMContext ctx;
-  llvm::SMDiagnostic err;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(kInput, err, ctx);
-  ASSERT_TRUE(m) << err.getMessage().str();
+  std::unique_ptr<llvm::Module> module;
   SiteTable sites;
-  EXPECT_EQ(instrumentMemoryAccesses(*m, sites), 5u);
+  size_t count = 0;  // what instrumentMemoryAccesses returned
   std::string text;
-  llvm::raw_string_ostream os(text);
-  m->print(os, nullptr);
 
-  auto expectLine = [&](const std::string &s) { EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text; };
+  explicit Instrumented(const char *ir) {
+    llvm::SMDiagnostic err;
+    module = llvm::parseAssemblyString(ir, err, ctx);
+    if (!module) {
+      text = "parse error: " + err.getMessage().str();
+      return;
+    }
+    count = instrumentMemoryAccesses(*module, sites);
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+  }
+  void expectLine(const std::string &s) const { EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text; }
+};
+
+TEST(SimInstrument, RoutesMarkedAccessesOnly) {
+  Instrumented in(kInput);
+  ASSERT_TRUE(in.module) << in.text;
+  EXPECT_EQ(in.count, 5u);
+  auto expectLine = [&](const std::string &s) { in.expectLine(s); };
+  const SiteTable &sites = in.sites;
   expectLine("%1 = call ptr @__tk_sim_global_access(ptr %g, i32 0)");
   expectLine("load <4 x float>, ptr %1, align 16");
   expectLine("%2 = call ptr @__tk_sim_shared_access(ptr %s, i32 1)");
@@ -94,16 +110,12 @@ declare float @__tk_sim_shfl_xor_f32(float, i32) convergent nounwind
 )";
 
 TEST(SimInstrument, SharedAccessWithLocationAndLocatedShuffles) {
-  llvm::LLVMContext ctx;
-  llvm::SMDiagnostic err;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(kSharedAndLoc, err, ctx);
-  ASSERT_TRUE(m) << err.getMessage().str();
-  SiteTable sites;
-  EXPECT_EQ(instrumentMemoryAccesses(*m, sites), 5u);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  m->print(os, nullptr);
-  auto expectLine = [&](const std::string &s) { EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text; };
+  Instrumented in(kSharedAndLoc);
+  ASSERT_TRUE(in.module) << in.text;
+  EXPECT_EQ(in.count, 5u);
+  auto expectLine = [&](const std::string &s) { in.expectLine(s); };
+  const SiteTable &sites = in.sites;
+  const std::string &text = in.text;
   expectLine("%1 = call ptr @__tk_sim_shared_access(ptr %s, i32 0)");
   expectLine("store i32 %v, ptr %1, align 4");
   expectLine("%2 = call ptr @__tk_sim_shared_access(ptr %s, i32 1)");
@@ -113,7 +125,7 @@ TEST(SimInstrument, SharedAccessWithLocationAndLocatedShuffles) {
   expectLine("%w = call float @__tk_sim_shfl_xor_f32(float %z, i32 4)");  // unlocated: unchanged
   EXPECT_EQ(text.find("call ptr @__tk_sim_global_access"), std::string::npos) << text;
   EXPECT_EQ(text.find("call i32 @__tk_sim_shfl_xor_i32("), std::string::npos) << text;
-  EXPECT_TRUE(m->getFunction("__tk_sim_shfl_xor_i32_at")->isConvergent());
+  EXPECT_TRUE(in.module->getFunction("__tk_sim_shfl_xor_i32_at")->isConvergent());
 
   ASSERT_EQ(sites.sites.size(), 5u);
   EXPECT_EQ(sites.sites[0].kind, SiteKind::SharedStore);
