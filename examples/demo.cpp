@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tk/runtime.h"
+#include "tk/tune.h"
 
 namespace {
 
@@ -421,6 +422,88 @@ bool similarity(tk::Device &dev, nlohmann::json &report, bool full, int samples)
   return ok;
 }
 
+// The autotuner on the default device: complex_activation at n and softmax at
+// 1823 x 781, each over the @tune space its stdlib file declares, then run
+// through Tuner::launch (the tuned config, as @triton.autotune would pick
+// it) and checked against a CPU reference in double.
+bool autotune(tk::Device &dev, nlohmann::json &report, int n) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  bool allOk = true;
+  auto record = [&](const tk::TuneReport &r, double relErr, bool ok) {
+    std::printf("%s", r.table().c_str());
+    std::printf("tuned launch: rel_err %.2e%s\n\n", relErr, ok ? "" : "  <-- FAILED");
+    const tk::TuneResult &best = r.bestResult();
+    report.push_back({{"kernel", r.kernel},
+                      {"tuned", true},
+                      {"device", r.device},
+                      {"measure", r.measure},
+                      {"gpu", r.gpu},
+                      {"key", r.key},
+                      {"best", {{"consts", best.config.consts}, {"num_warps", best.config.numWarps},
+                                {"num_stages", best.config.numStages}}},
+                      {"best_ms", best.ms},
+                      {"configs", r.results.size()},
+                      {"compiled", r.compiled},
+                      {"timed", r.timed},
+                      {"cache_hits", r.cacheHits},
+                      {"rel_err", relErr},
+                      {"ok", ok}});
+    allOk &= ok;
+  };
+
+  std::printf("\nautotuning (tkc tune does the same from the command line)\n");
+  {
+    std::vector<float> x(n), y(n);
+    for (float &f : x) f = dist(rng);
+    for (float &f : y) f = dist(rng);
+    tk::Buffer bx = dev.upload(x), by = dev.upload(y), out = dev.upload(std::vector<float>(n, NAN));
+    std::vector<tk::Arg> args = {bx, by, out, int32_t(n)};
+    auto grid = [n](const tk::Bundle &b) { return tk::Dim3{uint32_t((n + b.constInt("BLOCK") - 1) / b.constInt("BLOCK"))}; };
+    tk::Tuner tuner(dev, TK_STDLIB_DIR "/elementwise.tk", "complex_activation");
+    tk::TuneReport r = tuner.tune(grid, args);
+    dev.copyToDevice(out, std::vector<float>(n, NAN).data(), size_t(n) * 4);
+    tuner.launch(grid, args);
+    std::vector<float> got = dev.download<float>(out, n);
+    double err = 0, norm = 0;
+    for (int i = 0; i < n; ++i) {
+      double ref = std::max(0.0, (std::sin(double(x[i])) * std::cos(double(y[i])) + x[i]) * y[i]);
+      err += (got[i] - ref) * (got[i] - ref);
+      norm += ref * ref;
+    }
+    const double rel = std::sqrt(err / norm);
+    record(r, rel, rel < 1e-5);
+  }
+  {
+    const int rows = 1823, cols = 781;
+    std::vector<float> x(size_t(rows) * cols);
+    for (float &f : x) f = dist(rng);
+    tk::Buffer bx = dev.upload(x), out = dev.upload(std::vector<float>(x.size(), NAN));
+    std::vector<tk::Arg> args = {bx, out, int32_t(rows), int32_t(cols)};
+    auto grid = [](const tk::Bundle &b) {
+      return tk::Dim3{uint32_t((1823 + b.constInt("BLOCK_R") - 1) / b.constInt("BLOCK_R"))};
+    };
+    tk::Tuner tuner(dev, TK_STDLIB_DIR "/normalization.tk", "softmax");
+    tk::TuneReport r = tuner.tune(grid, args);
+    dev.copyToDevice(out, std::vector<float>(x.size(), NAN).data(), x.size() * 4);
+    tuner.launch(grid, args);
+    std::vector<float> got = dev.download<float>(out, x.size());
+    double worst = 0;
+    for (int row = 0; row < rows; ++row) {
+      const float *v = &x[size_t(row) * cols];
+      double m = *std::max_element(v, v + cols), sum = 0;
+      for (int c = 0; c < cols; ++c) sum += std::exp(v[c] - m);
+      for (int c = 0; c < cols; ++c) {
+        double ref = std::exp(v[c] - m) / sum;
+        double g = got[size_t(row) * cols + c];
+        worst = std::max(worst, std::isnan(g) ? 1.0 : std::abs(g - ref) / std::max(ref, 1e-30));
+      }
+    }
+    record(r, worst, worst < 1e-5);
+  }
+  return allOk;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -520,6 +603,7 @@ int main(int argc, char **argv) {
     allOk &= complexActivationOpByOp(*dev, report, n);
     allOk &= puzzler(*dev, report, 16, log2n >= 22 ? 1024 : 64, 256);
     allOk &= similarity(*dev, report, log2n >= 22, similaritySamples);
+    allOk &= autotune(*dev, report, n);
     if (!reportPath.empty()) {
       std::ofstream f(reportPath);
       f << report.dump(2) << "\n";

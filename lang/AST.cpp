@@ -48,6 +48,21 @@ void dumpExpr(const Expr &e, int indent, std::string &out) {
 
 void dumpStmts(const std::vector<StmtPtr> &body, int indent, std::string &out);
 
+// An attribute prints as its call: `attribute @tune @L:C`, then the arguments.
+void dumpAttribute(const Attribute &a, int indent, std::string &out) {
+  out.append(static_cast<size_t>(indent) * 2, ' ');
+  out += "attribute @" + a.call->text + where(a.loc) + "\n";
+  for (size_t i = 0; i < a.call->args.size(); ++i) {
+    if (!a.call->argNames[i].empty()) {
+      out.append(static_cast<size_t>(indent + 1) * 2, ' ');
+      out += "arg " + a.call->argNames[i] + ":\n";
+      dumpExpr(*a.call->args[i], indent + 2, out);
+    } else {
+      dumpExpr(*a.call->args[i], indent + 1, out);
+    }
+  }
+}
+
 void dumpStmt(const Stmt &s, int indent, std::string &out) {
   out.append(static_cast<size_t>(indent) * 2, ' ');
   switch (s.kind) {
@@ -77,16 +92,35 @@ void dumpStmts(const std::vector<StmtPtr> &body, int indent, std::string &out) {
 }
 }  // namespace
 
+ExprPtr clone(const Expr &e) {
+  auto c = std::make_unique<Expr>();
+  c->kind = e.kind;
+  c->loc = e.loc;
+  c->depth = e.depth;
+  c->text = e.text;
+  c->intValue = e.intValue;
+  c->floatValue = e.floatValue;
+  c->type = e.type;
+  c->argNames = e.argNames;
+  c->argNameLocs = e.argNameLocs;
+  for (const ExprPtr &a : e.args) c->args.push_back(clone(*a));
+  return c;
+}
+
 std::string dump(const Module &m) {
   std::string out = "module \"" + m.file + "\"\n";
   for (const Decl &d : m.decls) {
     switch (d.kind) {
-      case DeclKind::Import: out += "  import \"" + d.name + "\"" + where(d.loc) + "\n"; continue;
+      case DeclKind::Import:
+        out += "  import \"" + d.name + "\"" + where(d.loc) + "\n";
+        for (const Attribute &a : d.attributes) dumpAttribute(a, 2, out);
+        continue;
       case DeclKind::Kernel: out += "  kernel " + d.name; break;
       case DeclKind::Fn: out += "  fn " + d.name; break;
     }
     if (d.hasResult) out += " -> " + d.result.str();
     out += where(d.loc) + "\n";
+    for (const Attribute &a : d.attributes) dumpAttribute(a, 2, out);
     for (const Param &p : d.params) {
       out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": " + p.type.str();
       if (p.hasAlign) out += " align(" + std::to_string(p.align) + ")";

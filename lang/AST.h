@@ -54,8 +54,12 @@ struct Expr {
   TypeRef type;
   std::vector<std::unique_ptr<Expr>> args;
   std::vector<std::string> argNames;  // Call: parallel to args
+  std::vector<Loc> argNameLocs;       // Call: where each name is written (positional: the argument)
 };
 using ExprPtr = std::unique_ptr<Expr>;
+
+// A deep copy (the parser's depth cap keeps the recursion shallow).
+ExprPtr clone(const Expr &e);
 
 enum class StmtKind {
   Let,     // let name = value
@@ -97,6 +101,13 @@ struct Param {
 
 enum class DeclKind { Kernel, Fn, Import };
 
+// `@NAME(args)` before a declaration, e.g. `@tune(configs: [...], key: [n])`.
+// The parser takes any name; the front end knows which exist.
+struct Attribute {
+  Loc loc;       // the '@'
+  ExprPtr call;  // a Call: text = NAME, args and argNames as written
+};
+
 struct Decl {
   DeclKind kind;
   Loc loc;
@@ -105,6 +116,7 @@ struct Decl {
   bool hasResult = false;  // fn -> T
   TypeRef result;
   std::vector<StmtPtr> body;
+  std::vector<Attribute> attributes;  // in source order
 };
 
 struct Module {

@@ -1,5 +1,6 @@
-// The front end's entry points: load (lex, parse, check declarations),
-// dumps, kernel signatures, and specialisation + lowering of one kernel.
+// The front end's entry points: load (lex, parse, check declarations and
+// @tune spaces), dumps, kernel signatures, and specialisation + lowering of
+// one kernel.
 #include "lang/Frontend.h"
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <sstream>
 
 #include "lang/AST.h"
+#include "lang/HostExpr.h"
 #include "lang/IRGen.h"
+#include "lang/Specialise.h"
 #include "parser/Lexer.h"
 #include "parser/Parser.h"
 
@@ -149,9 +152,6 @@ std::string Frontend::dumpAst() const { return module_ ? ast::dump(*module_) : s
 std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
 
 namespace {
-bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-
 // A fn's signature: known types, no const/default/align params (a fn is
 // inlined, so a constant argument stays constant inside it anyway).
 bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
@@ -198,9 +198,12 @@ void Frontend::checkDecls() {
     if (fresh) fns_->fns[d.name] = &d;
   };
   // Imported fns first, so a clash is reported in the importing file.
-  for (const auto &m : imported_)
+  for (const auto &m : imported_) {
+    checkAttributes(*m, diags_);
     for (const ast::Decl &d : m->decls)
       if (d.kind == ast::DeclKind::Fn) addFn(d);
+  }
+  checkAttributes(*module_, diags_);
   // Every fn is known before any const default (which may call one) is evaluated.
   std::vector<const ast::Decl *> kernels;
   for (const ast::Decl &d : module_->decls) {
@@ -209,7 +212,9 @@ void Frontend::checkDecls() {
   }
   for (const ast::Decl *kernel : kernels) {
     const ast::Decl &d = *kernel;
-    KernelSig sig{d.name, {}, d.loc};
+    KernelSig sig;
+    sig.name = d.name;
+    sig.loc = d.loc;
     bool ok = true;
     std::set<std::string> names;
     std::vector<ConstBinding> consts;
@@ -253,34 +258,16 @@ void Frontend::checkDecls() {
       }
       sig.params.push_back(ps);
     }
+    for (const ast::Attribute &a : d.attributes)
+      if (ok && a.call->text == "tune") {
+        sig.tune = checkTune(d, a, diags_, file_, fns_.get());
+        break;
+      }
     sigs_.push_back(sig);
     sigOk_.push_back(ok);
     kernelDecls_.push_back(&d);
   }
 }
-
-namespace {
-// A define's text as a value of `kind`; nullopt when it does not parse.
-std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind kind) {
-  if (kind == ir::ScalarKind::I1) {
-    if (text == "true" || text == "1") return ConstValue::ofInt(1);
-    if (text == "false" || text == "0") return ConstValue::ofInt(0);
-    return std::nullopt;
-  }
-  const char *b = text.data(), *e = text.data() + text.size();
-  if (b != e && *b == '+') ++b;
-  if (!ir::isFloat(kind)) {
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(b, e, v);
-    if (ec != std::errc() || p != e || b == e || !fitsIn(v, kind)) return std::nullopt;
-    return ConstValue::ofInt(v);
-  }
-  double v = 0;
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p != e || b == e || !std::isfinite(v)) return std::nullopt;
-  return convertConst(ConstValue::ofFloat(v), kind);
-}
-}  // namespace
 
 std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
                                                     const std::map<std::string, std::string> &defines,
@@ -297,8 +284,8 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   const ast::Decl &d = *static_cast<const ast::Decl *>(kernelDecls_[index]);
   KernelSig sig = sigs_[index];
   bool ok = true;
-  if (numWarps < 1 || numWarps > 32 || !isPow2(numWarps)) {
-    diags_.error(d.loc, "num_warps must be a power of two from 1 to 32, not " + std::to_string(numWarps));
+  if (!validNumWarps(numWarps)) {
+    diags_.error(d.loc, badNumWarps(std::to_string(numWarps)));
     ok = false;
   }
   for (const auto &[key, text] : defines) {
@@ -313,38 +300,13 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       ok = false;
     }
   }
-  // Specialise the consts in order: a default may use the consts before it,
-  // so the first failure stops here rather than cascading.
   std::vector<ConstBinding> consts;
-  for (size_t i = 0; i < d.params.size(); ++i) {
-    const ast::Param &p = d.params[i];
-    if (!p.isConst) continue;
-    ir::ScalarKind kind = *IRGen::scalarKind(p.type.name);
-    std::optional<ConstValue> v;
-    auto def = defines.find(p.name);
-    if (def != defines.end()) {
-      v = parseDefine(def->second, kind);
-      if (!v) {
-        diags_.error(p.loc, "invalid value " + quoted(def->second) + " for const parameter " + quoted(p.name) + " of type " +
-                                (kind == ir::ScalarKind::I1 ? std::string("bool") : ir::scalarName(kind)));
-        ok = false;
-        break;
-      }
-    } else if (p.defaultValue) {
-      IRGen gen(diags_, file_);
-      gen.setFns(fns_.get());
-      v = gen.evalConst(*p.defaultValue, p.name, kind, consts);
-      if (!v) {
-        ok = false;
-        break;
-      }
-    } else {
-      diags_.error(p.loc, "const parameter " + quoted(p.name) + " has no default value and none was defined");
-      ok = false;
-      break;
-    }
-    consts.push_back({p.name, kind, *v});
-    sig.params[i].constValue = constText(*v, kind);
+  if (!specialiseConsts(d, defines, diags_, file_, fns_.get(), consts)) ok = false;
+  size_t c = 0;
+  for (size_t i = 0; ok && i < d.params.size(); ++i) {
+    if (!d.params[i].isConst) continue;
+    sig.params[i].constValue = constText(consts[c].value, consts[c].kind);
+    ++c;
   }
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);

@@ -28,10 +28,28 @@ struct ParamSig {
   int64_t align = 0;       // pointers: assumed alignment in bytes (default 16)
 };
 
+// One point of a kernel's @tune space.
+struct TuneConfigSig {
+  std::map<std::string, std::string> consts;  // only the consts the config names, as -D takes them
+  int numWarps = 4;
+  int numStages = 3;
+  ir::Location loc;  // the config(...) or product(...) it came from
+};
+
+// `@tune(configs: [...], key: [...], prune: EXPR)` before a kernel: the
+// configs expanded in order (a product's first axis varies slowest).
+struct TuneSig {
+  std::vector<TuneConfigSig> configs;
+  std::vector<std::string> key;  // scalar argument names
+  std::string prune;             // HostExpr::str() text, "" if none
+  ir::Location loc;              // the '@'
+};
+
 struct KernelSig {
   std::string name;
   std::vector<ParamSig> params;
   ir::Location loc;
+  std::optional<TuneSig> tune;
 };
 
 class Frontend {

@@ -17,7 +17,7 @@ enum class Tok {
   LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Colon, Semi, Arrow,
   Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
   Plus, Minus, Star, Slash, Percent, Shl, Shr, Lt, Le, Gt, Ge, EqEq, Ne,
-  Amp, Caret, Pipe, AndAnd, OrOr, Bang, Tilde,
+  Amp, Caret, Pipe, AndAnd, OrOr, Bang, Tilde, At,
 };
 
 // "IDENT", "INT", "KW_KERNEL", "LPAREN", ...

@@ -1,5 +1,5 @@
 // The parser's driver and node factory: runs the Bison parser over the
-// tokens and keeps every tree within ast::kMaxDepth.
+// tokens (a file, or one expression) and keeps every tree within ast::kMaxDepth.
 #include "parser/Parser.h"
 
 #include <algorithm>
@@ -75,6 +75,17 @@ std::unique_ptr<Module> parse(const std::vector<Token> &tokens, const std::strin
   yy::Parser parser(ctx);
   parser.parse();
   return m;
+}
+
+ExprPtr parseExpression(const std::vector<Token> &tokens, const std::string &file, lang::DiagnosticEngine &diags,
+                        const std::vector<int> &quietLines) {
+  Module scratch;  // names the file in locations; the Expr entry adds no decls
+  scratch.file = file;
+  int errorsBefore = diags.errorCount();
+  ParseContext ctx(tokens, diags, scratch, quietLines, ParseContext::Entry::Expr);
+  yy::Parser parser(ctx);
+  if (parser.parse() != 0 || diags.errorCount() != errorsBefore) return nullptr;
+  return ctx.takeExpr();
 }
 
 }  // namespace tk::parser

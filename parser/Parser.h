@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ namespace tk::parser {
 std::unique_ptr<lang::ast::Module> parse(const std::vector<Token> &tokens, const std::string &file,
                                          lang::DiagnosticEngine &diags, const std::vector<int> &quietLines = {});
 
+// Parses `tokens` as one expression that spans them all (the grammar's
+// `START_EXPR expr` entry), e.g. a host expression such as `cdiv(n, BLOCK)`.
+// Null after a syntax error, which goes to `diags`; locations name `file`.
+lang::ast::ExprPtr parseExpression(const std::vector<Token> &tokens, const std::string &file,
+                                   lang::DiagnosticEngine &diags, const std::vector<int> &quietLines = {});
+
 // Bison's location: line and column only, to keep the parser stack small;
 // actions turn it into an ir::Location with ParseContext::loc.
 struct SrcPos {
@@ -29,9 +36,24 @@ struct SrcPos {
 // and the node factory that caps tree depth at ast::kMaxDepth.
 class ParseContext {
  public:
+  // Which of the grammar's entries a parse starts at: the lexer-driver
+  // injects START_MODULE or START_EXPR before the first token.
+  enum class Entry { Module, Expr };
+
   ParseContext(const std::vector<Token> &tokens, lang::DiagnosticEngine &diags, lang::ast::Module &m,
-               const std::vector<int> &quietLines)
-      : tokens_(tokens), diags_(diags), module_(m), quietLines_(quietLines) {}
+               const std::vector<int> &quietLines, Entry entry = Entry::Module)
+      : tokens_(tokens), diags_(diags), module_(m), quietLines_(quietLines), entry_(entry) {}
+
+  Entry entry() const { return entry_; }
+  // The entry's start token, once: the first call to yylex gets it.
+  std::optional<Entry> takeEntry() {
+    if (entryTaken_) return std::nullopt;
+    entryTaken_ = true;
+    return entry_;
+  }
+  // The expression the Expr entry parsed.
+  void setExpr(lang::ast::ExprPtr e) { expr_ = std::move(e); }
+  lang::ast::ExprPtr takeExpr() { return std::move(expr_); }
 
   const Token &next() {
     const Token &t = tokens_[pos_];
@@ -66,6 +88,9 @@ class ParseContext {
   lang::DiagnosticEngine &diags_;
   lang::ast::Module &module_;
   const std::vector<int> &quietLines_;
+  Entry entry_;
+  bool entryTaken_ = false;
+  lang::ast::ExprPtr expr_;
   bool reportedDepth_ = false;
 };
 

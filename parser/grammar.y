@@ -1,5 +1,8 @@
 // The .tk grammar (Bison, LALR(1), C++). Actions build the AST of
-// lang/AST.h through ParseContext, which also caps the depth of trees.
+// lang/AST.h through ParseContext, which also caps the depth of trees. One
+// grammar has two entries: the driver injects START_MODULE before a file's
+// tokens and START_EXPR before a lone expression's (host expressions such as
+// `--grid cdiv(n, BLOCK)`).
 %require "3.8"
 %language "c++"
 %define api.namespace {tk::parser::yy}
@@ -16,7 +19,7 @@
 #include "parser/Parser.h"
 namespace tk::parser::yy {
 using namespace tk::lang::ast;
-struct CallArgs { std::vector<ExprPtr> args; std::vector<std::string> names; };
+struct CallArgs { std::vector<ExprPtr> args; std::vector<std::string> names; std::vector<Loc> nameLocs; };
 struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
 }
 }
@@ -30,6 +33,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 }
 
 %token END 0 "end of file"
+%token START_MODULE "start of a file" START_EXPR "start of an expression"
 %token <std::string> IDENT "identifier" TYPENAME "type name" STRING "string literal"
 %token <int64_t> INT "integer literal"
 %token <double> FLOAT "floating-point literal"
@@ -41,7 +45,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %token ASSIGN "'='" PLUS_ASSIGN "'+='" MINUS_ASSIGN "'-='" STAR_ASSIGN "'*='" SLASH_ASSIGN "'/='"
 %token PLUS "'+'" MINUS "'-'" STAR "'*'" SLASH "'/'" PERCENT "'%'" SHL "'<<'" SHR "'>>'"
 %token LT "'<'" LE "'<='" GT "'>'" GE "'>='" EQEQ "'=='" NE "'!='"
-%token AMP "'&'" CARET "'^'" PIPE "'|'" ANDAND "'&&'" OROR "'||'" BANG "'!'" TILDE "'~'"
+%token AMP "'&'" CARET "'^'" PIPE "'|'" ANDAND "'&&'" OROR "'||'" BANG "'!'" TILDE "'~'" AT "'@'"
 
 %type <ExprPtr> expr primary postfix call index arg_value
 %type <std::vector<ExprPtr>> expr_list expr_list_opt index_list
@@ -55,6 +59,9 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %type <ElsePart> else_part
 %type <StmtPtr> stmt if_stmt
 %type <std::string> assign_op
+%type <Decl> decl_body
+%type <std::vector<Attribute>> attributes
+%type <Attribute> attribute
 
 %left OROR
 %left ANDAND
@@ -71,30 +78,49 @@ Parser::symbol_type yylex(ParseContext &ctx);
 
 %%
 
+// The injected first token picks the entry; after START_MODULE the parser is
+// in the state a plain `module` grammar starts in, so files parse (and
+// recover from errors) exactly as they would without the second entry.
+start:
+  START_MODULE module
+| START_EXPR expr { ctx.setExpr(std::move($2)); }
+;
+
 module:
   %empty
 | module decl
 ;
 
 decl:
-  IMPORT STRING SEMI {
-    Decl d{DeclKind::Import, ctx.loc(@1), $2, {}, false, {}, {}};
-    ctx.module().decls.push_back(std::move(d));
-  }
-| KERNEL IDENT LPAREN params_opt RPAREN block {
-    Decl d{DeclKind::Kernel, ctx.loc(@2), $2, std::move($4), false, {}, std::move($6)};
-    ctx.module().decls.push_back(std::move(d));
-  }
-| FN IDENT LPAREN params_opt RPAREN ARROW type block {
-    Decl d{DeclKind::Fn, ctx.loc(@2), $2, std::move($4), true, $7, std::move($8)};
-    ctx.module().decls.push_back(std::move(d));
-  }
-| FN IDENT LPAREN params_opt RPAREN block {
-    Decl d{DeclKind::Fn, ctx.loc(@2), $2, std::move($4), false, {}, std::move($6)};
-    ctx.module().decls.push_back(std::move(d));
-  }
+  decl_body { ctx.module().decls.push_back(std::move($1)); }
+| attributes decl_body { $2.attributes = std::move($1); ctx.module().decls.push_back(std::move($2)); }
 | error RBRACE { yyerrok; }
 | error SEMI { yyerrok; }
+;
+
+decl_body:
+  IMPORT STRING SEMI { $$.kind = DeclKind::Import; $$.loc = ctx.loc(@1); $$.name = $2; }
+| KERNEL IDENT LPAREN params_opt RPAREN block {
+    $$.kind = DeclKind::Kernel; $$.loc = ctx.loc(@2); $$.name = $2; $$.params = std::move($4); $$.body = std::move($6);
+  }
+| FN IDENT LPAREN params_opt RPAREN ARROW type block {
+    $$.kind = DeclKind::Fn; $$.loc = ctx.loc(@2); $$.name = $2; $$.params = std::move($4);
+    $$.hasResult = true; $$.result = $7; $$.body = std::move($8);
+  }
+| FN IDENT LPAREN params_opt RPAREN block {
+    $$.kind = DeclKind::Fn; $$.loc = ctx.loc(@2); $$.name = $2; $$.params = std::move($4); $$.body = std::move($6);
+  }
+;
+
+attributes:
+  attribute { $$.push_back(std::move($1)); }
+| attributes attribute { $$ = std::move($1); $$.push_back(std::move($2)); }
+;
+
+// `@tune(configs: [...], key: [n])`: the arguments are a call's. Which
+// attributes exist, and on which declarations, the front end checks.
+attribute:
+  AT call { $$.loc = ctx.loc(@1); $$.call = std::move($2); }
 ;
 
 params_opt:
@@ -281,7 +307,7 @@ expr_list:
 call:
   IDENT LPAREN args_opt RPAREN {
     $$ = ctx.leaf(ExprKind::Call, ctx.loc(@1), $1); $$->args = std::move($3.args); $$->argNames = std::move($3.names);
-    $$ = ctx.finish(std::move($$));
+    $$->argNameLocs = std::move($3.nameLocs); $$ = ctx.finish(std::move($$));
   }
 ;
 
@@ -292,10 +318,14 @@ args_opt:
 ;
 
 args:
-  arg_value { $$.names.push_back(""); $$.args.push_back(std::move($1)); }
-| IDENT COLON expr { $$.names.push_back($1); $$.args.push_back(std::move($3)); }
-| args COMMA arg_value { $$ = std::move($1); $$.names.push_back(""); $$.args.push_back(std::move($3)); }
-| args COMMA IDENT COLON expr { $$ = std::move($1); $$.names.push_back($3); $$.args.push_back(std::move($5)); }
+  arg_value { $$.names.push_back(""); $$.nameLocs.push_back($1->loc); $$.args.push_back(std::move($1)); }
+| IDENT COLON expr { $$.names.push_back($1); $$.nameLocs.push_back(ctx.loc(@1)); $$.args.push_back(std::move($3)); }
+| args COMMA arg_value {
+    $$ = std::move($1); $$.names.push_back(""); $$.nameLocs.push_back($3->loc); $$.args.push_back(std::move($3));
+  }
+| args COMMA IDENT COLON expr {
+    $$ = std::move($1); $$.names.push_back($3); $$.nameLocs.push_back(ctx.loc(@3)); $$.args.push_back(std::move($5));
+  }
 ;
 
 arg_value:
@@ -307,6 +337,10 @@ arg_value:
 namespace tk::parser::yy {
 
 Parser::symbol_type yylex(ParseContext &ctx) {
+  if (auto entry = ctx.takeEntry()) {
+    SrcPos l{1, 1};
+    return *entry == ParseContext::Entry::Expr ? Parser::make_START_EXPR(l) : Parser::make_START_MODULE(l);
+  }
   const Token &t = ctx.next();
   SrcPos l{t.loc.line, t.loc.col};
   switch (t.kind) {
@@ -367,6 +401,7 @@ Parser::symbol_type yylex(ParseContext &ctx) {
     case Tok::OrOr: return Parser::make_OROR(l);
     case Tok::Bang: return Parser::make_BANG(l);
     case Tok::Tilde: return Parser::make_TILDE(l);
+    case Tok::At: return Parser::make_AT(l);
   }
   return Parser::make_END(l);
 }
@@ -380,7 +415,7 @@ void Parser::report_syntax_error(const context &yyctx) const {
   symbol_kind_type got = yyctx.token();
   const Token &t = ctx.last();
   if (got == symbol_kind::S_YYEOF) {
-    msg += "end of file";
+    msg += ctx.entry() == ParseContext::Entry::Expr ? "end of the expression" : "end of file";
   } else {
     msg += symbol_name(got);
     if (t.kind == Tok::Ident || t.kind == Tok::Int || t.kind == Tok::Float || t.kind == Tok::TypeName)
@@ -403,8 +438,13 @@ void Parser::report_syntax_error(const context &yyctx) const {
   };
   for (int i = 0; i < n; ++i) {
     if (expr && startsExpr(expected[i])) continue;
+    // An attribute is never what a misplaced token was meant to be, and
+    // leaving '@' out keeps the messages of files without one as they were.
+    if (expected[i] == symbol_kind::S_AT) continue;
     if (expected[i] >= symbol_kind::S_PLUS && expected[i] <= symbol_kind::S_OROR) op = true;
     else if (expected[i] == symbol_kind::S_AS || expected[i] == symbol_kind::S_LBRACKET) op = true;
+    else if (expected[i] == symbol_kind::S_YYEOF && ctx.entry() == ParseContext::Entry::Expr)
+      names.push_back("the end of the expression");
     else names.push_back(symbol_name(expected[i]));
   }
   if (expr) names.push_back("an expression");

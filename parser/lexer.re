@@ -21,7 +21,7 @@ const char *tokName(Tok t) {
       "LPAREN", "RPAREN", "LBRACKET", "RBRACKET", "LBRACE", "RBRACE", "COMMA", "COLON", "SEMI", "ARROW",
       "ASSIGN", "PLUS_ASSIGN", "MINUS_ASSIGN", "STAR_ASSIGN", "SLASH_ASSIGN",
       "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "SHL", "SHR", "LT", "LE", "GT", "GE", "EQEQ", "NE",
-      "AMP", "CARET", "PIPE", "ANDAND", "OROR", "BANG", "TILDE"};
+      "AMP", "CARET", "PIPE", "ANDAND", "OROR", "BANG", "TILDE", "AT"};
   return names[static_cast<int>(t)];
 }
 
@@ -231,13 +231,18 @@ LexResult Lexer::run() {
       "||" { push(Tok::OrOr, tok, YYCURSOR); continue; }
       "!" { push(Tok::Bang, tok, YYCURSOR); continue; }
       "~" { push(Tok::Tilde, tok, YYCURSOR); continue; }
+      // `@` starts an attribute (`@tune(...)`) only right before its name; a
+      // lone `@` stays an unexpected character.
+      "@" / [a-zA-Z_] { push(Tok::At, tok, YYCURSOR); continue; }
 
       * {
         // One error for a run of bytes that cannot start a token.
         const unsigned char *p = YYCURSOR;
         while (p < end_ && *p >= 0x80) ++p;
         unsigned char c = *tok;
-        if (c >= 0x20 && c < 0x7f)
+        if (c == '@')
+          error(tok, "unexpected character '@' (an attribute is written @NAME(...), as in @tune(...))");
+        else if (c >= 0x20 && c < 0x7f)
           error(tok, std::string("unexpected character '") + static_cast<char>(c) + "'");
         else {
           char buf[8];

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/CacheFiles.h"
 #include "tk/compiler.h"
 
 namespace tk {
@@ -27,6 +28,10 @@ std::string checksum(const Bundle &b) {
     mix(ptx);
   }
   for (const KernelParam &p : b.params) mix(p.name + ":" + p.type + "=" + p.value);
+  mix(std::to_string(b.numWarps) + "/" + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
+  for (const auto &[arch, r] : b.resources)
+    mix(arch + ":" + std::to_string(r.registers) + "," + std::to_string(r.spillStoreBytes) + "," +
+        std::to_string(r.spillLoadBytes) + "," + std::to_string(r.sharedStaticBytes));
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
@@ -72,7 +77,15 @@ std::string Bundle::toJson() const {
   j["kernel"] = kernel;
   j["source"] = source;
   j["num_warps"] = numWarps;
+  j["num_stages"] = numStages;
   j["shared_bytes"] = sharedBytes;
+  json res = json::object();
+  for (const auto &[arch, r] : resources)
+    res[arch] = {{"registers", r.registers},
+                 {"spill_store_bytes", r.spillStoreBytes},
+                 {"spill_load_bytes", r.spillLoadBytes},
+                 {"shared_static_bytes", r.sharedStaticBytes}};
+  j["resources"] = res;
   json ps = json::array();
   for (const KernelParam &p : params)
     ps.push_back({{"name", p.name}, {"type", p.type}, {"const", p.isConst}, {"value", p.value}, {"align", p.align}});
@@ -99,9 +112,17 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   b.kernel = field<std::string>(j, "kernel", what);
   b.source = field<std::string>(j, "source", what);
   b.numWarps = field<int>(j, "num_warps", what);
+  b.numStages = field<int>(j, "num_stages", what);
   b.sharedBytes = field<int>(j, "shared_bytes", what);
   b.tir = field<std::string>(j, "tir", what);
   b.ptx = field<std::map<std::string, std::string>>(j, "ptx", what);
+  const json resources = field<json>(j, "resources", what);
+  if (!resources.is_object()) throw Error(what + ": field 'resources' has the wrong type");
+  for (const auto &[arch, r] : resources.items()) {
+    std::string rw = what + ": resources of " + arch;
+    b.resources[arch] = Resources{field<int>(r, "registers", rw), field<int>(r, "spill_store_bytes", rw),
+                                  field<int>(r, "spill_load_bytes", rw), field<int>(r, "shared_static_bytes", rw)};
+  }
   for (const json &p : field<json>(j, "params", what)) {
     std::string pw = what + ": parameter";
     b.params.push_back(KernelParam{field<std::string>(p, "name", pw), field<std::string>(p, "type", pw),
@@ -110,26 +131,15 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   }
   if (b.numWarps < 1 || b.numWarps > 32 || (b.numWarps & (b.numWarps - 1)))
     throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, 32]");
+  if (b.numStages < 1) throw Error(what + ": num_stages " + std::to_string(b.numStages) + " is not positive");
   if (field<std::string>(j, "checksum", what) != checksum(b))
     throw Error(what + ": corrupted (checksum mismatch)");
   return b;
 }
 
 void Bundle::save(const std::string &path) const {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + path + "'");
-    out << toJson();
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write '" + path + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write '" + path + "'");
-  }
+  std::string error;
+  if (!cache::writeAtomic(path, toJson(), error)) throw Error(error);
 }
 
 Bundle Bundle::load(const std::string &path) {

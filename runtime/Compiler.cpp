@@ -4,6 +4,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <atomic>
 #include <sstream>
 
 #include "backend/nvptx/Codegen.h"
@@ -13,6 +14,7 @@
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
 #include "lower/Pipeline.h"
+#include "runtime/CompileCache.h"
 #include "tk/compiler.h"
 
 namespace tk {
@@ -105,15 +107,17 @@ std::unique_ptr<Llvm> lowerFor(ir::Function &fn, const nvptx::CodegenOptions &cg
   return out;
 }
 
-Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+std::atomic<uint64_t> compiledCount{0}, cacheHitCount{0};
+
+Bundle compileUncached(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
   Specialised s = specialise(l, path, kernel, opts);
   Bundle b;
   b.kernel = kernel;
   b.source = path;
   b.params = toParams(s.sig);
   b.numWarps = opts.numWarps;
+  b.numStages = opts.numStages;
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
-  if (opts.archs.empty()) throw Error("no target architecture given");
   for (const std::string &arch : opts.archs) {
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);
     auto llvm = lowerFor(*s.fn, cg);
@@ -124,7 +128,33 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
     } catch (const std::exception &e) {
       throw Error(std::string("PTX generation for ") + arch + " failed: " + e.what());
     }
+    if (opts.ptxasResources && cg.toolkit.hasPtxas()) {
+      try {
+        nvptx::PtxasInfo info = nvptx::runPtxas(b.ptx[arch], arch, cg.toolkit);
+        b.resources[arch] = Resources{info.registers, info.spillStoreBytes, info.spillLoadBytes, info.sharedBytes};
+      } catch (const std::runtime_error &e) {
+        throw Error(std::string("ptxas rejected the PTX for ") + arch + ": " + e.what());
+      }
+    }
   }
+  ++compiledCount;
+  return b;
+}
+
+// Through the compile cache when it is on: the key hashes every loaded
+// source, so an edit to an imported file misses as it must.
+Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+  if (opts.archs.empty()) throw Error("no target architecture given");
+  if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, path, kernel, opts);
+  auto warn = detail::warner(opts);
+  const std::string dir = cacheDirectory(opts.cacheDir);
+  const std::string key = detail::compileKey(l.diags.sources(), kernel, opts, nvptx::Toolkit::find(opts.cudaHome).root);
+  if (std::optional<Bundle> hit = detail::lookupBundle(dir, key, warn); hit && hit->kernel == kernel) {
+    ++cacheHitCount;
+    return std::move(*hit);
+  }
+  Bundle b = compileUncached(l, path, kernel, opts);
+  detail::storeBundle(dir, key, b, warn);
   return b;
 }
 
@@ -176,6 +206,8 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
     throw Error(std::string("ptxas failed: ") + e.what());
   }
 }
+
+Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }
 
 std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path) {
   Loaded l;

@@ -70,7 +70,9 @@ class CudaDevice final : public DeviceImpl {
     });
   }
 
-  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) override {
+  // LaunchOptions are the sim's: a GPU always runs the whole grid.
+  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
+                     const LaunchOptions & /*opts*/) override {
     auto *k = static_cast<LoadedCudaKernel *>(loaded);
     std::vector<void *> params;
     for (const void *a : args) params.push_back(const_cast<void *>(a));
@@ -83,6 +85,7 @@ class CudaDevice final : public DeviceImpl {
       stop.synchronize();
       LaunchStats s;
       s.ms = cuda::Event::elapsedMs(start, stop);
+      s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
       return s;
     });
   }

@@ -114,6 +114,10 @@ int expectedIndex(const std::string &type) {
 }  // namespace
 
 LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args) {
+  return launch(kernel, grid, args, LaunchOptions{});
+}
+
+LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts) {
   const Bundle &b = kernel.bundle();
   if (!kernel.handle_) throw Error("kernel '" + b.kernel + "' is not loaded on a device");
   const std::vector<KernelParam> params = b.launchParams();
@@ -149,7 +153,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
     values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);
   }
-  return impl_->launch(kernel.handle_.get(), b, grid, values);
+  return impl_->launch(kernel.handle_.get(), b, grid, values, opts);
 }
 
 }  // namespace tk

@@ -23,7 +23,8 @@ class DeviceImpl {
   virtual std::shared_ptr<void> load(const Bundle &bundle) = 0;
   // args[i] points at the value of launch parameter i (a uint64_t address
   // for pointers).
-  virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) = 0;
+  virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
+                             const LaunchOptions &opts) = 0;
   virtual void setRaceCheck(bool on) {
     if (on) throw Error("the race check is a feature of the sim, not of " + name());
   }

@@ -62,7 +62,8 @@ class SimDevice final : public DeviceImpl {
     }
   }
 
-  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args) override {
+  LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
+                     const LaunchOptions &opts) override {
     auto *program = static_cast<sim::Program *>(loaded);
     sim::LaunchConfig cfg;
     cfg.grid[0] = grid.x;
@@ -72,6 +73,7 @@ class SimDevice final : public DeviceImpl {
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
     cfg.raceCheck = raceCheck_;
     cfg.printSink = printSink_;
+    cfg.sampleBlocks = opts.sampleBlocks;
     sim::Counters c;
     try {
       c = sim_.launch(*program, bundle.kernel, cfg, args);
@@ -89,6 +91,12 @@ class SimDevice final : public DeviceImpl {
     s.sharedRequests = c.sharedRequests;
     s.sharedWavefronts = c.sharedWavefronts;
     s.barriers = c.barriers;
+    s.threadInstructions = c.threadInstructions;
+    s.warpInstructions = c.warpInstructions;
+    s.fpInstructions = c.fpInstructions;
+    s.specialInstructions = c.specialInstructions;
+    s.blocksRun = c.blocksRun;
+    s.blocksTotal = c.blocksTotal;
     return s;
   }
 

@@ -13,18 +13,35 @@ namespace tk::sim {
 
 namespace ctx = boost::context::detail;
 
+namespace {
+
+// f(a.x, b.x) for every field x that counts what ran: the one list of them
+// that summing and sampling share.
+template <class F>
+void eachCount(Counters &a, const Counters &b, F f) {
+  f(a.globalLoadBytes, b.globalLoadBytes);
+  f(a.globalStoreBytes, b.globalStoreBytes);
+  f(a.globalLoadRequests, b.globalLoadRequests);
+  f(a.globalStoreRequests, b.globalStoreRequests);
+  f(a.globalLoadSectors, b.globalLoadSectors);
+  f(a.globalStoreSectors, b.globalStoreSectors);
+  f(a.sharedRequests, b.sharedRequests);
+  f(a.sharedWavefronts, b.sharedWavefronts);
+  f(a.barriers, b.barriers);
+  f(a.blocks, b.blocks);
+  f(a.threads, b.threads);
+  f(a.threadInstructions, b.threadInstructions);
+  f(a.warpInstructions, b.warpInstructions);
+  f(a.fpInstructions, b.fpInstructions);
+  f(a.specialInstructions, b.specialInstructions);
+}
+
+}  // namespace
+
 Counters &Counters::operator+=(const Counters &o) {
-  globalLoadBytes += o.globalLoadBytes;
-  globalStoreBytes += o.globalStoreBytes;
-  globalLoadRequests += o.globalLoadRequests;
-  globalStoreRequests += o.globalStoreRequests;
-  globalLoadSectors += o.globalLoadSectors;
-  globalStoreSectors += o.globalStoreSectors;
-  sharedRequests += o.sharedRequests;
-  sharedWavefronts += o.sharedWavefronts;
-  barriers += o.barriers;
-  blocks += o.blocks;
-  threads += o.threads;
+  eachCount(*this, o, [](uint64_t &x, uint64_t y) { x += y; });
+  blocksRun += o.blocksRun;
+  blocksTotal += o.blocksTotal;
   return *this;
 }
 
@@ -39,7 +56,7 @@ void fiberMain(ctx::transfer_t in) {
   auto *t = static_cast<ThreadCtx *>(in.data);
   asanFinishSwitch(nullptr, &t->schedStackBottom, &t->schedStackSize);
   t->sched = in.fctx;
-  t->block->launch->kernel->entry(t->block->launch->args);
+  t->block->launch->kernel->entry(t->block->launch->args, t->blockRuns);
   t->wait = Wait::Done;
   asanStartSwitch(nullptr, t->schedStackBottom, t->schedStackSize);  // this fiber's stack is done
   ctx::jump_fcontext(t->sched, t);                                   // never resumed
@@ -113,6 +130,63 @@ void flushPrinted(LaunchCtx &l) {
   }
 }
 
+// Whether two threads ran every basic block equally often (took one path).
+bool sameRuns(const uint64_t *a, const uint64_t *b, size_t n) {
+  if (n > 8) return std::memcmp(a, b, n * sizeof(uint64_t)) == 0;
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// Turns the block's runs of each basic block into executed instructions. A
+// warp issues a basic block as often as its busiest lane ran it: lanes that
+// skipped it (a branch masked them off, or they had exited) still cost the
+// warp, and the two sides of a branch its lanes split over both do.
+void tallyInstructions(Simulator::Worker &w, BlockCtx &b) {
+  const std::vector<BlockCost> &costs = b.launch->program->blocks;
+  const size_t nb = costs.size();
+  const uint64_t *rows = w.blockRuns.data();  // [thread * nb + block]
+  uint64_t *most = w.warpMostRuns.data();
+  Counters &c = b.counters;
+  for (uint32_t wi = 0; wi < b.warps.size(); ++wi) {
+    // The lanes of a warp mostly take the same path: a lane whose row equals
+    // lane 0's costs what lane 0 does, found with one compare of the rows.
+    const uint64_t *first = rows + size_t(wi) * 32 * nb;
+    uint64_t thread0 = 0, fp0 = 0, special0 = 0;
+    for (size_t i = 0; i < nb; ++i) {
+      thread0 += first[i] * costs[i].instructions;
+      fp0 += first[i] * costs[i].fp;
+      special0 += first[i] * costs[i].special;
+    }
+    uint64_t thread = thread0, fp = fp0, special = special0;
+    bool uniform = true;
+    for (uint32_t lane = 1; lane < b.warps[wi].lanes; ++lane) {
+      const uint64_t *row = first + size_t(lane) * nb;
+      if (sameRuns(row, first, nb)) {
+        thread += thread0, fp += fp0, special += special0;
+        continue;
+      }
+      if (uniform) std::copy(first, first + nb, most);
+      uniform = false;
+      for (size_t i = 0; i < nb; ++i) {
+        thread += row[i] * costs[i].instructions;
+        fp += row[i] * costs[i].fp;
+        special += row[i] * costs[i].special;
+        most[i] = std::max(most[i], row[i]);
+      }
+    }
+    uint64_t warp = thread0;
+    if (!uniform) {
+      warp = 0;
+      for (size_t i = 0; i < nb; ++i) warp += most[i] * costs[i].instructions;
+    }
+    c.threadInstructions += thread;
+    c.fpInstructions += fp;
+    c.specialInstructions += special;
+    c.warpInstructions += warp;
+  }
+}
+
 void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   const LaunchConfig &cfg = l.cfg;
   BlockCtx &b = w.block;
@@ -134,6 +208,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
   std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
   std::fill(w.occurrences.begin(), w.occurrences.end(), 0);
+  std::fill(w.blockRuns.begin(), w.blockRuns.end(), 0);
   if (w.race.enabled()) w.race.beginBlock(w.shared.data());
 
   w.runq.clear();
@@ -207,17 +282,32 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   if (b.live > 0) reportStuck(b, w.threads);
   if (!b.printed.empty()) keepPrinted(b, linear);
   w.grouper.flush(b.counters);
+  tallyInstructions(w, b);
   b.counters.blocks = 1;
   b.counters.threads = b.nthreads;
   w.counters += b.counters;
 }
 
+// The k-th block a launch runs: k itself, or of a sampled launch the k-th of
+// runBlocks spread evenly from the first block to the last.
+uint64_t sampledBlock(const LaunchCtx &l, uint64_t k) {
+  if (l.runBlocks == l.totalBlocks) return k;
+  if (l.runBlocks == 1) return 0;
+  return uint64_t((unsigned __int128)k * (l.totalBlocks - 1) / (l.runBlocks - 1));
+}
+
+// A sampled launch's counts, as if all `total` blocks had run like the `ran`
+// that did: each scaled by total / ran, rounded to nearest.
+void scaleToGrid(Counters &c, uint64_t ran, uint64_t total) {
+  eachCount(c, c, [&](uint64_t &x, uint64_t) { x = uint64_t(((unsigned __int128)x * total + ran / 2) / ran); });
+}
+
 void runWorker(Simulator::Worker &w, LaunchCtx &l) {
   try {
     while (!l.failed.load(std::memory_order_relaxed)) {
-      uint64_t blk = l.nextBlock.fetch_add(1, std::memory_order_relaxed);
-      if (blk >= l.totalBlocks) break;
-      runBlock(w, l, blk);
+      uint64_t k = l.nextBlock.fetch_add(1, std::memory_order_relaxed);
+      if (k >= l.runBlocks) break;
+      runBlock(w, l, sampledBlock(l, k));
     }
   } catch (const std::exception &e) {
     l.fail("kernel " + l.kernel->name + ": " + e.what());
@@ -229,8 +319,14 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   size_t sites = l.program->sites.sites.size();
   w.stacks.reserve(n);
   if (w.threads.size() < n) w.threads.resize(n);
+  size_t blocks = l.program->blocks.size();
   w.occurrences.assign(size_t(n) * std::max<size_t>(sites, 1), 0);
-  for (uint32_t i = 0; i < n; ++i) w.threads[i].occurrences = w.occurrences.data() + size_t(i) * sites;
+  w.blockRuns.assign(size_t(n) * std::max<size_t>(blocks, 1), 0);
+  w.warpMostRuns.assign(blocks, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    w.threads[i].occurrences = w.occurrences.data() + size_t(i) * sites;
+    w.threads[i].blockRuns = w.blockRuns.data() + size_t(i) * blocks;
+  }
   w.grouper.reset(l.program->sites, n);
   w.shared.reserve(l.cfg.sharedBytes);  // never empty: the shared base is a real address
   w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
@@ -279,8 +375,9 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   l.args = const_cast<void **>(reinterpret_cast<const void *const *>(args.data()));
   l.memory = memory_.snapshot();
   l.totalBlocks = uint64_t(cfg.grid[0]) * cfg.grid[1] * cfg.grid[2];
+  l.runBlocks = cfg.sampleBlocks > 0 && cfg.sampleBlocks < l.totalBlocks ? cfg.sampleBlocks : l.totalBlocks;
 
-  unsigned n = unsigned(std::min<uint64_t>(workers_, l.totalBlocks));
+  unsigned n = unsigned(std::min<uint64_t>(workers_, l.runBlocks));
   while (pool_.size() < n) pool_.push_back(std::make_unique<Worker>());
   for (unsigned i = 0; i < n; ++i) prepareWorker(*pool_[i], l);
   // The calling thread is worker 0.
@@ -293,6 +390,9 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   if (l.failed.load()) throw SimError(l.error);
   Counters total;
   for (unsigned i = 0; i < n; ++i) total += pool_[i]->counters;
+  if (l.runBlocks < l.totalBlocks) scaleToGrid(total, l.runBlocks, l.totalBlocks);
+  total.blocksRun = l.runBlocks;
+  total.blocksTotal = l.totalBlocks;
   return total;
 }
 

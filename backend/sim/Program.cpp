@@ -1,5 +1,6 @@
 // Program::compile: the sim-lowered module -> instrumented, optimised, JIT'd
-// code with one `<kernel>.tk_entry(void **args)` trampoline per kernel.
+// code with one `<kernel>.tk_entry(void **args, uint64_t *runs)` trampoline
+// per kernel.
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/IRBuilder.h>
@@ -10,6 +11,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/ProgramImpl.h"
 #include "backend/sim/Runtime.h"
@@ -37,18 +39,22 @@ void orThrow(Error e, const std::string &what) {
 
 std::string entryName(const std::string &kernel) { return kernel + ".tk_entry"; }
 
-// void <kernel>.tk_entry(ptr args): parameter i is loaded from *args[i].
+// void <kernel>.tk_entry(ptr args, ptr runs): parameter i is loaded from
+// *args[i]; `runs` is for countInstructions, which it spares a runtime call.
 void addTrampoline(Module &m, Function &kernel) {
   LLVMContext &c = m.getContext();
   Type *ptr = PointerType::get(c, 0);
-  auto *fty = FunctionType::get(Type::getVoidTy(c), {ptr}, false);
+  auto *fty = FunctionType::get(Type::getVoidTy(c), {ptr, ptr}, false);
   Function *entry = Function::Create(fty, GlobalValue::ExternalLinkage, entryName(kernel.getName().str()), m);
   entry->setDoesNotThrow();
+  entry->addFnAttr(kBlockRunsArgAttr);
   IRBuilder<> b(BasicBlock::Create(c, "entry", entry));
   std::vector<Value *> args;
   for (Argument &a : kernel.args()) {
     Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), a.getArgNo());
-    Value *at = b.CreateAlignedLoad(ptr, slot, Align(8));
+    // Where the value is: the sim's plumbing. A GPU loads only the value (ld.param).
+    auto *at = b.CreateAlignedLoad(ptr, slot, Align(8));
+    at->setMetadata(kMdUncounted, MDNode::get(c, {}));
     args.push_back(b.CreateAlignedLoad(a.getType(), at, Align(1)));  // caller's value, any alignment
   }
   b.CreateCall(kernel.getFunctionType(), &kernel, args);
@@ -110,7 +116,12 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   if (kernels.empty()) throw SimError("sim: module " + m->getName().str() + " has no kernel (SimTarget::markKernel)");
 
   instrumentMemoryAccesses(*m, impl.sites);
-  for (Function *f : kernels) addTrampoline(*m, *f);
+  for (Function *f : kernels) {
+    addTrampoline(*m, *f);
+    // Only the trampoline calls it now: internal, the kernel is inlined there
+    // and its own copy dropped (compiled once, counted once).
+    f->setLinkage(GlobalValue::InternalLinkage);
+  }
 
   auto jtmb = orThrow(orc::JITTargetMachineBuilder::detectHost(), "host target");
   jtmb.setCodeGenOptLevel(CodeGenOptLevel::Default);
@@ -124,6 +135,9 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   std::unique_ptr<TargetMachine> tm = orThrow(jtmb.createTargetMachine(), "target machine");
   m->setDataLayout(tm->createDataLayout());
   optimize(*m, *tm);
+  // After O2, so the counts describe the code that runs, and nothing moves or
+  // merges the increments.
+  countInstructions(*m, impl.blocks);
 
   impl.jit = orThrow(orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating the JIT");
   // Link errors (an unresolved symbol) reach the session's reporter, not the
@@ -143,7 +157,7 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
       std::string why = toString(sym.takeError());
       throw SimError("sim: compiling kernel " + name + ": " + (linkErrors->empty() ? why : *linkErrors));
     }
-    k.entry = sym->toPtr<void (*)(void **)>();
+    k.entry = sym->toPtr<void (*)(void **, uint64_t *)>();
   }
   return prog;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/sim/CountInstructions.h"
 #include "backend/sim/Simulator.h"
 #include "backend/sim/SiteTable.h"
 
@@ -17,7 +18,9 @@ namespace tk::sim {
 
 struct KernelInfo {
   std::string name;
-  void (*entry)(void **args) = nullptr;  // the `<name>.tk_entry` trampoline
+  // The `<name>.tk_entry` trampoline; `runs` is the thread's block run counts
+  // (countInstructions).
+  void (*entry)(void **args, uint64_t *runs) = nullptr;
   unsigned numParams = 0;
   int numThreads = 0;  // from SimTarget::markKernel
 };
@@ -25,6 +28,7 @@ struct KernelInfo {
 struct Program::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   SiteTable sites;
+  std::vector<BlockCost> blocks;  // per basic block id (countInstructions)
   std::map<std::string, KernelInfo> kernels;
   ~Impl();
 };

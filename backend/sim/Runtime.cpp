@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/SimTarget.h"
 
@@ -414,6 +415,7 @@ static void rtPrint(int32_t element, const char *format, ...) {
   va_end(args);
 }
 static void rtPrintGroup() { ++tlsThread->printGroup; }
+static uint64_t *rtBlockRuns() { return tlsThread->blockRuns; }
 static void rtAssertFail(const char *message, const char *loc) { assertFailed(message, loc); }
 static void *rtGlobalAccess(void *p, int32_t site) { return globalAccess(p, uint32_t(site), ~uint64_t(0)); }
 static void *rtSharedAccess(void *p, int32_t site) { return sharedAccess(p, uint32_t(site), ~uint64_t(0)); }
@@ -447,6 +449,7 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
       {kFnPrint, reinterpret_cast<void *>(&rtPrint)},
       {kFnPrintGroup, reinterpret_cast<void *>(&rtPrintGroup)},
+      {kFnBlockRuns, reinterpret_cast<void *>(&rtBlockRuns)},
       {kFnAssertFail, reinterpret_cast<void *>(&rtAssertFail)},
       {kFnGlobalAccess, reinterpret_cast<void *>(&rtGlobalAccess)},
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},

@@ -28,7 +28,8 @@ struct LaunchCtx {
   void **args = nullptr;
   Memory::Snapshot memory;
   uint64_t totalBlocks = 0;
-  std::atomic<uint64_t> nextBlock{0};
+  uint64_t runBlocks = 0;              // totalBlocks, or fewer when the launch samples (LaunchConfig::sampleBlocks)
+  std::atomic<uint64_t> nextBlock{0};  // counts the blocks to run, up to runBlocks
   std::atomic<bool> failed{false};
   std::mutex errorMu;
   std::string error;
@@ -52,6 +53,7 @@ struct ThreadCtx {
   bool shflUp = false;              // shuffle up by shflMask lanes (else xor with it)
   uint32_t shflSite = ~0u;          // site of the shuffle being waited at, when located
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
+  uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
@@ -105,7 +107,9 @@ class AlignedBuffer {
 struct Simulator::Worker {
   StackPool stacks;
   std::vector<ThreadCtx> threads;
-  std::vector<uint32_t> occurrences;  // [thread * numSites + site]
+  std::vector<uint32_t> occurrences;   // [thread * numSites + site]
+  std::vector<uint64_t> blockRuns;     // [thread * numBasicBlocks + block] (CountInstructions.h)
+  std::vector<uint64_t> warpMostRuns;  // per basic block, while a warp is tallied: the most a lane ran it
   std::vector<uint32_t> runq, next;
   AccessGrouper grouper;
   AlignedBuffer shared;   // the block's shared memory

@@ -22,6 +22,8 @@ class LLVMContext;
 namespace tk::sim {
 
 // What a profiler would count for one launch (see docs/sim.md for how).
+// Of a sampled launch (LaunchConfig::sampleBlocks) every field but blocksRun
+// is scaled to the whole grid: `blocks` and `threads` are the grid's.
 struct Counters {
   uint64_t globalLoadBytes = 0, globalStoreBytes = 0;
   uint64_t globalLoadRequests = 0, globalStoreRequests = 0;  // warp-level memory instructions
@@ -29,6 +31,16 @@ struct Counters {
   uint64_t sharedRequests = 0, sharedWavefronts = 0;         // wavefronts > requests means bank conflicts
   uint64_t barriers = 0;                                     // per block, once per barrier instance
   uint64_t blocks = 0, threads = 0;
+  // Executed instructions of the optimised IR, GPU-style (docs/sim.md,
+  // "Instruction counts"): summed over threads; per warp, each basic block as
+  // often as its busiest lane ran it, summed over warps (what the warp
+  // issues: masked-off and exited lanes still cost it); and, of the thread
+  // count, floating-point arithmetic and special-function math (sin, exp,
+  // sqrt, tanh, ...: the SFU or a long libdevice sequence on a GPU).
+  uint64_t threadInstructions = 0, warpInstructions = 0;
+  uint64_t fpInstructions = 0, specialInstructions = 0;
+  // Blocks that ran and blocks in the grid: equal unless the launch sampled.
+  uint64_t blocksRun = 0, blocksTotal = 0;
   Counters &operator+=(const Counters &o);
 };
 
@@ -43,6 +55,14 @@ struct LaunchConfig {
   // ran (also when it failed): whole lines, by block, then by thread. Unset:
   // the text goes to stdout.
   std::function<void(const std::string &)> printSink;
+  // 0: run every block. N > 0 and fewer than the grid's blocks: run only N
+  // blocks spread evenly over the linear block range (x fastest), the k-th of
+  // them being block floor(k * (total - 1) / (N - 1)), so the first and the
+  // last always run (N = 1: block 0 alone), and scale the counters to the
+  // whole grid (each multiplied by total / N, rounded to nearest). The blocks
+  // left out do not run at all: their outputs are not written, their prints
+  // and faults never happen. For cost estimates of grids too big to run.
+  uint64_t sampleBlocks = 0;
 };
 
 class SimError : public std::runtime_error {
@@ -91,8 +111,9 @@ class Memory {
 class Program {
  public:
   // Instruments memory accesses, adds an entry trampoline per kernel, runs the
-  // O2 pipeline and JIT-compiles. Kernels are the functions SimTarget::markKernel
-  // marked. Throws SimError when the module is invalid or was not lowered for sim.
+  // O2 pipeline, makes each basic block count its runs and JIT-compiles.
+  // Kernels are the functions SimTarget::markKernel marked. Throws SimError
+  // when the module is invalid or was not lowered for sim.
   static std::unique_ptr<Program> compile(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
   ~Program();
 
@@ -101,7 +122,7 @@ class Program {
   // Threads per block the kernel was lowered for (SimTarget::markKernel).
   int kernelNumThreads(const std::string &name) const;  // throws SimError if unknown
 
-  struct Impl;  // JIT, kernel entries, memory-access site table (backend/sim/ProgramImpl.h)
+  struct Impl;  // JIT, kernel entries, memory-access sites, block costs (backend/sim/ProgramImpl.h)
   Impl &impl() { return *impl_; }
 
  private:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <set>
@@ -28,6 +29,9 @@ class CompileError : public Error {
 struct CompileOptions {
   std::map<std::string, std::string> defines;  // const parameter overrides: {"BLOCK", "256"}
   int numWarps = 4;                            // threads per block = 32 * numWarps
+  // Software-pipeline depth of loops over K (an autotuning axis, as in
+  // Triton). Recorded in the bundle; no lowering reads it yet.
+  int numStages = 3;
   std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
   bool emitPtx = true;       // false: tile IR only (enough for the sim)
   bool useLibdevice = true;  // false: fast approximate math (see docs/backends.md)
@@ -35,6 +39,24 @@ struct CompileOptions {
   bool verifyEachPass = true;
   std::set<std::string> printAfter;  // pass flags ("cse", "assign-layouts", "all")
   std::ostream *dump = nullptr;      // where printAfter writes
+  // Run `ptxas -v` on each arch's PTX (when the toolkit has ptxas) and record
+  // registers, spills and static shared memory in Bundle::resources.
+  bool ptxasResources = false;
+  // The compile cache (docs/autotune.md): a bundle compiled before from the
+  // same sources, kernel, options and compiler build is read back instead.
+  // Off while printAfter asks to see the passes run.
+  bool cache = true;
+  std::string cacheDir;  // empty: $TK_CACHE_DIR, then $XDG_CACHE_HOME/tk, then ~/.cache/tk
+  // Cache trouble that does not stop a compile (an unwritable directory, a
+  // corrupted entry, which is then rebuilt). Unset: "tk: warning: ..." on stderr.
+  std::function<void(const std::string &)> warn;
+};
+
+// What ptxas reported for one arch (`ptxas -v`).
+struct Resources {
+  int registers = -1;  // per thread
+  int spillStoreBytes = 0, spillLoadBytes = 0;
+  int sharedStaticBytes = 0;
 };
 
 struct KernelParam {
@@ -47,14 +69,16 @@ struct KernelParam {
 
 // A compiled, specialised kernel.
 struct Bundle {
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;
   std::string kernel;
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
   int numWarps = 4;
+  int numStages = 3;
   int sharedBytes = 0;
   std::string tir;                         // layout-assigned tile IR, with source locations
   std::map<std::string, std::string> ptx;  // arch -> PTX
+  std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)
 
   // The parameters a launch passes (the non-const ones), in order.
   std::vector<KernelParam> launchParams() const;
@@ -84,6 +108,16 @@ class Compiler {
                           const CompileOptions &opts = {});
   // The kernels a file defines (after checking it), with their parameters.
   static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path);
+  // What compiles since the last reset actually ran the pipeline (cache
+  // misses) and how many were answered by the compile cache. Process-wide.
+  struct CacheStats {
+    uint64_t compiled = 0, hits = 0;
+  };
+  static CacheStats cacheStats();
 };
+
+// The directory tk caches compiled kernels and tuning results in: `dir` when
+// not empty, else $TK_CACHE_DIR, $XDG_CACHE_HOME/tk, ~/.cache/tk.
+std::string cacheDirectory(const std::string &dir = "");
 
 }  // namespace tk

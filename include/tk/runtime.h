@@ -41,13 +41,26 @@ struct Dim3 {
 // parameter's exact type.
 using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double>;
 
-// What a launch cost. The sim counts every field; a CUDA device fills `ms`.
+// How a launch runs. Only the sim reads these; a CUDA device ignores them.
+struct LaunchOptions {
+  uint64_t sampleBlocks = 0;  // sim: run only this many blocks spread over the grid and scale the counters (0: all)
+};
+
+// What a launch cost. The sim counts every field; a CUDA device fills `ms`
+// and the block counts. Of a sampled sim launch (LaunchOptions::sampleBlocks)
+// the counts are scaled to the whole grid (docs/api.md).
 struct LaunchStats {
   bool counted = false;  // true on the sim
   double ms = 0;         // CUDA: event-timed kernel time
   uint64_t globalLoadBytes = 0, globalStoreBytes = 0;
   uint64_t loadRequests = 0, loadSectors = 0, storeRequests = 0, storeSectors = 0;
   uint64_t sharedRequests = 0, sharedWavefronts = 0, barriers = 0;
+  // Executed instructions (docs/sim.md, "Instruction counts"): summed over
+  // threads; issued by warps (each basic block as often as the warp's busiest
+  // lane ran it); of the thread count, floating-point arithmetic, and
+  // special-function math (sin, exp, sqrt, tanh, ...).
+  uint64_t threadInstructions = 0, warpInstructions = 0, fpInstructions = 0, specialInstructions = 0;
+  uint64_t blocksRun = 0, blocksTotal = 0;  // blocks that ran, of the grid's (fewer when sampled)
   uint64_t bytesMoved() const { return globalLoadBytes + globalStoreBytes; }
 };
 
@@ -110,6 +123,9 @@ class Device {
   // Checks `args` against the kernel's signature (count, types, pointer
   // alignment) and throws tk::Error before launching anything on a mismatch.
   LaunchStats launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args);
+  // The same with options. A sampled sim launch runs only some blocks: the
+  // outputs of the others are not written.
+  LaunchStats launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts);
   template <class... A>
   LaunchStats operator()(const Kernel &kernel, Dim3 grid, A &&...args) {
     return launch(kernel, grid, std::vector<Arg>{Arg(std::forward<A>(args))...});

@@ -46,6 +46,9 @@ config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(p) for p in tools.values()] + [config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 
+# tkc's compile and tuning caches go to the build tree, never ~/.cache/tk.
+config.environment["TK_CACHE_DIR"] = os.path.join(config.tk_binary_dir, "test-cache")
+
 # ptxas from the CUDA toolkit, for tests that assemble cubins.
 for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
     if root and os.path.exists(os.path.join(root, "bin", "ptxas")):

@@ -9,7 +9,7 @@ tk_add_unit_test(runtime_ptxas_test SOURCES unit/runtime_ptxas_test.cpp LIBS tk 
 # keep the suite quick; `make demo` runs the demo at 2^22).
 add_test(NAME example_complex_activation COMMAND complex_activation 98433)
 add_test(NAME demo_small COMMAND tk-demo --log2n 16 --report ${PROJECT_BINARY_DIR}/demo-report-test.json)
-set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMENT TK_DEVICE=sim TIMEOUT 300)
+set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMENT "TK_DEVICE=sim;TK_CACHE_DIR=${TK_TEST_CACHE_DIR}" TIMEOUT 300)
 tk_add_unit_test(runtime_reduce_test SOURCES unit/runtime_reduce_test.cpp LIBS tk)
 tk_add_unit_test(runtime_normalization_test SOURCES unit/runtime_normalization_test.cpp LIBS tk)
 tk_add_unit_test(runtime_atomics_test SOURCES unit/runtime_atomics_test.cpp LIBS tk)

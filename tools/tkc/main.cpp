@@ -1,14 +1,24 @@
 // tkc: the tk compiler driver. `tkc check` runs the front end; `tkc compile`
-// stops after any stage (--emit tokens|ast|tir|llvm|ptx|cubin|bundle).
+// stops after any stage (--emit tokens|ast|tir|llvm|ptx|cubin|bundle); `tkc
+// run` launches a kernel once (Run.cpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "lang/Frontend.h"
 #include "tk/compiler.h"
+
+namespace tkc {
+// Run.cpp: registers `tkc run`; the function it returns runs the parsed command.
+std::function<int()> addRunCommand(CLI::App &app);
+// Tune.cpp and Cache.cpp: `tkc tune` and `tkc cache`, registered the same way.
+std::function<int()> addTuneCommand(CLI::App &app);
+std::function<int()> addCacheCommand(CLI::App &app);
+}  // namespace tkc
 
 namespace {
 
@@ -112,6 +122,10 @@ int main(int argc, char **argv) {
   CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
   list->add_option("file", file, "the .tk source")->required();
 
+  std::function<int()> runRun = tkc::addRunCommand(app);
+  std::function<int()> runTune = tkc::addTuneCommand(app);
+  std::function<int()> runCache = tkc::addCacheCommand(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -125,6 +139,9 @@ int main(int argc, char **argv) {
 
   try {
     if (check->parsed()) return runCheck(file, defines, verify);
+    if (app.got_subcommand("run")) return runRun();
+    if (app.got_subcommand("tune")) return runTune();
+    if (app.got_subcommand("cache")) return runCache();
     if (list->parsed()) {
       std::ostringstream os;
       for (const auto &[name, params] : tk::Compiler::kernels(file)) {

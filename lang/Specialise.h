@@ -1,0 +1,42 @@
+// Internal to lang/: binding a kernel's const parameters (-D and @tune values
+// are checked by one function), the num_warps / num_stages rules, and the
+// @tune attribute's checker (lang/TuneAttribute.cpp).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lang/AST.h"
+#include "lang/Diagnostics.h"
+#include "lang/Frontend.h"
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+inline bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// The rules for a launch's num_warps and num_stages, for lowerKernel and @tune alike.
+bool validNumWarps(int64_t n);
+std::string badNumWarps(const std::string &text);
+std::string badNumStages(const std::string &text);
+std::string invalidValue(const std::string &text, const std::string &name, ir::ScalarKind kind);
+
+// A define's text as a value of `kind`; nullopt when it does not parse.
+std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind kind);
+
+// Binds every const param of `d`, in order, to its define or else its
+// default; reports the first failure and returns false.
+bool specialiseConsts(const ast::Decl &d, const std::map<std::string, std::string> &defines, DiagnosticEngine &diags,
+                      const std::string &file, const FnTable *fns, std::vector<ConstBinding> &consts);
+
+// Attributes: only @tune exists, on kernels, once each.
+void checkAttributes(const ast::Module &m, DiagnosticEngine &diags);
+
+// Checks the @tune `a` of kernel `d` (whose signature is sound) and expands
+// its configs; nullopt after reporting errors.
+std::optional<TuneSig> checkTune(const ast::Decl &d, const ast::Attribute &a, DiagnosticEngine &diags,
+                                 const std::string &file, const FnTable *fns);
+
+}  // namespace tk::lang

@@ -1,0 +1,30 @@
+// Files of tk's on-disk caches (compiled bundles, tuning results): atomic
+// writes that many processes may race on, reads, and short content hashes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tk::cache {
+
+// Writes `bytes` to `path` so that readers see either the old file or the
+// whole new one: a fresh temporary file beside it (mkstemp, which never opens
+// an existing file, so a planted temp name or symlink is never followed),
+// then rename over `path`. Creates missing parent directories. False, with
+// `error` set, when any step fails; nothing is left behind then.
+bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error);
+
+// The whole file, or nullopt when it cannot be read.
+std::optional<std::string> readFile(const std::string &path);
+
+// Regular files under `dir` (recursively) whose names end with `suffix`.
+std::vector<std::string> listFiles(const std::string &dir, const std::string &suffix);
+
+// FNV-1a, 64 bits, as 16 hex digits: names cache entries whose content
+// repeats the full key, so a collision is detected as a mismatch, not trusted.
+std::string hash64(std::string_view bytes);
+
+}  // namespace tk::cache

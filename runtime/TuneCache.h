@@ -1,0 +1,27 @@
+// The tuning cache: one file per (kernel hash, device, key values, config),
+// so adding a config to a space measures only the new one, shards write
+// disjoint files, and merging is copying. Internal to runtime/.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "tk/tune.h"
+
+namespace tk::detail {
+
+// What identifies an entry; all of it is stored in the entry and compared on
+// read, so a file name collision reads as a miss.
+struct TuneEntryKey {
+  std::string kernel, kernelHash, device;
+  std::map<std::string, std::string> key;
+  TuneConfig config;
+};
+
+std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntryKey &k,
+                                          const std::function<void(const std::string &)> &warn);
+void storeTuneEntry(const std::string &dir, const TuneEntryKey &k, const TuneResult &r, const std::string &measure,
+                    const std::function<void(const std::string &)> &warn);
+
+}  // namespace tk::detail

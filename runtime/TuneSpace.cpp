@@ -1,0 +1,86 @@
+// Search spaces: the `--config` text form of one config, and the @tune space
+// a .tk file declares.
+#include <cctype>
+
+#include "lang/Frontend.h"
+#include "tk/tune.h"
+
+namespace tk {
+
+std::string TuneConfig::str() const {
+  std::string out;
+  for (const auto &[name, value] : consts) out += name + "=" + value + ",";
+  return out + "num_warps=" + std::to_string(numWarps) + ",num_stages=" + std::to_string(numStages);
+}
+
+namespace {
+bool isIdent(const std::string &s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+int positiveInt(const std::string &text, const std::string &what, const std::string &config) {
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1 || v > 1024)
+    throw Error("config '" + config + "': " + what + " must be a positive integer, got '" + text + "'");
+  return int(v);
+}
+}  // namespace
+
+TuneConfig TuneConfig::parse(const std::string &text) {
+  TuneConfig c;
+  bool warps = false, stages = false;
+  size_t start = 0;
+  if (text.empty()) throw Error("empty config: expected NAME=VALUE[,NAME=VALUE...]");
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("config '" + text + "': expected NAME=VALUE, got '" + item + "'");
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!isIdent(name)) throw Error("config '" + text + "': '" + name + "' is not a name");
+    if (name == "num_warps") {
+      if (warps) throw Error("config '" + text + "': num_warps is given twice");
+      warps = true;
+      c.numWarps = positiveInt(value, "num_warps", text);
+      if (c.numWarps > 32 || (c.numWarps & (c.numWarps - 1)))
+        throw Error("config '" + text + "': num_warps must be a power of two in [1, 32], got " + value);
+    } else if (name == "num_stages") {
+      if (stages) throw Error("config '" + text + "': num_stages is given twice");
+      stages = true;
+      c.numStages = positiveInt(value, "num_stages", text);
+    } else if (!c.consts.emplace(name, value).second) {
+      throw Error("config '" + text + "': '" + name + "' is given twice");
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return c;
+}
+
+TuneSpace TuneSpace::fromFile(const std::string &path, const std::string &kernel) {
+  lang::DiagnosticEngine diags;
+  lang::Frontend fe(diags);
+  if (!fe.loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
+  for (const lang::KernelSig &k : fe.kernels()) {
+    if (k.name != kernel) continue;
+    TuneSpace s;
+    if (!k.tune) return s;
+    for (const lang::TuneConfigSig &c : k.tune->configs) s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
+    s.key = k.tune->key;
+    s.prune = k.tune->prune;
+    return s;
+  }
+  throw Error(path + ": no kernel named '" + kernel + "'");
+}
+
+}  // namespace tk

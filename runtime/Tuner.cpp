@@ -1,0 +1,487 @@
+// tk::Tuner: enumerate the space, prune by the user's predicate, look each
+// config up in the tuning cache, compile the misses in parallel (through the
+// compile cache), prune what cannot run well, measure the rest, remember the
+// best per key. See docs/autotune.md.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "lang/Frontend.h"
+#include "lang/HostExpr.h"
+#include "runtime/CompileCache.h"
+#include "runtime/TuneCache.h"
+#include "tk/tune.h"
+
+namespace tk {
+
+namespace {
+
+// A key argument's value as text, exactly (floats round-trip).
+std::string argText(const Arg &a) {
+  return std::visit(
+      [](const auto &v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        char buf[64];
+        if constexpr (std::is_same_v<T, Buffer>) return "buffer";
+        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, float>) std::snprintf(buf, sizeof buf, "%.9g", double(v));
+        else if constexpr (std::is_same_v<T, double>) std::snprintf(buf, sizeof buf, "%.17g", v);
+        else return std::to_string(int64_t(v));
+        return buf;
+      },
+      a);
+}
+
+lang::HostValue argValue(const Arg &a) {
+  return std::visit(
+      [](const auto &v) -> lang::HostValue {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Buffer>) return lang::HostValue::ofInt(0);
+        else if constexpr (std::is_same_v<T, bool>) return lang::HostValue::ofBool(v);
+        else if constexpr (std::is_floating_point_v<T>) return lang::HostValue::ofFloat(double(v));
+        else return lang::HostValue::ofInt(int64_t(v));
+      },
+      a);
+}
+
+std::string firstLine(const std::string &s) {
+  std::string t = s.substr(0, s.find('\n'));
+  return t.size() > 300 ? t.substr(0, 300) + "..." : t;
+}
+
+// The GPU a CUDA device is, for the resource checks (nullptr: not one tk knows).
+const GpuSpec *specForDevice(const std::string &name) {
+  for (const std::string &n : GpuSpec::names())
+    if (name.find(n) != std::string::npos) return &GpuSpec::named(n);
+  return nullptr;
+}
+
+}  // namespace
+
+struct Tuner::Impl {
+  Device &device;
+  std::string path, kernel;
+  TuneSpace space;
+  TuneOptions opts;
+  lang::DiagnosticEngine diags;
+  std::unique_ptr<lang::Frontend> fe;
+  lang::KernelSig sig;
+  std::vector<KernelParam> launchParams;
+  std::string kernelHash, arch, deviceId, cacheDir;
+  const GpuSpec *gpu = nullptr;  // the model's GPU (sim) or the device's when known
+  bool onSim = true;
+  std::unique_ptr<lang::HostExpr> prune;
+  std::function<void(const std::string &)> warn;
+
+  struct Chosen {
+    TuneConfig config;
+    Kernel kernel;
+  };
+  std::map<std::string, Chosen> bestByKey;
+  std::optional<Kernel> flushKernel;
+  Buffer flushBuffer;
+
+  Impl(Device &d, std::string p, std::string k, TuneSpace s, TuneOptions o)
+      : device(d), path(std::move(p)), kernel(std::move(k)), space(std::move(s)), opts(std::move(o)) {}
+
+  void setUp();
+  std::map<std::string, std::string> keyValues(const std::vector<Arg> &args) const;
+  std::optional<std::string> pruneReason(const TuneConfig &c, const std::vector<Arg> &args) const;
+  CompileOptions compileOptions(const TuneConfig &c) const;
+  std::string checkResources(const Bundle &b, TuneResult &r) const;
+  void measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r);
+  double benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg> &args);
+  TuneReport run(const GridFn &grid, const std::vector<Arg> &args, std::map<int, Kernel> *loaded, bool cacheOnly);
+};
+
+void Tuner::Impl::setUp() {
+  warn = opts.warn;
+  if (!warn) warn = [](const std::string &m) { std::cerr << "tk: warning: " << m << "\n"; };
+  fe = std::make_unique<lang::Frontend>(diags);
+  if (!fe->loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
+  std::string names;
+  bool found = false;
+  for (const lang::KernelSig &k : fe->kernels()) {
+    names += (names.empty() ? "" : ", ") + k.name;
+    if (k.name == kernel) {
+      sig = k;
+      found = true;
+    }
+  }
+  if (!found) throw Error(path + ": no kernel named '" + kernel + "'" + (names.empty() ? "" : " (kernels: " + names + ")"));
+  if (space.configs.empty() && sig.tune) {
+    for (const lang::TuneConfigSig &c : sig.tune->configs) space.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
+    if (space.key.empty()) space.key = sig.tune->key;
+    if (space.prune.empty()) space.prune = sig.tune->prune;
+  }
+  if (space.configs.empty())
+    throw Error("nothing to tune: kernel '" + kernel + "' declares no @tune space and no config was given (--config)");
+
+  std::string consts;
+  for (const lang::ParamSig &p : sig.params) {
+    if (p.isConst) consts += (consts.empty() ? "" : ", ") + p.name;
+    else launchParams.push_back(KernelParam{p.name, p.type, false, "", p.align});
+  }
+  for (const TuneConfig &c : space.configs)
+    for (const auto &[name, value] : c.consts) {
+      bool isConst = false;
+      for (const lang::ParamSig &p : sig.params) isConst |= p.isConst && p.name == name;
+      if (!isConst)
+        throw Error("config " + c.str() + ": '" + name + "' is not a const parameter of '" + kernel + "'" +
+                    (consts.empty() ? " (it has none)" : " (consts: " + consts + ")"));
+    }
+  for (size_t i = 0; i < space.configs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (space.configs[i] == space.configs[j]) throw Error("config " + space.configs[i].str() + " is given twice");
+  std::string args;
+  for (const KernelParam &p : launchParams) args += (args.empty() ? "" : ", ") + p.name;
+  for (const std::string &k : space.key) {
+    auto it = std::find_if(launchParams.begin(), launchParams.end(), [&](const KernelParam &p) { return p.name == k; });
+    if (it == launchParams.end())
+      throw Error("key '" + k + "' is not an argument of '" + kernel + "' (arguments: " + args + ")");
+    if (!it->type.empty() && it->type[0] == '*')
+      throw Error("key '" + k + "' is a pointer argument; a key names scalar arguments, whose values select the tuning entry");
+  }
+  if (!space.prune.empty()) {
+    std::string error;
+    prune = lang::HostExpr::parse(space.prune, "prune", error);
+    if (!prune) throw Error("bad prune expression:\n" + error);
+    for (const std::string &n : prune->names()) {
+      bool known = n == "num_warps" || n == "num_stages" ||
+                   std::find(space.key.begin(), space.key.end(), n) != space.key.end();
+      for (const lang::ParamSig &p : sig.params) known |= p.isConst && p.name == n;
+      if (!known)
+        throw Error("prune expression '" + space.prune + "': '" + n +
+                    "' is not a const parameter, num_warps, num_stages or a key argument");
+    }
+  }
+
+  onSim = device.kind() == "sim";
+  if (onSim) {
+    gpu = &GpuSpec::named(opts.gpu);
+    arch = opts.arch.empty() ? gpu->arch : opts.arch;
+    deviceId = "sim/model:" + gpu->name;
+  } else {
+    gpu = specForDevice(device.name());
+    const std::string name = device.name();
+    size_t sm = name.rfind("(sm_");
+    arch = !opts.arch.empty() ? opts.arch : sm != std::string::npos ? name.substr(sm + 1, name.find(')', sm) - sm - 1) : "sm_80";
+    deviceId = "cuda/" + name;
+  }
+  cacheDir = cacheDirectory(opts.cacheDir.empty() ? opts.compile.cacheDir : opts.cacheDir);
+  CompileOptions base = opts.compile;
+  base.numWarps = 0;
+  base.numStages = 0;
+  base.archs = {arch};
+  kernelHash = detail::compileKey(diags.sources(), kernel, base, "");
+}
+
+std::map<std::string, std::string> Tuner::Impl::keyValues(const std::vector<Arg> &args) const {
+  if (args.size() != launchParams.size())
+    throw Error("kernel '" + kernel + "' takes " + std::to_string(launchParams.size()) + " arguments, got " +
+                std::to_string(args.size()));
+  std::map<std::string, std::string> out;
+  for (const std::string &k : space.key)
+    for (size_t i = 0; i < launchParams.size(); ++i)
+      if (launchParams[i].name == k) out[k] = argText(args[i]);
+  return out;
+}
+
+std::optional<std::string> Tuner::Impl::pruneReason(const TuneConfig &c, const std::vector<Arg> &args) const {
+  if (!prune) return std::nullopt;
+  std::map<std::string, lang::HostValue> values;
+  for (const lang::ParamSig &p : sig.params) {
+    if (!p.isConst) continue;
+    std::string text = p.constValue;
+    if (auto d = opts.compile.defines.find(p.name); d != opts.compile.defines.end()) text = d->second;
+    if (auto d = c.consts.find(p.name); d != c.consts.end()) text = d->second;
+    if (auto v = lang::HostValue::parseLiteral(text)) values[p.name] = *v;
+  }
+  values["num_warps"] = lang::HostValue::ofInt(c.numWarps);
+  values["num_stages"] = lang::HostValue::ofInt(c.numStages);
+  for (const std::string &k : space.key)
+    for (size_t i = 0; i < launchParams.size(); ++i)
+      if (launchParams[i].name == k) values[k] = argValue(args[i]);
+  lang::HostValue v = prune->eval(values);
+  if (v.kind != lang::HostValue::Kind::Bool)
+    throw Error("prune expression '" + space.prune + "' gives " + lang::HostValue::kindName(v.kind) + ", not bool");
+  if (v.i) return "prune: " + prune->str();
+  return std::nullopt;
+}
+
+CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c) const {
+  CompileOptions co = opts.compile;
+  for (const auto &[name, value] : c.consts) co.defines[name] = value;
+  co.numWarps = c.numWarps;
+  co.numStages = c.numStages;
+  co.archs = {arch};
+  co.ptxasResources = true;
+  co.cacheDir = cacheDir;
+  co.warn = warn;
+  co.printAfter.clear();
+  return co;
+}
+
+// Prunes a compiled variant the GPU cannot run, or could run only badly:
+// more shared memory or registers than the SM has, spills past the limit.
+std::string Tuner::Impl::checkResources(const Bundle &b, TuneResult &r) const {
+  r.sharedBytes = b.sharedBytes;
+  if (auto it = b.resources.find(arch); it != b.resources.end()) {
+    r.registers = it->second.registers;
+    r.spillBytes = it->second.spillStoreBytes + it->second.spillLoadBytes;
+    r.sharedBytes += it->second.sharedStaticBytes;
+  }
+  if (r.spillBytes > opts.maxSpillBytes)
+    return "spills " + std::to_string(r.spillBytes) + " bytes per thread (limit " + std::to_string(opts.maxSpillBytes) +
+           ", TuneOptions::maxSpillBytes / --max-spill-bytes)";
+  if (gpu) {
+    ModelInput in;
+    in.grid = Dim3{1, 1, 1};
+    in.numWarps = b.numWarps;
+    in.registers = r.registers;
+    in.sharedBytes = r.sharedBytes;
+    ModelEstimate e = estimateTime(*gpu, in);
+    if (!e.launchable) return e.whyNot;
+  }
+  return "";
+}
+
+double Tuner::Impl::benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg> &args) {
+  // Flush L2 between repetitions by writing a buffer larger than any L2
+  // (H100: 50 MB), as triton.testing.do_bench does.
+  constexpr int32_t kFlushInts = 64 << 20;  // 256 MB
+  if (!flushKernel) {
+    static const char *source =
+        "kernel tk_flush_l2(buf: *i32, n: i32, const BLOCK: i32 = 1024) {\n"
+        "    let offs = program_id(0) * BLOCK + arange(BLOCK);\n"
+        "    store(buf + offs, zeros([BLOCK], i32), mask: offs < n);\n"
+        "}\n";
+    CompileOptions co = opts.compile;
+    co.defines.clear();
+    co.archs = {arch};
+    co.cacheDir = cacheDir;
+    co.warn = warn;
+    flushKernel = device.load(Compiler::compileSource(source, "<tk-flush-l2>", "tk_flush_l2", co));
+    flushBuffer = device.alloc(size_t(kFlushInts) * 4);
+  }
+  auto flush = [&] { device.launch(*flushKernel, Dim3{uint32_t(kFlushInts / 1024)}, {flushBuffer, kFlushInts}); };
+  for (int i = 0; i < 3; ++i) {  // warm-up
+    if (opts.preHook) opts.preHook();
+    device.launch(k, grid, args);
+  }
+  std::vector<double> times;
+  double total = 0;
+  while ((total < opts.benchMs || times.size() < 10) && times.size() < 10000) {
+    if (opts.preHook) opts.preHook();
+    flush();
+    double ms = device.launch(k, grid, args).ms;
+    times.push_back(ms);
+    total += ms;
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void Tuner::Impl::measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r) {
+  if (!onSim) {
+    r.ms = benchCuda(k, grid, args);
+    return;
+  }
+  if (opts.preHook) opts.preHook();
+  LaunchOptions lo;
+  lo.sampleBlocks = opts.sampleBlocks;
+  LaunchStats s = device.launch(k, grid, args, lo);
+  ModelInput in;
+  in.grid = grid;
+  in.numWarps = k.bundle().numWarps;
+  in.registers = r.registers;
+  in.spillBytes = std::max(0, r.spillBytes);
+  in.sharedBytes = r.sharedBytes;
+  in.loadSectors = s.loadSectors;
+  in.storeSectors = s.storeSectors;
+  in.loadRequests = s.loadRequests;
+  in.storeRequests = s.storeRequests;
+  in.sharedWavefronts = s.sharedWavefronts;
+  in.barriers = s.barriers;
+  in.warpInstructions = s.warpInstructions;
+  in.fpInstructions = s.fpInstructions;
+  in.specialInstructions = s.specialInstructions;
+  r.model = estimateTime(*gpu, in);
+  if (!r.model.launchable) {
+    r.status = "pruned";
+    r.reason = r.model.whyNot;
+    return;
+  }
+  r.ms = r.model.us / 1000;
+}
+
+// With `cacheOnly`, stops (returning a report with best -2) at the first
+// config the cache cannot answer.
+TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, std::map<int, Kernel> *loaded,
+                            bool cacheOnly) {
+  if (opts.shardCount < 1 || opts.shardIndex < 0 || opts.shardIndex >= opts.shardCount)
+    throw Error("bad shard " + std::to_string(opts.shardIndex) + "/" + std::to_string(opts.shardCount) +
+                ": expected I/N with 0 <= I < N");
+  TuneReport report;
+  report.kernel = kernel;
+  report.source = path;
+  report.device = device.name();
+  report.measure = onSim ? "model" : "cuda-events";
+  report.gpu = gpu ? gpu->name : device.name();
+  report.key = keyValues(args);
+
+  // Which configs this run owns, the user's prune, then the tuning cache.
+  std::vector<int> owned, toCompile;
+  for (int i = 0; i < int(space.configs.size()); ++i)
+    if (i % opts.shardCount == opts.shardIndex) owned.push_back(i);
+  std::map<int, TuneResult> results;
+  for (int i : owned) {
+    TuneResult r;
+    r.config = space.configs[i];
+    try {
+      if (std::optional<std::string> why = pruneReason(r.config, args)) {
+        r.status = "pruned";
+        r.reason = *why;
+        results[i] = r;
+        continue;
+      }
+    } catch (const lang::HostExprError &e) {
+      throw Error("prune expression '" + space.prune + "' for config " + r.config.str() + ": " + e.what());
+    }
+    if (opts.cache)
+      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, warn)) {
+        results[i] = *hit;
+        ++report.cacheHits;
+        continue;
+      }
+    if (cacheOnly) {
+      report.best = -2;
+      return report;
+    }
+    results[i] = r;
+    toCompile.push_back(i);
+  }
+
+  // Compile the misses in parallel: each compile has its own front end and
+  // LLVM context.
+  std::map<int, Bundle> bundles;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  std::atomic<int> done{0};
+  const Compiler::CacheStats before = Compiler::cacheStats();
+  auto worker = [&] {
+    for (size_t n; (n = next++) < toCompile.size();) {
+      const int i = toCompile[n];
+      const TuneConfig &c = space.configs[i];
+      std::optional<Bundle> b;
+      std::string error;
+      try {
+        b = Compiler::compileFile(path, kernel, compileOptions(c));
+      } catch (const std::exception &e) {
+        error = firstLine(e.what());
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (b) bundles.emplace(i, std::move(*b));
+      else {
+        results[i].status = "error";
+        results[i].reason = "compile: " + error;
+      }
+      if (opts.progress) opts.progress(++done, int(toCompile.size()), "compiled " + c.str());
+    }
+  };
+  unsigned jobs = opts.jobs > 0 ? unsigned(opts.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, std::max<size_t>(1, toCompile.size()));
+  std::vector<std::thread> pool;
+  for (unsigned j = 1; j < jobs; ++j) pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool) t.join();
+  report.compiled = int(Compiler::cacheStats().compiled - before.compiled);
+
+  // Measure one variant at a time: timings must not share the device.
+  int measured = 0;
+  for (int i : toCompile) {
+    TuneResult &r = results[i];
+    if (auto b = bundles.find(i); b != bundles.end()) {
+      std::string why = checkResources(b->second, r);
+      if (!why.empty()) {
+        r.status = "pruned";
+        r.reason = why;
+      } else {
+        try {
+          Kernel k = device.load(b->second);
+          measure(k, grid(k.bundle()), args, r);
+          ++report.timed;
+          if (loaded) loaded->emplace(i, k);
+        } catch (const Error &e) {
+          r.status = "error";
+          r.reason = firstLine(e.what());
+        }
+      }
+    }
+    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, r, report.measure, warn);
+    if (opts.progress) opts.progress(++measured, int(toCompile.size()), (r.status == "ok" ? "measured " : r.status + " ") + r.config.str());
+  }
+
+  for (auto &[i, r] : results) {
+    if (r.status == "ok" && (report.best < 0 || r.ms < report.results[report.best].ms)) report.best = int(report.results.size());
+    report.results.push_back(std::move(r));
+  }
+  if (report.best < 0 && opts.shardCount == 1) {
+    std::string why;
+    for (const TuneResult &r : report.results) why += "\n  " + r.config.str() + ": " + r.status + ", " + r.reason;
+    throw Error("no config of '" + kernel + "' could run:" + why);
+  }
+  return report;
+}
+
+Tuner::Tuner(Device &device, std::string path, std::string kernel, TuneSpace space, TuneOptions opts)
+    : impl_(std::make_unique<Impl>(device, std::move(path), std::move(kernel), std::move(space), std::move(opts))) {
+  impl_->setUp();
+}
+Tuner::~Tuner() = default;
+
+const TuneSpace &Tuner::space() const { return impl_->space; }
+
+TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
+  std::map<int, Kernel> loaded;
+  TuneReport report = impl_->run(grid, args, &loaded, false);
+  if (report.best >= 0 && impl_->opts.shardCount == 1) {
+    const TuneConfig &c = report.results[report.best].config;
+    int index = int(std::find(impl_->space.configs.begin(), impl_->space.configs.end(), c) - impl_->space.configs.begin());
+    std::string keyText;
+    for (const auto &[k, v] : report.key) keyText += k + "=" + v + ";";
+    if (auto it = loaded.find(index); it != loaded.end()) impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, it->second});
+  }
+  return report;
+}
+
+std::optional<TuneReport> Tuner::cached(const std::vector<Arg> &args) {
+  if (!impl_->opts.cache) return std::nullopt;
+  TuneReport report = impl_->run(GridFn{}, args, nullptr, true);
+  if (report.best == -2) return std::nullopt;
+  return report;
+}
+
+const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
+  std::string keyText;
+  for (const auto &[k, v] : impl_->keyValues(args)) keyText += k + "=" + v + ";";
+  if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
+  TuneReport report = tune(grid, args);
+  if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
+  // Every result came from the tuning cache: compile (a compile-cache hit) and load the best.
+  const TuneConfig &c = report.bestResult().config;
+  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c)));
+  return impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, k}).first->second.kernel;
+}
+
+LaunchStats Tuner::launch(const GridFn &grid, const std::vector<Arg> &args) {
+  const Kernel &k = best(grid, args);
+  return impl_->device.launch(k, grid(k.bundle()), args);
+}
+
+}  // namespace tk

@@ -1,0 +1,504 @@
+// LaunchSpec: parse `--arg`/`--grid`, check them against a kernel's
+// parameters, fill buffers reproducibly, evaluate the grid, write outputs.
+#include "LaunchSpec.h"
+
+#include <cctype>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "Npy.h"
+
+namespace tkc {
+
+using tk::lang::HostValue;
+
+namespace {
+
+const char kScalarTypes[] = "f32 f16 bf16 f64 i8 i16 i32 i64 bool";
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+bool isFloatType(const std::string &t) { return t == "f16" || t == "bf16" || t == "f32" || t == "f64"; }
+bool isIntType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
+
+[[noreturn]] void argError(const std::string &text, const std::string &why) {
+  throw tk::Error("--arg " + text + ": " + why);
+}
+
+// --- filling buffers --------------------------------------------------------
+
+// splitmix64: tiny, and its output is fixed by its definition (the standard
+// library's distributions are not, across implementations), so a seed gives
+// the same inputs everywhere.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+};
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// f32 -> IEEE half, round to nearest even.
+uint16_t toHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13), rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // a carry into the exponent gives inf, as it should
+  return static_cast<uint16_t>(sign | h);
+}
+
+// f32 -> bfloat16, round to nearest even.
+uint16_t toBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// Stores `v` as one element of `dtype` at `dst`. Integers wrap as a cast to
+// the narrower type would.
+void storeAs(const std::string &dtype, double v, char *dst) {
+  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof x); };
+  auto wrapped = [&] { return static_cast<uint64_t>(static_cast<int64_t>(v)); };
+  if (dtype == "f32")
+    put(static_cast<float>(v));
+  else if (dtype == "f64")
+    put(v);
+  else if (dtype == "f16")
+    put(toHalf(static_cast<float>(v)));
+  else if (dtype == "bf16")
+    put(toBf16(static_cast<float>(v)));
+  else if (dtype == "i8")
+    put(static_cast<uint8_t>(wrapped()));
+  else if (dtype == "i16")
+    put(static_cast<uint16_t>(wrapped()));
+  else if (dtype == "i32")
+    put(static_cast<uint32_t>(wrapped()));
+  else if (dtype == "i64")
+    put(wrapped());
+  else
+    put(static_cast<uint8_t>(v != 0));
+}
+
+// Significand bits of a float dtype: rand draws that many bits, so every
+// value is exact in the dtype and none rounds up to 1.
+int significandBits(const std::string &t) { return t == "f64" ? 53 : t == "f32" ? 24 : t == "f16" ? 11 : 8; }
+
+// --- scalars -----------------------------------------------------------------
+
+// Checks a scalar literal against a parameter type and converts it to that
+// type's launch argument.
+tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converted) {
+  const HostValue &v = a.scalar;
+  const std::string lit = "'" + v.str() + "'";
+  if (isIntType(type)) {
+    if (v.kind != HostValue::Kind::Int)
+      argError(a.text, "'" + a.name + "' is " + type + " and needs an integer literal, got " + lit);
+    int bits = type == "i8" ? 8 : type == "i16" ? 16 : type == "i32" ? 32 : 64;
+    int64_t lo = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)),
+            hi = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+    if (v.i < lo || v.i > hi)
+      argError(a.text, v.str() + " does not fit " + type + " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    if (converted) *converted = v;
+    if (bits == 8) return static_cast<int8_t>(v.i);
+    if (bits == 16) return static_cast<int16_t>(v.i);
+    if (bits == 32) return static_cast<int32_t>(v.i);
+    return v.i;
+  }
+  if (type == "f32" || type == "f64") {
+    if (v.kind == HostValue::Kind::Bool)
+      argError(a.text, "'" + a.name + "' is " + type + " and needs a number, got " + lit);
+    double d = v.kind == HostValue::Kind::Int ? static_cast<double>(v.i) : v.f;
+    if (type == "f32" && std::isfinite(d) && std::fabs(d) > FLT_MAX) argError(a.text, v.str() + " does not fit f32");
+    if (converted) *converted = HostValue::ofFloat(type == "f32" ? static_cast<double>(static_cast<float>(d)) : d);
+    if (type == "f32") return static_cast<float>(d);
+    return d;
+  }
+  if (type == "bool") {
+    if (v.kind != HostValue::Kind::Bool)
+      argError(a.text, "'" + a.name + "' is bool and needs true or false, got " + lit);
+    if (converted) *converted = v;
+    return v.i != 0;
+  }
+  argError(a.text, "'" + a.name + "' is " + type +
+                       ": scalar parameters of this type cannot be passed (the launcher takes bool, i8, i16, i32, "
+                       "i64, f32, f64)");
+}
+
+// --- parsing -------------------------------------------------------------------
+
+ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
+  const std::string form =
+      "expected DTYPE[COUNT]:INIT[>OUT.npy] with INIT one of rand randn zeros ones arange @FILE.npy";
+  size_t lb = spec.find('[');
+  size_t rb = spec.find(']', lb);
+  if (rb == std::string::npos) argError(a.text, "unterminated '[': " + form);
+  a.isBuffer = true;
+  a.dtype = spec.substr(0, lb);
+  if (scalarBytes(a.dtype) == 0)
+    argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + std::string(kScalarTypes) + ")");
+  std::string count = spec.substr(lb + 1, rb - lb - 1);
+  // COUNT * element size must fit comfortably in memory sizes.
+  if (count.empty() || count.size() > 15 || count.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoull(count) == 0)
+    argError(a.text, "COUNT must be a positive integer, got '" + count + "'");
+  a.count = std::stoull(count);
+  if (rb + 1 >= spec.size() || spec[rb + 1] != ':') argError(a.text, "no ':INIT' after ']': " + form);
+  std::string init = spec.substr(rb + 2);
+  if (size_t gt = init.find('>'); gt != std::string::npos) {
+    a.outFile = init.substr(gt + 1);
+    init = init.substr(0, gt);
+    if (a.outFile.empty()) argError(a.text, "'>' needs a file name to write the buffer to");
+  }
+  static const std::pair<const char *, Fill> fills[] = {{"rand", Fill::Rand},
+                                                        {"randn", Fill::Randn},
+                                                        {"zeros", Fill::Zeros},
+                                                        {"ones", Fill::Ones},
+                                                        {"arange", Fill::Arange}};
+  bool known = false;
+  for (auto &[name, f] : fills)
+    if (init == name) a.fill = f, known = true;
+  if (!known && init.size() > 1 && init[0] == '@') {
+    a.fill = Fill::File;
+    a.inFile = init.substr(1);
+    known = true;
+  }
+  if (!known) argError(a.text, "unknown INIT '" + init + "': " + form);
+  if (a.fill == Fill::Randn && !isFloatType(a.dtype)) argError(a.text, "randn needs a float dtype, not " + a.dtype);
+  if (a.fill == Fill::Arange && a.dtype == "bool") argError(a.text, "arange needs a numeric dtype, not bool");
+  return a;
+}
+
+// The grid text split at its top-level commas (those inside parentheses
+// separate call arguments).
+std::vector<std::string> splitGrid(const std::string &grid) {
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (char c : grid) {
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      parts.emplace_back();
+      continue;
+    }
+    parts.back() += c;
+  }
+  return parts;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+LaunchSpec LaunchSpec::parse(const std::vector<std::string> &args, const std::string &grid, uint64_t seed) {
+  LaunchSpec s;
+  s.seed = seed;
+  std::set<std::string> outs;
+  for (const std::string &text : args) {
+    size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw tk::Error("--arg expects NAME=SPEC, got '" + text + "'");
+    ArgSpec a;
+    a.name = text.substr(0, eq);
+    a.text = text;
+    std::string spec = text.substr(eq + 1);
+    if (!isIdentifier(a.name)) argError(text, "'" + a.name + "' is not a parameter name");
+    if (const ArgSpec *prev = s.find(a.name))
+      throw tk::Error("--arg '" + a.name + "' is given twice ('" + prev->text + "' and '" + text + "')");
+    if (spec.empty())
+      argError(text, "empty SPEC: expected a scalar literal (98432, 1e-5, true) or a buffer DTYPE[COUNT]:INIT");
+    if (spec.find('[') != std::string::npos) {
+      a = parseBuffer(a, spec);
+      if (!a.outFile.empty() && !outs.insert(a.outFile).second)
+        argError(text, "another buffer already writes '" + a.outFile + "'");
+    } else {
+      std::optional<HostValue> v = HostValue::parseLiteral(spec);
+      if (!v)
+        argError(text, "'" + spec +
+                           "' is neither a scalar literal (an integer, a float, true or false) nor a buffer "
+                           "DTYPE[COUNT]:INIT");
+      a.scalar = *v;
+      s.scalars[a.name] = *v;
+    }
+    s.args.push_back(a);
+  }
+
+  std::vector<std::string> parts = splitGrid(grid);
+  if (parts.size() > 3)
+    throw tk::Error("--grid '" + grid + "' has " + std::to_string(parts.size()) + " dimensions; at most 3 (x,y,z)");
+  for (std::string &p : parts) {
+    p = trim(p);
+    if (p.empty())
+      throw tk::Error("--grid '" + grid + "': empty expression (expected 1 to 3 comma-separated expressions)");
+    std::string error;
+    std::unique_ptr<tk::lang::HostExpr> e = tk::lang::HostExpr::parse(p, "--grid", error);
+    if (!e) {
+      while (!error.empty() && error.back() == '\n') error.pop_back();
+      throw tk::Error("--grid expression '" + p + "' does not parse:\n" + error);
+    }
+    s.gridTexts.push_back(p);
+    s.gridExprs.push_back(std::move(e));
+  }
+  return s;
+}
+
+const ArgSpec *LaunchSpec::find(const std::string &name) const {
+  for (const ArgSpec &a : args)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelParam> &params) const {
+  const std::string sig = signature(kernel, params);
+  auto paramOf = [&](const std::string &name) -> const tk::KernelParam * {
+    for (const tk::KernelParam &p : params)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  for (const ArgSpec &a : args) {
+    const tk::KernelParam *p = paramOf(a.name);
+    if (!p) argError(a.text, "kernel '" + kernel + "' has no parameter '" + a.name + "'; it is " + sig);
+    if (p->isConst)
+      argError(a.text, "'" + a.name + "' is a const parameter of '" + kernel + "': set it with -D " + a.name +
+                           "=VALUE, not --arg");
+    if (p->type[0] == '*') {
+      std::string elem = p->type.substr(1);
+      if (!a.isBuffer)
+        argError(a.text, "'" + a.name + "' is a pointer (" + p->type + ") and needs a buffer " + elem + "[COUNT]:INIT");
+      if (a.dtype != elem)
+        argError(a.text, "'" + a.name + "' is " + p->type + " and needs a " + elem + " buffer, got " + a.dtype + "[" +
+                             std::to_string(a.count) + "]");
+    } else {
+      if (a.isBuffer)
+        argError(a.text, "'" + a.name + "' is a scalar (" + p->type + ") and needs a literal, not a buffer");
+      scalarArg(a, p->type, nullptr);
+    }
+  }
+  std::string missing;
+  for (const tk::KernelParam &p : params)
+    if (!p.isConst && !find(p.name)) missing += (missing.empty() ? "" : ", ") + p.name + " (" + p.type + ")";
+  if (!missing.empty()) throw tk::Error("missing --arg for " + missing + "; the kernel is " + sig);
+
+  // The grid may name scalar args and consts; anything else would fail only
+  // after compiling, so say it now.
+  std::string usable;
+  for (const tk::KernelParam &p : params)
+    if (p.isConst || (p.type[0] != '*')) usable += (usable.empty() ? "" : ", ") + p.name;
+  for (size_t i = 0; i < gridExprs.size(); ++i)
+    for (const std::string &n : gridExprs[i]->names()) {
+      const tk::KernelParam *p = paramOf(n);
+      if (p && p->type[0] != '*') continue;
+      throw tk::Error("--grid expression '" + gridTexts[i] + "': '" + n + "' is " +
+                      (p ? "a buffer" : "not a parameter of '" + kernel + "'") +
+                      "; the grid can use the scalar args and consts: " + usable);
+    }
+  auto kindOf = [&](const std::string &name) -> std::optional<HostValue::Kind> {
+    if (const ArgSpec *a = find(name)) return a->scalar.kind;
+    const tk::KernelParam *p = paramOf(name);
+    std::optional<HostValue> v = p ? HostValue::parseLiteral(p->value) : std::nullopt;
+    return v ? std::optional(v->kind) : std::nullopt;
+  };
+  for (size_t i = 0; i < gridExprs.size(); ++i) {
+    HostValue::Kind k;
+    try {
+      k = gridExprs[i]->check(kindOf);
+    } catch (const tk::lang::HostExprError &e) {
+      throw tk::Error("--grid expression '" + gridTexts[i] + "': " + e.what());
+    }
+    if (k != HostValue::Kind::Int)
+      throw tk::Error("--grid expression '" + gridTexts[i] + "' gives a " + HostValue::kindName(k) +
+                      ", not an integer number of blocks");
+  }
+}
+
+std::vector<char> LaunchSpec::initialBytes(const ArgSpec &a) const {
+  if (a.fill == Fill::File) {
+    try {
+      return readNpyAs(a.inFile, a.dtype, a.count);
+    } catch (const tk::Error &e) {
+      argError(a.text, e.what());
+    }
+  }
+  const size_t elem = scalarBytes(a.dtype);
+  std::vector<char> out(a.count * elem);
+  Rng rng{seed ^ fnv1a(a.name)};
+  rng.next();
+  for (uint64_t i = 0; i < a.count; ++i) {
+    double v = 0;
+    switch (a.fill) {
+      case Fill::Zeros:
+        v = 0;
+        break;
+      case Fill::Ones:
+        v = 1;
+        break;
+      case Fill::Arange:
+        v = static_cast<double>(i);
+        break;
+      case Fill::Rand:
+        if (isFloatType(a.dtype)) {
+          int bits = significandBits(a.dtype);
+          v = std::ldexp(static_cast<double>(rng.next() >> (64 - bits)), 1 - bits) - 1.0;
+        } else if (a.dtype == "bool") {
+          v = static_cast<double>(rng.next() >> 63);
+        } else {
+          v = static_cast<double>(rng.next() % 200) - 100.0;
+        }
+        break;
+      case Fill::Randn: {
+        // Box-Muller; u1 in (0, 1] keeps the log finite.
+        double u1 = std::ldexp(static_cast<double>((rng.next() >> 11) + 1), -53);
+        double u2 = std::ldexp(static_cast<double>(rng.next() >> 11), -53);
+        v = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+        break;
+      }
+      case Fill::File:
+        break;
+    }
+    storeAs(a.dtype, v, out.data() + i * elem);
+  }
+  return out;
+}
+
+LaunchSpec::Bound LaunchSpec::bind(tk::Device &dev, const std::vector<tk::KernelParam> &params) const {
+  Bound b;
+  for (const tk::KernelParam &p : params) {
+    if (p.isConst) continue;
+    const ArgSpec *a = find(p.name);
+    if (!a) throw tk::Error("missing --arg for " + p.name + " (" + p.type + ")");
+    if (p.type[0] != '*') {
+      HostValue converted = a->scalar;
+      b.args.push_back(scalarArg(*a, p.type, &converted));
+      b.scalars[a->name] = converted;
+      continue;
+    }
+    if (!a->isBuffer) argError(a->text, "'" + a->name + "' is a pointer (" + p.type + ") and needs a buffer");
+    BoundBuffer bb{*a, {}, initialBytes(*a)};
+    bb.buffer = dev.alloc(bb.initial.size());
+    dev.copyToDevice(bb.buffer, bb.initial.data(), bb.initial.size());
+    b.args.push_back(bb.buffer);
+    b.buffers.push_back(std::move(bb));
+  }
+  return b;
+}
+
+void LaunchSpec::reset(tk::Device &dev, const Bound &b) const {
+  for (const BoundBuffer &bb : b.buffers) dev.copyToDevice(bb.buffer, bb.initial.data(), bb.initial.size());
+}
+
+tk::Dim3 LaunchSpec::gridForConsts(const std::map<std::string, std::string> &consts) const {
+  auto lookup = [&](const std::string &name) -> std::optional<HostValue> {
+    if (auto s = scalars.find(name); s != scalars.end()) return s->second;
+    if (const ArgSpec *a = find(name); a && a->isBuffer)
+      throw tk::Error("'" + name + "' is a buffer; the grid can use the scalar args and consts");
+    if (auto c = consts.find(name); c != consts.end()) return HostValue::parseLiteral(c->second);
+    return std::nullopt;
+  };
+  static const char *const dims[] = {"x", "y", "z"};
+  uint32_t out[3] = {1, 1, 1};
+  for (size_t i = 0; i < gridExprs.size(); ++i) {
+    const std::string what = "--grid expression '" + gridTexts[i] + "'";
+    HostValue v = HostValue::ofInt(0);
+    try {
+      v = gridExprs[i]->eval(lookup);
+    } catch (const std::runtime_error &e) {  // HostExprError, or the buffer error above
+      throw tk::Error(what + ": " + e.what());
+    }
+    if (v.kind != HostValue::Kind::Int)
+      throw tk::Error(what + " gives " + v.str() + ", not an integer number of blocks");
+    const int64_t limit = i == 0 ? INT32_MAX : 65535;
+    if (v.i < 1 || v.i > limit)
+      throw tk::Error(what + " gives " + std::to_string(v.i) + " blocks in " + dims[i] + "; it must be in [1, " +
+                      std::to_string(limit) + "]");
+    out[i] = static_cast<uint32_t>(v.i);
+  }
+  return tk::Dim3{out[0], out[1], out[2]};
+}
+
+tk::Dim3 LaunchSpec::grid(const tk::Bundle &bundle) const {
+  std::map<std::string, std::string> consts;
+  for (const tk::KernelParam &p : bundle.params)
+    if (p.isConst) consts[p.name] = p.value;
+  return gridForConsts(consts);
+}
+
+void LaunchSpec::writeOutputs(tk::Device &dev, const Bound &b) const {
+  for (const BoundBuffer &bb : b.buffers) {
+    if (bb.spec.outFile.empty()) continue;
+    std::vector<char> host(bb.initial.size());
+    dev.copyToHost(host.data(), bb.buffer, host.size());
+    writeNpy(bb.spec.outFile, bb.spec.dtype, host.data(), bb.spec.count);
+  }
+}
+
+std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines) {
+  std::map<std::string, std::string> out;
+  for (const std::string &d : defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size())
+      throw tk::Error("-D expects NAME=VALUE, got '" + d + "'");
+    out[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  return out;
+}
+
+void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,
+                  const std::map<std::string, std::string> &defines) {
+  std::string consts;
+  for (const tk::KernelParam &p : params)
+    if (p.isConst) consts += (consts.empty() ? "" : ", ") + p.name;
+  if (consts.empty()) consts = "none";
+  for (const auto &[name, value] : defines) {
+    const tk::KernelParam *p = nullptr;
+    for (const tk::KernelParam &q : params)
+      if (q.name == name) p = &q;
+    if (!p)
+      throw tk::Error("-D " + name + "=" + value + ": kernel '" + kernel + "' has no const parameter '" + name +
+                      "' (its consts: " + consts + ")");
+    if (!p->isConst)
+      throw tk::Error("-D " + name + "=" + value + ": '" + name + "' is not a const parameter of '" + kernel +
+                      "': pass it with --arg " + name + "=... (its consts: " + consts + ")");
+  }
+}
+
+std::string signature(const std::string &kernel, const std::vector<tk::KernelParam> &params) {
+  std::string s = kernel + "(";
+  for (size_t i = 0; i < params.size(); ++i) {
+    const tk::KernelParam &p = params[i];
+    s += (i ? ", " : "") + std::string(p.isConst ? "const " : "") + p.name + ": " + p.type;
+    if (p.isConst && !p.value.empty()) s += " = " + p.value;
+  }
+  return s + ")";
+}
+
+}  // namespace tkc

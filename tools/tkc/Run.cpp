@@ -1,0 +1,156 @@
+// `tkc run`: compile one kernel, fill its buffers, launch it once on the sim
+// or a GPU, write the `>out.npy` buffers and report what the launch cost.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "LaunchSpec.h"
+#include "Npy.h"
+#include "tk/compiler.h"
+#include "tk/runtime.h"
+
+namespace tkc {
+namespace {
+
+struct RunOptions {
+  std::string file, kernel, grid, device, json;
+  std::vector<std::string> args, defines;
+  int numWarps = 4;
+  uint64_t seed = LaunchSpec::kDefaultSeed;
+};
+
+// The const values as JSON: numbers and bools as such, anything else (a
+// dtype const) as its text.
+nlohmann::ordered_json constsJson(const tk::Bundle &bundle) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const tk::KernelParam &p : bundle.params) {
+    if (!p.isConst) continue;
+    std::optional<tk::lang::HostValue> v = tk::lang::HostValue::parseLiteral(p.value);
+    if (!v)
+      out[p.name] = p.value;
+    else if (v->kind == tk::lang::HostValue::Kind::Int)
+      out[p.name] = v->i;
+    else if (v->kind == tk::lang::HostValue::Kind::Float)
+      out[p.name] = v->f;
+    else
+      out[p.name] = v->i != 0;
+  }
+  return out;
+}
+
+nlohmann::ordered_json statsJson(const tk::LaunchStats &s) {
+  // Field for field as tk::LaunchStats declares them.
+  return {{"counted", s.counted},
+          {"ms", s.ms},
+          {"globalLoadBytes", s.globalLoadBytes},
+          {"globalStoreBytes", s.globalStoreBytes},
+          {"loadRequests", s.loadRequests},
+          {"loadSectors", s.loadSectors},
+          {"storeRequests", s.storeRequests},
+          {"storeSectors", s.storeSectors},
+          {"sharedRequests", s.sharedRequests},
+          {"sharedWavefronts", s.sharedWavefronts},
+          {"barriers", s.barriers}};
+}
+
+std::string perRequest(uint64_t n, uint64_t requests) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2) << (requests ? double(n) / double(requests) : 0.0);
+  return os.str();
+}
+
+std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 grid, const tk::LaunchStats &s,
+                    const LaunchSpec::Bound &bound) {
+  std::ostringstream os;
+  os << "kernel   " << bundle.kernel;
+  for (const tk::KernelParam &p : bundle.params)
+    if (p.isConst) os << "  " << p.name << "=" << p.value;
+  os << "  num_warps=" << bundle.numWarps << "\n";
+  os << "device   " << dev.name() << "\n";
+  os << "grid     " << grid.x << " x " << grid.y << " x " << grid.z << " blocks of " << 32 * bundle.numWarps
+     << " threads\n";
+  if (s.counted) {
+    os << "global   " << s.globalLoadBytes << " B loaded, " << s.globalStoreBytes << " B stored\n";
+    os << "sectors  " << perRequest(s.loadSectors, s.loadRequests) << " per load request (" << s.loadRequests
+       << " requests), " << perRequest(s.storeSectors, s.storeRequests) << " per store request (" << s.storeRequests
+       << " requests)\n";
+    os << "shared   " << perRequest(s.sharedWavefronts, s.sharedRequests) << " wavefronts per request ("
+       << s.sharedRequests << " requests)\n";
+    os << "barriers " << s.barriers << "\n";
+  } else {
+    os << "time     " << std::setprecision(4) << s.ms << " ms (CUDA events)\n";
+  }
+  for (const BoundBuffer &b : bound.buffers)
+    if (!b.spec.outFile.empty())
+      os << "wrote    " << b.spec.outFile << " (" << b.spec.dtype << "[" << b.spec.count << "])\n";
+  return os.str();
+}
+
+int runRun(const RunOptions &o) {
+  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
+  std::map<std::string, std::string> defines = parseDefines(o.defines);
+
+  // Check the command line against the kernel's signature before the
+  // (slower) compile and before touching a device.
+  std::vector<tk::KernelParam> params;
+  std::string names;
+  bool found = false;
+  for (const auto &[name, ps] : tk::Compiler::kernels(o.file)) {
+    names += (names.empty() ? "" : ", ") + name;
+    if (name == o.kernel) params = ps, found = true;
+  }
+  if (!found) throw tk::Error("no kernel named '" + o.kernel + "' in '" + o.file + "' (kernels: " + names + ")");
+  checkDefines(o.kernel, params, defines);
+  spec.check(o.kernel, params);
+
+  std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
+  tk::CompileOptions opts;
+  opts.defines = defines;
+  opts.numWarps = o.numWarps;
+  opts.emitPtx = dev->kind() == "cuda";
+  tk::Bundle bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
+  tk::Dim3 grid = spec.grid(bundle);
+
+  tk::Kernel kernel = dev->load(bundle);
+  LaunchSpec::Bound bound = spec.bind(*dev, bundle.launchParams());
+  tk::LaunchStats stats = dev->launch(kernel, grid, bound.args);
+  spec.writeOutputs(*dev, bound);
+
+  if (!o.json.empty()) {
+    nlohmann::ordered_json j = {{"kernel", bundle.kernel},          {"device", dev->name()},
+                                {"grid", {grid.x, grid.y, grid.z}}, {"consts", constsJson(bundle)},
+                                {"num_warps", bundle.numWarps},     {"stats", statsJson(stats)}};
+    writeFileAtomic(o.json, j.dump(2) + "\n");
+  }
+  std::cout << summary(bundle, *dev, grid, stats, bound) << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addRunCommand(CLI::App &app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App *run =
+      app.add_subcommand("run", "Compile a kernel and launch it once on buffers described on the command line");
+  run->add_option("file", o->file, "the .tk source")->required();
+  run->add_option("-k,--kernel", o->kernel, "the kernel to run")->required();
+  run->add_option("--grid", o->grid, "blocks: 1 to 3 comma-separated tk expressions over scalar args and consts")
+      ->required();
+  run->add_option("--arg", o->args,
+                  "NAME=SPEC for every non-const parameter: a literal (98432, 1e-5, true) or a buffer "
+                  "DTYPE[COUNT]:INIT[>OUT.npy], INIT one of rand randn zeros ones arange @FILE.npy")
+      ->allow_extra_args(false);
+  run->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
+  run->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
+      ->check(CLI::IsMember({"sim", "cuda"}));
+  run->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);
+  run->add_option("--json", o->json, "also write the kernel, device, grid, consts and launch stats as JSON");
+  return [o] { return runRun(*o); };
+}
+
+}  // namespace tkc
