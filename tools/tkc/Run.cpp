@@ -54,7 +54,13 @@ nlohmann::ordered_json statsJson(const tk::LaunchStats &s) {
           {"storeSectors", s.storeSectors},
           {"sharedRequests", s.sharedRequests},
           {"sharedWavefronts", s.sharedWavefronts},
-          {"barriers", s.barriers}};
+          {"barriers", s.barriers},
+          {"threadInstructions", s.threadInstructions},
+          {"warpInstructions", s.warpInstructions},
+          {"fpInstructions", s.fpInstructions},
+          {"specialInstructions", s.specialInstructions},
+          {"blocksRun", s.blocksRun},
+          {"blocksTotal", s.blocksTotal}};
 }
 
 std::string perRequest(uint64_t n, uint64_t requests) {
@@ -81,6 +87,8 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
     os << "shared   " << perRequest(s.sharedWavefronts, s.sharedRequests) << " wavefronts per request ("
        << s.sharedRequests << " requests)\n";
     os << "barriers " << s.barriers << "\n";
+    os << "instrs   " << s.warpInstructions << " issued by warps; threads ran " << s.threadInstructions << " ("
+       << s.fpInstructions << " fp, " << s.specialInstructions << " math-library calls)\n";
   } else {
     os << "time     " << std::setprecision(4) << s.ms << " ms (CUDA events)\n";
   }

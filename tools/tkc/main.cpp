@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
 
   std::string file, kernel, emit = "ptx", output;
   std::vector<std::string> defines, archs, printAfter;
-  int numWarps = 4;
-  bool verify = false, noLibdevice = false;
+  int numWarps = 4, numStages = 3;
+  bool verify = false, noLibdevice = false, noCache = false;
 
   CLI::App *check = app.add_subcommand("check", "Parse and type-check a .tk file (every kernel, default consts)");
   check->add_option("file", file, "the .tk source")->required();
@@ -112,6 +112,10 @@ int main(int argc, char **argv) {
   compile->add_option("-D,--define", defines, "set a const parameter: NAME=VALUE (repeatable)");
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  compile->add_option("--num-stages", numStages, "pipeline depth of loops over K (recorded in the bundle)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 64));
+  compile->add_flag("--no-cache", noCache, "compile even when the compile cache holds the bundle");
   compile->add_option("--emit", emit, "stop after this stage")
       ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle"}))
       ->default_val("ptx");
@@ -160,6 +164,8 @@ int main(int argc, char **argv) {
     if (!parseDefines(defines, opts.defines)) return 1;
     if (!archs.empty()) opts.archs = archs;
     opts.numWarps = numWarps;
+    opts.numStages = numStages;
+    opts.cache = !noCache;
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
     opts.dump = &std::cerr;
