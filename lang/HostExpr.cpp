@@ -10,6 +10,7 @@
 #include <set>
 
 #include "lang/AST.h"
+#include "lang/Compare.h"
 #include "lang/Diagnostics.h"
 #include "parser/Lexer.h"
 #include "parser/Parser.h"
@@ -315,7 +316,7 @@ class Evaluator {
     if (isLogic(op)) return b;
     if (isEquality(op) || isRelational(op)) {
       bool ints = a.kind != Kind::Float && b.kind != Kind::Float;
-      return HostValue::ofBool(ints ? compare(op, a.i, b.i) : compare(op, a.asDouble(), b.asDouble()));
+      return HostValue::ofBool(ints ? compareValues(op, a.i, b.i) : compareValues(op, a.asDouble(), b.asDouble()));
     }
     if (k == Kind::Float) {
       double x = a.asDouble(), y = b.asDouble();
@@ -336,15 +337,6 @@ class Evaluator {
     return HostValue::ofInt(op == "/" ? x / y : x % y);
   }
 
-  template <typename T>
-  static bool compare(const std::string &op, T a, T b) {
-    if (op == "<") return a < b;
-    if (op == "<=") return a <= b;
-    if (op == ">") return a > b;
-    if (op == ">=") return a >= b;
-    if (op == "==") return a == b;
-    return a != b;
-  }
 
   HostValue call(const Expr &e) const {
     std::vector<HostValue> args;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "lang/Compare.h"
+
 namespace tk::lang {
 
 using ir::ScalarKind;
@@ -93,22 +95,13 @@ bool isCompare(const std::string &op) {
   return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
 }
 
-template <typename T>
-int64_t compare(const std::string &op, T a, T b) {
-  if (op == "<") return a < b;
-  if (op == "<=") return a <= b;
-  if (op == ">") return a > b;
-  if (op == ">=") return a >= b;
-  if (op == "==") return a == b;
-  return a != b;
-}
 }  // namespace
 
 std::optional<ConstValue> foldBinary(const std::string &op, ConstValue a, ConstValue b, ScalarKind k,
                                      bool weak, std::string &error) {
   error.clear();
   if (ir::isFloat(k)) {
-    if (isCompare(op)) return ConstValue::ofInt(compare(op, a.f, b.f));
+    if (isCompare(op)) return ConstValue::ofInt(compareValues(op, a.f, b.f));
     if (!weak && k != ScalarKind::F32 && k != ScalarKind::F64) return std::nullopt;
     double r;
     if (op == "+") r = a.f + b.f;
@@ -121,7 +114,7 @@ std::optional<ConstValue> foldBinary(const std::string &op, ConstValue a, ConstV
     return ConstValue::ofFloat(r);
   }
   int64_t x = a.i, y = b.i, r = 0;
-  if (isCompare(op)) return ConstValue::ofInt(compare(op, x, y));
+  if (isCompare(op)) return ConstValue::ofInt(compareValues(op, x, y));
   bool overflow = false;
   if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
   else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);

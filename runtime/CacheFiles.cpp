@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,20 +18,31 @@ namespace tk::cache {
 
 namespace fs = std::filesystem;
 
-bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error) {
+bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error, bool makeParents) {
   fs::path target(path);
   std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (makeParents && target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) {
     error = "cannot create '" + target.parent_path().string() + "': " + ec.message();
     return false;
   }
-  std::string tmpl = (target.has_parent_path() ? target.parent_path() / ".tmp-XXXXXX" : fs::path(".tmp-XXXXXX")).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
+  // A name no other writer uses (pid and a per-process serial), opened with
+  // O_EXCL: an existing file or link of that name makes it fail, never be
+  // followed. Unlike mkstemp's 0600, mode 0666 lets the umask decide, as for
+  // any file the user writes.
+  static std::atomic<unsigned> serial{0};
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string name;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    name = (dir / (".tmp-" + target.filename().string() + "." + std::to_string(::getpid()) + "." +
+                   std::to_string(serial++)))
+               .string();
+    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
-    error = "cannot write in '" + target.parent_path().string() + "': " + std::strerror(errno);
+    error = "cannot write in '" + dir.string() + "': " + std::strerror(errno);
     return false;
   }
   const char *p = bytes.data();
@@ -51,14 +63,12 @@ bool writeAtomic(const std::string &path, const std::string &bytes, std::string 
     ok = false;
     saved = errno;
   }
-  // Cache entries are world-readable like any file the user writes.
-  if (ok) ::chmod(name.data(), 0644);
-  if (ok && std::rename(name.data(), path.c_str()) != 0) {
+  if (ok && std::rename(name.c_str(), path.c_str()) != 0) {
     ok = false;
     saved = errno;
   }
   if (!ok) {
-    ::unlink(name.data());
+    ::unlink(name.c_str());
     error = "cannot write '" + path + "': " + std::strerror(saved ? saved : EIO);
   }
   return ok;

@@ -85,7 +85,7 @@ std::optional<Bundle> lookupBundle(const std::string &dir, const std::string &ke
 void storeBundle(const std::string &dir, const std::string &key, const Bundle &b,
                  const std::function<void(const std::string &)> &warn) {
   std::string error;
-  if (!cache::writeAtomic(entryPath(dir, key), b.toJson(), error))
+  if (!cache::writeAtomic(entryPath(dir, key), b.toJson(), error, true))
     warn("compile cache not updated: " + error + " (set TK_CACHE_DIR to a writable directory)");
 }
 

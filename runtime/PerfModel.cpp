@@ -31,37 +31,32 @@ constexpr double kBlockStartCycles = 150;
 
 }  // namespace
 
+namespace {
+// The figures that differ between the GPUs tk models; the rest (registers,
+// threads and blocks per SM, schedulers) are the same on sm_80 and sm_90.
+// Shared memory per block is the SM's less the 1 KB the driver reserves.
+GpuSpec gpu(const char *name, const char *arch, int sms, double clockGhz, double dramGBps, double latencyNs,
+            int sharedKbPerSm, int fp32Lanes) {
+  GpuSpec g;
+  g.name = name;
+  g.arch = arch;
+  g.sms = sms;
+  g.clockGhz = clockGhz;
+  g.dramGBps = dramGBps;
+  g.dramLatencyNs = latencyNs;
+  g.sharedPerSm = sharedKbPerSm * 1024;
+  g.sharedPerBlock = (sharedKbPerSm - 1) * 1024;
+  g.fp32LanesPerSm = fp32Lanes;
+  g.launchUs = 3.0;
+  return g;
+}
+}  // namespace
+
 const GpuSpec &GpuSpec::named(const std::string &name) {
-  // H100 SXM5: 132 SMs, 1980 MHz boost, 3.35 TB/s HBM3, 228 KB shared per SM (227 KB per block).
-  static const GpuSpec h100 = [] {
-    GpuSpec g;
-    g.name = "H100 SXM";
-    g.arch = "sm_90";
-    g.sms = 132;
-    g.clockGhz = 1.98;
-    g.dramGBps = 3350;
-    g.dramLatencyNs = 600;
-    g.sharedPerSm = 228 * 1024;
-    g.sharedPerBlock = 227 * 1024;
-    g.fp32LanesPerSm = 128;
-    g.launchUs = 3.0;
-    return g;
-  }();
-  // A100 SXM4 80 GB: 108 SMs, 1410 MHz boost, 2.039 TB/s HBM2e, 164 KB shared per SM (163 KB per block).
-  static const GpuSpec a100 = [] {
-    GpuSpec g;
-    g.name = "A100 SXM";
-    g.arch = "sm_80";
-    g.sms = 108;
-    g.clockGhz = 1.41;
-    g.dramGBps = 2039;
-    g.dramLatencyNs = 550;
-    g.sharedPerSm = 164 * 1024;
-    g.sharedPerBlock = 163 * 1024;
-    g.fp32LanesPerSm = 64;
-    g.launchUs = 3.0;
-    return g;
-  }();
+  // H100 SXM5: 132 SMs, 1980 MHz boost, 3.35 TB/s HBM3, 228 KB shared per SM.
+  static const GpuSpec h100 = gpu("H100 SXM", "sm_90", 132, 1.98, 3350, 600, 228, 128);
+  // A100 SXM4 80 GB: 108 SMs, 1410 MHz boost, 2.039 TB/s HBM2e, 164 KB shared per SM.
+  static const GpuSpec a100 = gpu("A100 SXM", "sm_80", 108, 1.41, 2039, 550, 164, 64);
   if (name == "H100" || name == "H100-SXM" || name == "H100 SXM") return h100;
   if (name == "A100" || name == "A100-SXM" || name == "A100 SXM") return a100;
   throw Error("unknown GPU '" + name + "' for the performance model (known: H100, A100)");

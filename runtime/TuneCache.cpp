@@ -12,13 +12,48 @@ namespace tk {
 
 namespace detail {
 
-namespace {
 using nlohmann::json;
-constexpr int kEntryVersion = 1;
 
 json configJson(const TuneConfig &c) {
   return {{"consts", c.consts}, {"num_warps", c.numWarps}, {"num_stages", c.numStages}};
 }
+
+json modelJson(const ModelEstimate &m) {
+  return {{"us", m.us},
+          {"bound", m.bound},
+          {"memory_us", m.memoryUs},
+          {"compute_us", m.computeUs},
+          {"shared_us", m.sharedUs},
+          {"latency_us", m.latencyUs},
+          {"launch_us", m.launchUs},
+          {"blocks_per_sm", m.blocksPerSm},
+          {"occupancy", m.occupancy},
+          {"limited_by", m.limitedBy},
+          {"waves", m.waves},
+          {"dram_bytes", m.dramBytes},
+          {"note", m.note}};
+}
+
+ModelEstimate modelFromJson(const json &j) {
+  ModelEstimate m;
+  m.us = j.at("us");
+  m.bound = j.at("bound");
+  m.memoryUs = j.at("memory_us");
+  m.computeUs = j.at("compute_us");
+  m.sharedUs = j.at("shared_us");
+  m.latencyUs = j.at("latency_us");
+  m.launchUs = j.at("launch_us");
+  m.blocksPerSm = j.at("blocks_per_sm");
+  m.occupancy = j.at("occupancy");
+  m.limitedBy = j.at("limited_by");
+  m.waves = j.at("waves");
+  m.dramBytes = j.at("dram_bytes");
+  m.note = j.at("note");
+  return m;
+}
+
+namespace {
+constexpr int kEntryVersion = 1;
 
 std::string entryPath(const std::string &dir, const TuneEntryKey &k) {
   std::string keyText;
@@ -49,21 +84,7 @@ std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntr
     r.registers = j.at("registers").get<int>();
     r.spillBytes = j.at("spill_bytes").get<int>();
     r.sharedBytes = j.at("shared_bytes").get<int>();
-    if (const json &m = j.at("model"); m.is_object()) {
-      r.model.us = m.at("us");
-      r.model.memoryUs = m.at("memory_us");
-      r.model.computeUs = m.at("compute_us");
-      r.model.sharedUs = m.at("shared_us");
-      r.model.latencyUs = m.at("latency_us");
-      r.model.launchUs = m.at("launch_us");
-      r.model.blocksPerSm = m.at("blocks_per_sm");
-      r.model.occupancy = m.at("occupancy");
-      r.model.limitedBy = m.at("limited_by");
-      r.model.bound = m.at("bound");
-      r.model.waves = m.at("waves");
-      r.model.dramBytes = m.at("dram_bytes");
-      r.model.note = m.at("note");
-    }
+    if (const json &m = j.at("model"); m.is_object()) r.model = modelFromJson(m);
     if (!(r.ms >= 0)) throw std::runtime_error("bad time");
     r.cached = true;
     return r;
@@ -80,24 +101,9 @@ void storeTuneEntry(const std::string &dir, const TuneEntryKey &k, const TuneRes
             {"config", configJson(k.config)}, {"status", r.status},    {"reason", r.reason},
             {"ms", r.ms},                 {"measure", measure},         {"registers", r.registers},
             {"spill_bytes", r.spillBytes}, {"shared_bytes", r.sharedBytes}};
-  if (measure == "model" && r.status == "ok")
-    j["model"] = {{"us", r.model.us},
-                  {"memory_us", r.model.memoryUs},
-                  {"compute_us", r.model.computeUs},
-                  {"shared_us", r.model.sharedUs},
-                  {"latency_us", r.model.latencyUs},
-                  {"launch_us", r.model.launchUs},
-                  {"blocks_per_sm", r.model.blocksPerSm},
-                  {"occupancy", r.model.occupancy},
-                  {"limited_by", r.model.limitedBy},
-                  {"bound", r.model.bound},
-                  {"waves", r.model.waves},
-                  {"dram_bytes", r.model.dramBytes},
-                  {"note", r.model.note}};
-  else
-    j["model"] = nullptr;
+  j["model"] = measure == "model" && r.status == "ok" ? modelJson(r.model) : json(nullptr);
   std::string error;
-  if (!cache::writeAtomic(entryPath(dir, k), j.dump(1), error))
+  if (!cache::writeAtomic(entryPath(dir, k), j.dump(1), error, true))
     warn("tuning cache not updated: " + error + " (set TK_CACHE_DIR or --cache-dir to a writable directory)");
 }
 
@@ -128,7 +134,7 @@ int mergeTuneCaches(const std::vector<std::string> &from, const std::string &int
       const fs::path target = fs::path(into) / "tune" / fs::relative(file, root, ec);
       if (fs::exists(target, ec)) continue;
       std::string error;
-      if (!cache::writeAtomic(target.string(), *text, error)) throw Error("merge into '" + into + "' failed: " + error);
+      if (!cache::writeAtomic(target.string(), *text, error, true)) throw Error("merge into '" + into + "' failed: " + error);
       ++copied;
     }
   }

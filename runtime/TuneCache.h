@@ -3,6 +3,8 @@
 // disjoint files, and merging is copying. Internal to runtime/.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,6 +20,11 @@ struct TuneEntryKey {
   std::map<std::string, std::string> key;
   TuneConfig config;
 };
+
+// The JSON forms the cache entries and `tkc tune --json` share.
+nlohmann::json configJson(const TuneConfig &c);
+nlohmann::json modelJson(const ModelEstimate &m);
+ModelEstimate modelFromJson(const nlohmann::json &j);  // throws nlohmann::json::exception
 
 std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntryKey &k,
                                           const std::function<void(const std::string &)> &warn);

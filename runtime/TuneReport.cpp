@@ -6,16 +6,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/TuneCache.h"
 #include "tk/tune.h"
 
 namespace tk {
 
 namespace {
 using nlohmann::json;
-
-json configFields(const TuneConfig &c) {
-  return {{"consts", c.consts}, {"num_warps", c.numWarps}, {"num_stages", c.numStages}};
-}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -54,14 +51,14 @@ std::string TuneReport::json() const {
   j["gpu"] = gpu;
   j["key"] = key;
   if (best >= 0) {
-    j["best"] = configFields(results[best].config);
+    j["best"] = detail::configJson(results[best].config);
     j["best"]["ms"] = results[best].ms;
   } else {
     j["best"] = nullptr;
   }
   nlohmann::json rs = nlohmann::json::array();
   for (const TuneResult &r : results) {
-    nlohmann::json e = configFields(r.config);
+    nlohmann::json e = detail::configJson(r.config);
     e["status"] = r.status;
     e["reason"] = r.reason;
     e["ms"] = r.status == "ok" ? nlohmann::json(r.ms) : nlohmann::json(nullptr);
@@ -69,19 +66,7 @@ std::string TuneReport::json() const {
     e["spill_bytes"] = r.spillBytes;
     e["shared_bytes"] = r.sharedBytes;
     e["cached"] = r.cached;
-    if (measure == "model" && r.status == "ok")
-      e["model"] = {{"us", r.model.us},
-                    {"bound", r.model.bound},
-                    {"memory_us", r.model.memoryUs},
-                    {"compute_us", r.model.computeUs},
-                    {"shared_us", r.model.sharedUs},
-                    {"latency_us", r.model.latencyUs},
-                    {"launch_us", r.model.launchUs},
-                    {"blocks_per_sm", r.model.blocksPerSm},
-                    {"occupancy", r.model.occupancy},
-                    {"limited_by", r.model.limitedBy},
-                    {"waves", r.model.waves},
-                    {"dram_bytes", r.model.dramBytes}};
+    if (measure == "model" && r.status == "ok") e["model"] = detail::modelJson(r.model);
     rs.push_back(e);
   }
   j["results"] = rs;

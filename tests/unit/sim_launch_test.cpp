@@ -14,24 +14,6 @@ namespace {
 using llvm::Type;
 using llvm::Value;
 
-// out[i*stride] = a[i*stride] * 2 for i < n, one element per thread.
-std::unique_ptr<Program> scaleKernel(int threads, int stride = 1) {
-  KernelBuilder k;
-  auto &b = k.b();
-  k.kernel("scale", {k.ptr(), k.ptr(), k.i32()}, threads);
-  Value *i = k.globalId(threads);
-  auto *body = k.block("body"), *done = k.block("done");
-  b.CreateCondBr(b.CreateICmpSLT(i, k.arg(2)), body, done);
-  b.SetInsertPoint(body);
-  Value *idx = b.CreateMul(i, b.getInt32(stride));
-  Value *v = k.load(k.f32(), k.gep(k.f32(), k.arg(0), idx), "scale.tk:3:9");
-  k.store(b.CreateFMul(v, llvm::ConstantFP::get(k.f32(), 2.0)), k.gep(k.f32(), k.arg(1), idx), "scale.tk:4:5");
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-  b.CreateRetVoid();
-  return k.compile();
-}
-
 TEST(SimLaunch, ElementwiseCountsUnitStride) {
   auto prog = scaleKernel(128);
   ASSERT_TRUE(prog->hasKernel("scale"));

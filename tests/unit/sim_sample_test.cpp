@@ -11,22 +11,6 @@ namespace {
 
 using llvm::Value;
 
-// out[i] = a[i] * 2 for i < n, one element per thread.
-std::unique_ptr<Program> scaleKernel(int threads) {
-  KernelBuilder k;
-  auto &b = k.b();
-  k.kernel("scale", {k.ptr(), k.ptr(), k.i32()}, threads);
-  Value *i = k.globalId(threads);
-  auto *body = k.block("body"), *done = k.block("done");
-  b.CreateCondBr(b.CreateICmpSLT(i, k.arg(2)), body, done);
-  b.SetInsertPoint(body);
-  Value *v = k.load(k.f32(), k.gep(k.f32(), k.arg(0), i));
-  k.store(b.CreateFMul(v, llvm::ConstantFP::get(k.f32(), 2.0)), k.gep(k.f32(), k.arg(1), i));
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-  b.CreateRetVoid();
-  return k.compile();
-}
 
 // Every field of a and b but blocksRun.
 void expectSameCounts(const Counters &a, const Counters &b) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "runtime/CacheFiles.h"
 #include "tk/compiler.h"
 
 namespace tkc {
@@ -286,33 +287,8 @@ std::string encodeNpy(const std::string &descr, const std::vector<uint64_t> &sha
 }
 
 void writeFileAtomic(const std::string &path, const std::string &bytes) {
-  // The temporary sits beside the target so that the rename stays within one
-  // file system and is atomic. (open with O_EXCL rather than mkstemp, whose
-  // 0600 mode would stick to the result.)
-  static std::atomic<unsigned> serial{0};
-  const std::string name = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
-  int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw tk::Error("cannot write '" + path + "': " + errnoText());
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  bool ok = true;
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  std::string why = ok ? "" : errnoText();
-  if (::close(fd) != 0 && ok) ok = false, why = errnoText();
-  if (ok && std::rename(name.c_str(), path.c_str()) != 0) ok = false, why = errnoText();
-  if (!ok) {
-    std::remove(name.c_str());
-    throw tk::Error("cannot write '" + path + "': " + why);
-  }
+  std::string error;
+  if (!tk::cache::writeAtomic(path, bytes, error)) throw tk::Error(error);
 }
 
 void writeNpy(const std::string &path, const std::string &dtype, const void *data, uint64_t count) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "lang/Frontend.h"
+#include "runtime/CacheFiles.h"
 #include "tk/compiler.h"
 
 namespace tkc {
@@ -42,21 +43,10 @@ bool writeOutput(const std::string &path, const std::string &text) {
     if (!text.empty() && text.back() != '\n') std::cout << '\n';
     return bool(std::cout.flush());
   }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) {
-      std::remove(tmp.c_str());
-      std::cerr << "tkc: error: cannot write '" << path << "'\n";
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    std::cerr << "tkc: error: cannot write '" << path << "'\n";
-    return false;
-  }
-  return true;
+  std::string error;
+  if (tk::cache::writeAtomic(path, text, error)) return true;
+  std::cerr << "tkc: error: " << error << "\n";
+  return false;
 }
 
 int runCheck(const std::string &file, const std::vector<std::string> &defineArgs, bool verify) {
