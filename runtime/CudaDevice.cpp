@@ -36,6 +36,7 @@ class CudaDevice final : public DeviceImpl {
   explicit CudaDevice(int ordinal) : ctx_(ordinal) {}
 
   std::string kind() const override { return "cuda"; }
+  std::string arch() const override { return "sm_" + std::to_string(ctx_.computeCapability()); }
   std::string name() const override {
     return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
   }

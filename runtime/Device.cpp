@@ -56,6 +56,7 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
 }
 
 std::string Device::kind() const { return impl_->kind(); }
+std::string Device::arch() const { return impl_->arch(); }
 void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
 void Device::setPrintSink(std::function<void(const std::string &)> sink) { impl_->setPrintSink(std::move(sink)); }
 std::string Device::name() const { return impl_->name(); }

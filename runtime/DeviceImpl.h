@@ -15,6 +15,7 @@ class DeviceImpl {
   virtual ~DeviceImpl() = default;
   virtual std::string kind() const = 0;
   virtual std::string name() const = 0;
+  virtual std::string arch() const { return ""; }  // "sm_XX" of a GPU; "" for the sim
   virtual uint64_t allocate(size_t bytes) = 0;
   virtual void release(uint64_t address) = 0;
   virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;

@@ -168,10 +168,8 @@ void Tuner::Impl::setUp() {
     deviceId = "sim/model:" + gpu->name;
   } else {
     gpu = specForDevice(device.name());
-    const std::string name = device.name();
-    size_t sm = name.rfind("(sm_");
-    arch = !opts.arch.empty() ? opts.arch : sm != std::string::npos ? name.substr(sm + 1, name.find(')', sm) - sm - 1) : "sm_80";
-    deviceId = "cuda/" + name;
+    arch = opts.arch.empty() ? device.arch() : opts.arch;
+    deviceId = "cuda/" + device.name();
   }
   cacheDir = cacheDirectory(opts.cacheDir.empty() ? opts.compile.cacheDir : opts.cacheDir);
   CompileOptions base = opts.compile;

@@ -97,6 +97,8 @@ class Device {
   // on a GPU, whose printf output the driver writes to stdout.
   void setPrintSink(std::function<void(const std::string &)> sink);
   std::string name() const;  // e.g. "tk sim (2 workers)", "NVIDIA H100 (sm_90)"
+  // The arch a GPU runs ("sm_90" for compute capability 9.0); "" on the sim.
+  std::string arch() const;
 
   Buffer alloc(size_t bytes);
   void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
