@@ -170,6 +170,7 @@ class LayoutAssigner {
       const LayoutRef &l = anchor_[const_cast<Op *>(def)];
       return l->kind == ir::Layout::Kind::Blocked ? l : nullptr;
     }
+    if (LayoutRef mma = tensorCoreLayout(*def, fn_.numWarps())) return mma;
     if (def->is(OpKind::Reduce)) {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
       return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
@@ -267,6 +268,12 @@ class LayoutAssigner {
         for (Value *v : op->operands()) demand(v, anchor_[op]);
         continue;
       }
+      if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
+        demand(op->operand(0), defaultLayout(op->operand(0)->type()));
+        demand(op->operand(1), defaultLayout(op->operand(1)->type()));
+        demand(op->operand(2), mma);
+        continue;
+      }
       if (op->is(OpKind::Reduce)) {
         if (!op->result()->type().isTile()) demand(op->operand(0), reduceInputLayout(*op, nullptr));
         for (const LayoutRef &l : demands_[op->result()]) demand(op->operand(0), reduceInputLayout(*op, l));
@@ -310,6 +317,15 @@ class LayoutAssigner {
           b.setLoc(op->loc());
           settle(op->result(), l, b);
         }
+        continue;
+      }
+      if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
+        op->setOperand(0, lookup(op->operand(0), defaultLayout(op->operand(0)->type())));
+        op->setOperand(1, lookup(op->operand(1), defaultLayout(op->operand(1)->type())));
+        op->setOperand(2, lookup(op->operand(2), mma));
+        ir::Builder b(block, std::next(block->find(op)));
+        b.setLoc(op->loc());
+        settle(op->result(), mma, b);
         continue;
       }
       if (op->is(OpKind::Reduce)) {

@@ -45,7 +45,8 @@ class FunctionLowering {
   void lowerPrint(ir::Op &op);
   void lowerAssert(ir::Op &op);
   Regs lowerScan(ir::Op &op);  // LowerScan.cpp
-  Regs lowerDot(ir::Op &op);   // LowerDot.cpp
+  Regs lowerDot(ir::Op &op);     // LowerDot.cpp
+  Regs lowerDotMma(ir::Op &op);  // LowerDotMma.cpp: on tensor cores
 
   // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
   // returns what its `yield` passes on (nothing after `return`).
@@ -60,6 +61,11 @@ class FunctionLowering {
   llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
   llvm::Value *mathScalar(MathFn f, llvm::Value *x);
   llvm::Value *threadPart(const ir::Layout &blocked, int dim);
+
+  // LowerDot.cpp: writes a 2-D tile to shared memory, row-major with
+  // `rowStride` elements per row, its elements converted to `as`.
+  void stageTile(const ir::Value *v, llvm::Value *base, int64_t rowStride, const ir::ElemType &as,
+                 const ir::Location &loc);
 
   // LowerReduce.cpp helpers
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);

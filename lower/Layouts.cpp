@@ -36,6 +36,33 @@ ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWar
   return ir::Layout::blocked(spt, tpw, wpc, std::move(order));
 }
 
+ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps) {
+  if (M % 16 || N % 8 || K % 16 || M < 16 || N < 8) return nullptr;
+  // Split warps over the dim with more m16 / n8 tiles left per warp, so each
+  // warp's tile stays as square as the shape allows.
+  int wm = 1, wn = 1;
+  for (int w = numWarps; w > 1; w /= 2) {
+    const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn);
+    if (tilesM >= 2 && tilesM >= tilesN) wm *= 2;
+    else if (tilesN >= 2) wn *= 2;
+    else return nullptr;
+  }
+  return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
+}
+
+// The result layout of a dot that runs on tensor cores (f16 x f16 or bf16 x
+// bf16 into f32, a shape of whole m16n8k16 tiles), else null. Like a load's,
+// it is fixed by the op, not by its uses: they get conversions.
+ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps) {
+  if (!op.is(ir::OpKind::Dot)) return nullptr;
+  const ir::Type &a = op.operand(0)->type(), &b = op.operand(1)->type(), &r = op.result()->type();
+  const ir::ScalarKind in = a.elem.scalar;
+  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || b.elem.scalar != in ||
+      r.elem.scalar != ir::ScalarKind::F32)
+    return nullptr;
+  return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
+}
+
 RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape) {
   if (!layout) throw std::logic_error("tile without a layout reached lowering");
   if (layout->kind == ir::Layout::Kind::Blocked) {

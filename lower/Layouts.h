@@ -17,6 +17,17 @@ constexpr int kWarpSize = 32;
 ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec,
                                    std::vector<int> order);
 
+// The layout of a dot's f32 result on tensor cores (mma.sync m16n8k16) as a
+// blocked layout: per warp 8 rows of 4 lanes, each lane 2 consecutive
+// columns -- exactly an m16n8 accumulator fragment, whose row groups g and
+// g + 8 are two repetitions along the rows; warps tile [wm, wn], rows first.
+// Null when [M, N] x K does not split into m16n8k16 tiles over `numWarps`.
+ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps);
+
+// The result layout of a dot that runs on tensor cores -- f16 x f16 or bf16
+// x bf16 into f32, a shape of whole m16n8k16 tiles: mmaLayout -- else null.
+ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps);
+
 // A layout seen as its root blocked layout over an expanded shape: slices
 // re-insert their removed dims with size 1. `kept[i]` is the root dim that
 // dim i of the original shape maps to.

@@ -9,6 +9,38 @@
 
 namespace tk::lower {
 
+// Writes 2-D tile `v` to shared memory at `base`, row-major with `rowStride`
+// elements per row, converted to `as`: each element's owner writes, a vector
+// (up to 16 bytes) per run of elements contiguous along dim 1 (the default
+// layouts' order).
+void FunctionLowering::stageTile(const ir::Value *v, llvm::Value *base, int64_t rowStride, const ir::ElemType &as,
+                                 const ir::Location &loc) {
+  const ir::Type &t = v->type();
+  llvm::Type *ty = elemType(as);
+  const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(ty));
+  RegisterMap rm(t.layout, t.shape);
+  const ir::Layout &l = *rm.root().blocked;
+  const int sv = l.order[0] == 1 ? static_cast<int>(std::min<int64_t>(rm.contiguousPerThread(1), 16 / elt)) : 1;
+  std::vector<llvm::Value *> addresses;
+  for (int r = 0; r < rm.numRegisters(); r += sv) {
+    std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
+    llvm::Value *lin = b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(rowStride))), idx[1]);
+    addresses.push_back(b_.CreateGEP(ty, base, lin));
+  }
+  Regs vals;
+  const Regs &src = regs(v);
+  for (int r = 0; r < rm.numRegisters(); r += sv) {
+    if (sv == 1) {
+      vals.push_back(castScalar(src[r], t.elem, as));
+      continue;
+    }
+    llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(ty, sv));
+    for (int e = 0; e < sv; ++e) vec = b_.CreateInsertElement(vec, castScalar(src[r + e], t.elem, as), uint64_t(e));
+    vals.push_back(vec);
+  }
+  storeShared(vals, addresses, rm.replicated() ? ownerPredicate(t, rm) : nullptr, loc);
+}
+
 // Shared memory holds a row-major [M, K + pad] (each row padded by one
 // vector, 16 bytes, so the rows a warp reads at one k land on different
 // banks) and b row-major [K, N] after it (all lanes read one row of b at a
@@ -19,6 +51,8 @@ namespace tk::lower {
 // accumulator's type (f16/bf16 widened to f32, i8 to i32). K > 16 runs as
 // an LLVM loop of one step per iteration; smaller K is unrolled.
 Regs FunctionLowering::lowerDot(ir::Op &op) {
+  if (ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps()); mma && ir::sameLayout(op.result()->type().layout, mma))
+    return lowerDotMma(op);
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t K = at.shape[1], N = bt.shape[1];
   // Shared memory holds a and b already widened to the accumulator's type:
@@ -32,38 +66,11 @@ Regs FunctionLowering::lowerDot(ir::Op &op) {
   const int64_t offsetB = (at.shape[0] * strideA * elt + 15) / 16 * 16;
   sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * N * elt));
 
-  auto widen = [&](llvm::Value *v) { return castScalar(v, at.elem, rt.elem); };
-
-  // 1. Every element's owner writes a and b to shared memory, a vector per
-  // run of elements contiguous along dim 1 (the default layouts' order).
+  // 1. Every element's owner writes a and b to shared memory.
   llvm::Value *base = target_.sharedBase(b_);
   llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offsetB)));
-  auto stage = [&](const ir::Value *v, llvm::Value *at0, int64_t rowStride) {
-    const ir::Type &t = v->type();
-    RegisterMap rm(t.layout, t.shape);
-    const ir::Layout &l = *rm.root().blocked;
-    const int sv = l.order[0] == 1 ? static_cast<int>(std::min<int64_t>(rm.contiguousPerThread(1), 16 / elt)) : 1;
-    std::vector<llvm::Value *> addresses;
-    for (int r = 0; r < rm.numRegisters(); r += sv) {
-      std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
-      llvm::Value *lin = b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(rowStride))), idx[1]);
-      addresses.push_back(b_.CreateGEP(accTy, at0, lin));
-    }
-    Regs vals;
-    const Regs &src = regs(v);
-    for (int r = 0; r < rm.numRegisters(); r += sv) {
-      if (sv == 1) {
-        vals.push_back(widen(src[r]));
-        continue;
-      }
-      llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(accTy, sv));
-      for (int e = 0; e < sv; ++e) vec = b_.CreateInsertElement(vec, widen(src[r + e]), uint64_t(e));
-      vals.push_back(vec);
-    }
-    storeShared(vals, addresses, rm.replicated() ? ownerPredicate(t, rm) : nullptr, op.loc());
-  };
-  stage(op.operand(0), base, strideA);
-  stage(op.operand(1), baseB, N);
+  stageTile(op.operand(0), base, strideA, rt.elem, op.loc());
+  stageTile(op.operand(1), baseB, N, rt.elem, op.loc());
   barrier(op.loc());
 
   // 2. The thread's result registers as rows x columns, with their indices.

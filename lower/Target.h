@@ -74,6 +74,26 @@ class Target {
   // Base pointer of the block's dynamic shared memory (in sharedAddressSpace()).
   virtual llvm::Value *sharedBase(llvm::IRBuilderBase &b) const = 0;
 
+  // Tensor cores (PTX ISA, "Warp-level matrix instructions"). Both are
+  // warp-collective: every lane of the warp executes them together, in
+  // convergent code.
+  //
+  // ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16, num 1, 2 or 4:
+  // lane l supplies `rowAddress` (a 16-byte aligned pointer in
+  // sharedAddressSpace()), the address of row l % 8 of matrix l / 8 (lanes
+  // past 8 * num supply ignored addresses). Returns `num` i32 values: from
+  // matrix i, the lane's two consecutive b16 elements, row lane / 4, columns
+  // 2 * (lane % 4) and + 1 (with `trans`, of the transposed 8x8 matrix).
+  virtual std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
+                                              bool trans) const = 0;
+  // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32:
+  // D = A * B + C on a 16x16 A, 16x8 B and 16x8 C/D in the PTX ISA's fragment
+  // layouts, per lane 4 i32 of A (each two f16 or bf16), 2 i32 of B, 4 f32 of
+  // C. Returns the lane's 4 f32 of D.
+  virtual std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
+                                                 const std::vector<llvm::Value *> &bFrag,
+                                                 const std::vector<llvm::Value *> &c) const = 0;
+
   // f(x) for a scalar f32 or f64 `x`.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
 

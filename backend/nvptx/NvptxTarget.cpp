@@ -1,6 +1,7 @@
-// NvptxTarget: how lowered tile IR names the GPU on NVPTX. Ids, barriers and
-// shuffles are llvm.nvvm.* intrinsics; math is libdevice (__nv_*) or, without
-// it, PTX approx instructions (precision in docs/backends.md).
+// NvptxTarget: how lowered tile IR names the GPU on NVPTX. Ids, barriers,
+// shuffles, ldmatrix and mma.sync are llvm.nvvm.* intrinsics; math is
+// libdevice (__nv_*) or, without it, PTX approx instructions (precision in
+// docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -126,6 +127,69 @@ Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
                                nullptr, GlobalValue::NotThreadLocal, sharedAddressSpace());
   g->setAlignment(Align(16));
   return g;
+}
+
+// ---- tensor cores -----------------------------------------------------------
+
+// NVVM declares ldmatrix and mma without `convergent`: mark the calls, so no
+// pass moves them into code only some lanes of the warp run.
+static CallInst *warpCollective(IRBuilderBase &b, Intrinsic::ID id, ArrayRef<Value *> args, ArrayRef<Type *> tys = {}) {
+  Function *fn = Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), id, tys);
+  CallInst *call = b.CreateCall(fn, args);
+  call->addFnAttr(Attribute::Convergent);
+  return call;
+}
+
+// The fields of a multi-register result, or the one register itself.
+static std::vector<Value *> registersOf(IRBuilderBase &b, Value *call) {
+  auto *st = dyn_cast<StructType>(call->getType());
+  if (!st) return {call};
+  std::vector<Value *> out;
+  for (unsigned i = 0; i < st->getNumElements(); ++i) out.push_back(b.CreateExtractValue(call, i));
+  return out;
+}
+
+std::vector<Value *> NvptxTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, int num, bool trans) const {
+  static const Intrinsic::ID ids[3][2] = {
+      {Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16, Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16},
+      {Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16, Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16},
+      {Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16}};
+  if (num != 1 && num != 2 && num != 4)
+    throw std::invalid_argument("NvptxTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
+  auto *pt = dyn_cast<PointerType>(rowAddress->getType());
+  if (!pt || pt->getAddressSpace() != sharedAddressSpace())
+    throw std::invalid_argument("NvptxTarget::ldmatrix: the row address must be a pointer into shared memory "
+                                "(addrspace 3)");
+  // The intrinsic is overloaded on its pointer type; naming addrspace(3)
+  // gives `ldmatrix...shared.b16` (a generic pointer crashes LLVM 19).
+  CallInst *call = warpCollective(b, ids[num == 1 ? 0 : num == 2 ? 1 : 2][trans ? 1 : 0], {rowAddress}, {pt});
+  return registersOf(b, call);
+}
+
+// Both variants return a {float x 4}. f16 operands are <2 x half>, bf16 ones
+// i32 (LLVM 19's IntrinsicsNVVM.td): the same bits, so f16 is a bitcast.
+// `.f32.f32` (D and C types) is the f16-input, f32-accumulate form; the
+// `.f32.f16` intrinsic builds but ptxas rejects what it prints.
+std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
+                                              const std::vector<Value *> &bFrag,
+                                              const std::vector<Value *> &c) const {
+  auto check = [](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
+    bool ok = v.size() == n;
+    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
+    if (!ok)
+      throw std::invalid_argument(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " +
+                                  std::to_string(n) + (f32 ? " f32" : " i32") + " values");
+  };
+  check(a, 4, false, "A");
+  check(bFrag, 2, false, "B");
+  check(c, 4, true, "C");
+  Type *pair = FixedVectorType::get(b.getHalfTy(), 2);
+  std::vector<Value *> args;
+  for (const std::vector<Value *> *part : {&a, &bFrag})
+    for (Value *v : *part) args.push_back(bf16 ? v : b.CreateBitCast(v, pair));
+  args.insert(args.end(), c.begin(), c.end());
+  Intrinsic::ID id = bf16 ? Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+  return registersOf(b, warpCollective(b, id, args));
 }
 
 // ---- math ---------------------------------------------------------------

@@ -1,5 +1,5 @@
 // The NVPTX answer to lowering's Target: llvm.nvvm.* intrinsics for ids,
-// barriers and shuffles, addrspace(1)/(3) memory, and libdevice math (or PTX
+// barriers, shuffles and tensor cores (ldmatrix, mma.sync), addrspace(1)/(3) memory, and libdevice math (or PTX
 // approx instructions when libdevice is off or absent).
 #pragma once
 
@@ -30,6 +30,15 @@ class NvptxTarget : public lower::Target {
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
   llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+  // llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 on a
+  // ptr addrspace(3) row address.
+  std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
+                                      bool trans) const override;
+  // llvm.nvvm.mma.m16n8k16.row.col.f32.f32 (f16 inputs as <2 x half>) or
+  // llvm.nvvm.mma.m16n8k16.row.col.bf16 (bf16 inputs as i32).
+  std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
+                                         const std::vector<llvm::Value *> &bFrag,
+                                         const std::vector<llvm::Value *> &c) const override;
 
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.

@@ -6,6 +6,14 @@
 
 namespace tk::sim {
 
+// Distinct words per bank; the same word read by many lanes is a broadcast.
+uint32_t bankWavefronts(const uint64_t *words, size_t n) {
+  uint32_t perBank[32] = {};
+  uint32_t wavefronts = 0;
+  for (size_t i = 0; i < n; ++i) wavefronts = std::max(wavefronts, ++perBank[words[i] & 31]);
+  return wavefronts;
+}
+
 void AccessGrouper::reset(const SiteTable &sites, uint32_t blockThreads) {
   sites_ = &sites;
   blockThreads_ = blockThreads;
@@ -80,12 +88,8 @@ void AccessGrouper::count(uint32_t siteId, Group &g, Counters &c) {
   std::sort(scratch_.begin(), scratch_.end());
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   if (s.isShared()) {
-    // Distinct words per bank; the same word read by many lanes is a broadcast.
-    uint32_t perBank[32] = {};
-    uint32_t wavefronts = 0;
-    for (uint64_t word : scratch_) wavefronts = std::max(wavefronts, ++perBank[word & 31]);
     c.sharedRequests += 1;
-    c.sharedWavefronts += wavefronts;
+    c.sharedWavefronts += bankWavefronts(scratch_.data(), scratch_.size());
   } else if (s.isStore() || s.isAtomic()) {
     c.globalStoreRequests += 1;
     c.globalStoreSectors += scratch_.size();

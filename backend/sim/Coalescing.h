@@ -13,6 +13,10 @@
 
 namespace tk::sim {
 
+// The wavefronts one shared-memory request needs: the most distinct 4-byte
+// words any of the 32 banks serves. `words` (offset / 4) are distinct.
+uint32_t bankWavefronts(const uint64_t *words, size_t n);
+
 class AccessGrouper {
  public:
   // Once per launch: the block shape and the program's sites.

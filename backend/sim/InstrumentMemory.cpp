@@ -52,13 +52,28 @@ void checkAddressSpace(const Instruction &i, const Value *ptr) {
                  "; sim modules use address space 0 only (lower with SimTarget)");
 }
 
-// The located form of a runtime shuffle entry point, or null for other calls.
-const char *locatedShuffle(StringRef name) {
-  if (name == kFnShflI32) return kFnShflI32At;
-  if (name == kFnShflF32) return kFnShflF32At;
-  if (name == kFnShflUpI32) return kFnShflUpI32At;
-  if (name == kFnShflUpF32) return kFnShflUpF32At;
+// The located form of a runtime warp collective (its site appended as a
+// last i32 argument), or null for other calls.
+struct Located {
+  const char *name;
+  SiteKind kind;
+  uint32_t bytes;
+};
+const Located *locatedCollective(StringRef name) {
+  static const std::pair<const char *, Located> table[] = {
+      {kFnShflI32, {kFnShflI32At, SiteKind::Shuffle, 0}},     {kFnShflF32, {kFnShflF32At, SiteKind::Shuffle, 0}},
+      {kFnShflUpI32, {kFnShflUpI32At, SiteKind::Shuffle, 0}}, {kFnShflUpF32, {kFnShflUpF32At, SiteKind::Shuffle, 0}},
+      {kFnLdmatrix, {kFnLdmatrixAt, SiteKind::Ldmatrix, 16}}, {kFnMma, {kFnMmaAt, SiteKind::Mma, 0}}};
+  for (const auto &[plain, at] : table)
+    if (name == plain) return &at;
   return nullptr;
+}
+
+// ldmatrix and mma are rewritten even without !tk.loc (see the header).
+bool alwaysLocated(const Instruction &i) {
+  auto *call = dyn_cast<CallInst>(&i);
+  const Function *callee = call ? call->getCalledFunction() : nullptr;
+  return callee && (callee->getName() == kFnLdmatrix || callee->getName() == kFnMma);
 }
 
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
@@ -90,7 +105,7 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
   for (Function &f : m)
     for (BasicBlock &bb : f)
       for (Instruction &i : bb)
-        if (i.getMetadata(kMdLoc) || i.getMetadata(kMdShared)) work.push_back(&i);
+        if (i.getMetadata(kMdLoc) || i.getMetadata(kMdShared) || alwaysLocated(i)) work.push_back(&i);
 
   for (Instruction *i : work) {
     // !tk.shared wins: a shared access may also carry !tk.loc for its errors.
@@ -147,14 +162,18 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         CallInst *nc = b.CreateCall(h.barrierAt, {b.getInt32(id)});
         nc->copyMetadata(*call);
         call->eraseFromParent();
-      } else if (const char *atName = callee ? locatedShuffle(callee->getName()) : nullptr) {
-        // A located shuffle: a lane that never arrives is reported with its line.
-        Type *t = callee->getReturnType();
-        FunctionCallee at = m.getOrInsertFunction(atName, FunctionType::get(t, {t, i32, i32}, false));
-        auto *atFn = cast<Function>(at.getCallee());
+      } else if (const Located *at = callee ? locatedCollective(callee->getName()) : nullptr) {
+        // A located collective: a lane that never arrives is reported with its line.
+        std::vector<Type *> params(callee->getFunctionType()->params());
+        params.push_back(i32);
+        FunctionCallee atCallee =
+            m.getOrInsertFunction(at->name, FunctionType::get(callee->getReturnType(), params, false));
+        auto *atFn = cast<Function>(atCallee.getCallee());
         atFn->copyAttributesFrom(callee);  // convergent, nounwind: a collective like the original
-        uint32_t id = sites.add(Site{SiteKind::Shuffle, 0, locOf(*i)});
-        CallInst *nc = b.CreateCall(at, {call->getArgOperand(0), call->getArgOperand(1), b.getInt32(id)});
+        uint32_t id = sites.add(Site{at->kind, at->bytes, locOf(*i)});
+        std::vector<Value *> args(call->arg_begin(), call->arg_end());
+        args.push_back(b.getInt32(id));
+        CallInst *nc = b.CreateCall(atCallee, args);
         nc->copyMetadata(*call);
         nc->takeName(call);
         call->replaceAllUsesWith(nc);

@@ -19,6 +19,8 @@ namespace tk::sim {
 //   void __tk_sim_barrier_at(i32 site)             (a barrier call that carries !tk.loc)
 //   i32 __tk_sim_shfl_xor_i32_at(i32 v, i32 mask, i32 site), and _f32_at   (a shuffle call that carries !tk.loc)
 //   i32 __tk_sim_shfl_up_i32_at(i32 v, i32 delta, i32 site), and _f32_at
+//   <4 x i32> __tk_sim_ldmatrix_at(ptr row, i32 num, i32 trans, i32 site)   (every ldmatrix call)
+//   <4 x float> __tk_sim_mma_at(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 bf16, i32 site)   (every mma call)
 inline constexpr const char *kFnGlobalAccess = "__tk_sim_global_access";
 inline constexpr const char *kFnSharedAccess = "__tk_sim_shared_access";
 inline constexpr const char *kFnGlobalAccessMasked = "__tk_sim_global_access_masked";
@@ -28,6 +30,8 @@ inline constexpr const char *kFnShflI32At = "__tk_sim_shfl_xor_i32_at";
 inline constexpr const char *kFnShflF32At = "__tk_sim_shfl_xor_f32_at";
 inline constexpr const char *kFnShflUpI32At = "__tk_sim_shfl_up_i32_at";
 inline constexpr const char *kFnShflUpF32At = "__tk_sim_shfl_up_f32_at";
+inline constexpr const char *kFnLdmatrixAt = "__tk_sim_ldmatrix_at";
+inline constexpr const char *kFnMmaAt = "__tk_sim_mma_at";
 
 // Metadata kinds the lowering attaches.
 inline constexpr const char *kMdLoc = "tk.loc";        // !{!"file:line:col"}: a global-memory access
@@ -36,6 +40,8 @@ inline constexpr const char *kMdShared = "tk.shared";  // !{}: a shared-memory a
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
 // width are handled; unmarked accesses (registers, stack) are left alone.
+// Every ldmatrix and mma call gets a site, marked or not: the race check and
+// the runtime's errors name an ldmatrix by it.
 // Returns the number of sites added. Throws SimError for a marked access
 // outside address space 0.
 unsigned instrumentMemoryAccesses(llvm::Module &m, SiteTable &sites);

@@ -1,6 +1,6 @@
 // Simulator::launch: blocks are handed out to worker threads; inside a block
 // every GPU thread is a fiber, and a small scheduler runs them until they
-// finish or meet at a collective (barrier, warp shuffle).
+// finish or meet at a collective (barrier, warp shuffle, ldmatrix, mma).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backend/sim/Runtime.h"
+#include "backend/sim/WarpCollective.h"
 
 namespace tk::sim {
 
@@ -62,33 +63,25 @@ void fiberMain(ctx::transfer_t in) {
   ctx::jump_fcontext(t->sched, t);                                   // never resumed
 }
 
-std::string blockName(const BlockCtx &b) {
-  return "block (" + std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")";
-}
-
-std::string siteSuffix(const LaunchCtx &l, uint32_t site) {
-  if (site == ~0u) return "";
-  const std::string &loc = l.program->sites.sites[site].loc;
-  return loc.empty() ? "" : " (" + loc + ")";
-}
-
 // Nothing can run but some threads have not finished: say why.
 void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
   LaunchCtx &l = *b.launch;
   std::string kernel = "kernel " + l.kernel->name + ": ";
   for (uint32_t w = 0; w < b.warps.size(); ++w) {
     const WarpState &ws = b.warps[w];
-    if (ws.atShuffle == 0) continue;
-    uint32_t site = ~0u;  // the shuffle's line, from a lane that arrived
-    for (uint32_t lane = 0; lane < ws.lanes && site == ~0u; ++lane)
-      if (const ThreadCtx &t = threads[w * 32 + lane]; t.wait == Wait::Shuffle) site = t.shflSite;
+    if (ws.atWarp == 0) continue;
+    const ThreadCtx *arrived = nullptr;  // names the collective and its line
+    for (uint32_t lane = 0; lane < ws.lanes; ++lane)
+      if (const ThreadCtx &t = threads[w * 32 + lane]; t.wait == Wait::Warp && (!arrived || arrived->warpSite == ~0u))
+        arrived = &t;
     for (uint32_t lane = 0; lane < ws.lanes; ++lane) {
       const ThreadCtx &t = threads[w * 32 + lane];
-      if (t.wait == Wait::Shuffle) continue;
+      if (t.wait == Wait::Warp) continue;
       std::string why = t.wait == Wait::Done ? "which has exited" : "which waits at a barrier";
-      l.fail(kernel + "warp shuffle" + siteSuffix(l, site) + " in " + blockName(b) + ", warp " + std::to_string(w) +
-             ": " + std::to_string(ws.atShuffle) + " of " + std::to_string(ws.lanes) + " lanes arrived; lane " +
-             std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " + why);
+      l.fail(kernel + warpCollectiveName(*arrived) + siteSuffix(l, arrived->warpSite) + " in " + blockName(b) +
+             ", warp " + std::to_string(w) + ": " + std::to_string(ws.atWarp) + " of " + std::to_string(ws.lanes) +
+             " lanes arrived; lane " + std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " +
+             why);
       return;
     }
   }
@@ -219,7 +212,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.warp = i / 32;
     t.lane = i % 32;
     t.wait = Wait::None;
-    t.shflSite = ~0u;
+    t.warpSite = ~0u;
     t.printGroup = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
@@ -254,20 +247,17 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
             }
           }
           break;
-        case Wait::Shuffle: {
+        case Wait::Warp: {
           WarpState &ws = b.warps[t.warp];
-          if (++ws.atShuffle == ws.lanes) {
-            // Each lane reads lane ^ mask (or lane - delta, clamped to itself
-            // below lane 0); a lane past a partial last warp reads its own value.
+          if (++ws.atWarp == ws.lanes) {
+            // The whole warp is here: run the collective, then all its lanes go on.
             ThreadCtx *lanes = &w.threads[t.warp * 32];
+            completeWarpCollective(w, lanes, ws.lanes);
             for (uint32_t j = 0; j < ws.lanes; ++j) {
-              uint32_t m = lanes[j].shflMask;
-              uint32_t src = !lanes[j].shflUp ? j ^ m : j >= m ? j - m : j;
-              lanes[j].shflOut = src < ws.lanes ? lanes[src].shflIn : lanes[j].shflIn;
               lanes[j].wait = Wait::None;
               w.next.push_back(t.warp * 32 + j);
             }
-            ws.atShuffle = 0;
+            ws.atWarp = 0;
           }
           break;
         }

@@ -1,6 +1,7 @@
-// The sim runtime the JIT'd kernels call: thread and block ids, barriers and
-// warp shuffles (collectives that yield to the block scheduler), checked and
-// counted memory accesses, and the f16/bf16 conversion libcalls.
+// The sim runtime the JIT'd kernels call: thread and block ids, barriers,
+// warp shuffles, ldmatrix and mma (collectives that yield to the block
+// scheduler), checked and counted memory accesses, and the f16/bf16
+// conversion libcalls.
 #include "backend/sim/Runtime.h"
 
 #include <algorithm>
@@ -175,6 +176,16 @@ void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
 
 }  // namespace
 
+std::string blockName(const BlockCtx &b) {
+  return "block (" + std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")";
+}
+
+std::string siteSuffix(const LaunchCtx &l, uint32_t site) {
+  if (site == ~0u) return "";
+  const std::string &loc = l.program->sites.sites[site].loc;
+  return loc.empty() ? "" : " (" + loc + ")";
+}
+
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
   const LaunchCtx &l = *b.launch;
   auto who = [&](const RaceShadow::Access &a) {
@@ -240,16 +251,50 @@ void barrierAt(uint32_t site) {
   yieldToScheduler(t);
 }
 
+// Waits at warp collective `op` until the whole warp is there and the
+// scheduler has run it (WarpCollective.cpp).
+void atWarpCollective(ThreadCtx *t, WarpOp op, uint32_t site) {
+  t->warpOp = op;
+  t->warpSite = site;
+  t->wait = Wait::Warp;
+  yieldToScheduler(t);
+}
+
 // `up`: read lane (lane - laneMask) instead of (lane ^ laneMask).
 uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site, bool up = false) {
   ThreadCtx *t = tlsThread;
-  t->shflSite = site;
   t->shflIn = v;
   t->shflMask = laneMask & 31;
   t->shflUp = up;
-  t->wait = Wait::Shuffle;
-  yieldToScheduler(t);
+  atWarpCollective(t, WarpOp::Shuffle, site);
   return t->shflOut;
+}
+
+// The 16-byte vectors the JIT'd code gets ldmatrix's and mma's results in
+// (returned in a vector register, as LLVM returns <4 x i32> and <4 x float>).
+using Regs4 = int32_t __attribute__((vector_size(16)));
+using Floats4 = float __attribute__((vector_size(16)));
+
+Regs4 ldmatrix(void *row, int32_t num, int32_t trans, uint32_t site) {
+  ThreadCtx *t = tlsThread;
+  t->mx.row = uintptr_t(row);
+  t->mx.num = uint32_t(num);
+  t->mx.trans = trans != 0;
+  atWarpCollective(t, WarpOp::Ldmatrix, site);
+  const uint32_t *o = t->mx.out;
+  return Regs4{int32_t(o[0]), int32_t(o[1]), int32_t(o[2]), int32_t(o[3])};
+}
+
+Floats4 mma(const uint32_t a[4], const uint32_t b[2], const float c[4], int32_t bf16, uint32_t site) {
+  ThreadCtx *t = tlsThread;
+  std::copy(a, a + 4, t->mx.a);
+  std::copy(b, b + 2, t->mx.b);
+  std::copy(c, c + 4, t->mx.c);
+  t->mx.bf16 = bf16 != 0;
+  atWarpCollective(t, WarpOp::Mma, site);
+  const uint32_t *o = t->mx.out;
+  return Floats4{std::bit_cast<float>(o[0]), std::bit_cast<float>(o[1]), std::bit_cast<float>(o[2]),
+                 std::bit_cast<float>(o[3])};
 }
 
 }  // namespace
@@ -407,6 +452,15 @@ static int32_t rtShflUpI32At(int32_t v, int32_t delta, int32_t site) {
 static float rtShflUpF32At(float v, int32_t delta, int32_t site) {
   return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(delta), uint32_t(site), true));
 }
+static Regs4 rtLdmatrixAt(void *row, int32_t num, int32_t trans, int32_t site) {
+  return ldmatrix(row, num, trans, uint32_t(site));
+}
+static Floats4 rtMmaAt(int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t b0, int32_t b1, float c0, float c1,
+                       float c2, float c3, int32_t bf16, int32_t site) {
+  const uint32_t a[4] = {uint32_t(a0), uint32_t(a1), uint32_t(a2), uint32_t(a3)}, b[2] = {uint32_t(b0), uint32_t(b1)};
+  const float c[4] = {c0, c1, c2, c3};
+  return mma(a, b, c, bf16, uint32_t(site));
+}
 static void *rtSharedBase() { return tlsThread->block->shared; }
 static void rtPrint(int32_t element, const char *format, ...) {
   va_list args;
@@ -446,6 +500,8 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnShflUpF32, reinterpret_cast<void *>(&rtShflUpF32)},
       {kFnShflUpI32At, reinterpret_cast<void *>(&rtShflUpI32At)},
       {kFnShflUpF32At, reinterpret_cast<void *>(&rtShflUpF32At)},
+      {kFnLdmatrixAt, reinterpret_cast<void *>(&rtLdmatrixAt)},
+      {kFnMmaAt, reinterpret_cast<void *>(&rtMmaAt)},
       {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
       {kFnPrint, reinterpret_cast<void *>(&rtPrint)},
       {kFnPrintGroup, reinterpret_cast<void *>(&rtPrintGroup)},

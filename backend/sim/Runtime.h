@@ -41,7 +41,21 @@ struct LaunchCtx {
   void fail(std::string message);
 };
 
-enum class Wait : uint8_t { None, Barrier, Shuffle, Done };
+// Where a suspended fiber waits: a block barrier, or a warp collective (a
+// shuffle, ldmatrix or mma, which `warpOp` tells apart).
+enum class Wait : uint8_t { None, Barrier, Warp, Done };
+enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma };
+
+// A lane's operands and results at ldmatrix or mma (WarpCollective.cpp).
+struct MatrixOperands {
+  uintptr_t row = 0;  // ldmatrix: this lane's row address
+  uint32_t num = 0;   // ldmatrix: 1, 2 or 4 matrices
+  bool trans = false;
+  bool bf16 = false;  // mma: bf16 (else f16) inputs
+  uint32_t a[4] = {}, b[2] = {};
+  float c[4] = {};
+  uint32_t out[4] = {};  // the lane's result registers (of mma: f32 bits)
+};
 
 struct ThreadCtx {
   BlockCtx *block = nullptr;
@@ -49,9 +63,11 @@ struct ThreadCtx {
   FiberContext ctx = nullptr;    // this fiber, while suspended
   FiberContext sched = nullptr;  // the block scheduler, while this fiber runs
   Wait wait = Wait::None;
+  WarpOp warpOp = WarpOp::Shuffle;  // the warp collective waited at (wait == Wait::Warp)
+  uint32_t warpSite = ~0u;          // its site, when located (ldmatrix and mma always are)
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
-  bool shflUp = false;              // shuffle up by shflMask lanes (else xor with it)
-  uint32_t shflSite = ~0u;          // site of the shuffle being waited at, when located
+  bool shflUp = false;  // shuffle up by shflMask lanes (else xor with it)
+  MatrixOperands mx;
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
   uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
@@ -62,7 +78,7 @@ struct ThreadCtx {
 };
 
 struct WarpState {
-  uint32_t lanes = 0, atShuffle = 0, done = 0;
+  uint32_t lanes = 0, atWarp = 0, done = 0;  // lanes, of them at a warp collective, and exited
 };
 
 struct BlockCtx {
@@ -128,6 +144,9 @@ void yieldToScheduler(ThreadCtx *t);
 
 // "kernel K: shared-memory race on byte at offset 0x.. (block (x,y,z)): ..."
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r);
+// "block (x,y,z)", and " (file:line:col)" for a located site (else "").
+std::string blockName(const BlockCtx &b);
+std::string siteSuffix(const LaunchCtx &l, uint32_t site);
 
 // Names the JIT binds to runtime addresses: the __tk_sim_* entry points and
 // the f16/bf16 conversion libcalls x86 codegen may emit.

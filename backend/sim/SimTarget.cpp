@@ -138,6 +138,50 @@ Value *SimTarget::sharedBase(IRBuilderBase &b) const {
   return b.CreateCall(pureFn(moduleOf(b), kFnSharedBase, b.getPtrTy(0), {}));
 }
 
+// Both return a 16-byte vector (in a register, as the runtime's C functions
+// return theirs) of which the first `num` (ldmatrix) or 4 (mma) lanes count.
+std::vector<Value *> SimTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, int num, bool trans) const {
+  if (num != 1 && num != 2 && num != 4)
+    throw std::invalid_argument("SimTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
+  if (!rowAddress->getType()->isPointerTy() || rowAddress->getType()->getPointerAddressSpace() != 0)
+    throw std::invalid_argument("SimTarget::ldmatrix: the row address must be a pointer in address space 0");
+  Type *i32 = b.getInt32Ty();
+  Function *fn = collectiveFn(moduleOf(b), kFnLdmatrix, FixedVectorType::get(i32, 4), {b.getPtrTy(0), i32, i32});
+  Value *regs = b.CreateCall(fn, {rowAddress, b.getInt32(num), b.getInt32(trans ? 1 : 0)});
+  std::vector<Value *> out;
+  for (int i = 0; i < num; ++i) out.push_back(b.CreateExtractElement(regs, uint64_t(i)));
+  return out;
+}
+
+// The operands travel as scalars (integer and float registers), which every
+// host ABI passes the same way from IR and from C.
+std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
+                                            const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  auto check = [](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
+    bool ok = v.size() == n;
+    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
+    if (!ok)
+      throw std::invalid_argument(std::string("SimTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
+                                  (f32 ? " f32" : " i32") + " values");
+  };
+  check(a, 4, false, "A");
+  check(bFrag, 2, false, "B");
+  check(c, 4, true, "C");
+  Type *i32 = b.getInt32Ty(), *f32 = b.getFloatTy();
+  std::vector<Type *> params(6, i32);
+  params.insert(params.end(), 4, f32);
+  params.push_back(i32);
+  Function *fn = collectiveFn(moduleOf(b), kFnMma, FixedVectorType::get(f32, 4), params);
+  std::vector<Value *> args(a);
+  args.insert(args.end(), bFrag.begin(), bFrag.end());
+  args.insert(args.end(), c.begin(), c.end());
+  args.push_back(b.getInt32(bf16 ? 1 : 0));
+  Value *d = b.CreateCall(fn, args);
+  std::vector<Value *> out;
+  for (int i = 0; i < 4; ++i) out.push_back(b.CreateExtractElement(d, uint64_t(i)));
+  return out;
+}
+
 // libm names are mathFnName's, f32 with the `f` suffix; rsqrt has no libm
 // function: 1/sqrt(x).
 static const char *libmName(MathFn f) { return f == MathFn::Rsqrt ? "sqrt" : mathFnName(f); }

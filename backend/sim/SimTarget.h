@@ -1,5 +1,6 @@
 // SimTarget: how lowered tile IR names the machine when it runs on tk sim.
-// Ids, barriers, shuffles and shared memory are calls into the sim runtime
+// Ids, barriers, shuffles, tensor-core instructions and shared memory are
+// calls into the sim runtime
 // (backend/sim/Runtime.cpp); math is libm; everything is address space 0.
 #pragma once
 
@@ -19,6 +20,11 @@ inline constexpr const char *kFnShflF32 = "__tk_sim_shfl_xor_f32";
 inline constexpr const char *kFnShflUpI32 = "__tk_sim_shfl_up_i32";
 inline constexpr const char *kFnShflUpF32 = "__tk_sim_shfl_up_f32";
 inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
+// <4 x i32> __tk_sim_ldmatrix(ptr row, i32 num, i32 trans) and
+// <4 x float> __tk_sim_mma(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 bf16):
+// warp collectives; instrumentMemoryAccesses gives every call a site.
+inline constexpr const char *kFnLdmatrix = "__tk_sim_ldmatrix";
+inline constexpr const char *kFnMma = "__tk_sim_mma";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -44,6 +50,11 @@ class SimTarget : public lower::Target {
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
   llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+  std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
+                                      bool trans) const override;
+  std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
+                                         const std::vector<llvm::Value *> &bFrag,
+                                         const std::vector<llvm::Value *> &c) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

@@ -1,6 +1,7 @@
 // The instrumented operations of a sim program: each marked memory access
-// (and each located barrier or shuffle) gets a site id the runtime uses to name the
-// source line in errors and to group lanes into warp-level requests.
+// (each located barrier or shuffle, and every ldmatrix and mma) gets a site
+// id the runtime uses to name the source line in errors and to group lanes
+// into warp-level requests.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +18,14 @@ enum class SiteKind : uint8_t {
   SharedStore,
   SharedAtomic,
   Barrier,
-  Shuffle
+  Shuffle,
+  Ldmatrix,  // a warp's shared-memory read of 8 x 16 bytes per matrix, checked and counted by the runtime
+  Mma
 };
 
 struct Site {
   SiteKind kind;
-  uint32_t bytes = 0;  // access width (store size of the accessed type); 0 for barriers and shuffles
+  uint32_t bytes = 0;  // access width (store size of the accessed type; an ldmatrix row's 16); 0 for the others
   std::string loc;     // "file:line:col" from !tk.loc, or empty
   // Masked vector accesses (llvm.masked.load/store): lanes of `elemBytes` each.
   uint32_t elemBytes = 0;

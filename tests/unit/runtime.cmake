@@ -18,3 +18,4 @@ tk_add_unit_test(runtime_debug_test SOURCES unit/runtime_debug_test.cpp LIBS tk 
 tk_add_unit_test(runtime_dot_test SOURCES unit/runtime_dot_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_control_flow_test SOURCES unit/runtime_control_flow_test.cpp LIBS tk)
 tk_add_unit_test(runtime_similarity_test SOURCES unit/runtime_similarity_test.cpp LIBS tk)
+tk_add_unit_test(runtime_mma_test SOURCES unit/runtime_mma_test.cpp LIBS tk tk_nvptx)

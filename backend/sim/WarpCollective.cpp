@@ -1,0 +1,205 @@
+// Warp collectives, run by the block scheduler once the whole warp has
+// arrived: shuffles, and ldmatrix / mma.m16n8k16 with the fragment layouts of
+// the PTX ISA ("Warp-level matrix instructions": "Matrix fragments for
+// mma.m16n8k16 with floating point type" and "ldmatrix").
+#include "backend/sim/WarpCollective.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#include "backend/sim/Coalescing.h"
+
+namespace tk::sim {
+
+namespace {
+
+// Two lanes wait at the same collective: the same operation at the same site
+// (.aligned: every lane must execute the same ldmatrix or mma instruction).
+// Shuffles pair up across sites, as they always have.
+bool sameCollective(const ThreadCtx &x, const ThreadCtx &y) {
+  if (x.warpOp != y.warpOp) return false;
+  if (x.warpOp == WarpOp::Shuffle) return true;
+  return x.warpSite == y.warpSite && x.mx.num == y.mx.num && x.mx.trans == y.mx.trans && x.mx.bf16 == y.mx.bf16;
+}
+
+void runShuffle(ThreadCtx *lanes, uint32_t n) {
+  // Each lane reads lane ^ mask (or lane - delta, clamped to itself below
+  // lane 0); a lane past a partial last warp reads its own value.
+  for (uint32_t j = 0; j < n; ++j) {
+    uint32_t m = lanes[j].shflMask;
+    uint32_t src = !lanes[j].shflUp ? j ^ m : j >= m ? j - m : j;
+    lanes[j].shflOut = src < n ? lanes[src].shflIn : lanes[j].shflIn;
+  }
+}
+
+// A row address lane `t` gave ldmatrix that is outside the block's shared
+// memory or not 16-byte aligned: the launch's fault (the first one wins).
+void badRow(const ThreadCtx &t, uintptr_t base, bool inBounds) {
+  const BlockCtx &b = *t.block;
+  LaunchCtx &l = *b.launch;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)t.mx.row);
+  std::string at = t.mx.row >= base ? "at shared offset " + std::to_string(t.mx.row - base) : std::string("at ") + hex;
+  std::string head = "kernel " + l.kernel->name + ": ";
+  std::string tail = siteSuffix(l, t.warpSite) + ", " + blockName(b) + ", thread " + std::to_string(t.tid);
+  if (!inBounds)
+    l.fail(head + "out-of-bounds ldmatrix row read of 16 bytes " + at + tail + ": the block has " +
+           std::to_string(b.sharedBytes) + " bytes of shared memory");
+  else
+    l.fail(head + "misaligned ldmatrix row address " + at + tail + ": a row must be 16-byte aligned");
+}
+
+// ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16. Lane 8i + r gives
+// the address of row r of matrix i (lanes past 8 * num are ignored). Each
+// row is 16 bytes, 8 b16 elements; lane l receives in register i the
+// elements (l / 4, 2 (l % 4)) and (l / 4, 2 (l % 4) + 1) of matrix i (of its
+// transpose with .trans), the first in the low half.
+void runLdmatrix(Simulator::Worker &w, ThreadCtx *lanes) {
+  BlockCtx &b = w.block;
+  const uint32_t num = lanes[0].mx.num, site = lanes[0].warpSite;
+  const bool trans = lanes[0].mx.trans;
+  const uintptr_t base = uintptr_t(b.shared);
+  uint16_t m[4][8][8] = {};  // [matrix][row][column]; rows with a bad address read zeros
+  uint32_t wavefronts = 0;
+  for (uint32_t i = 0; i < num; ++i) {
+    // One phase per matrix: its 8 rows, 32 words over the 32 banks.
+    uint64_t words[32];
+    size_t nw = 0;
+    for (uint32_t r = 0; r < 8; ++r) {
+      const ThreadCtx &t = lanes[8 * i + r];
+      uintptr_t a = t.mx.row;
+      bool inBounds = a >= base && a - base + 16 <= b.sharedBytes;
+      if (!inBounds || (a - base) % 16 != 0) {
+        badRow(t, base, inBounds);
+        continue;
+      }
+      uint32_t offset = uint32_t(a - base);
+      if (w.race.enabled()) {
+        RaceShadow::Race race;
+        if (w.race.access(t.tid, site, /*write=*/false, offset, 16, race)) b.launch->fail(raceMessage(b, race));
+      }
+      std::memcpy(m[i][r], b.shared + offset, 16);
+      for (uint32_t q = 0; q < 4; ++q) words[nw++] = offset / 4 + q;
+    }
+    std::sort(words, words + nw);
+    nw = size_t(std::unique(words, words + nw) - words);
+    wavefronts += bankWavefronts(words, nw);
+  }
+  b.counters.sharedRequests += 1;
+  b.counters.sharedWavefronts += wavefronts;
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t g = l / 4, c = 2 * (l % 4);
+    for (uint32_t i = 0; i < num; ++i) {
+      uint16_t lo = trans ? m[i][c][g] : m[i][g][c];
+      uint16_t hi = trans ? m[i][c + 1][g] : m[i][g][c + 1];
+      lanes[l].mx.out[i] = uint32_t(lo) | uint32_t(hi) << 16;
+    }
+  }
+}
+
+float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32:
+// D = A B + C, A 16x16, B 16x8, C and D 16x8 f32. With g = lane / 4 and
+// t = lane % 4, a lane holds (two elements per register, the first in the
+// low half):
+//   A: a0 (g, 2t..2t+1), a1 (g+8, 2t..2t+1), a2 (g, 2t+8..2t+9), a3 (g+8, 2t+8..2t+9)
+//   B: b0 (2t..2t+1, g), b1 (2t+8..2t+9, g)
+//   C, D: c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
+// Products of f16 or bf16 values are exact in f32; they are added to C in f32
+// in the order k = 0..15. A GPU leaves the order (and the rounding of its
+// intermediate sums) unspecified, so its D may differ in the last bits.
+void runMma(ThreadCtx *lanes) {
+  const bool bf16 = lanes[0].mx.bf16;
+  auto value = [&](uint32_t reg, int half) {
+    uint16_t h = uint16_t(reg >> (16 * half));
+    return bf16 ? bf16ToFloat(h) : halfBitsToFloat(h);
+  };
+  float A[16][16], B[16][8], C[16][8];
+  for (uint32_t l = 0; l < 32; ++l) {
+    const MatrixOperands &x = lanes[l].mx;
+    const uint32_t g = l / 4, t = l % 4;
+    for (int h = 0; h < 2; ++h) {
+      A[g][2 * t + h] = value(x.a[0], h);
+      A[g + 8][2 * t + h] = value(x.a[1], h);
+      A[g][2 * t + 8 + h] = value(x.a[2], h);
+      A[g + 8][2 * t + 8 + h] = value(x.a[3], h);
+      B[2 * t + h][g] = value(x.b[0], h);
+      B[2 * t + 8 + h][g] = value(x.b[1], h);
+      C[g][2 * t + h] = x.c[h];
+      C[g + 8][2 * t + h] = x.c[2 + h];
+    }
+  }
+  float D[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) {
+      float d = C[r][c];
+      for (int k = 0; k < 16; ++k) {
+        float p = A[r][k] * B[k][c];
+        d = d + p;
+      }
+      D[r][c] = d;
+    }
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t g = l / 4, t = l % 4;
+    for (int h = 0; h < 2; ++h) {
+      lanes[l].mx.out[h] = std::bit_cast<uint32_t>(D[g][2 * t + h]);
+      lanes[l].mx.out[2 + h] = std::bit_cast<uint32_t>(D[g + 8][2 * t + h]);
+    }
+  }
+}
+
+// What the lanes of a failed collective read (the launch reports the fault).
+void zeroResults(ThreadCtx *lanes, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) {
+    lanes[k].shflOut = 0;
+    std::fill(lanes[k].mx.out, lanes[k].mx.out + 4, 0u);
+  }
+}
+
+}  // namespace
+
+std::string warpCollectiveName(const ThreadCtx &t) {
+  switch (t.warpOp) {
+    case WarpOp::Shuffle:
+      return "warp shuffle";
+    case WarpOp::Ldmatrix:
+      return "ldmatrix.x" + std::to_string(t.mx.num) + (t.mx.trans ? ".trans" : "");
+    case WarpOp::Mma:
+      return std::string("mma.m16n8k16.") + (t.mx.bf16 ? "bf16" : "f16");
+  }
+  return "?";
+}
+
+void completeWarpCollective(Simulator::Worker &w, ThreadCtx *lanes, uint32_t n) {
+  BlockCtx &b = w.block;
+  LaunchCtx &l = *b.launch;
+  const uint32_t warp = lanes[0].warp;
+  auto name = [&](const ThreadCtx &t) { return warpCollectiveName(t) + siteSuffix(l, t.warpSite); };
+  for (uint32_t j = 1; j < n; ++j)
+    if (!sameCollective(lanes[0], lanes[j])) {
+      l.fail("kernel " + l.kernel->name + ": the lanes of warp " + std::to_string(warp) + " in " + blockName(b) +
+             " meet at different warp collectives: lane 0 at " + name(lanes[0]) + ", lane " + std::to_string(j) +
+             " at " + name(lanes[j]));
+      zeroResults(lanes, n);
+      return;
+    }
+  if (lanes[0].warpOp == WarpOp::Shuffle) return runShuffle(lanes, n);
+  if (n < 32) {
+    // A partial last warp: the lanes past the block do not exist, and
+    // ldmatrix and mma need all 32.
+    l.fail("kernel " + l.kernel->name + ": " + name(lanes[0]) + " in " + blockName(b) + ", warp " +
+           std::to_string(warp) + ": the warp has only " + std::to_string(n) + " lanes (the block has " +
+           std::to_string(b.nthreads) + " threads); " + warpCollectiveName(lanes[0]) + " needs all 32");
+    zeroResults(lanes, n);
+    return;
+  }
+  if (lanes[0].warpOp == WarpOp::Ldmatrix)
+    runLdmatrix(w, lanes);
+  else
+    runMma(lanes);
+}
+
+}  // namespace tk::sim

@@ -1,0 +1,124 @@
+// Lowering of `dot` on tensor cores: f16/bf16 operands staged in shared
+// memory, fragments loaded with ldmatrix, mma.sync m16n8k16 accumulating in
+// f32. The accumulator never leaves registers: its layout (mmaLayout, in
+// lower/Layouts.h) is a blocked layout whose registers are exactly the mma's
+// C/D fragments, so the epilogue, stores and loop-carried accumulators use it
+// like any other.
+#include "lower/FunctionLowering.h"
+
+namespace tk::lower {
+
+// Shared memory holds a row-major [M, K + 8] and b row-major [K, N + 8]: the
+// 16 bytes of padding per row shift consecutive rows by 4 banks, so the 8
+// rows of 16 bytes an ldmatrix phase reads fall on 32 distinct banks, and
+// every row stays 16-byte aligned as ldmatrix needs.
+//
+// In mmaLayout a warp at (warpM, warpN) holds, for its m16 tile i and n8
+// tile j, rows warpM*8 + g + (2i + h)*8*wm (g = lane / 4; h = 0, 1: the
+// fragment's two row groups) and columns warpN*8 + 2*(lane % 4) + {0, 1}
+// + j*8*wn. ldmatrix lets each lane name the row it supplies, so the A
+// fragment is read from exactly those rows: lane l supplies row l % 8 of
+// matrix l / 8, whose low bit picks the row group and high bit the k half.
+// B's k16 x n8 fragment is two 8x8 matrices of b's rows (k) read transposed.
+Regs FunctionLowering::lowerDotMma(ir::Op &op) {
+  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
+  const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const bool bf16 = at.elem.scalar == ir::ScalarKind::BF16;
+  const ir::Layout &l = *rt.layout;
+  const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
+  const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / 16;
+  const int64_t strideA = K + 8, strideB = N + 8;
+  const int64_t offsetB = M * strideA * 2;
+  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * strideB * 2));
+
+  llvm::Type *half = elemType(at.elem);
+  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offsetB)));
+  stageTile(op.operand(0), base, strideA, at.elem, op.loc());
+  stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc());
+  barrier(op.loc());
+
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  // Warp coordinates as threadPart derives them for order [1, 0].
+  llvm::Value *warpM = b_.CreateURem(b_.CreateUDiv(warp_, i32(wn)), i32(wm));
+  llvm::Value *warpN = b_.CreateURem(warp_, i32(wn));
+  llvm::Value *mat = b_.CreateUDiv(lane_, i32(8)), *row8 = b_.CreateURem(lane_, i32(8));
+  // A: this lane's row (of m tile 0) and k offset within a k16 step.
+  llvm::Value *aRow = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(warpM, i32(8)), row8),
+                                   b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(8 * wm)));
+  llvm::Value *aCol = b_.CreateMul(b_.CreateLShr(mat, i32(1)), i32(8));
+  llvm::Value *aOffset = b_.CreateAdd(b_.CreateMul(aRow, i32(strideA)), aCol);
+  // B: lanes 0-15 supply rows k = lane of the step (lanes 16-31 repeat them;
+  // ldmatrix .x2 ignores their addresses), at this warp's first column.
+  llvm::Value *bOffset = b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)),
+                                      b_.CreateMul(warpN, i32(8)));
+
+  // The sim names a failing ldmatrix or mma by its call's !tk.loc: the last
+  // call the Target emitted.
+  auto located = [&](std::vector<llvm::Value *> out) {
+    llvm::BasicBlock *bb = b_.GetInsertBlock();
+    for (auto it = bb->rbegin(); it != bb->rend(); ++it)
+      if (llvm::isa<llvm::CallInst>(*it)) {
+        tagGlobal(&*it, op.loc());
+        break;
+      }
+    return out;
+  };
+
+  RegisterMap rm(rt.layout, rt.shape);
+  auto reg = [&](int64_t k0, int64_t k1) { return rm.index({static_cast<int>(k0), static_cast<int>(k1)}); };
+
+  // One k16 step at `ks` (i32): 1 ldmatrix per m tile, 1 per n tile, tilesM
+  // x tilesN mma.
+  auto step = [&](llvm::Value *ks, Regs acc) {
+    llvm::Value *k0 = b_.CreateMul(ks, i32(16));
+    std::vector<std::vector<llvm::Value *>> a(tilesM);
+    for (int64_t i = 0; i < tilesM; ++i) {
+      llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
+      a[i] = located(target_.ldmatrix(b_, b_.CreateGEP(half, base, off), 4, false));
+    }
+    llvm::Value *bRow = b_.CreateAdd(bOffset, b_.CreateMul(k0, i32(strideB)));
+    for (int64_t j = 0; j < tilesN; ++j) {
+      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn));
+      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, true));
+      for (int64_t i = 0; i < tilesM; ++i) {
+        const int r[4] = {reg(2 * i, 2 * j), reg(2 * i, 2 * j + 1), reg(2 * i + 1, 2 * j), reg(2 * i + 1, 2 * j + 1)};
+        std::vector<llvm::Value *> d =
+            located(target_.mmaM16N8K16(b_, bf16, a[i], bf, {acc[r[0]], acc[r[1]], acc[r[2]], acc[r[3]]}));
+        for (int e = 0; e < 4; ++e) acc[r[e]] = d[e];
+      }
+    }
+    return acc;
+  };
+
+  // A few steps unrolled; a long K as a loop of one step per iteration.
+  Regs acc = regs(op.operand(2));
+  if (steps <= 4) {
+    for (int64_t ks = 0; ks < steps; ++ks) acc = step(i32(ks), acc);
+  } else {
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *loop = llvm::BasicBlock::Create(ctx_, "mma.k", llfn_);
+    auto *done = llvm::BasicBlock::Create(ctx_, "mma.done", llfn_);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode *ks = b_.CreatePHI(b_.getInt32Ty(), 2, "ks");
+    ks->addIncoming(i32(0), pre);
+    Regs phis;
+    for (llvm::Value *v : acc) {
+      llvm::PHINode *p = b_.CreatePHI(v->getType(), 2);
+      p->addIncoming(v, pre);
+      phis.push_back(p);
+    }
+    acc = step(ks, phis);
+    llvm::Value *next = b_.CreateAdd(ks, i32(1));
+    llvm::BasicBlock *latch = b_.GetInsertBlock();
+    ks->addIncoming(next, latch);
+    for (size_t r = 0; r < acc.size(); ++r) llvm::cast<llvm::PHINode>(phis[r])->addIncoming(acc[r], latch);
+    b_.CreateCondBr(b_.CreateICmpULT(next, i32(steps)), loop, done);
+    b_.SetInsertPoint(done);
+  }
+  barrier(op.loc());  // the buffer is reused by the next exchange
+  return acc;
+}
+
+}  // namespace tk::lower

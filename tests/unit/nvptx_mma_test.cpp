@@ -1,0 +1,115 @@
+// NvptxTarget's tensor-core hooks: a hand-built kernel calling every ldmatrix
+// form and both mma.sync forms, emitted as PTX and, with ptxas, assembled.
+#include <gtest/gtest.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <regex>
+
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/NvptxTarget.h"
+#include "backend/nvptx/Ptxas.h"
+
+using namespace llvm;
+using namespace tk::nvptx;
+
+namespace {
+
+struct Kernel {
+  std::unique_ptr<LLVMContext> ctx = std::make_unique<LLVMContext>();
+  std::unique_ptr<Module> m;  // destroyed before ctx
+};
+
+// One warp: lane l's row address is shared + 16 l. A comes from an x4
+// ldmatrix, B from an x2.trans one; D = A B + C in f16, then again in bf16
+// with the first D as C, stored to out[4 l .. 4 l + 3]. The x1, x2 and
+// x4.trans results are xor-ed into bits[l] so that every form is emitted.
+Kernel mmaKernel(const NvptxTarget &t) {
+  Kernel k;
+  k.m = std::make_unique<Module>("mma", *k.ctx);
+  LLVMContext &c = *k.ctx;
+  t.configureModule(*k.m);
+  IRBuilder<> b(c);
+  auto *gp = PointerType::get(c, t.globalAddressSpace());
+  auto *fn =
+      Function::Create(FunctionType::get(b.getVoidTy(), {gp, gp}, false), GlobalValue::ExternalLinkage, "mma", *k.m);
+  t.markKernel(*fn, 32);
+  b.SetInsertPoint(BasicBlock::Create(c, "entry", fn));
+  Value *lane = t.threadId(b);
+  Value *row = b.CreateGEP(b.getInt8Ty(), t.sharedBase(b), b.CreateMul(lane, b.getInt32(16)));
+  std::vector<Value *> a = t.ldmatrix(b, row, 4, false);
+  std::vector<Value *> bt = t.ldmatrix(b, row, 2, true);
+  Value *bits = b.getInt32(0);
+  for (auto [num, trans] : {std::pair{1, false}, {1, true}, {2, false}, {4, true}}) {
+    std::vector<Value *> r = t.ldmatrix(b, row, num, trans);
+    EXPECT_EQ(r.size(), size_t(num));
+    for (Value *v : r) bits = b.CreateXor(bits, v);
+  }
+  Value *cv = b.CreateSIToFP(lane, b.getFloatTy());
+  std::vector<Value *> d = t.mmaM16N8K16(b, false, a, bt, {cv, cv, cv, cv});
+  d = t.mmaM16N8K16(b, true, a, bt, d);
+  EXPECT_EQ(d.size(), 4u);
+  Value *base = b.CreateMul(lane, b.getInt32(4));
+  for (int i = 0; i < 4; ++i)
+    b.CreateStore(d[i], b.CreateGEP(b.getFloatTy(), fn->getArg(0), b.CreateAdd(base, b.getInt32(i))));
+  b.CreateStore(bits, b.CreateGEP(b.getInt32Ty(), fn->getArg(1), lane));
+  b.CreateRetVoid();
+  return k;
+}
+
+bool contains(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+
+class MmaPerArch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MmaPerArch, LdmatrixAndMmaEmitAndAssemble) {
+  CodegenOptions o;
+  o.arch = GetParam();
+  NvptxTarget t(o);
+  Kernel k = mmaKernel(t);
+  std::string ptx = emitPtx(*k.m, o);
+  for (const char *want :
+       {"ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"})
+    EXPECT_TRUE(contains(ptx, want)) << "no " << want << "\n" << ptx;
+  // Registers: x4 fills four 32-bit registers, mma takes 4 + 2 + 4 and gives 4.
+  EXPECT_TRUE(std::regex_search(
+      ptx,
+      std::regex(R"(ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \{%r\d+, %r\d+, %r\d+, %r\d+\}, \[%r(d)?\d+\];)")))
+      << ptx;
+  EXPECT_TRUE(std::regex_search(
+      ptx, std::regex(R"(mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32\s+\{(%f\d+, ){3}%f\d+\},\s+)"
+                      R"(\{(%r\d+, ){3}%r\d+\},\s+\{%r\d+, %r\d+\},\s+\{(%f\d+, ){3}%f\d+\};)")))
+      << ptx;
+  Toolkit tk = Toolkit::find();
+  if (!tk.hasPtxas()) GTEST_SKIP() << "ptxas not found; PTX text checked only";
+  PtxasInfo info = runPtxas(ptx, GetParam(), tk);  // throws with ptxas's log if it rejects the PTX
+  EXPECT_TRUE(info.ran);
+  EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Arches, MmaPerArch, ::testing::Values("sm_80", "sm_90"));
+
+TEST(NvptxMma, BadArgumentsThrow) {
+  NvptxTarget t;
+  LLVMContext c;
+  Module m("m", c);
+  t.configureModule(m);
+  auto *fn = Function::Create(FunctionType::get(Type::getVoidTy(c), false), GlobalValue::ExternalLinkage, "k", m);
+  IRBuilder<> b(BasicBlock::Create(c, "entry", fn));
+  Value *shared = t.sharedBase(b);
+  EXPECT_THROW(t.ldmatrix(b, shared, 3, false), std::invalid_argument);
+  EXPECT_THROW(t.ldmatrix(b, ConstantPointerNull::get(b.getPtrTy(0)), 4, false), std::invalid_argument);
+  EXPECT_THROW(t.ldmatrix(b, b.getInt32(0), 1, false), std::invalid_argument);
+  std::vector<Value *> i4(4, b.getInt32(0)), i2(2, b.getInt32(0)), f4(4, ConstantFP::get(b.getFloatTy(), 0.0));
+  EXPECT_THROW(t.mmaM16N8K16(b, false, i2, i2, f4), std::invalid_argument);
+  EXPECT_THROW(t.mmaM16N8K16(b, true, i4, i4, f4), std::invalid_argument);
+  EXPECT_THROW(t.mmaM16N8K16(b, false, i4, i2, i4), std::invalid_argument);
+  EXPECT_EQ(t.mmaM16N8K16(b, true, i4, i2, f4).size(), 4u);
+  EXPECT_EQ(t.ldmatrix(b, shared, 1, true).size(), 1u);
+}
+
+}  // namespace
