@@ -64,6 +64,28 @@ const GpuSpec &GpuSpec::named(const std::string &name) {
 
 std::vector<std::string> GpuSpec::names() { return {"H100", "A100"}; }
 
+ModelInput modelInput(const LaunchStats &s, Dim3 grid, const Bundle &bundle, const std::string &arch) {
+  ModelInput in;
+  in.grid = grid;
+  in.numWarps = bundle.numWarps;
+  in.sharedBytes = bundle.sharedBytes;
+  if (auto it = bundle.resources.find(arch); it != bundle.resources.end()) {
+    in.registers = it->second.registers;
+    in.spillBytes = it->second.spillStoreBytes + it->second.spillLoadBytes;
+    in.sharedBytes += it->second.sharedStaticBytes;
+  }
+  in.loadSectors = s.loadSectors;
+  in.storeSectors = s.storeSectors;
+  in.loadRequests = s.loadRequests;
+  in.storeRequests = s.storeRequests;
+  in.sharedWavefronts = s.sharedWavefronts;
+  in.barriers = s.barriers;
+  in.warpInstructions = s.warpInstructions;
+  in.fpInstructions = s.fpInstructions;
+  in.specialInstructions = s.specialInstructions;
+  return in;
+}
+
 ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in) {
   ModelEstimate e;
   const int threads = in.numWarps * 32;

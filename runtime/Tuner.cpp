@@ -294,21 +294,7 @@ void Tuner::Impl::measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &ar
   LaunchOptions lo;
   lo.sampleBlocks = opts.sampleBlocks;
   LaunchStats s = device.launch(k, grid, args, lo);
-  ModelInput in;
-  in.grid = grid;
-  in.numWarps = k.bundle().numWarps;
-  in.registers = r.registers;
-  in.spillBytes = std::max(0, r.spillBytes);
-  in.sharedBytes = r.sharedBytes;
-  in.loadSectors = s.loadSectors;
-  in.storeSectors = s.storeSectors;
-  in.loadRequests = s.loadRequests;
-  in.storeRequests = s.storeRequests;
-  in.sharedWavefronts = s.sharedWavefronts;
-  in.barriers = s.barriers;
-  in.warpInstructions = s.warpInstructions;
-  in.fpInstructions = s.fpInstructions;
-  in.specialInstructions = s.specialInstructions;
+  ModelInput in = modelInput(s, grid, k.bundle(), arch);
   r.model = estimateTime(*gpu, in);
   if (!r.model.launchable) {
     r.status = "pruned";

@@ -65,4 +65,10 @@ struct ModelEstimate {
 
 ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in);
 
+// The model's input for a launch of `bundle` on `grid` that the sim counted
+// in `stats`, with ptxas's resources for `arch` when the bundle has them
+// (CompileOptions::ptxasResources). One construction for the tuner and
+// `tkc report`.
+ModelInput modelInput(const LaunchStats &stats, Dim3 grid, const Bundle &bundle, const std::string &arch);
+
 }  // namespace tk
