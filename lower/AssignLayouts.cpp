@@ -182,6 +182,14 @@ class LayoutAssigner {
     return nullptr;
   }
 
+  // A tensor-core dot stages its operands to shared memory from whatever
+  // blocked layout they have: the one they are loaded in, when they come
+  // from a load, so they are not exchanged through shared memory twice.
+  LayoutRef dotOperandLayout(Value *v) {
+    if (LayoutRef n = naturalLayout(v)) return n;
+    return defaultLayout(v->type());
+  }
+
   // One reduction per operand layout its uses need; a use that wants the
   // result in another layout than the slice gets a conversion.
   void rewriteReduce(Op *op) {
@@ -269,8 +277,8 @@ class LayoutAssigner {
         continue;
       }
       if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
-        demand(op->operand(0), defaultLayout(op->operand(0)->type()));
-        demand(op->operand(1), defaultLayout(op->operand(1)->type()));
+        demand(op->operand(0), dotOperandLayout(op->operand(0)));
+        demand(op->operand(1), dotOperandLayout(op->operand(1)));
         demand(op->operand(2), mma);
         continue;
       }
@@ -320,8 +328,8 @@ class LayoutAssigner {
         continue;
       }
       if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
-        op->setOperand(0, lookup(op->operand(0), defaultLayout(op->operand(0)->type())));
-        op->setOperand(1, lookup(op->operand(1), defaultLayout(op->operand(1)->type())));
+        op->setOperand(0, lookup(op->operand(0), dotOperandLayout(op->operand(0))));
+        op->setOperand(1, lookup(op->operand(1), dotOperandLayout(op->operand(1))));
         op->setOperand(2, lookup(op->operand(2), mma));
         ir::Builder b(block, std::next(block->find(op)));
         b.setLoc(op->loc());
