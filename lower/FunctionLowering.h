@@ -90,6 +90,10 @@ class FunctionLowering {
   void storeShared(const Regs &vals, const std::vector<llvm::Value *> &addresses, llvm::Value *writer,
                    const ir::Location &loc);
   Regs loadShared(llvm::Type *ty, const std::vector<llvm::Value *> &addresses, const ir::Location &loc);
+  // A copy of `ptr`'s address arithmetic at the insertion point.
+  llvm::Value *addressHere(llvm::Value *ptr);
+  // Tags an access the Target emits with `loc` (tagGlobal).
+  Target::TagAccess tagAs(const ir::Location &loc);
   llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
                            const ir::Location &loc);
   void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc);

@@ -2,6 +2,7 @@
 // accesses with per-lane masks, and conversions through shared memory.
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
@@ -41,15 +42,48 @@ llvm::Value *FunctionLowering::guarded(llvm::Value *pred, llvm::Type *ty, const 
   return phi;
 }
 
-// `if (pred) v = *ptr; else v = other;` with the load only on the taken path,
-// since a masked-off lane's address may be out of bounds.
+// Whether the Target's masked accesses take `ty`: integer and floating-point
+// scalars and vectors of a power-of-two size up to 16 bytes.
+static bool maskable(llvm::Type *ty) {
+  const uint64_t bits = ty->getPrimitiveSizeInBits();
+  return (ty->isIntOrIntVectorTy() || ty->isFPOrFPVectorTy()) && bits >= 8 && bits <= 128 && (bits & (bits - 1)) == 0;
+}
+
+// The address computed again where it is used: `base + sext(i)` is an add or
+// two, while an address computed where its pointer tile was (often before a
+// reduction) holds two registers all that time. A branch around the access
+// used to let LLVM sink the address into it; a predicated access needs this.
+// The first computation is left to dead-code elimination.
+llvm::Value *FunctionLowering::addressHere(llvm::Value *ptr) {
+  auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(ptr);
+  if (!gep || gep->getNumIndices() != 1) return ptr;
+  auto *copy = gep->clone();
+  if (auto *ext = llvm::dyn_cast<llvm::CastInst>(gep->getOperand(1))) copy->setOperand(1, b_.Insert(ext->clone()));
+  return b_.Insert(copy);
+}
+
+Target::TagAccess FunctionLowering::tagAs(const ir::Location &loc) {
+  return [this, &loc](llvm::Instruction &inst) { tagGlobal(&inst, loc); };
+}
+
+// `if (pred) v = *ptr; else v = other;` touching memory only where `pred`
+// holds, since a masked-off lane's address may be out of bounds: the
+// Target's masked load (predicated on a GPU, no branch), or a branch around
+// a plain load for what it does not take.
 llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
                                            const ir::Location &loc) {
-  llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
+  const bool isBool = ty->isIntegerTy(1);
+  llvm::Type *memTy = isBool ? b_.getInt8Ty() : ty;
+  const unsigned align = static_cast<unsigned>(std::max<uint64_t>(1, memTy->getPrimitiveSizeInBits() / 8));
+  if (pred && !llvm::isa<llvm::Constant>(pred) && maskable(memTy)) {
+    llvm::Value *memOther = isBool ? b_.CreateZExt(other, memTy) : other;
+    llvm::Value *v = target_.maskedLoad(b_, memTy, addressHere(ptr), pred, memOther, align, tagAs(loc));
+    return isBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+  }
   auto load = [&]() -> llvm::Value * {
-    auto *ld = b_.CreateAlignedLoad(memTy, ptr, llvm::Align(std::max<uint64_t>(1, memTy->getPrimitiveSizeInBits() / 8)));
+    auto *ld = b_.CreateAlignedLoad(memTy, ptr, llvm::Align(align));
     tagGlobal(ld, loc);
-    return ty->isIntegerTy(1) ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld);
+    return isBool ? b_.CreateICmpNE(ld, b_.getInt8(0)) : static_cast<llvm::Value *>(ld);
   };
   return guarded(pred, ty, load, other);
 }
@@ -69,12 +103,16 @@ void FunctionLowering::ifThen(llvm::Value *pred, const std::function<void()> &bo
   b_.SetInsertPoint(join);
 }
 
+// `if (pred) *ptr = val;` by the Target's masked store where it takes the
+// type, else a branch around a plain store.
 void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc) {
-  ifThen(pred, [&] {
-    llvm::Value *v = val->getType()->isIntegerTy(1) ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
-    auto *st = b_.CreateAlignedStore(v, ptr, llvm::Align(std::max<uint64_t>(1, v->getType()->getPrimitiveSizeInBits() / 8)));
-    tagGlobal(st, loc);
-  }, "store.lane");
+  llvm::Value *v = val->getType()->isIntegerTy(1) ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
+  const unsigned align = static_cast<unsigned>(std::max<uint64_t>(1, v->getType()->getPrimitiveSizeInBits() / 8));
+  if (pred && !llvm::isa<llvm::Constant>(pred) && maskable(v->getType())) {
+    target_.maskedStore(b_, v, addressHere(ptr), pred, align, tagAs(loc));
+    return;
+  }
+  ifThen(pred, [&] { tagGlobal(b_.CreateAlignedStore(v, ptr, llvm::Align(align)), loc); }, "store.lane");
 }
 
 namespace {
@@ -125,41 +163,28 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     }
     auto *vty = llvm::FixedVectorType::get(ty, g.vec);
     const unsigned bytes = g.vec * (ty->getPrimitiveSizeInBits() / 8);
-    auto vectorLoad = [&]() {
+    if (!mask) {
       auto *ld = b_.CreateAlignedLoad(vty, ptrs[r], llvm::Align(bytes));
       tagGlobal(ld, op.loc());
-      std::vector<llvm::Value *> lanes;
-      for (int i = 0; i < g.vec; ++i) lanes.push_back(b_.CreateExtractElement(ld, uint64_t(i)));
-      return lanes;
-    };
-    if (!mask) {
-      auto lanes = vectorLoad();
-      for (int i = 0; i < g.vec; ++i) out[r + i] = lanes[i];
+      for (int i = 0; i < g.vec; ++i) out[r + i] = b_.CreateExtractElement(ld, uint64_t(i));
       continue;
     }
-    // All lanes on: one vector access. Otherwise each element on its own.
+    // One vector access where all its elements are on; where only some are,
+    // those elements one by one (on the sim, the same accesses as a branch
+    // between the two would make). Without branches, a GPU issues both forms,
+    // each predicated; a mask that is one value for the whole run needs only
+    // the first.
     std::vector<llvm::Value *> preds(mask->begin() + r, mask->begin() + r + g.vec);
     llvm::Value *all = andAll(b_, preds);
-    auto *whole = llvm::BasicBlock::Create(ctx_, "load.vec", llfn_);
-    auto *partial = llvm::BasicBlock::Create(ctx_, "load.partial", llfn_);
-    auto *join = llvm::BasicBlock::Create(ctx_, "load.vec.join", llfn_);
-    b_.CreateCondBr(all, whole, partial);
-    b_.SetInsertPoint(whole);
-    auto lanes = vectorLoad();
-    llvm::BasicBlock *wholeEnd = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(partial);
-    std::vector<llvm::Value *> parts;
-    for (int i = 0; i < g.vec; ++i) parts.push_back(guardedLoad(preds[i], ty, ptrs[r + i], otherAt(r + i), op.loc()));
-    llvm::BasicBlock *partialEnd = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    for (int i = 0; i < g.vec; ++i) {
-      llvm::PHINode *phi = b_.CreatePHI(ty, 2);
-      phi->addIncoming(lanes[i], wholeEnd);
-      phi->addIncoming(parts[i], partialEnd);
-      out[r + i] = phi;
-    }
+    const bool uniform = std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    llvm::Value *others = llvm::PoisonValue::get(vty);
+    for (int i = 0; i < g.vec; ++i) others = b_.CreateInsertElement(others, otherAt(r + i), uint64_t(i));
+    llvm::Value *whole = guardedLoad(all, vty, ptrs[r], others, op.loc());
+    for (int i = 0; i < g.vec; ++i) out[r + i] = b_.CreateExtractElement(whole, uint64_t(i));
+    if (uniform) continue;
+    llvm::Value *notAll = b_.CreateNot(all);
+    for (int i = 0; i < g.vec; ++i)
+      out[r + i] = guardedLoad(b_.CreateAnd(preds[i], notAll), ty, ptrs[r + i], out[r + i], op.loc());
   }
   return out;
 }
@@ -192,30 +217,18 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     }
     llvm::Type *ty = vals[r]->getType();
     auto *vty = llvm::FixedVectorType::get(ty, g.vec);
-    const unsigned bytes = g.vec * (ty->getPrimitiveSizeInBits() / 8);
-    auto vectorStore = [&]() {
-      llvm::Value *v = llvm::PoisonValue::get(vty);
-      for (int i = 0; i < g.vec; ++i) v = b_.CreateInsertElement(v, vals[r + i], uint64_t(i));
-      tagGlobal(b_.CreateAlignedStore(v, ptrs[r], llvm::Align(bytes)), op.loc());
-    };
+    llvm::Value *v = llvm::PoisonValue::get(vty);
+    for (int i = 0; i < g.vec; ++i) v = b_.CreateInsertElement(v, vals[r + i], uint64_t(i));
     std::vector<llvm::Value *> preds;
     for (int i = 0; i < g.vec; ++i) preds.push_back(pred(r + i));
-    if (!preds[0]) {
-      vectorStore();
-      continue;
-    }
-    llvm::Value *all = andAll(b_, preds);
-    auto *whole = llvm::BasicBlock::Create(ctx_, "store.vec", llfn_);
-    auto *partial = llvm::BasicBlock::Create(ctx_, "store.partial", llfn_);
-    auto *join = llvm::BasicBlock::Create(ctx_, "store.vec.join", llfn_);
-    b_.CreateCondBr(all, whole, partial);
-    b_.SetInsertPoint(whole);
-    vectorStore();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(partial);
-    for (int i = 0; i < g.vec; ++i) guardedStore(preds[i], vals[r + i], ptrs[r + i], op.loc());
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
+    // As for loads: the vector where all its elements are on, else each
+    // element that is.
+    llvm::Value *all = preds[0] ? andAll(b_, preds) : nullptr;
+    guardedStore(all, v, ptrs[r], op.loc());
+    const bool uniform = std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    if (uniform) continue;
+    llvm::Value *notAll = b_.CreateNot(all);
+    for (int i = 0; i < g.vec; ++i) guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc());
   }
 }
 

@@ -5,12 +5,14 @@
 // SimTarget (backend/sim) with calls into the CPU runtime and libm.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace llvm {
 class Function;
 class FunctionType;
+class Instruction;
 class Module;
 class Type;
 class Value;
@@ -73,6 +75,23 @@ class Target {
   virtual llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const = 0;
   // Base pointer of the block's dynamic shared memory (in sharedAddressSpace()).
   virtual llvm::Value *sharedBase(llvm::IRBuilderBase &b) const = 0;
+
+  // Masked global-memory accesses: this thread touches memory only where
+  // `pred` (i1, not a constant) holds, so a masked-off lane's address may be
+  // anything, out of bounds included. The accessed type is an integer or
+  // floating-point scalar, or a fixed vector of them, of 1, 2, 4, 8 or 16
+  // bytes in all; `ptr` is in globalAddressSpace() and aligned to `align`
+  // bytes, which for a vector is its whole size. `tag` is called on each
+  // instruction that touches memory, so the lowering can mark it with its
+  // source location. A GPU predicates the access (one instruction, no branch);
+  // the sim branches around a plain access its instrumentation counts.
+  using TagAccess = std::function<void(llvm::Instruction &)>;
+  // `*ptr` (of type `ty`) where `pred` holds, else `other` (also of `ty`).
+  virtual llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
+                                  llvm::Value *other, unsigned align, const TagAccess &tag) const = 0;
+  // `*ptr = value` where `pred` holds.
+  virtual void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred,
+                           unsigned align, const TagAccess &tag) const = 0;
 
   // Tensor cores (PTX ISA, "Warp-level matrix instructions"). Both are
   // warp-collective: every lane of the warp executes them together, in

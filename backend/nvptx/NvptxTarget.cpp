@@ -4,6 +4,7 @@
 // docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -127,6 +128,134 @@ Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
                                nullptr, GlobalValue::NotThreadLocal, sharedAddressSpace());
   g->setAlignment(Align(16));
   return g;
+}
+
+// ---- masked global accesses -------------------------------------------------
+
+namespace {
+// How a masked access of a type travels through inline PTX: `count` (1, 2
+// or 4) registers of `word`, the vector of them having the type's bits.
+// Elements of at most 32 bits are packed into b32 words, as LLVM packs an
+// unmasked <8 x half> into ld.global.v4.b32; one byte travels in a 16-bit
+// register, PTX's narrowest.
+struct Words {
+  Type *word;
+  unsigned count;
+  const char *ptxType;     // "b16", "b32", "b64" or "u8"
+  const char *constraint;  // "h", "r" or "l"
+};
+
+Words wordsOf(IRBuilderBase &b, Type *ty, unsigned align, const char *what) {
+  Type *elem = ty->getScalarType();
+  const unsigned bits = unsigned(ty->getPrimitiveSizeInBits());
+  const bool sized = bits == 8 || bits == 16 || bits == 32 || bits == 64 || bits == 128;
+  if (!(elem->isIntegerTy() || elem->isFloatingPointTy()) || !sized)
+    throw std::invalid_argument(std::string("NvptxTarget::") + what +
+                                ": want an integer or floating-point scalar or vector of 1, 2, 4, 8 or 16 bytes");
+  if (ty->isVectorTy() && align * 8 < bits)
+    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": a vector access must be aligned to its size");
+  if (bits == 8) return {b.getInt16Ty(), 1, "u8", "h"};
+  if (bits == 16) return {b.getInt16Ty(), 1, "b16", "h"};
+  if (elem->getPrimitiveSizeInBits() == 64) return {b.getInt64Ty(), bits / 64, "b64", "l"};
+  return {b.getInt32Ty(), bits / 32, "b32", "r"};
+}
+
+// ty's bits as the words of `w` (one word, or a vector of them), and back.
+Value *toWords(IRBuilderBase &b, Value *v, const Words &w) {
+  if (v->getType()->getPrimitiveSizeInBits() == 8) return b.CreateZExt(b.CreateBitCast(v, b.getInt8Ty()), w.word);
+  return b.CreateBitCast(v, w.count == 1 ? w.word : FixedVectorType::get(w.word, w.count));
+}
+Value *fromWords(IRBuilderBase &b, Value *v, Type *ty) {
+  if (ty->getPrimitiveSizeInBits() == 8) return b.CreateBitCast(b.CreateTrunc(v, b.getInt8Ty()), ty);
+  return b.CreateBitCast(v, ty);
+}
+
+std::string vectorSuffix(const Words &w) { return w.count == 1 ? "" : ".v" + std::to_string(w.count); }
+
+// "{$first, ..., $first+count-1}" (or "$first" for one register).
+std::string operandList(unsigned first, unsigned count) {
+  if (count == 1) return "$" + std::to_string(first);
+  std::string s = "{";
+  for (unsigned i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+// LLVM's own rule for ld.global.nc (NVPTXISelDAGToDAG's canLowerToLDG): every
+// object the pointer may be based on is a noalias, read-only kernel parameter.
+bool readOnlyGlobal(Value *ptr) {
+  SmallVector<const Value *, 4> objects;
+  getUnderlyingObjects(ptr, objects);
+  for (const Value *o : objects) {
+    auto *arg = dyn_cast<Argument>(o);
+    if (!arg || !arg->hasNoAliasAttr() || !arg->onlyReadsMemory()) return false;
+  }
+  return !objects.empty();
+}
+}  // namespace
+
+// `@p ld.global[.nc][.vN].bW {...}, [ptr];` with the outputs tied to
+// `other`, so a masked-off lane keeps it. The asm only reads memory: the call
+// says so (optimizations may drop it when unused, never move a store across
+// it), and the "memory" clobber makes the machine instruction a memory access
+// that later passes keep in order.
+Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pred, Value *other, unsigned align,
+                               const TagAccess &tag) const {
+  Words w = wordsOf(b, ty, align, "maskedLoad");
+  const unsigned n = w.count;
+  std::string text = "@$" + std::to_string(n + 1) + " ld.global" + (readOnlyGlobal(ptr) ? ".nc" : "") +
+                     vectorSuffix(w) + "." + w.ptxType + " " + operandList(0, n) + ", [$" + std::to_string(n) + "];";
+  std::string constraints;
+  for (unsigned i = 0; i < n; ++i) constraints += std::string("=") + w.constraint + ",";
+  constraints += "l,b";
+  for (unsigned i = 0; i < n; ++i) constraints += "," + std::to_string(i);
+  constraints += ",~{memory}";
+
+  std::vector<Type *> results(n, w.word);
+  Type *ret = n == 1 ? w.word : static_cast<Type *>(StructType::get(b.getContext(), results));
+  std::vector<Type *> params{ptr->getType(), b.getInt1Ty()};
+  std::vector<Value *> args{ptr, pred};
+  Value *otherWords = toWords(b, other, w);
+  for (unsigned i = 0; i < n; ++i) {
+    params.push_back(w.word);
+    args.push_back(n == 1 ? otherWords : b.CreateExtractElement(otherWords, uint64_t(i)));
+  }
+  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), text, constraints, /*hasSideEffects=*/false);
+  CallInst *call = b.CreateCall(asmFn, args);
+  call->setOnlyReadsMemory();
+  call->setDoesNotThrow();
+  call->addFnAttr(Attribute::WillReturn);
+  tag(*call);
+  Value *loaded = call;
+  if (n > 1) {
+    loaded = PoisonValue::get(FixedVectorType::get(w.word, n));
+    for (unsigned i = 0; i < n; ++i) loaded = b.CreateInsertElement(loaded, b.CreateExtractValue(call, i), uint64_t(i));
+  }
+  return fromWords(b, loaded, ty);
+}
+
+// `@p st.global[.vN].bW [ptr], {...};`: a side effect, so it is never dropped
+// or moved across another memory access.
+void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *pred, unsigned align,
+                              const TagAccess &tag) const {
+  Words w = wordsOf(b, value->getType(), align, "maskedStore");
+  const unsigned n = w.count;
+  std::string text = "@$1 st.global" + vectorSuffix(w) + "." + w.ptxType + " [$0], " + operandList(2, n) + ";";
+  std::string constraints = "l,b";
+  for (unsigned i = 0; i < n; ++i) constraints += std::string(",") + w.constraint;
+  constraints += ",~{memory}";
+  std::vector<Type *> params{ptr->getType(), b.getInt1Ty()};
+  std::vector<Value *> args{ptr, pred};
+  Value *words = toWords(b, value, w);
+  for (unsigned i = 0; i < n; ++i) {
+    params.push_back(w.word);
+    args.push_back(n == 1 ? words : b.CreateExtractElement(words, uint64_t(i)));
+  }
+  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), text, constraints,
+                               /*hasSideEffects=*/true);
+  CallInst *call = b.CreateCall(asmFn, args);
+  call->setOnlyWritesMemory();
+  call->setDoesNotThrow();
+  tag(*call);
 }
 
 // ---- tensor cores -----------------------------------------------------------

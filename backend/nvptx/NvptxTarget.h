@@ -30,6 +30,15 @@ class NvptxTarget : public lower::Target {
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
   llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+  // Predicated inline PTX, as Triton emits: `@p ld.global[.nc][.vN].bW` with
+  // the outputs preset to `other`, and `@p st.global[.vN].bW`. Elements of
+  // up to 32 bits travel packed in b32 words (v1, v2 or v4), 64-bit ones in
+  // b64, a lone byte as u8; `.nc` where LLVM would pick ld.global.nc (the
+  // pointer is based only on noalias read-only kernel parameters).
+  llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
+                          llvm::Value *other, unsigned align, const TagAccess &tag) const override;
+  void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
+                   const TagAccess &tag) const override;
   // llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 on a
   // ptr addrspace(3) row address.
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,

@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/TargetSelect.h>
 
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 
@@ -136,6 +137,39 @@ Value *SimTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
 
 Value *SimTarget::sharedBase(IRBuilderBase &b) const {
   return b.CreateCall(pureFn(moduleOf(b), kFnSharedBase, b.getPtrTy(0), {}));
+}
+
+// A masked access is a branch around a plain one: the instrumentation sees
+// and counts the plain access like any other, and a masked-off lane never
+// reaches it, so its address is neither checked nor read.
+static void onlyWhere(IRBuilderBase &b, Value *pred, const char *name, const std::function<void()> &access) {
+  Function *f = b.GetInsertBlock()->getParent();
+  auto *then = BasicBlock::Create(b.getContext(), name, f);
+  auto *join = BasicBlock::Create(b.getContext(), std::string(name) + ".join", f);
+  b.CreateCondBr(pred, then, join);
+  b.SetInsertPoint(then);
+  access();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+}
+
+Value *SimTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pred, Value *other, unsigned align,
+                             const TagAccess &tag) const {
+  BasicBlock *from = b.GetInsertBlock();
+  LoadInst *ld = nullptr;
+  onlyWhere(b, pred, "lane", [&] {
+    ld = b.CreateAlignedLoad(ty, ptr, Align(align));
+    tag(*ld);
+  });
+  PHINode *phi = b.CreatePHI(ty, 2);
+  phi->addIncoming(ld, ld->getParent());
+  phi->addIncoming(other, from);
+  return phi;
+}
+
+void SimTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *pred, unsigned align,
+                            const TagAccess &tag) const {
+  onlyWhere(b, pred, "store.lane", [&] { tag(*b.CreateAlignedStore(value, ptr, Align(align))); });
 }
 
 // Both return a 16-byte vector (in a register, as the runtime's C functions

@@ -50,6 +50,12 @@ class SimTarget : public lower::Target {
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
   llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
+  // A branch around a plain load or store, which instrumentMemoryAccesses
+  // then routes through the runtime like any unmasked access.
+  llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
+                          llvm::Value *other, unsigned align, const TagAccess &tag) const override;
+  void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
+                   const TagAccess &tag) const override;
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
                                       bool trans) const override;
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
