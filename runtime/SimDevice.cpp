@@ -3,8 +3,12 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
+#include <tuple>
 
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
@@ -15,6 +19,57 @@
 namespace tk {
 
 namespace {
+
+// The public name of a memory site's kind; null for the sites that move no
+// memory (barriers, shuffles, mma).
+const char *siteKindName(sim::SiteKind k) {
+  switch (k) {
+    case sim::SiteKind::GlobalLoad: return "global load";
+    case sim::SiteKind::GlobalStore: return "global store";
+    case sim::SiteKind::GlobalAtomic: return "global atomic";
+    case sim::SiteKind::SharedLoad: return "shared load";
+    case sim::SiteKind::SharedStore: return "shared store";
+    case sim::SiteKind::SharedAtomic: return "shared atomic";
+    case sim::SiteKind::Ldmatrix: return "ldmatrix";
+    default: return nullptr;
+  }
+}
+
+// "file:line:col" -> (file, line, col) for sorting; a loc without numbers
+// sorts by its text alone.
+std::tuple<std::string, long, long> sourcePosition(const std::string &loc) {
+  size_t c2 = loc.rfind(':');
+  size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : loc.rfind(':', c2 - 1);
+  if (c1 == std::string::npos) return {loc, 0, 0};
+  return {loc.substr(0, c1), std::atol(loc.c_str() + c1 + 1), std::atol(loc.c_str() + c2 + 1)};
+}
+
+// The per-site counts by (loc, kind, access width): a tile access the
+// lowering split into several instructions (one per vector a thread holds)
+// is one row, as it is one operation in the source.
+std::vector<SiteStats> siteStats(const sim::SiteTable &table, const std::vector<sim::SiteCounters> &counts) {
+  std::map<std::tuple<std::string, std::string, uint32_t>, SiteStats> merged;
+  for (size_t i = 0; i < counts.size() && i < table.sites.size(); ++i) {
+    const sim::Site &site = table.sites[i];
+    const char *kind = siteKindName(site.kind);
+    if (!kind) continue;
+    SiteStats &s = merged[{site.loc, kind, site.bytes}];
+    s.loc = site.loc;
+    s.kind = kind;
+    s.accessBytes = site.bytes;
+    s.requests += counts[i].requests;
+    s.bytes += counts[i].bytes;
+    s.sectors += counts[i].sectors;
+    s.wavefronts += counts[i].wavefronts;
+  }
+  std::vector<SiteStats> out;
+  for (auto &[key, s] : merged) out.push_back(std::move(s));
+  std::stable_sort(out.begin(), out.end(), [](const SiteStats &a, const SiteStats &b) {
+    return std::make_tuple(sourcePosition(a.loc), a.kind, a.accessBytes) <
+           std::make_tuple(sourcePosition(b.loc), b.kind, b.accessBytes);
+  });
+  return out;
+}
 
 class SimDevice final : public DeviceImpl {
  public:
@@ -74,6 +129,7 @@ class SimDevice final : public DeviceImpl {
     cfg.raceCheck = raceCheck_;
     cfg.printSink = printSink_;
     cfg.sampleBlocks = opts.sampleBlocks;
+    cfg.perSite = opts.perSite;
     sim::Counters c;
     try {
       c = sim_.launch(*program, bundle.kernel, cfg, args);
@@ -97,6 +153,7 @@ class SimDevice final : public DeviceImpl {
     s.specialInstructions = c.specialInstructions;
     s.blocksRun = c.blocksRun;
     s.blocksTotal = c.blocksTotal;
+    if (opts.perSite) s.sites = siteStats(program->sites(), c.sites);
     return s;
   }
 

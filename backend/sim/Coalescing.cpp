@@ -14,8 +14,9 @@ uint32_t bankWavefronts(const uint64_t *words, size_t n) {
   return wavefronts;
 }
 
-void AccessGrouper::reset(const SiteTable &sites, uint32_t blockThreads) {
+void AccessGrouper::reset(const SiteTable &sites, uint32_t blockThreads, SiteCounters *perSite) {
   sites_ = &sites;
+  perSite_ = perSite;
   blockThreads_ = blockThreads;
   warps_ = (blockThreads + 31) / 32;
   numSites_ = uint32_t(sites.sites.size());
@@ -87,15 +88,22 @@ void AccessGrouper::count(uint32_t siteId, Group &g, Counters &c) {
   if (scratch_.empty()) return;  // every lane masked off: no request is issued
   std::sort(scratch_.begin(), scratch_.end());
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  uint64_t units = scratch_.size();
   if (s.isShared()) {
+    units = bankWavefronts(scratch_.data(), scratch_.size());
     c.sharedRequests += 1;
-    c.sharedWavefronts += bankWavefronts(scratch_.data(), scratch_.size());
+    c.sharedWavefronts += units;
   } else if (s.isStore() || s.isAtomic()) {
     c.globalStoreRequests += 1;
-    c.globalStoreSectors += scratch_.size();
+    c.globalStoreSectors += units;
   } else {
     c.globalLoadRequests += 1;
-    c.globalLoadSectors += scratch_.size();
+    c.globalLoadSectors += units;
+  }
+  if (perSite_) {
+    SiteCounters &p = perSite_[siteId];
+    p.requests += 1;
+    (s.isShared() ? p.wavefronts : p.sectors) += units;
   }
 }
 

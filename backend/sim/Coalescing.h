@@ -19,8 +19,9 @@ uint32_t bankWavefronts(const uint64_t *words, size_t n);
 
 class AccessGrouper {
  public:
-  // Once per launch: the block shape and the program's sites.
-  void reset(const SiteTable &sites, uint32_t blockThreads);
+  // Once per launch: the block shape and the program's sites; `perSite`
+  // (one entry per site, or null) also receives each request's count.
+  void reset(const SiteTable &sites, uint32_t blockThreads, SiteCounters *perSite = nullptr);
   // Lane `lane` of warp `warp` runs `site` for the k-th time. `addr` is the
   // address (global) or the offset into shared memory (shared); `elemMask` says
   // which elements of a masked access are active (~0 for a plain access).
@@ -50,6 +51,7 @@ class AccessGrouper {
   void count(uint32_t site, Group &g, Counters &c);
 
   const SiteTable *sites_ = nullptr;
+  SiteCounters *perSite_ = nullptr;
   uint32_t blockThreads_ = 0, warps_ = 0, numSites_ = 0;
   std::vector<Window> windows_;  // [warp * numSites + site]
   std::vector<uint64_t> scratch_;

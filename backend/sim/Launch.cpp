@@ -43,8 +43,13 @@ Counters &Counters::operator+=(const Counters &o) {
   eachCount(*this, o, [](uint64_t &x, uint64_t y) { x += y; });
   blocksRun += o.blocksRun;
   blocksTotal += o.blocksTotal;
+  if (sites.size() < o.sites.size()) sites.resize(o.sites.size());
+  for (size_t i = 0; i < o.sites.size(); ++i) sites[i] += o.sites[i];
   return *this;
 }
+
+// Here rather than in Program.cpp so that file keeps to building programs.
+const SiteTable &Program::sites() const { return impl_->sites; }
 
 Simulator::Simulator(unsigned workers)
     : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())) {}
@@ -289,7 +294,9 @@ uint64_t sampledBlock(const LaunchCtx &l, uint64_t k) {
 // A sampled launch's counts, as if all `total` blocks had run like the `ran`
 // that did: each scaled by total / ran, rounded to nearest.
 void scaleToGrid(Counters &c, uint64_t ran, uint64_t total) {
-  eachCount(c, c, [&](uint64_t &x, uint64_t) { x = uint64_t(((unsigned __int128)x * total + ran / 2) / ran); });
+  auto scale = [&](uint64_t &x) { x = uint64_t(((unsigned __int128)x * total + ran / 2) / ran); };
+  eachCount(c, c, [&](uint64_t &x, uint64_t) { scale(x); });
+  for (SiteCounters &s : c.sites) scale(s.requests), scale(s.bytes), scale(s.sectors), scale(s.wavefronts);
 }
 
 void runWorker(Simulator::Worker &w, LaunchCtx &l) {
@@ -317,7 +324,11 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
     w.threads[i].occurrences = w.occurrences.data() + size_t(i) * sites;
     w.threads[i].blockRuns = w.blockRuns.data() + size_t(i) * blocks;
   }
-  w.grouper.reset(l.program->sites, n);
+  // Per-site counts go straight to the worker's array: a worker runs one
+  // block at a time, so no lock and no per-block merge are needed.
+  w.siteCounters.assign(l.cfg.perSite ? sites : 0, SiteCounters{});
+  w.perSite = l.cfg.perSite ? w.siteCounters.data() : nullptr;
+  w.grouper.reset(l.program->sites, n, w.perSite);
   w.shared.reserve(l.cfg.sharedBytes);  // never empty: the shared base is a real address
   w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
   w.race.reset(l.cfg.raceCheck, l.cfg.sharedBytes);
@@ -379,7 +390,13 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   flushPrinted(l);
   if (l.failed.load()) throw SimError(l.error);
   Counters total;
-  for (unsigned i = 0; i < n; ++i) total += pool_[i]->counters;
+  for (unsigned i = 0; i < n; ++i) {
+    total += pool_[i]->counters;
+    if (cfg.perSite) {
+      total.sites.resize(pool_[i]->siteCounters.size());
+      for (size_t s = 0; s < total.sites.size(); ++s) total.sites[s] += pool_[i]->siteCounters[s];
+    }
+  }
   if (l.runBlocks < l.totalBlocks) scaleToGrid(total, l.runBlocks, l.totalBlocks);
   total.blocksRun = l.runBlocks;
   total.blocksTotal = l.totalBlocks;

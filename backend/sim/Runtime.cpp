@@ -170,6 +170,7 @@ void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
     b->counters.globalStoreBytes += bytes;
   else
     b->counters.globalLoadBytes += bytes;
+  if (SiteCounters *ps = b->worker->perSite) ps[siteId].bytes += bytes;
   b->worker->grouper.record(t->warp, t->lane, siteId, k, a, s.masked ? mask : ~uint64_t(0), b->counters);
   return p;
 }
@@ -240,6 +241,8 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
     return redirectToScratch(t, s);
   }
   if (b->worker->race.enabled()) checkRace(t, s, siteId, a - base, mask);
+  if (SiteCounters *ps = b->worker->perSite)
+    ps[siteId].bytes += s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;
   b->worker->grouper.record(t->warp, t->lane, siteId, k, a - base, s.masked ? mask : ~uint64_t(0), b->counters);
   return p;
 }

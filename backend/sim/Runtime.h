@@ -128,6 +128,8 @@ struct Simulator::Worker {
   std::vector<uint64_t> warpMostRuns;  // per basic block, while a warp is tallied: the most a lane ran it
   std::vector<uint32_t> runq, next;
   AccessGrouper grouper;
+  std::vector<SiteCounters> siteCounters;  // per site, with LaunchConfig::perSite (else empty)
+  SiteCounters *perSite = nullptr;         // siteCounters.data(), or null when not counting per site
   AlignedBuffer shared;   // the block's shared memory
   AlignedBuffer scratch;  // where bad accesses are redirected; zeroed per use
   RaceShadow race;        // shared-memory race check (LaunchConfig::raceCheck)

@@ -14,12 +14,28 @@
 #include <string>
 #include <vector>
 
+#include "backend/sim/SiteTable.h"
+
 namespace llvm {
 class Module;
 class LLVMContext;
 }  // namespace llvm
 
 namespace tk::sim {
+
+// What one site (a memory instruction of the program) cost over a launch,
+// counted only with LaunchConfig::perSite (docs/sim.md, "Per-site counters").
+// Summed over the sites of a kind, each field equals its total in Counters.
+struct SiteCounters {
+  uint64_t requests = 0;    // warp-level instructions (an ldmatrix is one)
+  uint64_t bytes = 0;       // bytes of the active elements (an ldmatrix: 128 per matrix)
+  uint64_t sectors = 0;     // global: distinct 32-byte sectors per request, summed
+  uint64_t wavefronts = 0;  // shared and ldmatrix: wavefronts per request, summed
+  SiteCounters &operator+=(const SiteCounters &o) {
+    requests += o.requests, bytes += o.bytes, sectors += o.sectors, wavefronts += o.wavefronts;
+    return *this;
+  }
+};
 
 // What a profiler would count for one launch (see docs/sim.md for how).
 // Of a sampled launch (LaunchConfig::sampleBlocks) every field but blocksRun
@@ -41,6 +57,10 @@ struct Counters {
   uint64_t fpInstructions = 0, specialInstructions = 0;
   // Blocks that ran and blocks in the grid: equal unless the launch sampled.
   uint64_t blocksRun = 0, blocksTotal = 0;
+  // With LaunchConfig::perSite: one entry per site of the program, indexed by
+  // site id (Program::sites()); barrier, shuffle and mma sites stay zero.
+  // Empty otherwise.
+  std::vector<SiteCounters> sites;
   Counters &operator+=(const Counters &o);
 };
 
@@ -63,6 +83,9 @@ struct LaunchConfig {
   // left out do not run at all: their outputs are not written, their prints
   // and faults never happen. For cost estimates of grids too big to run.
   uint64_t sampleBlocks = 0;
+  // Count each memory site on its own as well (Counters::sites): requests,
+  // bytes, sectors, wavefronts. Off: no per-site work at all.
+  bool perSite = false;
 };
 
 class SimError : public std::runtime_error {
@@ -121,6 +144,8 @@ class Program {
   std::vector<std::string> kernelNames() const;
   // Threads per block the kernel was lowered for (SimTarget::markKernel).
   int kernelNumThreads(const std::string &name) const;  // throws SimError if unknown
+  // The instrumented operations, by site id: kind, access width, "file:line:col".
+  const SiteTable &sites() const;
 
   struct Impl;  // JIT, kernel entries, memory-access sites, block costs (backend/sim/ProgramImpl.h)
   Impl &impl() { return *impl_; }

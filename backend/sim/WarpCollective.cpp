@@ -89,6 +89,12 @@ void runLdmatrix(Simulator::Worker &w, ThreadCtx *lanes) {
   }
   b.counters.sharedRequests += 1;
   b.counters.sharedWavefronts += wavefronts;
+  if (w.perSite && site != ~0u) {
+    SiteCounters &p = w.perSite[site];
+    p.requests += 1;
+    p.bytes += 128 * num;  // 8 rows of 16 bytes per matrix
+    p.wavefronts += wavefronts;
+  }
   for (uint32_t l = 0; l < 32; ++l) {
     const uint32_t g = l / 4, c = 2 * (l % 4);
     for (uint32_t i = 0; i < num; ++i) {

@@ -44,6 +44,21 @@ using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float,
 // How a launch runs. Only the sim reads these; a CUDA device ignores them.
 struct LaunchOptions {
   uint64_t sampleBlocks = 0;  // sim: run only this many blocks spread over the grid and scale the counters (0: all)
+  bool perSite = false;       // sim: also count each memory instruction (LaunchStats::sites); off costs nothing
+};
+
+// What one memory instruction of the kernel cost over a launch
+// (LaunchOptions::perSite): the accesses the sim saw at one source position,
+// of one kind and width. docs/api.md.
+struct SiteStats {
+  std::string loc;   // "file:line:col" of the .tk operation; "" where the lowering gave none
+  std::string kind;  // "global load", "global store", "global atomic", "shared load", "shared store",
+                     // "shared atomic" or "ldmatrix"
+  uint32_t accessBytes = 0;  // bytes one lane moves per access: the vector width (16 for a v4.f32)
+  uint64_t requests = 0;     // warp-level instructions
+  uint64_t bytes = 0;        // bytes of the active elements (ldmatrix: 128 per 8x8 matrix)
+  uint64_t sectors = 0;      // global: distinct 32-byte sectors per request, summed (0 for shared)
+  uint64_t wavefronts = 0;   // shared and ldmatrix: wavefronts per request, summed (0 for global)
 };
 
 // What a launch cost. The sim counts every field; a CUDA device fills `ms`
@@ -61,6 +76,13 @@ struct LaunchStats {
   // special-function math (sin, exp, sqrt, tanh, ...).
   uint64_t threadInstructions = 0, warpInstructions = 0, fpInstructions = 0, specialInstructions = 0;
   uint64_t blocksRun = 0, blocksTotal = 0;  // blocks that ran, of the grid's (fewer when sampled)
+  // With LaunchOptions::perSite on the sim: one entry per (loc, kind,
+  // accessBytes), sorted by source position; empty otherwise. Summed over
+  // the global loads they give loadRequests and loadSectors, over global
+  // stores and atomics storeRequests and storeSectors, over shared accesses
+  // and ldmatrix sharedRequests and sharedWavefronts; and the global bytes
+  // globalLoadBytes and globalStoreBytes.
+  std::vector<SiteStats> sites;
   uint64_t bytesMoved() const { return globalLoadBytes + globalStoreBytes; }
 };
 

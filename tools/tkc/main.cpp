@@ -19,6 +19,8 @@ std::function<int()> addRunCommand(CLI::App &app);
 // Tune.cpp and Cache.cpp: `tkc tune` and `tkc cache`, registered the same way.
 std::function<int()> addTuneCommand(CLI::App &app);
 std::function<int()> addCacheCommand(CLI::App &app);
+// Report.cpp: `tkc report`, the profiler view on the sim.
+std::function<int()> addReportCommand(CLI::App &app);
 }  // namespace tkc
 
 namespace {
@@ -119,6 +121,7 @@ int main(int argc, char **argv) {
   std::function<int()> runRun = tkc::addRunCommand(app);
   std::function<int()> runTune = tkc::addTuneCommand(app);
   std::function<int()> runCache = tkc::addCacheCommand(app);
+  std::function<int()> runReport = tkc::addReportCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -136,6 +139,7 @@ int main(int argc, char **argv) {
     if (app.got_subcommand("run")) return runRun();
     if (app.got_subcommand("tune")) return runTune();
     if (app.got_subcommand("cache")) return runCache();
+    if (app.got_subcommand("report")) return runReport();
     if (list->parsed()) {
       std::ostringstream os;
       for (const auto &[name, params] : tk::Compiler::kernels(file)) {
