@@ -1,6 +1,8 @@
 // Shared by the runtime_* tests: fresh random inputs for kernel runs.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -14,6 +16,26 @@ inline std::vector<float> randomFloats(size_t n, float lo, float hi) {
   std::vector<float> v(n);
   for (float &f : v) f = d(rng);
   return v;
+}
+
+// n values k/64 for random integers k in [-128, 128]: exact in f16 and bf16,
+// and every product and sum of up to 1024 of them is exact in f32, whatever
+// the order the sum is taken in (so tensor-core results compare exactly).
+inline std::vector<float> exactHalfInputs(size_t n) {
+  static std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> d(-128, 128);
+  std::vector<float> v(n);
+  for (float &f : v) f = float(d(rng)) / 64;
+  return v;
+}
+
+// The f16 bits of a float that f16 holds exactly (normal numbers and zero).
+inline uint16_t exactF16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (f == 0) return uint16_t((u >> 16) & 0x8000);
+  const int exp = int((u >> 23) & 0xff) - 127 + 15;
+  return uint16_t(((u >> 16) & 0x8000) | (exp << 10) | ((u >> 13) & 0x3ff));
 }
 
 }  // namespace tk::test

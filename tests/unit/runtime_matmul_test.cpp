@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "runtime_TestUtil.h"
 #include "tk/runtime.h"
 #include "tk/tune.h"
 
@@ -14,26 +15,11 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR "/stdlib/matmul.tk";
 
-// Multiples of 1/64 in [-2, 2]: exact in f16.
-std::vector<float> inputs(size_t n) {
-  static std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> d(-128, 128);
-  std::vector<float> v(n);
-  for (float &f : v) f = float(d(rng)) / 64;
-  return v;
-}
-
-uint16_t f16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (f == 0) return uint16_t((u >> 16) & 0x8000);
-  const int exp = int((u >> 23) & 0xff) - 127 + 15;
-  return uint16_t(((u >> 16) & 0x8000) | (exp << 10) | ((u >> 13) & 0x3ff));
-}
+using tk::test::exactHalfInputs;
 
 std::vector<uint16_t> halves(const std::vector<float> &v) {
   std::vector<uint16_t> out;
-  for (float f : v) out.push_back(f16(f));
+  for (float f : v) out.push_back(tk::test::exactF16Bits(f));
   return out;
 }
 
@@ -57,7 +43,8 @@ struct Problem {
 void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4) {
   SCOPED_TRACE("M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
                (p.transA ? " A^T" : "") + (p.transB ? " B^T" : "") + " act " + std::to_string(p.act));
-  const auto a = inputs(size_t(p.M) * p.K), b = inputs(size_t(p.K) * p.N), bias = inputs(size_t(p.N));
+  const auto a = exactHalfInputs(size_t(p.M) * p.K), b = exactHalfInputs(size_t(p.K) * p.N);
+  const auto bias = exactHalfInputs(size_t(p.N));
   // Stored transposed when asked: A^T is [K, M] row-major, read with swapped strides.
   std::vector<float> as(a.size()), bs(b.size());
   for (int i = 0; i < p.M; ++i)
@@ -117,7 +104,7 @@ TEST(StdlibMatmul, TransposedOperandsAndEpilogues) {
 TEST(StdlibMatmul, Batched) {
   auto dev = tk::Device::open("sim");
   const int Z = 3, M = 70, N = 40, K = 48;
-  const auto a = inputs(size_t(Z) * M * K), b = inputs(size_t(Z) * K * N);
+  const auto a = exactHalfInputs(size_t(Z) * M * K), b = exactHalfInputs(size_t(Z) * K * N);
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul_batched");
   tk::Buffer da = dev->upload(halves(a)), db = dev->upload(halves(b));
   tk::Buffer dc = dev->upload(std::vector<float>(size_t(Z) * M * N, NAN));
@@ -138,8 +125,8 @@ TEST(StdlibMatmul, Batched) {
 TEST(StdlibMatmul, TunedLaunch) {
   auto dev = tk::Device::open("sim");
   const int M = 256, N = 256, K = 128;
-  const auto a = inputs(size_t(M) * K), b = inputs(size_t(K) * N);
-  tk::Buffer da = dev->upload(halves(a)), db = dev->upload(halves(b)), dbias = dev->upload(inputs(N));
+  const auto a = exactHalfInputs(size_t(M) * K), b = exactHalfInputs(size_t(K) * N);
+  tk::Buffer da = dev->upload(halves(a)), db = dev->upload(halves(b)), dbias = dev->upload(exactHalfInputs(N));
   tk::Buffer dc = dev->upload(std::vector<float>(size_t(M) * N, NAN));
   std::vector<tk::Arg> args = {da, db, dc, dbias, int32_t(M), int32_t(N), int32_t(K), int32_t(K), int32_t(1),
                                int32_t(N), int32_t(1), int32_t(N), int32_t(1)};

@@ -12,6 +12,7 @@
 
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
+#include "runtime_TestUtil.h"
 #include "tk/runtime.h"
 
 namespace {
@@ -22,24 +23,11 @@ struct Case {
   int M, N, K, blockM, blockN, blockK, warps;
 };
 
-// Multiples of 1/64 in [-2, 2]: exact in f16 and bf16, and every product and
-// sum of up to 1024 of them is exact in f32, whatever the summation order.
-std::vector<float> inputs(size_t n) {
-  static std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> d(-128, 128);
-  std::vector<float> v(n);
-  for (float &f : v) f = float(d(rng)) / 64;
-  return v;
-}
-
 uint16_t bits(float f, bool bf16) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   if (bf16) return uint16_t(u >> 16);  // exact: the low half is zero for these inputs
-  // f16: sign, 5-bit exponent, 10-bit mantissa (normal numbers and zero only here).
-  if (f == 0) return uint16_t((u >> 16) & 0x8000);
-  const int exp = int((u >> 23) & 0xff) - 127 + 15;
-  return uint16_t(((u >> 16) & 0x8000) | (exp << 10) | ((u >> 13) & 0x3ff));
+  return tk::test::exactF16Bits(f);
 }
 
 tk::Bundle compile(const Case &c, bool bf16, std::vector<std::string> archs = {"sm_80"}) {
@@ -60,7 +48,8 @@ tk::LaunchStats runAndCheck(tk::Device &dev, const Case &c, bool bf16) {
   tk::Bundle bundle = compile(c, bf16);
   // The tile IR gives the product the mma accumulator layout.
   EXPECT_NE(bundle.tir.find("#blocked<[1,2],[8,4]"), std::string::npos);
-  const auto a = inputs(size_t(c.M) * c.K), b = inputs(size_t(c.K) * c.N);
+  const auto a = tk::test::exactHalfInputs(size_t(c.M) * c.K);
+  const auto b = tk::test::exactHalfInputs(size_t(c.K) * c.N);
   std::vector<uint16_t> ha, hb;
   for (float f : a) ha.push_back(bits(f, bf16));
   for (float f : b) hb.push_back(bits(f, bf16));

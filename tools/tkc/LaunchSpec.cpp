@@ -501,4 +501,13 @@ std::string signature(const std::string &kernel, const std::vector<tk::KernelPar
   return s + ")";
 }
 
+std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel) {
+  std::string names;
+  for (const auto &[name, ps] : tk::Compiler::kernels(file)) {
+    if (name == kernel) return ps;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
+}
+
 }  // namespace tkc

@@ -104,6 +104,10 @@ struct LaunchSpec {
   const ArgSpec *find(const std::string &name) const;
 };
 
+// The parameters of kernel `kernel` of `file` (consts included). Throws
+// tk::Error naming the kernels the file has when there is no such kernel.
+std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel);
+
 // `-D NAME=VALUE` texts -> {NAME: VALUE}. Throws tk::Error on a malformed one.
 std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines);
 // Every -D must name a const parameter of the kernel. Throws tk::Error

@@ -233,14 +233,7 @@ int runReport(const ReportOptions &o) {
   r.arch = o.arch.empty() ? r.gpu->arch : o.arch;
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   std::map<std::string, std::string> defines = parseDefines(o.defines);
-  std::vector<tk::KernelParam> params;
-  std::string names;
-  bool found = false;
-  for (const auto &[name, ps] : tk::Compiler::kernels(o.file)) {
-    names += (names.empty() ? "" : ", ") + name;
-    if (name == o.kernel) params = ps, found = true;
-  }
-  if (!found) throw tk::Error("no kernel named '" + o.kernel + "' in '" + o.file + "' (kernels: " + names + ")");
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   checkDefines(o.kernel, params, defines);
   spec.check(o.kernel, params);
 

@@ -104,14 +104,7 @@ int runRun(const RunOptions &o) {
 
   // Check the command line against the kernel's signature before the
   // (slower) compile and before touching a device.
-  std::vector<tk::KernelParam> params;
-  std::string names;
-  bool found = false;
-  for (const auto &[name, ps] : tk::Compiler::kernels(o.file)) {
-    names += (names.empty() ? "" : ", ") + name;
-    if (name == o.kernel) params = ps, found = true;
-  }
-  if (!found) throw tk::Error("no kernel named '" + o.kernel + "' in '" + o.file + "' (kernels: " + names + ")");
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   checkDefines(o.kernel, params, defines);
   spec.check(o.kernel, params);
 

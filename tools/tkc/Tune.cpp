@@ -68,14 +68,7 @@ int runTune(const TuneCli &o) {
   if (o.kernel.empty()) throw tk::Error("tkc tune needs -k KERNEL");
   if (o.grid.empty()) throw tk::Error("tkc tune needs --grid EXPR[,EXPR[,EXPR]]");
 
-  std::vector<tk::KernelParam> params;
-  bool found = false;
-  for (auto &[name, ps] : tk::Compiler::kernels(o.file))
-    if (name == o.kernel) {
-      params = ps;
-      found = true;
-    }
-  if (!found) throw tk::Error(o.file + ": no kernel named '" + o.kernel + "'");
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   spec.check(o.kernel, params);
 
