@@ -342,6 +342,14 @@ class Verifier {
           opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
         return;
       }
+      case OpKind::Trans: {
+        const Type &src = operandType(0);
+        if (!src.isTile() || src.rank() != 2) return opError(op, "operand must be a 2-D tile, not " + src.str());
+        std::vector<int64_t> want = {src.shape[1], src.shape[0]};
+        if (rt->shape != want || rt->elem != src.elem)
+          opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
+        return;
+      }
       case OpKind::Reduce: {
         const Type &src = operandType(0);
         if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());

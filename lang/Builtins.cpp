@@ -25,7 +25,7 @@ const std::map<std::string, OpKind> &mathOps() {
 
 const std::set<std::string> &laterBuiltins() {
   static const std::set<std::string> names = {
-      "reshape", "trans", "broadcast_to", "range"};
+      "reshape", "broadcast_to", "range"};
   return names;
 }
 
@@ -52,6 +52,7 @@ const std::map<std::string, Signature> &signatures() {
       {"fma", {3, 3, {}, "fma(a, b, c)"}},
       {"maximum", {2, 2, {}, "maximum(a, b)"}},
       {"minimum", {2, 2, {}, "minimum(a, b)"}},
+      {"trans", {1, 1, {}, "trans(t)"}},
   };
   return sigs;
 }
@@ -251,6 +252,15 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (!checkTileShape({end - start}, e.loc)) return invalid();
     return value(emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {end - start}), e.loc,
                       {{"start", start}, {"end", end}}));
+  }
+  // trans(t): a 2-D tile transposed (a relabelling of the layout's dims).
+  if (name == "trans") {
+    const TV &x = pos[0];
+    if (!x.type.isTile() || x.type.rank() != 2 || !x.v) {
+      error(posExprs[0]->loc, "'trans' transposes a 2-D tile, not " + typeName(x));
+      return invalid();
+    }
+    return value(emit(OpKind::Trans, {x.v}, x.type.withShape({x.type.shape[1], x.type.shape[0]}), e.loc));
   }
   if (name == "load") return loadCall(e, pos, named);
   if (name == "store") return storeCall(e, pos, named);

@@ -39,9 +39,9 @@ LayoutRef defaultLayout(const ir::Type &t, int numWarps) {
 LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
   if (!op.operand(i)->type().isTile()) return nullptr;
   if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
-  // dot's a [M,K] and b [K,N] have other shapes than its result and go
-  // through shared memory anyway: the default layout of their own shape.
-  if (op.is(OpKind::Dot) && i < 2) return defaultLayout(op.operand(i)->type(), result->numWarps());
+  // trans moves no data: its operand holds the same registers in the
+  // transposed layout.
+  if (op.is(OpKind::Trans)) return transposedLayout(result);
   return result;
 }
 
@@ -171,6 +171,7 @@ class LayoutAssigner {
       return l->kind == ir::Layout::Kind::Blocked ? l : nullptr;
     }
     if (LayoutRef mma = tensorCoreLayout(*def, fn_.numWarps())) return mma;
+    if (def->is(OpKind::Trans)) return transposedLayout(naturalLayout(def->operand(0), depth + 1));
     if (def->is(OpKind::Reduce)) {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
       return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
@@ -182,12 +183,18 @@ class LayoutAssigner {
     return nullptr;
   }
 
-  // A tensor-core dot stages its operands to shared memory from whatever
-  // blocked layout they have: the one they are loaded in, when they come
-  // from a load, so they are not exchanged through shared memory twice.
+  // dot stages its a and b to shared memory from whatever blocked layout
+  // they have (both lowerings read them back from there): the one they are
+  // loaded in, when they come from a load, so they are not exchanged through
+  // shared memory twice.
   LayoutRef dotOperandLayout(Value *v) {
     if (LayoutRef n = naturalLayout(v)) return n;
     return defaultLayout(v->type());
+  }
+
+  LayoutRef operandLayoutOf(const Op &op, size_t i, const LayoutRef &result) {
+    if (op.is(OpKind::Dot) && i < 2) return dotOperandLayout(op.operand(i));
+    return operandLayout(op, i, result);
   }
 
   // One reduction per operand layout its uses need; a use that wants the
@@ -303,7 +310,7 @@ class LayoutAssigner {
         continue;
       }
       for (const LayoutRef &l : demands_[op->result()])
-        for (size_t i = 0; i < op->numOperands(); ++i) demand(op->operand(i), operandLayout(*op, i, l));
+        for (size_t i = 0; i < op->numOperands(); ++i) demand(op->operand(i), operandLayoutOf(*op, i, l));
     }
   }
 
@@ -369,7 +376,7 @@ class LayoutAssigner {
           target = b.create(op->kind(), originals, op->result()->type(), op->attrs());
         }
         for (size_t i = 0; i < originals.size(); ++i)
-          target->setOperand(i, lookup(originals[i], operandLayout(*op, i, want[k])));
+          target->setOperand(i, lookup(originals[i], operandLayoutOf(*op, i, want[k])));
         target->result()->setType(op->result()->type().withLayout(want[k]));
         target->result()->setNameHint(op->result()->nameHint());
         versions_[op->result()].push_back({want[k], target->result()});

@@ -163,6 +163,13 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       r.constancy.insert(r.constancy.begin() + axis, 1);
       return r;
     }
+    case ir::OpKind::Trans: {
+      AxisInfo r = in(0);
+      std::reverse(r.contiguity.begin(), r.contiguity.end());
+      std::reverse(r.divisibility.begin(), r.divisibility.end());
+      std::reverse(r.constancy.begin(), r.constancy.end());
+      return r;
+    }
     case ir::OpKind::Broadcast: {
       AxisInfo r = in(0);
       const auto &src = op.operand(0)->type().shape;

@@ -63,6 +63,13 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps) {
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
 }
 
+ir::LayoutRef transposedLayout(const ir::LayoutRef &l) {
+  if (!l || l->kind != ir::Layout::Kind::Blocked || l->sizePerThread.size() != 2) return nullptr;
+  auto swap = [](const std::vector<int> &v) { return std::vector<int>{v[1], v[0]}; };
+  return ir::Layout::blocked(swap(l->sizePerThread), swap(l->threadsPerWarp), swap(l->warpsPerCTA),
+                             {1 - l->order[0], 1 - l->order[1]});
+}
+
 RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape) {
   if (!layout) throw std::logic_error("tile without a layout reached lowering");
   if (layout->kind == ir::Layout::Kind::Blocked) {

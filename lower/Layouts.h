@@ -28,6 +28,12 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps);
 // x bf16 into f32, a shape of whole m16n8k16 tiles: mmaLayout -- else null.
 ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps);
 
+// The 2-D blocked layout `l` with its dims swapped: a thread holds element
+// (j, i) of a tile in it where it holds (i, j) in `l`, in the same register
+// (registers count along order[0] first, and the order swaps too). Null for
+// anything but a 2-D blocked layout.
+ir::LayoutRef transposedLayout(const ir::LayoutRef &l);
+
 // A layout seen as its root blocked layout over an expanded shape: slices
 // re-insert their removed dims with size 1. `kept[i]` is the root dim that
 // dim i of the original shape maps to.
