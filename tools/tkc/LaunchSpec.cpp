@@ -510,4 +510,23 @@ std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::st
   throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
 }
 
+// The const values as JSON: numbers and bools as such, anything else (a
+// dtype const) as its text.
+nlohmann::ordered_json constsJson(const tk::Bundle &bundle) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const tk::KernelParam &p : bundle.params) {
+    if (!p.isConst) continue;
+    std::optional<tk::lang::HostValue> v = tk::lang::HostValue::parseLiteral(p.value);
+    if (!v)
+      out[p.name] = p.value;
+    else if (v->kind == tk::lang::HostValue::Kind::Int)
+      out[p.name] = v->i;
+    else if (v->kind == tk::lang::HostValue::Kind::Float)
+      out[p.name] = v->f;
+    else
+      out[p.name] = v->i != 0;
+  }
+  return out;
+}
+
 }  // namespace tkc

@@ -4,6 +4,8 @@
 // fills. Parsed once, checked against a kernel's parameters, bound to a device.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -107,6 +109,10 @@ struct LaunchSpec {
 // The parameters of kernel `kernel` of `file` (consts included). Throws
 // tk::Error naming the kernels the file has when there is no such kernel.
 std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel);
+
+// A compiled variant's const values as JSON (run and report write them):
+// numbers and bools as such, anything else (a dtype const) as its text.
+nlohmann::ordered_json constsJson(const tk::Bundle &bundle);
 
 // `-D NAME=VALUE` texts -> {NAME: VALUE}. Throws tk::Error on a malformed one.
 std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines);

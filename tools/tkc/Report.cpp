@@ -148,9 +148,7 @@ Json json(const Report &r) {
   const tk::LaunchStats &s = r.stats;
   const tk::ModelEstimate &m = r.model;
   auto orNull = [](bool known, auto v) { return known ? Json(v) : Json(nullptr); };
-  Json consts = Json::object();
-  for (const tk::KernelParam &p : r.bundle.params)
-    if (p.isConst) consts[p.name] = p.value;
+  Json consts = constsJson(r.bundle);
   Json lines = Json::array();
   for (const tk::SiteStats &l : s.sites) {
     bool shared = isShared(l);

@@ -23,24 +23,6 @@ struct RunOptions {
   uint64_t seed = LaunchSpec::kDefaultSeed;
 };
 
-// The const values as JSON: numbers and bools as such, anything else (a
-// dtype const) as its text.
-nlohmann::ordered_json constsJson(const tk::Bundle &bundle) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const tk::KernelParam &p : bundle.params) {
-    if (!p.isConst) continue;
-    std::optional<tk::lang::HostValue> v = tk::lang::HostValue::parseLiteral(p.value);
-    if (!v)
-      out[p.name] = p.value;
-    else if (v->kind == tk::lang::HostValue::Kind::Int)
-      out[p.name] = v->i;
-    else if (v->kind == tk::lang::HostValue::Kind::Float)
-      out[p.name] = v->f;
-    else
-      out[p.name] = v->i != 0;
-  }
-  return out;
-}
 
 nlohmann::ordered_json statsJson(const tk::LaunchStats &s) {
   // Field for field as tk::LaunchStats declares them.
