@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "demo.h"
 #include "tk/runtime.h"
 #include "tk/tune.h"
 
@@ -423,64 +424,6 @@ bool similarity(tk::Device &dev, nlohmann::json &report, bool full, int samples)
   return ok;
 }
 
-// stdlib matmul at 512^3 on tensor cores (f16 in, f32 out), checked against
-// a double reference, with its traffic against the tiling's: A is read once
-// per column of tiles, B once per row of tiles, C written once.
-bool matmul(tk::Device &dev, nlohmann::json &report) {
-  const int M = 512, N = 512, K = 512;
-  std::mt19937 rng(5);
-  std::uniform_int_distribution<int> d(-128, 128);
-  std::vector<float> a(size_t(M) * K), b(size_t(K) * N);
-  for (float &f : a) f = float(d(rng)) / 64;  // exact in f16
-  for (float &f : b) f = float(d(rng)) / 64;
-  auto half = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if (f == 0) return uint16_t((u >> 16) & 0x8000);
-    return uint16_t(((u >> 16) & 0x8000) | ((int((u >> 23) & 0xff) - 112) << 10) | ((u >> 13) & 0x3ff));
-  };
-  std::vector<uint16_t> ha, hb;
-  for (float f : a) ha.push_back(half(f));
-  for (float f : b) hb.push_back(half(f));
-  tk::Bundle bundle = tk::Compiler::compileFile(TK_STDLIB_DIR "/matmul.tk", "matmul");
-  const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
-  tk::Buffer da = dev.upload(ha), db = dev.upload(hb), dc = dev.upload(std::vector<float>(size_t(M) * N, NAN));
-  auto t0 = std::chrono::steady_clock::now();
-  tk::LaunchStats s = dev(dev.load(bundle), {uint32_t((M / bm) * (N / bn))}, da, db, dc, dc, int32_t(M), int32_t(N),
-                          int32_t(K), int32_t(K), int32_t(1), int32_t(N), int32_t(1), int32_t(N), int32_t(1));
-  double ms = s.ms > 0 ? s.ms : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::vector<float> c = dev.download<float>(dc, size_t(M) * N);
-  size_t wrong = 0;
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double ref = 0;
-      for (int k = 0; k < K; ++k) ref += double(a[size_t(i) * K + k]) * b[size_t(k) * N + j];
-      wrong += c[size_t(i) * N + j] != ref;
-    }
-  const uint64_t ideal = uint64_t(2) * M * K * (N / bn) + uint64_t(2) * K * N * (M / bm) + uint64_t(4) * M * N;
-  const uint64_t moved = s.counted ? s.bytesMoved() : ideal;
-  const double wf = s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0;
-  std::printf("\nmatmul %dx%dx%d f16 -> f32 on tensor cores (%lldx%lld tiles, %d warps)\n", M, N, K, (long long)bm,
-              (long long)bn, bundle.numWarps);
-  std::printf("%-10s %10s %14s %14s %8s %16s %9s\n", "kernel", "mismatches", "bytes_moved", "tiling_bytes", "ratio",
-              "shared wf/req", "ms");
-  std::printf("%-10s %10zu %14llu %14llu %8.4f %16.3f %9.1f%s\n", "matmul", wrong, (unsigned long long)moved,
-              (unsigned long long)ideal, double(moved) / double(ideal), wf, ms, wrong ? "  <-- FAILED" : "");
-  report.push_back({{"kernel", "matmul"},
-                    {"device", dev.name()},
-                    {"m", M},
-                    {"n", N},
-                    {"k", K},
-                    {"mismatches", wrong},
-                    {"bytes_moved", moved},
-                    {"bytes_counted", s.counted},
-                    {"tiling_bytes", ideal},
-                    {"shared_wavefronts_per_request", wf},
-                    {"ms", ms},
-                    {"ok", wrong == 0}});
-  return wrong == 0;
-}
-
 // The autotuner on the default device: complex_activation at n and softmax at
 // 1823 x 781, each over the @tune space its stdlib file declares, then run
 // through Tuner::launch (the tuned config, as @triton.autotune would pick
@@ -662,7 +605,8 @@ int main(int argc, char **argv) {
     allOk &= complexActivationOpByOp(*dev, report, n);
     allOk &= puzzler(*dev, report, 16, log2n >= 22 ? 1024 : 64, 256);
     allOk &= similarity(*dev, report, log2n >= 22, similaritySamples);
-    allOk &= matmul(*dev, report);
+    allOk &= demoMatmul(*dev, report);
+    allOk &= demoAttention(*dev, report);
     allOk &= autotune(*dev, report, n);
     if (!reportPath.empty()) {
       std::ofstream f(reportPath);

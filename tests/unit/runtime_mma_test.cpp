@@ -100,8 +100,9 @@ TEST(TensorCores, RaceFreeWithConflictFreeFragments) {
 }
 
 TEST(TensorCores, PtxHasMmaAndPtxasTakesIt) {
-  tk::Bundle b = compile(Case{64, 64, 256, 64, 64, 32, 4}, false, {"sm_80", "sm_90"});
-  for (const std::string &arch : {"sm_80", "sm_90"}) {
+  const std::vector<std::string> archs = {"sm_80", "sm_90", "sm_90a"};
+  tk::Bundle b = compile(Case{64, 64, 256, 64, 64, 32, 4}, false, archs);
+  for (const std::string &arch : archs) {
     const std::string &ptx = b.ptx.at(arch);
     EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos) << arch;
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << arch;
@@ -110,7 +111,7 @@ TEST(TensorCores, PtxHasMmaAndPtxasTakesIt) {
   }
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const std::string &arch : {"sm_80", "sm_90"}) {
+  for (const std::string &arch : archs) {
     tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
     ASSERT_TRUE(info.ran) << info.log;
     std::printf("matmul_f16 64x64x32, K 256, 4 warps, %s: %d registers, %d/%d bytes spill stores/loads\n", arch.c_str(),
