@@ -70,6 +70,7 @@ std::string TuneReport::json() const {
     rs.push_back(e);
   }
   j["results"] = rs;
+  j["shard"] = {{"index", shardIndex}, {"count", shardCount}, {"space_size", spaceSize}};
   j["compiled"] = compiled;
   j["timed"] = timed;
   j["cache_hits"] = cacheHits;
@@ -100,6 +101,9 @@ std::string TuneReport::table() const {
     for (const auto &[name, value] : key) os << " " << name << "=" << value;
   }
   os << "\n";
+  if (shardCount > 1)
+    os << "shard " << shardIndex << "/" << shardCount << ": " << results.size() << " of the space's " << spaceSize
+       << " configs (merge the shards' caches for the whole table)\n";
   for (const auto &row : rows) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {

@@ -318,6 +318,9 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
   report.measure = onSim ? "model" : "cuda-events";
   report.gpu = gpu ? gpu->name : device.name();
   report.key = keyValues(args);
+  report.shardIndex = opts.shardIndex;
+  report.shardCount = opts.shardCount;
+  report.spaceSize = int(space.configs.size());
 
   // Which configs this run owns, the user's prune, then the tuning cache.
   std::vector<int> owned, toCompile;

@@ -92,6 +92,8 @@ struct TuneReport {
   std::vector<TuneResult> results;         // one per config, in the space's order
   int best = -1;                           // index into results; -1 when none was measured (a shard)
   int compiled = 0, timed = 0, cacheHits = 0;
+  int shardIndex = 0, shardCount = 1;      // a shard's results are its configs only
+  int spaceSize = 0;                       // configs in the whole space
 
   const TuneResult &bestResult() const;  // throws tk::Error when there is none
   std::string json() const;
