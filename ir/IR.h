@@ -213,7 +213,8 @@ class Block {
 // facts the launcher checks (alignment for pointers).
 struct Param {
   std::string name;
-  int64_t align = 0;  // pointers: bytes the kernel assumes the address is a multiple of
+  int64_t align = 0;         // pointers: bytes the kernel assumes the address is a multiple of
+  int64_t divisibility = 0;  // integers: what the kernel assumes the value is a multiple of (0: nothing)
 };
 
 // One specialised kernel.

@@ -519,17 +519,20 @@ class Parser {
         std::string name = valueName();
         expect(':', "after the parameter name");
         Type t = type();
-        int64_t align = 0;
+        int64_t align = 0, divisibility = 0;
         if (consume('{')) {
           size_t keyAt = (ws(), pos_);
-          if (identifier("'align'") != "align") fail(keyAt, "unknown parameter attribute (only 'align')");
+          std::string key = identifier("'align' or 'div'");
+          if (key != "align" && key != "div") fail(keyAt, "unknown parameter attribute (only 'align' and 'div')");
           expect('=');
           size_t valAt = (ws(), pos_);
-          align = integer("an alignment");
-          if (align <= 0) fail(valAt, "alignment must be positive");
+          int64_t v = integer(key == "align" ? "an alignment" : "a divisor");
+          if (v <= 0) fail(valAt, key == "align" ? "alignment must be positive" : "a divisor must be positive");
+          (key == "align" ? align : divisibility) = v;
           expect('}');
         }
         define(name, fn->addParam(name.substr(1), t, align), at);
+        fn->params.back().divisibility = divisibility;
       } while (consume(','));
       expect(')', "to close the parameters");
     }

@@ -132,6 +132,8 @@ class Printer {
       out_ << (i ? ", " : "") << names_(arg) << ": " << arg->type().str();
       if (i < fn_.params.size() && fn_.params[i].align)
         out_ << " {align = " << fn_.params[i].align << "}";
+      if (i < fn_.params.size() && fn_.params[i].divisibility)
+        out_ << " {div = " << fn_.params[i].divisibility << "}";
     }
     out_ << ")";
     if (!fn_.attrs.empty()) out_ << " " << printAttrDict(fn_.attrs);

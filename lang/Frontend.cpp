@@ -271,7 +271,8 @@ void Frontend::checkDecls() {
 
 std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
                                                     const std::map<std::string, std::string> &defines,
-                                                    int numWarps, KernelSig *sigOut) {
+                                                    int numWarps, KernelSig *sigOut,
+                                                    const std::map<std::string, int64_t> &assume) {
   size_t index = sigs_.size();
   for (size_t i = 0; i < sigs_.size(); ++i)
     if (sigs_[i].name == name) index = i;
@@ -300,6 +301,17 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       ok = false;
     }
   }
+  for (const auto &[key, value] : assume) {
+    const ast::Param *p = nullptr;
+    for (const ast::Param &q : d.params)
+      if (q.name == key) p = &q;
+    auto kind = p ? IRGen::scalarKind(p->type.name) : std::nullopt;
+    if (!p || p->isConst || p->type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
+      diags_.error(p ? p->loc : d.loc, "cannot assume a value of " + quoted(key) + ": kernel " + quoted(name) +
+                                           " has no integer argument of that name");
+      ok = false;
+    }
+  }
   std::vector<ConstBinding> consts;
   if (!specialiseConsts(d, defines, diags_, file_, fns_.get(), consts)) ok = false;
   size_t c = 0;
@@ -311,7 +323,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
   gen.setFns(fns_.get());
-  auto fn = gen.lowerKernel(d, consts, numWarps);
+  auto fn = gen.lowerKernel(d, consts, numWarps, assume);
   // A file with errors yields no kernel, even one whose own body lowered
   // (a syntax error may have dropped statements from it); lowering it
   // anyway reports its other errors.

@@ -82,9 +82,15 @@ class Frontend {
   // Type-checks kernel `name` and lowers it to tile IR, specialised with
   // `defines` (const param name -> value text) over the defaults. Null on
   // error (unknown kernel or define, bad value, any error in the body).
+  // `assume` specialises integer arguments on a value a launch will pass, as
+  // Triton does: 1 makes the argument the constant 1 in the IR; a multiple
+  // of 16 lets the analyses assume divisibility by 16; other values assume
+  // nothing. Only facts are kept, so one variant serves every value that
+  // has them (see tk::CompileOptions::assume).
   std::unique_ptr<ir::Function> lowerKernel(const std::string &name,
                                             const std::map<std::string, std::string> &defines,
-                                            int numWarps, KernelSig *sigOut = nullptr);
+                                            int numWarps, KernelSig *sigOut = nullptr,
+                                            const std::map<std::string, int64_t> &assume = {});
 
   DiagnosticEngine &diags() { return diags_; }
 

@@ -51,9 +51,10 @@ class IRGen {
  public:
   IRGen(DiagnosticEngine &diags, const std::string &file) : diags_(diags), file_(file) {}
 
-  // Lowers `kernel` with its const params bound to `consts`; null on error.
+  // Lowers `kernel` with its const params bound to `consts` and its integer
+  // arguments specialised on `assume` (Frontend::lowerKernel); null on error.
   std::unique_ptr<ir::Function> lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
-                                            int numWarps);
+                                            int numWarps, const std::map<std::string, int64_t> &assume = {});
   // Evaluates a const parameter's default value with `consts` in scope.
   // Reports an error and returns nullopt unless it is a compile-time
   // constant convertible to `kind`.

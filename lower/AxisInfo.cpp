@@ -56,7 +56,7 @@ static bool sameInfo(const AxisInfo &a, const AxisInfo &b) {
 AxisInfoAnalysis::AxisInfoAnalysis(ir::Function &fn) {
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ir::Value *arg = fn.body.argument(i);
-    int64_t div = arg->type().isPtr() ? std::max<int64_t>(1, fn.params[i].align) : 1;
+    int64_t div = std::max<int64_t>(1, arg->type().isPtr() ? fn.params[i].align : fn.params[i].divisibility);
     info_[arg] = uniform(arg->type(), div);
   }
   visitBlock(fn.body);

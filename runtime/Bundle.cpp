@@ -29,6 +29,7 @@ std::string checksum(const Bundle &b) {
   }
   for (const KernelParam &p : b.params) mix(p.name + ":" + p.type + "=" + p.value);
   mix(std::to_string(b.numWarps) + "/" + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
+  for (const auto &[name, fact] : b.assumed) mix(name + "~" + fact);
   for (const auto &[arch, r] : b.resources)
     mix(arch + ":" + std::to_string(r.registers) + "," + std::to_string(r.spillStoreBytes) + "," +
         std::to_string(r.spillLoadBytes) + "," + std::to_string(r.sharedStaticBytes));
@@ -86,6 +87,7 @@ std::string Bundle::toJson() const {
                  {"spill_load_bytes", r.spillLoadBytes},
                  {"shared_static_bytes", r.sharedStaticBytes}};
   j["resources"] = res;
+  j["assumed"] = assumed;
   json ps = json::array();
   for (const KernelParam &p : params)
     ps.push_back({{"name", p.name}, {"type", p.type}, {"const", p.isConst}, {"value", p.value}, {"align", p.align}});
@@ -116,6 +118,9 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   b.sharedBytes = field<int>(j, "shared_bytes", what);
   b.tir = field<std::string>(j, "tir", what);
   b.ptx = field<std::map<std::string, std::string>>(j, "ptx", what);
+  b.assumed = field<std::map<std::string, std::string>>(j, "assumed", what);
+  for (const auto &[name, fact] : b.assumed)
+    if (fact != "1" && fact != "16") throw Error(what + ": unknown fact '" + fact + "' assumed of '" + name + "'");
   const json resources = field<json>(j, "resources", what);
   if (!resources.is_object()) throw Error(what + ": field 'resources' has the wrong type");
   for (const auto &[arch, r] : resources.items()) {

@@ -49,6 +49,10 @@ std::string compileKey(const lang::SourceManager &sources, const std::string &ke
     field(h, value);
   }
   field(h, std::to_string(opts.numWarps) + "/" + std::to_string(opts.numStages));
+  for (const auto &[name, value] : opts.assume) {  // the facts, not the values
+    field(h, name);
+    field(h, integerFact(value));
+  }
   for (const std::string &arch : opts.archs) field(h, arch);
   field(h, std::string(opts.emitPtx ? "ptx" : "-") + (opts.useLibdevice ? "libdevice" : "-") +
                (opts.ptxasResources ? "ptxas" : "-"));

@@ -71,7 +71,7 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
     throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
   Specialised s;
-  auto fn = l.fe->lowerKernel(kernel, opts.defines, opts.numWarps, &s.sig);
+  auto fn = l.fe->lowerKernel(kernel, opts.defines, opts.numWarps, &s.sig, opts.assume);
   if (!fn || l.diags.hasErrors()) throw CompileError(l.diags.render());
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
@@ -117,6 +117,8 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
   b.params = toParams(s.sig);
   b.numWarps = opts.numWarps;
   b.numStages = opts.numStages;
+  for (const auto &[name, value] : opts.assume)
+    if (std::string f = integerFact(value); !f.empty()) b.assumed[name] = f;
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
   for (const std::string &arch : opts.archs) {
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);
@@ -205,6 +207,12 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   } catch (const std::runtime_error &e) {
     throw Error(std::string("ptxas failed: ") + e.what());
   }
+}
+
+std::string integerFact(int64_t value) {
+  if (value == 1) return "1";
+  if (value % 16 == 0) return "16";
+  return "";
 }
 
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }

@@ -153,6 +153,19 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
     if (static_cast<int>(args[i].index()) != want)
       throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
     values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);
+    // A variant specialised on an integer's value runs only where the fact holds.
+    if (auto fact = b.assumed.find(p.name); fact != b.assumed.end()) {
+      const int64_t v = std::visit(
+          [](const auto &x) -> int64_t {
+            if constexpr (std::is_integral_v<std::decay_t<decltype(x)>>) return int64_t(x);
+            else return 0;
+          },
+          args[i]);
+      if (fact->second == "1" ? v != 1 : v % 16 != 0)
+        throw Error(where + " = " + std::to_string(v) + " breaks what this variant was compiled to assume (" + p.name +
+                    (fact->second == "1" ? " == 1" : " % 16 == 0") +
+                    "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");
+    }
   }
   return impl_->launch(kernel.handle_.get(), b, grid, values, opts);
 }

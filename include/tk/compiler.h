@@ -29,6 +29,12 @@ class CompileError : public Error {
 struct CompileOptions {
   std::map<std::string, std::string> defines;  // const parameter overrides: {"BLOCK", "256"}
   int numWarps = 4;                            // threads per block = 32 * numWarps
+  // Values launches will pass for integer arguments (`tkc compile --assume
+  // NAME=VALUE`): the variant is compiled for the facts they give, as Triton
+  // specialises -- 1 (the argument becomes the constant 1) or a multiple of
+  // 16 (vector accesses through it) -- and launches whose values break them
+  // are refused. Other values give no fact.
+  std::map<std::string, int64_t> assume;
   // Software-pipeline depth of loops over K (an autotuning axis, as in
   // Triton). Recorded in the bundle; no lowering reads it yet.
   int numStages = 3;
@@ -69,7 +75,7 @@ struct KernelParam {
 
 // A compiled, specialised kernel.
 struct Bundle {
-  static constexpr int kFormatVersion = 2;
+  static constexpr int kFormatVersion = 3;
   std::string kernel;
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
@@ -79,6 +85,9 @@ struct Bundle {
   std::string tir;                         // layout-assigned tile IR, with source locations
   std::map<std::string, std::string> ptx;  // arch -> PTX
   std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)
+  // Integer argument -> the fact this variant assumes of it: "1" (equal to
+  // 1) or "16" (a multiple of 16). Device::launch refuses values that break one.
+  std::map<std::string, std::string> assumed;
 
   // The parameters a launch passes (the non-const ones), in order.
   std::vector<KernelParam> launchParams() const;
@@ -115,6 +124,10 @@ class Compiler {
   };
   static CacheStats cacheStats();
 };
+
+// The fact an integer argument's value gives a compile (CompileOptions::
+// assume): "1", "16" (a multiple of 16), or "" (none).
+std::string integerFact(int64_t value);
 
 // The directory tk caches compiled kernels and tuning results in: `dir` when
 // not empty, else $TK_CACHE_DIR, $XDG_CACHE_HOME/tk, ~/.cache/tk.

@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   std::string file, kernel, emit = "ptx", output;
-  std::vector<std::string> defines, archs, printAfter;
+  std::vector<std::string> defines, archs, printAfter, assume;
   int numWarps = 4, numStages = 3;
   bool verify = false, noLibdevice = false, noCache = false;
 
@@ -108,6 +108,9 @@ int main(int argc, char **argv) {
       ->default_val(3)
       ->check(CLI::Range(1, 64));
   compile->add_flag("--no-cache", noCache, "compile even when the compile cache holds the bundle");
+  compile->add_option("--assume", assume,
+                      "NAME=VALUE: compile the variant a launch with this integer argument value gets (1, or a "
+                      "multiple of 16, specialise; repeatable)");
   compile->add_option("--emit", emit, "stop after this stage")
       ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle"}))
       ->default_val("ptx");
@@ -159,6 +162,21 @@ int main(int argc, char **argv) {
     if (!archs.empty()) opts.archs = archs;
     opts.numWarps = numWarps;
     opts.numStages = numStages;
+    for (const auto &[name, value] : [&] {
+           std::map<std::string, std::string> m;
+           if (!parseDefines(assume, m)) throw tk::Error("--assume expects NAME=VALUE");
+           return m;
+         }()) {
+      size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(value, &used);
+      } catch (const std::exception &) {
+        used = 0;
+      }
+      if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
+      opts.assume[name] = v;
+    }
     opts.cache = !noCache;
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
