@@ -146,6 +146,13 @@ class LayoutAssigner {
         if (d != dim) order.push_back(d);
       anchor_[op] = defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
       op->setAttr("vec", int64_t(vec));
+      // How many consecutive elements along the vector dim share one mask
+      // value: a vector access within such a run needs no per-element
+      // fallback for partly-on masks.
+      const size_t maskOperand = op->is(OpKind::Load) ? 1 : op->is(OpKind::Store) ? 2 : 0;
+      if (maskOperand && op->numOperands() > maskOperand && vec > 1)
+        if (int64_t run = std::min<int64_t>(vec, axis_.get(op->operand(maskOperand)).constancy[dim]); run > 1)
+          op->setAttr("mask_run", run);
     }
   }
 

@@ -212,6 +212,25 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       if (t.isInt() && op.operand(0)->type().isInt() && !op.operand(0)->type().isBool() && !t.isBool())
         return in(0);
       return constancyOfOperands();
+    case ir::OpKind::Cmp: {
+      // x < y where x runs contiguously (from multiples of dx) and y is
+      // constant (a multiple of dy) along d: over aligned groups of
+      // g = min(dx, dy), x0 + i < y iff x0 < y, since x0 and y are multiples
+      // of g and 0 <= i < g. So a bounds mask like `c0 + arange(B) < D` with
+      // D % 16 == 0 is one value per 16 elements, and a vector access under
+      // it needs no per-element fallback. Likewise y > x, x >= y, y <= x.
+      AxisInfo r = constancyOfOperands();
+      const std::string pred = op.strAttr("predicate");
+      const bool ltLike = pred == "lt" || pred == "ge", gtLike = pred == "gt" || pred == "le";
+      if (!ltLike && !gtLike) return r;
+      const AxisInfo &x = ltLike ? in(0) : in(1), &y = ltLike ? in(1) : in(0);
+      for (size_t d = 0; d < r.constancy.size(); ++d) {
+        if (x.contiguity[d] <= 1) continue;
+        const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
+        r.constancy[d] = std::max(r.constancy[d], g);
+      }
+      return r;
+    }
     default: return constancyOfOperands();
   }
 }

@@ -141,6 +141,11 @@ llvm::Value *andAll(llvm::IRBuilder<> &b, const std::vector<llvm::Value *> &pred
 }
 }  // namespace
 
+// assign-layouts' `mask_run`: consecutive elements along the vector dim that
+// share one mask value (the alignment analysis proves it, e.g. for
+// `c0 + arange(B) < D` with D a multiple of 16).
+static int64_t maskRun(const ir::Op &op) { return op.hasAttr("mask_run") ? op.intAttr("mask_run") : 1; }
+
 Regs FunctionLowering::lowerLoad(ir::Op &op) {
   const ir::Type &pt = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
@@ -175,8 +180,9 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     // each predicated; a mask that is one value for the whole run needs only
     // the first.
     std::vector<llvm::Value *> preds(mask->begin() + r, mask->begin() + r + g.vec);
-    llvm::Value *all = andAll(b_, preds);
-    const bool uniform = std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    const bool uniform = maskRun(op) >= g.vec ||
+                         std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    llvm::Value *all = uniform ? preds[0] : andAll(b_, preds);
     llvm::Value *others = llvm::PoisonValue::get(vty);
     for (int i = 0; i < g.vec; ++i) others = b_.CreateInsertElement(others, otherAt(r + i), uint64_t(i));
     llvm::Value *whole = guardedLoad(all, vty, ptrs[r], others, op.loc());
@@ -223,9 +229,10 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     for (int i = 0; i < g.vec; ++i) preds.push_back(pred(r + i));
     // As for loads: the vector where all its elements are on, else each
     // element that is.
-    llvm::Value *all = preds[0] ? andAll(b_, preds) : nullptr;
+    const bool uniform = (mask && maskRun(op) >= g.vec) ||
+                         std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    llvm::Value *all = !preds[0] ? nullptr : uniform ? preds[0] : andAll(b_, preds);
     guardedStore(all, v, ptrs[r], op.loc());
-    const bool uniform = std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
     if (uniform) continue;
     llvm::Value *notAll = b_.CreateNot(all);
     for (int i = 0; i < g.vec; ++i) guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc());
