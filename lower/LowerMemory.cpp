@@ -141,10 +141,13 @@ llvm::Value *andAll(llvm::IRBuilder<> &b, const std::vector<llvm::Value *> &pred
 }
 }  // namespace
 
-// assign-layouts' `mask_run`: consecutive elements along the vector dim that
-// share one mask value (the alignment analysis proves it, e.g. for
-// `c0 + arange(B) < D` with D a multiple of 16).
-static int64_t maskRun(const ir::Op &op) { return op.hasAttr("mask_run") ? op.intAttr("mask_run") : 1; }
+// Whether one predicate serves a whole vector run: assign-layouts proved its
+// mask one value over `mask_run` elements (e.g. `c0 + arange(B) < D` with D a
+// multiple of 16), or the predicates are the same value.
+static bool uniformRun(const ir::Op &op, const std::vector<llvm::Value *> &preds) {
+  if (op.hasAttr("mask_run") && op.intAttr("mask_run") >= int64_t(preds.size())) return true;
+  return std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+}
 
 Regs FunctionLowering::lowerLoad(ir::Op &op) {
   const ir::Type &pt = op.operand(0)->type();
@@ -180,8 +183,7 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     // each predicated; a mask that is one value for the whole run needs only
     // the first.
     std::vector<llvm::Value *> preds(mask->begin() + r, mask->begin() + r + g.vec);
-    const bool uniform = maskRun(op) >= g.vec ||
-                         std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    const bool uniform = uniformRun(op, preds);
     llvm::Value *all = uniform ? preds[0] : andAll(b_, preds);
     llvm::Value *others = llvm::PoisonValue::get(vty);
     for (int i = 0; i < g.vec; ++i) others = b_.CreateInsertElement(others, otherAt(r + i), uint64_t(i));
@@ -229,8 +231,7 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     for (int i = 0; i < g.vec; ++i) preds.push_back(pred(r + i));
     // As for loads: the vector where all its elements are on, else each
     // element that is.
-    const bool uniform = (mask && maskRun(op) >= g.vec) ||
-                         std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
+    const bool uniform = uniformRun(op, preds);
     llvm::Value *all = !preds[0] ? nullptr : uniform ? preds[0] : andAll(b_, preds);
     guardedStore(all, v, ptrs[r], op.loc());
     if (uniform) continue;

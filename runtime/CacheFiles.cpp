@@ -100,6 +100,11 @@ std::vector<std::string> listFiles(const std::string &dir, const std::string &su
   return out;
 }
 
+std::function<void(const std::string &)> orStderr(std::function<void(const std::string &)> warn) {
+  if (warn) return warn;
+  return [](const std::string &message) { std::fprintf(stderr, "tk: warning: %s\n", message.c_str()); };
+}
+
 std::string hash64(std::string_view bytes) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ std::optional<std::string> readFile(const std::string &path);
 
 // Regular files under `dir` (recursively) whose names end with `suffix`.
 std::vector<std::string> listFiles(const std::string &dir, const std::string &suffix);
+
+// `warn`, or one that writes "tk: warning: MESSAGE" to stderr when it is
+// unset: how the caches report what does not stop the work.
+std::function<void(const std::string &)> orStderr(std::function<void(const std::string &)> warn);
 
 // FNV-1a, 64 bits, as 16 hex digits: names cache entries whose content
 // repeats the full key, so a collision is detected as a mismatch, not trusted.

@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 
 #include "lang/Diagnostics.h"
 #include "runtime/CacheFiles.h"
@@ -91,11 +90,6 @@ void storeBundle(const std::string &dir, const std::string &key, const Bundle &b
   std::string error;
   if (!cache::writeAtomic(entryPath(dir, key), b.toJson(), error, true))
     warn("compile cache not updated: " + error + " (set TK_CACHE_DIR to a writable directory)");
-}
-
-std::function<void(const std::string &)> warner(const CompileOptions &opts) {
-  if (opts.warn) return opts.warn;
-  return [](const std::string &message) { std::cerr << "tk: warning: " << message << "\n"; };
 }
 
 }  // namespace detail

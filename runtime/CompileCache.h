@@ -28,7 +28,4 @@ std::optional<Bundle> lookupBundle(const std::string &dir, const std::string &ke
 void storeBundle(const std::string &dir, const std::string &key, const Bundle &b,
                  const std::function<void(const std::string &)> &warn);
 
-// `opts.warn`, or stderr.
-std::function<void(const std::string &)> warner(const CompileOptions &opts);
-
 }  // namespace tk::detail

@@ -14,7 +14,9 @@
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
 #include "lower/Pipeline.h"
+#include "runtime/CacheFiles.h"
 #include "runtime/CompileCache.h"
+#include "runtime/KernelLookup.h"
 #include "tk/compiler.h"
 
 namespace tk {
@@ -60,14 +62,7 @@ struct Specialised {
 };
 
 Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
-  bool found = false;
-  std::string names;
-  for (const lang::KernelSig &k : l.fe->kernels()) {
-    found |= k.name == kernel;
-    names += (names.empty() ? "" : ", ") + k.name;
-  }
-  if (!found)
-    throw Error(path + ": no kernel named '" + kernel + "'" + (names.empty() ? " (the file defines none)" : " (kernels: " + names + ")"));
+  detail::findKernel(l.fe->kernels(), path, kernel);
   if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
     throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
   Specialised s;
@@ -148,7 +143,7 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
 Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
   if (opts.archs.empty()) throw Error("no target architecture given");
   if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, path, kernel, opts);
-  auto warn = detail::warner(opts);
+  auto warn = cache::orStderr(opts.warn);
   const std::string dir = cacheDirectory(opts.cacheDir);
   const std::string key = detail::compileKey(l.diags.sources(), kernel, opts, nvptx::Toolkit::find(opts.cudaHome).root);
   if (std::optional<Bundle> hit = detail::lookupBundle(dir, key, warn); hit && hit->kernel == kernel) {
@@ -207,12 +202,6 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   } catch (const std::runtime_error &e) {
     throw Error(std::string("ptxas failed: ") + e.what());
   }
-}
-
-std::string integerFact(int64_t value) {
-  if (value == 1) return "1";
-  if (value % 16 == 0) return "16";
-  return "";
 }
 
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }

@@ -161,7 +161,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
             else return 0;
           },
           args[i]);
-      if (fact->second == "1" ? v != 1 : v % 16 != 0)
+      if (integerFact(v) != fact->second)  // a value gives one fact: 1 is no multiple of 16
         throw Error(where + " = " + std::to_string(v) + " breaks what this variant was compiled to assume (" + p.name +
                     (fact->second == "1" ? " == 1" : " % 16 == 0") +
                     "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");

@@ -3,6 +3,7 @@
 // per-wave latency and the launch. Each constant is explained in
 // docs/autotune.md; change both together.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "tk/perf.h"
@@ -57,8 +58,11 @@ const GpuSpec &GpuSpec::named(const std::string &name) {
   static const GpuSpec h100 = gpu("H100 SXM", "sm_90", 132, 1.98, 3350, 600, 228, 128);
   // A100 SXM4 80 GB: 108 SMs, 1410 MHz boost, 2.039 TB/s HBM2e, 164 KB shared per SM.
   static const GpuSpec a100 = gpu("A100 SXM", "sm_80", 108, 1.41, 2039, 550, 164, 64);
-  if (name == "H100" || name == "H100-SXM" || name == "H100 SXM") return h100;
-  if (name == "A100" || name == "A100-SXM" || name == "A100 SXM") return a100;
+  // Names compare without case: --gpu h100 is H100.
+  std::string upper = name;
+  for (char &c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "H100" || upper == "H100-SXM" || upper == "H100 SXM") return h100;
+  if (upper == "A100" || upper == "A100-SXM" || upper == "A100 SXM") return a100;
   throw Error("unknown GPU '" + name + "' for the performance model (known: H100, A100)");
 }
 

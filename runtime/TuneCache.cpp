@@ -14,6 +14,12 @@ namespace detail {
 
 using nlohmann::json;
 
+std::string keyText(const std::map<std::string, std::string> &key) {
+  std::string out;
+  for (const auto &[name, value] : key) out += name + "=" + value + ";";
+  return out;
+}
+
 json configJson(const TuneConfig &c) {
   return {{"consts", c.consts}, {"num_warps", c.numWarps}, {"num_stages", c.numStages}};
 }
@@ -56,10 +62,8 @@ namespace {
 constexpr int kEntryVersion = 1;
 
 std::string entryPath(const std::string &dir, const TuneEntryKey &k) {
-  std::string keyText;
-  for (const auto &[name, value] : k.key) keyText += name + "=" + value + ";";
   return dir + "/tune/" + k.kernel + "-" + k.kernelHash.substr(0, 16) + "/" +
-         cache::hash64(k.device + "\n" + keyText + "\n" + k.config.str()) + ".json";
+         cache::hash64(k.device + "\n" + keyText(k.key) + "\n" + k.config.str()) + ".json";
 }
 }  // namespace
 
@@ -112,8 +116,7 @@ void storeTuneEntry(const std::string &dir, const TuneEntryKey &k, const TuneRes
 int mergeTuneCaches(const std::vector<std::string> &from, const std::string &into,
                     const std::function<void(const std::string &)> &warnFn) {
   namespace fs = std::filesystem;
-  std::function<void(const std::string &)> warn = warnFn;
-  if (!warn) warn = [](const std::string &m) { std::fprintf(stderr, "tk: warning: %s\n", m.c_str()); };
+  const auto warn = cache::orStderr(warnFn);
   int copied = 0;
   std::error_code ec;
   for (const std::string &dir : from) {

@@ -21,6 +21,10 @@ struct TuneEntryKey {
   TuneConfig config;
 };
 
+// Key values as one text, "n=4096;rows=7;": how entries and a Tuner's
+// remembered bests are keyed.
+std::string keyText(const std::map<std::string, std::string> &key);
+
 // The JSON forms the cache entries and `tkc tune --json` share.
 nlohmann::json configJson(const TuneConfig &c);
 nlohmann::json modelJson(const ModelEstimate &m);

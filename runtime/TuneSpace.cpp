@@ -2,7 +2,7 @@
 // a .tk file declares.
 #include <cctype>
 
-#include "lang/Frontend.h"
+#include "runtime/KernelLookup.h"
 #include "tk/tune.h"
 
 namespace tk {
@@ -35,8 +35,9 @@ int positiveInt(const std::string &text, const std::string &what, const std::str
 }
 }  // namespace
 
-TuneConfig TuneConfig::parse(const std::string &text) {
+TuneConfig TuneConfig::parse(const std::string &text, int defaultNumWarps) {
   TuneConfig c;
+  c.numWarps = defaultNumWarps;
   bool warps = false, stages = false;
   size_t start = 0;
   if (text.empty()) throw Error("empty config: expected NAME=VALUE[,NAME=VALUE...]");
@@ -71,16 +72,7 @@ TuneSpace TuneSpace::fromFile(const std::string &path, const std::string &kernel
   lang::DiagnosticEngine diags;
   lang::Frontend fe(diags);
   if (!fe.loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
-  for (const lang::KernelSig &k : fe.kernels()) {
-    if (k.name != kernel) continue;
-    TuneSpace s;
-    if (!k.tune) return s;
-    for (const lang::TuneConfigSig &c : k.tune->configs) s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
-    s.key = k.tune->key;
-    s.prune = k.tune->prune;
-    return s;
-  }
-  throw Error(path + ": no kernel named '" + kernel + "'");
+  return detail::declaredSpace(detail::findKernel(fe.kernels(), path, kernel));
 }
 
 }  // namespace tk

@@ -13,7 +13,9 @@
 
 #include "lang/Frontend.h"
 #include "lang/HostExpr.h"
+#include "runtime/CacheFiles.h"
 #include "runtime/CompileCache.h"
+#include "runtime/KernelLookup.h"
 #include "runtime/TuneCache.h"
 #include "tk/tune.h"
 
@@ -100,25 +102,15 @@ struct Tuner::Impl {
 };
 
 void Tuner::Impl::setUp() {
-  warn = opts.warn;
-  if (!warn) warn = [](const std::string &m) { std::cerr << "tk: warning: " << m << "\n"; };
+  warn = cache::orStderr(opts.warn);
   fe = std::make_unique<lang::Frontend>(diags);
   if (!fe->loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
-  std::string names;
-  bool found = false;
-  for (const lang::KernelSig &k : fe->kernels()) {
-    names += (names.empty() ? "" : ", ") + k.name;
-    if (k.name == kernel) {
-      sig = k;
-      found = true;
-    }
-  }
-  if (!found) throw Error(path + ": no kernel named '" + kernel + "'" + (names.empty() ? "" : " (kernels: " + names + ")"));
-  if (space.configs.empty() && sig.tune) {
-    for (const lang::TuneConfigSig &c : sig.tune->configs) space.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
-    if (space.key.empty()) space.key = sig.tune->key;
-    if (space.prune.empty()) space.prune = sig.tune->prune;
-  }
+  sig = detail::findKernel(fe->kernels(), path, kernel);
+  // What the space leaves empty comes from the file's @tune.
+  const TuneSpace declared = detail::declaredSpace(sig);
+  if (space.configs.empty()) space.configs = declared.configs;
+  if (space.key.empty()) space.key = declared.key;
+  if (space.prune.empty()) space.prune = declared.prune;
   if (space.configs.empty())
     throw Error("nothing to tune: kernel '" + kernel + "' declares no @tune space and no config was given (--config)");
 
@@ -228,24 +220,15 @@ CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c) const {
 // Prunes a compiled variant the GPU cannot run, or could run only badly:
 // more shared memory or registers than the SM has, spills past the limit.
 std::string Tuner::Impl::checkResources(const Bundle &b, TuneResult &r) const {
-  r.sharedBytes = b.sharedBytes;
-  if (auto it = b.resources.find(arch); it != b.resources.end()) {
-    r.registers = it->second.registers;
-    r.spillBytes = it->second.spillStoreBytes + it->second.spillLoadBytes;
-    r.sharedBytes += it->second.sharedStaticBytes;
-  }
+  const ModelInput in = modelInput(LaunchStats{}, Dim3{1, 1, 1}, b, arch);
+  r.registers = in.registers;
+  r.spillBytes = in.registers >= 0 ? in.spillBytes : -1;  // unknown without ptxas
+  r.sharedBytes = in.sharedBytes;
   if (r.spillBytes > opts.maxSpillBytes)
     return "spills " + std::to_string(r.spillBytes) + " bytes per thread (limit " + std::to_string(opts.maxSpillBytes) +
            ", TuneOptions::maxSpillBytes / --max-spill-bytes)";
-  if (gpu) {
-    ModelInput in;
-    in.grid = Dim3{1, 1, 1};
-    in.numWarps = b.numWarps;
-    in.registers = r.registers;
-    in.sharedBytes = r.sharedBytes;
-    ModelEstimate e = estimateTime(*gpu, in);
-    if (!e.launchable) return e.whyNot;
-  }
+  if (gpu)
+    if (ModelEstimate e = estimateTime(*gpu, in); !e.launchable) return e.whyNot;
   return "";
 }
 
@@ -437,13 +420,11 @@ const TuneSpace &Tuner::space() const { return impl_->space; }
 TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
   std::map<int, Kernel> loaded;
   TuneReport report = impl_->run(grid, args, &loaded, false);
-  if (report.best >= 0 && impl_->opts.shardCount == 1) {
-    const TuneConfig &c = report.results[report.best].config;
-    int index = int(std::find(impl_->space.configs.begin(), impl_->space.configs.end(), c) - impl_->space.configs.begin());
-    std::string keyText;
-    for (const auto &[k, v] : report.key) keyText += k + "=" + v + ";";
-    if (auto it = loaded.find(index); it != loaded.end()) impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, it->second});
-  }
+  // Unsharded, results are the space's configs in order: best is its index.
+  if (report.best >= 0 && impl_->opts.shardCount == 1)
+    if (auto it = loaded.find(report.best); it != loaded.end())
+      impl_->bestByKey.insert_or_assign(detail::keyText(report.key),
+                                        Impl::Chosen{report.results[report.best].config, it->second});
   return report;
 }
 
@@ -455,8 +436,7 @@ std::optional<TuneReport> Tuner::cached(const std::vector<Arg> &args) {
 }
 
 const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
-  std::string keyText;
-  for (const auto &[k, v] : impl_->keyValues(args)) keyText += k + "=" + v + ";";
+  const std::string keyText = detail::keyText(impl_->keyValues(args));
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   TuneReport report = tune(grid, args);
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;

@@ -28,8 +28,8 @@ struct GpuSpec {
   int fp32LanesPerSm = 128;
   double launchUs = 0;  // host launch to kernel start and back, for an empty kernel
 
-  // "H100" (the default; also "H100-SXM") or "A100" ("A100-SXM"). Throws
-  // tk::Error listing the known names.
+  // "H100" (the default; also "H100-SXM") or "A100" ("A100-SXM"), in any
+  // case. Throws tk::Error listing the known names.
   static const GpuSpec &named(const std::string &name);
   static std::vector<std::string> names();
 };

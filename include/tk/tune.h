@@ -27,8 +27,9 @@ struct TuneConfig {
 
   // "BLOCK=256,num_warps=4,num_stages=3": the `tkc tune --config` syntax.
   std::string str() const;
-  // Parses that syntax (num_warps/num_stages optional). Throws tk::Error.
-  static TuneConfig parse(const std::string &text);
+  // Parses that syntax (num_warps/num_stages optional: `defaultNumWarps`
+  // and 3). Throws tk::Error.
+  static TuneConfig parse(const std::string &text, int defaultNumWarps = 4);
   bool operator==(const TuneConfig &o) const {
     return consts == o.consts && numWarps == o.numWarps && numStages == o.numStages;
   }
@@ -40,7 +41,8 @@ struct TuneSpace {
   // Triton's `key=`): a new value tunes again, a seen one reuses the result.
   std::vector<std::string> key;
   // A tk expression over the consts, num_warps, num_stages and the key
-  // arguments; configs where it is true are pruned. Empty: none.
+  // arguments; configs where it is true are pruned. Empty: the file's, if
+  // any ("false" prunes nothing).
   std::string prune;
 
   // The `@tune(...)` space declared before kernel `kernel` of a .tk file
@@ -107,7 +109,8 @@ struct TuneReport {
 // Tunes kernel `kernel` of a .tk file on `device`.
 class Tuner {
  public:
-  // An empty `space` means the file's @tune space.
+  // What `space` leaves empty -- configs, key, prune, each on its own -- comes
+  // from the file's @tune.
   Tuner(Device &device, std::string path, std::string kernel, TuneSpace space = {}, TuneOptions opts = {});
   ~Tuner();
 

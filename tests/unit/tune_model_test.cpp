@@ -30,6 +30,7 @@ TEST(PerfModel, KnownGpus) {
   EXPECT_EQ(tk::GpuSpec::named("H100").sms, 132);
   EXPECT_EQ(tk::GpuSpec::named("A100").arch, "sm_80");
   EXPECT_THROW(tk::GpuSpec::named("V100"), tk::Error);
+  EXPECT_EQ(&tk::GpuSpec::named("h100-sxm"), &tk::GpuSpec::named("H100"));
 }
 
 TEST(PerfModel, OccupancyLimits) {

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -15,7 +14,7 @@
 #include <sstream>
 
 #include "LaunchSpec.h"
-#include "runtime/CacheFiles.h"
+#include "Npy.h"
 #include "tk/compiler.h"
 #include "tk/perf.h"
 #include "tk/runtime.h"
@@ -224,10 +223,8 @@ Json json(const Report &r) {
 int runReport(const ReportOptions &o) {
   // Everything the command line can get wrong fails here, before a compile,
   // a launch or a file written.
-  std::string gpuName = o.gpu;
-  std::transform(gpuName.begin(), gpuName.end(), gpuName.begin(), [](unsigned char c) { return std::toupper(c); });
   Report r;
-  r.gpu = &tk::GpuSpec::named(gpuName);
+  r.gpu = &tk::GpuSpec::named(o.gpu);
   r.arch = o.arch.empty() ? r.gpu->arch : o.arch;
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   std::map<std::string, std::string> defines = parseDefines(o.defines);
@@ -277,10 +274,7 @@ int runReport(const ReportOptions &o) {
   r.intensity = r.model.dramBytes > 0 ? r.flops / r.model.dramBytes : 0;
   r.balance = double(r.gpu->fp32LanesPerSm) * 2 * r.gpu->sms * r.gpu->clockGhz * 1e9 / (r.gpu->dramGBps * 1e9);
 
-  if (!o.json.empty()) {
-    std::string error;
-    if (!tk::cache::writeAtomic(o.json, json(r).dump(2) + "\n", error)) throw tk::Error(error);
-  }
+  if (!o.json.empty()) writeFileAtomic(o.json, json(r).dump(2) + "\n");
   std::cout << text(r) << std::flush;
   return 0;
 }

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "LaunchSpec.h"
-#include "runtime/CacheFiles.h"
+#include "Npy.h"
 #include "tk/tune.h"
 
 namespace tkc {
@@ -21,11 +21,6 @@ struct TuneCli {
   uint64_t seed = LaunchSpec::kDefaultSeed, sampleBlocks = 512;
   bool noCache = false;
 };
-
-void writeFile(const std::string &path, const std::string &text) {
-  std::string error;
-  if (!tk::cache::writeAtomic(path, text, error)) throw tk::Error(error);
-}
 
 // "I/N" -> (I, N).
 std::pair<int, int> parseShard(const std::string &text) {
@@ -86,16 +81,12 @@ int runTune(const TuneCli &o) {
   if (!o.shard.empty()) std::tie(opts.shardIndex, opts.shardCount) = parseShard(o.shard);
   opts.progress = progressPrinter();
 
-  // --config replaces the file's configs; --key and --prune its key and prune.
-  tk::TuneSpace space = tk::TuneSpace::fromFile(o.file, o.kernel);
-  if (!o.configs.empty()) space.configs.clear();
-  for (const std::string &c : o.configs) {
-    tk::TuneConfig cfg = tk::TuneConfig::parse(c);
-    if (c.find("num_warps=") == std::string::npos) cfg.numWarps = o.numWarps;
-    space.configs.push_back(cfg);
-  }
-  if (!o.keys.empty()) space.key = o.keys;
-  if (!o.prune.empty()) space.prune = o.prune;
+  // --config replaces the file's configs; --key and --prune its key and
+  // prune. The Tuner takes what is left empty from the file's @tune.
+  tk::TuneSpace space;
+  for (const std::string &c : o.configs) space.configs.push_back(tk::TuneConfig::parse(c, o.numWarps));
+  space.key = o.keys;
+  space.prune = o.prune;
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
   std::vector<tk::KernelParam> launchParams;
@@ -119,8 +110,8 @@ int runTune(const TuneCli &o) {
     report = tuner.tune([&](const tk::Bundle &b) { return spec.grid(b); }, bound.args);
   }
   std::cout << report->table();
-  if (!o.json.empty()) writeFile(o.json, report->json());
-  if (!o.plot.empty()) writeFile(o.plot, report->svg());
+  if (!o.json.empty()) writeFileAtomic(o.json, report->json());
+  if (!o.plot.empty()) writeFileAtomic(o.plot, report->svg());
   return 0;
 }
 

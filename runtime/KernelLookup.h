@@ -1,0 +1,22 @@
+// Internal to runtime/: a kernel's signature in a loaded .tk file, and the
+// @tune space it declares as a tk::TuneSpace -- one lookup for the compiler,
+// the tuner and TuneSpace::fromFile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lang/Frontend.h"
+#include "tk/tune.h"
+
+namespace tk::detail {
+
+// The signature of `kernel` among the `kernels` of file `path`; tk::Error
+// naming the file's kernels when there is none of that name.
+lang::KernelSig findKernel(const std::vector<lang::KernelSig> &kernels, const std::string &path,
+                           const std::string &kernel);
+
+// The space `sig`'s @tune declares (empty when it has none).
+TuneSpace declaredSpace(const lang::KernelSig &sig);
+
+}  // namespace tk::detail
