@@ -11,19 +11,14 @@
 #include <vector>
 
 #include "demo.h"
+#include "tk/half.h"
 #include "tk/runtime.h"
 
 namespace {
-// f16 bits of floats f16 holds exactly (the demo's inputs are multiples of
-// 1/64 in [-2, 2]: normal numbers or zero).
+// f16 bits of the demo's inputs (multiples of 1/64 in [-2, 2]: exact).
 std::vector<uint16_t> halves(const std::vector<float> &x) {
   std::vector<uint16_t> h;
-  for (float f : x) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    h.push_back(f == 0 ? uint16_t((u >> 16) & 0x8000)
-                       : uint16_t(((u >> 16) & 0x8000) | ((int((u >> 23) & 0xff) - 112) << 10) | ((u >> 13) & 0x3ff)));
-  }
+  for (float f : x) h.push_back(tk::floatToHalfBits(f));
   return h;
 }
 }  // namespace

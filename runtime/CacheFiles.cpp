@@ -105,9 +105,14 @@ std::function<void(const std::string &)> orStderr(std::function<void(const std::
   return [](const std::string &message) { std::fprintf(stderr, "tk: warning: %s\n", message.c_str()); };
 }
 
-std::string hash64(std::string_view bytes) {
+uint64_t fnv1a64(std::string_view bytes) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hash64(std::string_view bytes) {
+  const uint64_t h = fnv1a64(bytes);
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;

@@ -29,6 +29,9 @@ std::vector<std::string> listFiles(const std::string &dir, const std::string &su
 // unset: how the caches report what does not stop the work.
 std::function<void(const std::string &)> orStderr(std::function<void(const std::string &)> warn);
 
+// FNV-1a, 64 bits: a fixed, portable hash (cache entry names, tkc's seeds).
+uint64_t fnv1a64(std::string_view bytes);
+
 // FNV-1a, 64 bits, as 16 hex digits: names cache entries whose content
 // repeats the full key, so a collision is detected as a mismatch, not trusted.
 std::string hash64(std::string_view bytes);

@@ -16,6 +16,7 @@
 #include "backend/sim/ProgramImpl.h"
 #include "backend/sim/RaceCheck.h"
 #include "backend/sim/Simulator.h"
+#include "tk/half.h"
 
 namespace tk::sim {
 
@@ -154,11 +155,6 @@ std::string siteSuffix(const LaunchCtx &l, uint32_t site);
 // the f16/bf16 conversion libcalls x86 codegen may emit.
 std::vector<std::pair<const char *, void *>> runtimeSymbols();
 
-// Correctly rounded (to nearest even) conversions; exposed for tests.
-uint16_t floatToHalfBits(float f);
-uint16_t doubleToHalfBits(double d);
-uint16_t floatToBf16Bits(float f);
-uint16_t doubleToBf16Bits(double d);
-float halfBitsToFloat(uint16_t h);
+// The f16/bf16 conversions (floatToHalfBits, ...) are tk's, in tk/half.h.
 
 }  // namespace tk::sim

@@ -2,9 +2,10 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
+
+#include "tk/half.h"
 
 namespace tk::test {
 
@@ -29,13 +30,11 @@ inline std::vector<float> exactHalfInputs(size_t n) {
   return v;
 }
 
-// The f16 bits of a float that f16 holds exactly (normal numbers and zero).
-inline uint16_t exactF16Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (f == 0) return uint16_t((u >> 16) & 0x8000);
-  const int exp = int((u >> 23) & 0xff) - 127 + 15;
-  return uint16_t(((u >> 16) & 0x8000) | (exp << 10) | ((u >> 13) & 0x3ff));
+// The f16 bits of each value (tk/half.h, rounded to nearest even).
+inline std::vector<uint16_t> f16Values(const std::vector<float> &v) {
+  std::vector<uint16_t> out;
+  for (float f : v) out.push_back(tk::floatToHalfBits(f));
+  return out;
 }
 
 }  // namespace tk::test

@@ -83,10 +83,7 @@ TEST(Assume, UnitStridesInMatmul) {
   tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/matmul.tk", "matmul", o);
   EXPECT_EQ(b.assumed.at("stride_ak"), "1");
   const auto a = tk::test::exactHalfInputs(size_t(M) * K), w = tk::test::exactHalfInputs(size_t(K) * N);
-  std::vector<uint16_t> ha, hw;
-  for (float f : a) ha.push_back(tk::test::exactF16Bits(f));
-  for (float f : w) hw.push_back(tk::test::exactF16Bits(f));
-  tk::Buffer da = dev->upload(ha), dw = dev->upload(hw), dc = dev->upload(std::vector<float>(size_t(M) * N, NAN));
+  tk::Buffer da = dev->upload(tk::test::f16Values(a)), dw = dev->upload(tk::test::f16Values(w)), dc = dev->upload(std::vector<float>(size_t(M) * N, NAN));
   const int64_t bm = b.constInt("BLOCK_M"), bn = b.constInt("BLOCK_N");
   tk::Kernel k = dev->load(b);
   (*dev)(k, {uint32_t(((M + bm - 1) / bm) * ((N + bn - 1) / bn))}, da, dw, dc, dc, int32_t(M), int32_t(N), int32_t(K),

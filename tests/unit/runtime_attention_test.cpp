@@ -7,32 +7,12 @@
 #include <cstring>
 #include <random>
 
+#include "tk/half.h"
 #include "tk/runtime.h"
 
 namespace {
 
 const std::string kFile = TK_SOURCE_DIR "/stdlib/attention.tk";
-
-// f16 bits of a float in [-1, 1], rounded to nearest (normal range or zero).
-uint16_t toHalf(float f, float &rounded) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::fabs(f) < 1.0f / 16384) {
-    rounded = 0;
-    return uint16_t((u >> 16) & 0x8000);
-  }
-  uint32_t mant = u & 0x7fffff;
-  int exp = int((u >> 23) & 0xff) - 127 + 15;
-  uint32_t h = (mant + 0x1000) >> 13;  // round half up on the dropped bits
-  if (h == 0x400) {
-    h = 0;
-    ++exp;
-  }
-  uint16_t bits = uint16_t(((u >> 16) & 0x8000) | (exp << 10) | h);
-  uint32_t back = ((u & 0x80000000u)) | (uint32_t(exp - 15 + 127) << 23) | (h << 13);
-  std::memcpy(&rounded, &back, 4);
-  return bits;
-}
 
 void check(tk::Device &dev, int heads, int L, int D, bool causal) {
   SCOPED_TRACE("heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
@@ -42,10 +22,11 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal) {
   const size_t n = size_t(heads) * L * D;
   std::vector<float> q(n), k(n), v(n);
   std::vector<uint16_t> hq(n), hk(n), hv(n);
+  // The reference sees the inputs as the kernel does: rounded to f16.
   for (size_t i = 0; i < n; ++i) {
-    hq[i] = toHalf(dist(rng), q[i]);
-    hk[i] = toHalf(dist(rng), k[i]);
-    hv[i] = toHalf(dist(rng), v[i]);
+    hq[i] = tk::floatToHalfBits(dist(rng)), q[i] = tk::halfBitsToFloat(hq[i]);
+    hk[i] = tk::floatToHalfBits(dist(rng)), k[i] = tk::halfBitsToFloat(hk[i]);
+    hv[i] = tk::floatToHalfBits(dist(rng)), v[i] = tk::halfBitsToFloat(hv[i]);
   }
   tk::CompileOptions o;
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};

@@ -17,11 +17,6 @@ const std::string kFile = TK_SOURCE_DIR "/stdlib/matmul.tk";
 
 using tk::test::exactHalfInputs;
 
-std::vector<uint16_t> halves(const std::vector<float> &v) {
-  std::vector<uint16_t> out;
-  for (float f : v) out.push_back(tk::test::exactF16Bits(f));
-  return out;
-}
 
 double act(double x, int a) {
   switch (a) {
@@ -57,7 +52,7 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   if (p.bias) o.defines["HAS_BIAS"] = "true";
   o.defines["ACT"] = std::to_string(p.act);
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul", o);
-  tk::Buffer da = dev.upload(halves(as)), db = dev.upload(halves(bs)), dbias = dev.upload(bias);
+  tk::Buffer da = dev.upload(tk::test::f16Values(as)), db = dev.upload(tk::test::f16Values(bs)), dbias = dev.upload(bias);
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(p.M) * p.N, NAN));
   const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
   const uint32_t grid = uint32_t(((p.M + bm - 1) / bm) * ((p.N + bn - 1) / bn));
@@ -106,7 +101,7 @@ TEST(StdlibMatmul, Batched) {
   const int Z = 3, M = 70, N = 40, K = 48;
   const auto a = exactHalfInputs(size_t(Z) * M * K), b = exactHalfInputs(size_t(Z) * K * N);
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul_batched");
-  tk::Buffer da = dev->upload(halves(a)), db = dev->upload(halves(b));
+  tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b));
   tk::Buffer dc = dev->upload(std::vector<float>(size_t(Z) * M * N, NAN));
   const uint32_t tiles = uint32_t(((M + 63) / 64) * ((N + 63) / 64));
   (*dev)(dev->load(bundle), {tiles, uint32_t(Z)}, da, db, dc, int32_t(M), int32_t(N), int32_t(K), int32_t(M * K),
@@ -126,7 +121,7 @@ TEST(StdlibMatmul, TunedLaunch) {
   auto dev = tk::Device::open("sim");
   const int M = 256, N = 256, K = 128;
   const auto a = exactHalfInputs(size_t(M) * K), b = exactHalfInputs(size_t(K) * N);
-  tk::Buffer da = dev->upload(halves(a)), db = dev->upload(halves(b)), dbias = dev->upload(exactHalfInputs(N));
+  tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)), dbias = dev->upload(exactHalfInputs(N));
   tk::Buffer dc = dev->upload(std::vector<float>(size_t(M) * N, NAN));
   std::vector<tk::Arg> args = {da, db, dc, dbias, int32_t(M), int32_t(N), int32_t(K), int32_t(K), int32_t(1),
                                int32_t(N), int32_t(1), int32_t(N), int32_t(1)};

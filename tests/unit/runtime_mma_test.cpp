@@ -23,12 +23,7 @@ struct Case {
   int M, N, K, blockM, blockN, blockK, warps;
 };
 
-uint16_t bits(float f, bool bf16) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (bf16) return uint16_t(u >> 16);  // exact: the low half is zero for these inputs
-  return tk::test::exactF16Bits(f);
-}
+uint16_t bits(float f, bool bf16) { return bf16 ? tk::floatToBf16Bits(f) : tk::floatToHalfBits(f); }
 
 tk::Bundle compile(const Case &c, bool bf16, std::vector<std::string> archs = {"sm_80"}) {
   tk::CompileOptions o;

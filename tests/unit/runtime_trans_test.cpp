@@ -42,10 +42,7 @@ TEST(Trans, LinearLayerWithTransposedWeight) {
     const auto x = tk::test::exactHalfInputs(size_t(M) * K), w = tk::test::exactHalfInputs(size_t(N) * K);
     tk::Buffer dx, dw;
     if (half) {
-      std::vector<uint16_t> hx, hw;
-      for (float f : x) hx.push_back(tk::test::exactF16Bits(f));
-      for (float f : w) hw.push_back(tk::test::exactF16Bits(f));
-      dx = dev->upload(hx), dw = dev->upload(hw);
+      dx = dev->upload(tk::test::f16Values(x)), dw = dev->upload(tk::test::f16Values(w));
     } else {
       dx = dev->upload(x), dw = dev->upload(w);
     }

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "Npy.h"
+#include "runtime/CacheFiles.h"
+#include "tk/half.h"
 
 namespace tkc {
 
@@ -47,42 +49,6 @@ struct Rng {
   }
 };
 
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-// f32 -> IEEE half, round to nearest even.
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (e <= 0) {
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    int shift = 14 - e;
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13), rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // a carry into the exponent gives inf, as it should
-  return static_cast<uint16_t>(sign | h);
-}
-
-// f32 -> bfloat16, round to nearest even.
-uint16_t toBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);
-  x += 0x7fff + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
 // Stores `v` as one element of `dtype` at `dst`. Integers wrap as a cast to
 // the narrower type would.
 void storeAs(const std::string &dtype, double v, char *dst) {
@@ -93,9 +59,9 @@ void storeAs(const std::string &dtype, double v, char *dst) {
   else if (dtype == "f64")
     put(v);
   else if (dtype == "f16")
-    put(toHalf(static_cast<float>(v)));
+    put(tk::doubleToHalfBits(v));
   else if (dtype == "bf16")
-    put(toBf16(static_cast<float>(v)));
+    put(tk::doubleToBf16Bits(v));
   else if (dtype == "i8")
     put(static_cast<uint8_t>(wrapped()));
   else if (dtype == "i16")
@@ -351,7 +317,7 @@ std::vector<char> LaunchSpec::initialBytes(const ArgSpec &a) const {
   }
   const size_t elem = scalarBytes(a.dtype);
   std::vector<char> out(a.count * elem);
-  Rng rng{seed ^ fnv1a(a.name)};
+  Rng rng{seed ^ tk::cache::fnv1a64(a.name)};
   rng.next();
   for (uint64_t i = 0; i < a.count; ++i) {
     double v = 0;
