@@ -13,6 +13,7 @@
 #include "ir/IR.h"
 #include "lower/Layouts.h"
 #include "lower/Target.h"
+#include "lower/Wgmma.h"
 
 namespace tk::lower {
 
@@ -47,6 +48,19 @@ class FunctionLowering {
   Regs lowerScan(ir::Op &op);  // LowerScan.cpp
   Regs lowerDot(ir::Op &op);     // LowerDot.cpp
   Regs lowerDotMma(ir::Op &op);  // LowerDotMma.cpp: on tensor cores
+  // LowerDotWgmma.cpp: on sm_90a's warpgroup tensor cores.
+  Regs lowerDotWgmma(ir::Op &op);
+  // The wgmma part of a dot whose A and B are staged at shared pointers
+  // `baseA` and `baseB` in the layouts wgmmaOffsetA/B give: wgmma.fence, an
+  // mma_async per m64 block and k16 step, commit, wait 0. Returns the
+  // accumulators (registers of `resultType`). A pipelined loop can call it
+  // on each stage's buffers.
+  Regs issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA, llvm::Value *baseB, Regs acc,
+                  const ir::Location &loc);
+  // Byte offsets (i32) of logical element (row, col) of A and of B in their
+  // staging regions, swizzle included.
+  llvm::Value *wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
+  llvm::Value *wgmmaOffsetB(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
 
   // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
   // returns what its `yield` passes on (nothing after `return`).
@@ -66,6 +80,13 @@ class FunctionLowering {
   // `rowStride` elements per row, its elements converted to `as`.
   void stageTile(const ir::Value *v, llvm::Value *base, int64_t rowStride, const ir::ElemType &as,
                  const ir::Location &loc);
+
+  // LowerDotWgmma.cpp helpers
+  llvm::Value *swizzled(llvm::Value *off, int swizzleBytes);
+  void stageForWgmma(const ir::Value *v, llvm::Value *base,
+                     const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &offsetOf,
+                     const ir::Location &loc);
+  llvm::Value *wgmmaDescriptor(llvm::Value *at, uint32_t leadingBytes, uint32_t strideBytes, int swizzleBytes);
 
   // LowerReduce.cpp helpers
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);

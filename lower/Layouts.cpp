@@ -60,7 +60,14 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps) {
   if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || b.elem.scalar != in ||
       r.elem.scalar != ir::ScalarKind::F32)
     return nullptr;
+  if (wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps))
+    return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0});
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
+}
+
+bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps) {
+  if (numWarps != 4 && numWarps != 8) return false;
+  return M % (64 * (numWarps / 4)) == 0 && N % 16 == 0 && N >= 16 && N <= 256 && K % 16 == 0 && K >= 16;
 }
 
 ir::LayoutRef transposedLayout(const ir::LayoutRef &l) {

@@ -24,8 +24,18 @@ ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWar
 // Null when [M, N] x K does not split into m16n8k16 tiles over `numWarps`.
 ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps);
 
+// Whether a dot of f16/bf16 [M, K] x [K, N] into f32 can run on wgmma
+// (sm_90a, lower/LowerDotWgmma.cpp): 4 or 8 warps (one or two warpgroups,
+// which split M), M a multiple of 64 per warpgroup, N a multiple of 16 up to
+// 256 (so B's rows take a 32-byte swizzle at least), K a multiple of 16.
+bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps);
+
 // The result layout of a dot that runs on tensor cores -- f16 x f16 or bf16
 // x bf16 into f32, a shape of whole m16n8k16 tiles: mmaLayout -- else null.
+// A shape wgmma can take gets mmaLayout's warps [numWarps, 1] on every arch:
+// its registers are then exactly wgmma's D fragments once A's rows are
+// permuted as they are staged (LowerDotWgmma.cpp), so one tile IR serves
+// mma.sync and wgmma.
 ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps);
 
 // The 2-D blocked layout `l` with its dims swapped: a thread holds element

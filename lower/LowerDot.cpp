@@ -52,7 +52,10 @@ void FunctionLowering::stageTile(const ir::Value *v, llvm::Value *base, int64_t 
 // an LLVM loop of one step per iteration; smaller K is unrolled.
 Regs FunctionLowering::lowerDot(ir::Op &op) {
   if (ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps()); mma && ir::sameLayout(op.result()->type().layout, mma))
-    return lowerDotMma(op);
+    return target_.hasWgmma() && wgmmaShape(op.operand(0)->type().shape[0], op.operand(1)->type().shape[1],
+                                            op.operand(0)->type().shape[1], fn_.numWarps())
+               ? lowerDotWgmma(op)
+               : lowerDotMma(op);
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t K = at.shape[1], N = bt.shape[1];
   // Shared memory holds a and b already widened to the accumulator's type:

@@ -113,6 +113,44 @@ class Target {
                                                  const std::vector<llvm::Value *> &bFrag,
                                                  const std::vector<llvm::Value *> &c) const = 0;
 
+  // Warpgroup-level tensor cores (PTX ISA, "Asynchronous Warpgroup Level
+  // Matrix Multiply-Accumulate", sm_90a): a warpgroup is 4 consecutive warps
+  // (warps 4g .. 4g + 3), and wgmma reads A and B from shared memory through
+  // 64-bit matrix descriptors (lower/Wgmma.h encodes them). The lowering asks
+  // for the instructions only where hasWgmma() holds.
+  //
+  // Whether the machine lowered for runs wgmma (sm_90a; the sim when it
+  // emulates sm_90a): the lowering picks wgmma or mma.sync by it.
+  virtual bool hasWgmma() const { return false; }
+  // The shared-state-space address (i32) of `ptr`, a pointer in
+  // sharedAddressSpace(): what a descriptor's start address holds.
+  virtual llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const = 0;
+  // fence.proxy.async.shared::cta: orders this thread's earlier generic-proxy
+  // writes to shared memory before later async-proxy reads (wgmma's), once a
+  // barrier has ordered the threads.
+  virtual void fenceProxyAsync(llvm::IRBuilderBase &b) const = 0;
+  // wgmma.fence.sync.aligned: before the first wgmma.mma_async, and whenever
+  // the accumulator registers were written by other instructions.
+  virtual void wgmmaFence(llvm::IRBuilderBase &b) const = 0;
+  // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{f16,bf16}.{f16,bf16}: D = A B
+  // + D on a 64x16 A and a 16xn B (n a multiple of 8 up to 256), both read
+  // through descriptors (i64); `transA` / `transB` pick M-major A / N-major B
+  // (else K-major). `acc` is the thread's n / 2 f32 accumulators in the ISA's
+  // D fragment layout; returns them as the instruction leaves them, which
+  // may be read only after a wgmmaWaitGroup that covers it (they are still
+  // valid inputs of the next wgmma.mma_async).
+  virtual std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+                                                   llvm::Value *descA, llvm::Value *descB,
+                                                   const std::vector<llvm::Value *> &acc) const = 0;
+  // wgmma.commit_group.sync.aligned: the wgmma.mma_async issued since the
+  // last commit become one group.
+  virtual void wgmmaCommitGroup(llvm::IRBuilderBase &b) const = 0;
+  // wgmma.wait_group.sync.aligned `pending`: waits until at most `pending`
+  // groups are in flight. `acc` passes through it (returned): the registers
+  // its groups write, so no read of them is moved above the wait.
+  virtual std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
+                                                    const std::vector<llvm::Value *> &acc) const = 0;
+
   // f(x) for a scalar f32 or f64 `x`.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
 

@@ -23,6 +23,7 @@ std::string checksum(const Bundle &b) {
   };
   mix(b.kernel);
   mix(b.tir);
+  for (const std::string &arch : b.archs) mix(arch);
   for (const auto &[arch, ptx] : b.ptx) {
     mix(arch);
     mix(ptx);
@@ -87,6 +88,7 @@ std::string Bundle::toJson() const {
   j["num_warps"] = numWarps;
   j["num_stages"] = numStages;
   j["shared_bytes"] = sharedBytes;
+  j["archs"] = archs;
   json res = json::object();
   for (const auto &[arch, r] : resources)
     res[arch] = {{"registers", r.registers},
@@ -123,6 +125,7 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   b.numWarps = field<int>(j, "num_warps", what);
   b.numStages = field<int>(j, "num_stages", what);
   b.sharedBytes = field<int>(j, "shared_bytes", what);
+  b.archs = field<std::vector<std::string>>(j, "archs", what);
   b.tir = field<std::string>(j, "tir", what);
   b.ptx = field<std::map<std::string, std::string>>(j, "ptx", what);
   b.assumed = field<std::map<std::string, std::string>>(j, "assumed", what);

@@ -115,10 +115,13 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
   for (const auto &[name, value] : opts.assume)
     if (std::string f = integerFact(value); !f.empty()) b.assumed[name] = f;
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
+  b.archs = opts.archs;
   for (const std::string &arch : opts.archs) {
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);
     auto llvm = lowerFor(*s.fn, cg);
-    b.sharedBytes = llvm->lowered.sharedBytes;
+    // Each arch's lowering may stage differently (wgmma on sm_90a): a launch
+    // on any of them gets the most.
+    b.sharedBytes = std::max(b.sharedBytes, llvm->lowered.sharedBytes);
     if (!opts.emitPtx) break;
     try {
       b.ptx[arch] = nvptx::emitPtx(*llvm->lowered.module, cg);

@@ -31,6 +31,7 @@ const char *siteKindName(sim::SiteKind k) {
     case sim::SiteKind::SharedStore: return "shared store";
     case sim::SiteKind::SharedAtomic: return "shared atomic";
     case sim::SiteKind::Ldmatrix: return "ldmatrix";
+    case sim::SiteKind::Wgmma: return "wgmma";
     default: return nullptr;
   }
 }
@@ -102,7 +103,8 @@ class SimDevice final : public DeviceImpl {
     ir::Function *fn = module->lookup(bundle.kernel);
     if (!fn) throw Error("bundle for '" + bundle.kernel + "': its tile IR has no kernel of that name");
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    sim::SimTarget target;
+    // The sim emulates the bundle's first arch (sm_90a: dot on wgmma).
+    sim::SimTarget target(bundle.archs.empty() ? "sm_80" : bundle.archs.front());
     lower::LoweredKernel lowered;
     try {
       lowered = lower::lowerToLLVM(*fn, target, *ctx);

@@ -126,7 +126,9 @@ Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
   auto *ty = ArrayType::get(b.getInt8Ty(), 0);
   auto *g = new GlobalVariable(*m, ty, /*isConstant=*/false, GlobalValue::ExternalLinkage, nullptr, kSharedName,
                                nullptr, GlobalValue::NotThreadLocal, sharedAddressSpace());
-  g->setAlignment(Align(16));
+  // 1024 bytes: wgmma's 128-byte swizzle repeats every 1024 bytes of the
+  // shared window, and descriptors assume the pattern starts there.
+  g->setAlignment(Align(1024));
   return g;
 }
 
@@ -319,6 +321,99 @@ std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const
   args.insert(args.end(), c.begin(), c.end());
   Intrinsic::ID id = bf16 ? Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
   return registersOf(b, warpCollective(b, id, args));
+}
+
+// ---- warpgroup tensor cores (wgmma, sm_90a) ---------------------------------
+
+// A void inline-PTX statement with side effects: a fence, commit or wait
+// must stay where the lowering put it.
+static void ptxStatement(IRBuilderBase &b, const std::string &text) {
+  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), false), text, "~{memory}", /*hasSideEffects=*/true);
+  CallInst *call = b.CreateCall(asmFn);
+  call->addFnAttr(Attribute::Convergent);
+}
+
+// A shared-window address fits 32 bits; ptrtoint of an addrspace(3) pointer
+// is that address.
+Value *NvptxTarget::sharedWindowAddress(IRBuilderBase &b, Value *ptr) const {
+  auto *pt = dyn_cast<PointerType>(ptr->getType());
+  if (!pt || pt->getAddressSpace() != sharedAddressSpace())
+    throw std::invalid_argument("NvptxTarget::sharedWindowAddress: want a pointer into shared memory (addrspace 3)");
+  return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty());
+}
+
+void NvptxTarget::fenceProxyAsync(IRBuilderBase &b) const { ptxStatement(b, "fence.proxy.async.shared::cta;"); }
+void NvptxTarget::wgmmaFence(IRBuilderBase &b) const { ptxStatement(b, "wgmma.fence.sync.aligned;"); }
+void NvptxTarget::wgmmaCommitGroup(IRBuilderBase &b) const { ptxStatement(b, "wgmma.commit_group.sync.aligned;"); }
+
+// Outputs $0 .. $(k-1) are the accumulators, tied to inputs 0 .. k-1 after
+// the instruction's own operands: "+f" in C terms.
+static std::string tiedAccumulators(size_t k, const std::string &inputs) {
+  std::string c;
+  for (size_t i = 0; i < k; ++i) c += "=f,";
+  c += inputs;
+  for (size_t i = 0; i < k; ++i) c += "," + std::to_string(i);
+  return c;
+}
+
+static std::vector<Value *> checkedAccumulators(const std::vector<Value *> &acc, size_t k, const char *what) {
+  bool ok = acc.size() == k;
+  for (Value *v : acc) ok = ok && v->getType()->isFloatTy();
+  if (!ok)
+    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": want " + std::to_string(k) +
+                                " f32 accumulators, got " + std::to_string(acc.size()));
+  return acc;
+}
+
+// {d0, .., d(n/2-1)}, descA, descB, p (scale-d: 1, so D accumulates),
+// imm-scale-a 1, imm-scale-b 1, imm-trans-a, imm-trans-b.
+std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+                                               Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+  if (n < 8 || n > 256 || n % 8)
+    throw std::invalid_argument("NvptxTarget::wgmmaMmaAsync: n " + std::to_string(n) +
+                                " is not a multiple of 8 in [8, 256]");
+  const size_t k = size_t(n / 2);
+  checkedAccumulators(acc, k, "wgmmaMmaAsync");
+  if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
+    throw std::invalid_argument("NvptxTarget::wgmmaMmaAsync: descriptors must be i64");
+  const std::string ty = bf16 ? "bf16" : "f16";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(k + 2) + ", 0;\n" +
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {";
+  for (size_t i = 0; i < k; ++i) text += (i ? ", $" : "$") + std::to_string(i);
+  text += "}, $" + std::to_string(k) + ", $" + std::to_string(k + 1) + ", p, 1, 1, " + (transA ? "1" : "0") + ", " +
+          (transB ? "1" : "0") + ";\n}";
+  std::vector<Type *> outs(k, b.getFloatTy());
+  std::vector<Type *> params{b.getInt64Ty(), b.getInt64Ty(), b.getInt32Ty()};
+  params.insert(params.end(), k, b.getFloatTy());
+  std::vector<Value *> args{descA, descB, b.getInt32(1)};
+  args.insert(args.end(), acc.begin(), acc.end());
+  auto *fty = FunctionType::get(StructType::get(b.getContext(), outs), params, false);
+  auto *asmFn = InlineAsm::get(fty, text, tiedAccumulators(k, "l,l,r") + ",~{memory}", /*hasSideEffects=*/true);
+  CallInst *call = b.CreateCall(asmFn, args);
+  call->addFnAttr(Attribute::Convergent);
+  return registersOf(b, call);
+}
+
+std::vector<Value *> NvptxTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
+  if (pending < 0 || pending > 7)
+    throw std::invalid_argument("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");
+  if (acc.empty()) {
+    ptxStatement(b, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";");
+    return {};
+  }
+  checkedAccumulators(acc, acc.size(), "wgmmaWaitGroup");
+  const size_t k = acc.size();
+  std::vector<Type *> outs(k, b.getFloatTy()), params(k, b.getFloatTy());
+  Type *ret = k == 1 ? outs[0] : static_cast<Type *>(StructType::get(b.getContext(), outs));
+  std::string constraints;
+  for (size_t i = 0; i < k; ++i) constraints += "=f,";
+  for (size_t i = 0; i < k; ++i) constraints += (i ? "," : "") + std::to_string(i);
+  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false),
+                               "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
+                               constraints + ",~{memory}", /*hasSideEffects=*/true);
+  CallInst *call = b.CreateCall(asmFn, acc);
+  call->addFnAttr(Attribute::Convergent);
+  return registersOf(b, call);
 }
 
 // ---- math ---------------------------------------------------------------

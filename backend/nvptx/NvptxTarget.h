@@ -1,5 +1,5 @@
 // The NVPTX answer to lowering's Target: llvm.nvvm.* intrinsics for ids,
-// barriers, shuffles and tensor cores (ldmatrix, mma.sync), addrspace(1)/(3) memory, and libdevice math (or PTX
+// barriers, shuffles and tensor cores (ldmatrix, mma.sync; wgmma as inline PTX), addrspace(1)/(3) memory, and libdevice math (or PTX
 // approx instructions when libdevice is off or absent).
 #pragma once
 
@@ -48,6 +48,20 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+
+  // wgmma on sm_90a: LLVM 19 has no intrinsics for it, so each instruction
+  // is inline PTX with side effects (never moved across the barrier and
+  // fences around it); accumulators are tied in/out "f" registers.
+  bool hasWgmma() const override { return arch_ == "sm_90a"; }
+  llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;
+  void fenceProxyAsync(llvm::IRBuilderBase &b) const override;
+  void wgmmaFence(llvm::IRBuilderBase &b) const override;
+  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+                                           llvm::Value *descA, llvm::Value *descB,
+                                           const std::vector<llvm::Value *> &acc) const override;
+  void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
+  std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
+                                            const std::vector<llvm::Value *> &acc) const override;
 
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.

@@ -63,17 +63,19 @@ const Located *locatedCollective(StringRef name) {
   static const std::pair<const char *, Located> table[] = {
       {kFnShflI32, {kFnShflI32At, SiteKind::Shuffle, 0}},     {kFnShflF32, {kFnShflF32At, SiteKind::Shuffle, 0}},
       {kFnShflUpI32, {kFnShflUpI32At, SiteKind::Shuffle, 0}}, {kFnShflUpF32, {kFnShflUpF32At, SiteKind::Shuffle, 0}},
-      {kFnLdmatrix, {kFnLdmatrixAt, SiteKind::Ldmatrix, 16}}, {kFnMma, {kFnMmaAt, SiteKind::Mma, 0}}};
+      {kFnLdmatrix, {kFnLdmatrixAt, SiteKind::Ldmatrix, 16}}, {kFnMma, {kFnMmaAt, SiteKind::Mma, 0}},
+      {kFnWgmma, {kFnWgmmaAt, SiteKind::Wgmma, 16}}};
   for (const auto &[plain, at] : table)
     if (name == plain) return &at;
   return nullptr;
 }
 
-// ldmatrix and mma are rewritten even without !tk.loc (see the header).
+// ldmatrix, mma and wgmma are rewritten even without !tk.loc (see the header).
 bool alwaysLocated(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
   const Function *callee = call ? call->getCalledFunction() : nullptr;
-  return callee && (callee->getName() == kFnLdmatrix || callee->getName() == kFnMma);
+  return callee &&
+         (callee->getName() == kFnLdmatrix || callee->getName() == kFnMma || callee->getName() == kFnWgmma);
 }
 
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.

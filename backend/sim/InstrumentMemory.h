@@ -32,6 +32,7 @@ inline constexpr const char *kFnShflUpI32At = "__tk_sim_shfl_up_i32_at";
 inline constexpr const char *kFnShflUpF32At = "__tk_sim_shfl_up_f32_at";
 inline constexpr const char *kFnLdmatrixAt = "__tk_sim_ldmatrix_at";
 inline constexpr const char *kFnMmaAt = "__tk_sim_mma_at";
+inline constexpr const char *kFnWgmmaAt = "__tk_sim_wgmma_at";  // (i64, i64, ptr, i32, i32, i32 site): every wgmma call
 
 // Metadata kinds the lowering attaches.
 inline constexpr const char *kMdLoc = "tk.loc";        // !{!"file:line:col"}: a global-memory access

@@ -1,6 +1,7 @@
 // Simulator::launch: blocks are handed out to worker threads; inside a block
 // every GPU thread is a fiber, and a small scheduler runs them until they
-// finish or meet at a collective (barrier, warp shuffle, ldmatrix, mma).
+// finish or meet at a collective (barrier, warp shuffle, ldmatrix, mma,
+// wgmma).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "backend/sim/Runtime.h"
 #include "backend/sim/WarpCollective.h"
+#include "backend/sim/Wgmma.h"
 
 namespace tk::sim {
 
@@ -87,6 +89,21 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
              ", warp " + std::to_string(w) + ": " + std::to_string(ws.atWarp) + " of " + std::to_string(ws.lanes) +
              " lanes arrived; lane " + std::to_string(lane) + " (thread " + std::to_string(t.tid) + ") never will, " +
              why);
+      return;
+    }
+  }
+  for (uint32_t g = 0; g < b.warpgroupArrived.size(); ++g) {
+    if (b.warpgroupArrived[g] == 0) continue;
+    const ThreadCtx *at = nullptr;  // a thread at the wgmma: names it and its line
+    for (uint32_t wi = 4 * g; wi < 4 * g + 4 && wi < b.warps.size(); ++wi)
+      if (threads[wi * 32].wait == Wait::Warp && threads[wi * 32].warpOp == WarpOp::Wgmma) at = &threads[wi * 32];
+    for (uint32_t wi = 4 * g; wi < 4 * g + 4 && wi < b.warps.size() && at; ++wi) {
+      const ThreadCtx &t = threads[wi * 32];
+      if (t.wait == Wait::Warp && t.warpOp == WarpOp::Wgmma) continue;
+      l.fail(kernel + warpCollectiveName(*at) + siteSuffix(l, at->warpSite) + " in " + blockName(b) + ", warpgroup " +
+             std::to_string(g) + ": " + std::to_string(b.warpgroupArrived[g]) + " of its 4 warps arrived; warp " +
+             std::to_string(wi) + " never will, " +
+             (t.wait == Wait::Done ? "which has exited" : "which waits elsewhere"));
       return;
     }
   }
@@ -202,6 +219,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   b.barrierSite = ~0u;
   b.printed.clear();
   for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(32u, b.nthreads - 32 * i), 0, 0};
+  std::fill(b.warpgroupArrived.begin(), b.warpgroupArrived.end(), 0);
   // Shared memory starts as garbage on a GPU: poison it so reading before
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
   std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
@@ -219,6 +237,11 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.wait = Wait::None;
     t.warpSite = ~0u;
     t.printGroup = 0;
+    t.wg.results.clear();
+    t.wg.groupEnds.clear();
+    t.wg.completedGroups = t.wg.completed = 0;
+    t.wg.fenced = false;
+    t.wg.unfencedWrite = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }
@@ -255,14 +278,21 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
         case Wait::Warp: {
           WarpState &ws = b.warps[t.warp];
           if (++ws.atWarp == ws.lanes) {
-            // The whole warp is here: run the collective, then all its lanes go on.
+            // The whole warp is here: run the collective, then all its lanes
+            // go on -- or, at wgmma, wait for the rest of the warpgroup.
             ThreadCtx *lanes = &w.threads[t.warp * 32];
-            completeWarpCollective(w, lanes, ws.lanes);
-            for (uint32_t j = 0; j < ws.lanes; ++j) {
-              lanes[j].wait = Wait::None;
-              w.next.push_back(t.warp * 32 + j);
+            Resume r{t.warp, 1};
+            if (lanes[0].warpOp == WarpOp::Wgmma)
+              r = arriveAtWgmma(w, t.warp);
+            else
+              completeWarpCollective(w, lanes, ws.lanes);
+            for (uint32_t wi = r.firstWarp; wi < r.firstWarp + r.count; ++wi) {
+              for (uint32_t j = 0; j < b.warps[wi].lanes; ++j) {
+                w.threads[wi * 32 + j].wait = Wait::None;
+                w.next.push_back(wi * 32 + j);
+              }
+              b.warps[wi].atWarp = 0;
             }
-            ws.atWarp = 0;
           }
           break;
         }
@@ -334,6 +364,7 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   w.race.reset(l.cfg.raceCheck, l.cfg.sharedBytes);
   w.memoryHint = 0;
   w.block.warps.assign((n + 31) / 32, WarpState{});
+  w.block.warpgroupArrived.assign((n + 127) / 128, 0);
   w.counters = Counters{};
 }
 

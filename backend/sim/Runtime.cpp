@@ -1,5 +1,5 @@
 // The sim runtime the JIT'd kernels call: thread and block ids, barriers,
-// warp shuffles, ldmatrix and mma (collectives that yield to the block
+// warp shuffles, ldmatrix, mma and wgmma (collectives that yield to the block
 // scheduler), checked and counted memory accesses, and the f16/bf16
 // conversion libcalls.
 #include "backend/sim/Runtime.h"
@@ -15,6 +15,7 @@
 #include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/SimTarget.h"
+#include "backend/sim/Wgmma.h"
 
 namespace tk::sim {
 
@@ -241,6 +242,7 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
     return redirectToScratch(t, s);
   }
   if (b->worker->race.enabled()) checkRace(t, s, siteId, a - base, mask);
+  if (s.isStore() || s.isAtomic()) t->wg.unfencedWrite = b->counters.barriers + 1;
   if (SiteCounters *ps = b->worker->perSite)
     ps[siteId].bytes += s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;
   b->worker->grouper.record(t->warp, t->lane, siteId, k, a - base, s.masked ? mask : ~uint64_t(0), b->counters);
@@ -298,6 +300,18 @@ Floats4 mma(const uint32_t a[4], const uint32_t b[2], const float c[4], int32_t 
   const uint32_t *o = t->mx.out;
   return Floats4{std::bit_cast<float>(o[0]), std::bit_cast<float>(o[1]), std::bit_cast<float>(o[2]),
                  std::bit_cast<float>(o[3])};
+}
+
+// wgmma.mma_async: a warpgroup collective (Wgmma.cpp) on the thread's
+// accumulators at `acc`, which it replaces by tokens.
+void wgmma(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32_t flags, uint32_t site) {
+  ThreadCtx *t = tlsThread;
+  t->wg.descA = descA;
+  t->wg.descB = descB;
+  t->wg.acc = acc;
+  t->wg.n = uint32_t(n);
+  t->wg.flags = uint32_t(flags);
+  atWarpCollective(t, WarpOp::Wgmma, site);
 }
 
 }  // namespace
@@ -384,6 +398,18 @@ static Floats4 rtMmaAt(int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t b
   const float c[4] = {c0, c1, c2, c3};
   return mma(a, b, c, bf16, uint32_t(site));
 }
+static void rtWgmma(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32_t flags) {
+  wgmma(descA, descB, acc, n, flags, ~0u);
+}
+static void rtWgmmaAt(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32_t flags, int32_t site) {
+  wgmma(descA, descB, acc, n, flags, uint32_t(site));
+}
+static void rtWgmmaWait(int32_t pending, float *acc, int32_t count) {
+  wgmmaWait(*tlsThread, uint32_t(pending), acc, uint32_t(count));
+}
+static void rtWgmmaFence() { tlsThread->wg.fenced = true; }
+static void rtWgmmaCommit() { wgmmaCommit(*tlsThread); }
+static void rtFenceProxyAsync() { tlsThread->wg.unfencedWrite = 0; }
 static void *rtSharedBase() { return tlsThread->block->shared; }
 static void rtPrint(int32_t element, const char *format, ...) {
   va_list args;
@@ -425,6 +451,12 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnShflUpF32At, reinterpret_cast<void *>(&rtShflUpF32At)},
       {kFnLdmatrixAt, reinterpret_cast<void *>(&rtLdmatrixAt)},
       {kFnMmaAt, reinterpret_cast<void *>(&rtMmaAt)},
+      {kFnWgmma, reinterpret_cast<void *>(&rtWgmma)},
+      {kFnWgmmaAt, reinterpret_cast<void *>(&rtWgmmaAt)},
+      {kFnWgmmaWait, reinterpret_cast<void *>(&rtWgmmaWait)},
+      {kFnWgmmaFence, reinterpret_cast<void *>(&rtWgmmaFence)},
+      {kFnWgmmaCommit, reinterpret_cast<void *>(&rtWgmmaCommit)},
+      {kFnFenceProxyAsync, reinterpret_cast<void *>(&rtFenceProxyAsync)},
       {kFnSharedBase, reinterpret_cast<void *>(&rtSharedBase)},
       {kFnPrint, reinterpret_cast<void *>(&rtPrint)},
       {kFnPrintGroup, reinterpret_cast<void *>(&rtPrintGroup)},

@@ -43,9 +43,10 @@ struct LaunchCtx {
 };
 
 // Where a suspended fiber waits: a block barrier, or a warp collective (a
-// shuffle, ldmatrix or mma, which `warpOp` tells apart).
+// shuffle, ldmatrix or mma, which `warpOp` tells apart; wgmma waits for the
+// other warps of its warpgroup too).
 enum class Wait : uint8_t { None, Barrier, Warp, Done };
-enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma };
+enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 
 // A lane's operands and results at ldmatrix or mma (WarpCollective.cpp).
 struct MatrixOperands {
@@ -56,6 +57,24 @@ struct MatrixOperands {
   uint32_t a[4] = {}, b[2] = {};
   float c[4] = {};
   uint32_t out[4] = {};  // the lane's result registers (of mma: f32 bits)
+};
+
+// A thread's wgmma state (Wgmma.cpp): the operands of the wgmma.mma_async it
+// waits at, and the results of those in flight. Until a wait_group completes
+// its group, a thread's accumulator registers hold tokens (signalling NaNs
+// naming an entry of `results`), so reading them early gives NaN, as the
+// ISA leaves it undefined.
+struct WgmmaThread {
+  uint64_t descA = 0, descB = 0;
+  uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B
+  float *acc = nullptr;       // the thread's n / 2 accumulators (in: C, out: tokens)
+  std::vector<float> results;
+  std::vector<uint32_t> groupEnds;  // per committed group: results.size() at its commit
+  uint32_t completedGroups = 0, completed = 0;  // groups, and results, complete
+  bool fenced = false;  // a wgmma.fence since the last wait_group
+  // 1 + the block's barrier count when this thread last wrote shared memory
+  // without a fence.proxy.async after it (0: none).
+  uint64_t unfencedWrite = 0;
 };
 
 struct ThreadCtx {
@@ -69,6 +88,7 @@ struct ThreadCtx {
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
   bool shflUp = false;  // shuffle up by shflMask lanes (else xor with it)
   MatrixOperands mx;
+  WgmmaThread wg;
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
   uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
@@ -93,6 +113,7 @@ struct BlockCtx {
   uint32_t live = 0, atBarrier = 0;
   uint32_t barrierSite = ~0u;  // site of the barrier being waited at, when located
   std::vector<WarpState> warps;
+  std::vector<uint8_t> warpgroupArrived;  // per warpgroup: its warps waiting at wgmma
   // Lines `print` made, in the order printed (thread by thread); the thread's
   // print group (Target::beginPrintGroup), the element and the thread order
   // them at the end.

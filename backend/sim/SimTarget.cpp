@@ -32,7 +32,8 @@ const HostTarget &hostTarget() {
   return host;
 }
 
-SimTarget::SimTarget() : triple_(hostTarget().triple), dataLayout_(hostTarget().dataLayout) {}
+SimTarget::SimTarget(std::string arch)
+    : triple_(hostTarget().triple), dataLayout_(hostTarget().dataLayout), arch_(std::move(arch)) {}
 
 void SimTarget::configureModule(Module &m) const {
   m.setTargetTriple(triple_);
@@ -214,6 +215,80 @@ std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const s
   std::vector<Value *> out;
   for (int i = 0; i < 4; ++i) out.push_back(b.CreateExtractElement(d, uint64_t(i)));
   return out;
+}
+
+// ---- wgmma (sm_90a) -----------------------------------------------------------
+
+Value *SimTarget::sharedWindowAddress(IRBuilderBase &b, Value *ptr) const {
+  if (!ptr->getType()->isPointerTy() || ptr->getType()->getPointerAddressSpace() != 0)
+    throw std::invalid_argument("SimTarget::sharedWindowAddress: want a pointer in address space 0");
+  Value *offset = b.CreateSub(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.CreatePtrToInt(sharedBase(b), b.getInt64Ty()));
+  return b.CreateTrunc(offset, b.getInt32Ty());
+}
+
+// Per-thread runtime calls (no yield): they touch only the thread's wgmma
+// state, but must stay in order with the collectives around them.
+static void threadCall(IRBuilderBase &b, const char *name) {
+  b.CreateCall(collectiveFn(moduleOf(b), name, b.getVoidTy(), {}));
+}
+
+void SimTarget::fenceProxyAsync(IRBuilderBase &b) const { threadCall(b, kFnFenceProxyAsync); }
+void SimTarget::wgmmaFence(IRBuilderBase &b) const { threadCall(b, kFnWgmmaFence); }
+void SimTarget::wgmmaCommitGroup(IRBuilderBase &b) const { threadCall(b, kFnWgmmaCommit); }
+
+// The function's accumulator array ([128 x float], the most an m64n256 needs),
+// made once in its entry block.
+static Value *accumulatorArray(IRBuilderBase &b) {
+  Function *f = b.GetInsertBlock()->getParent();
+  BasicBlock &entry = f->getEntryBlock();
+  for (Instruction &i : entry)
+    if (i.getName() == "tk.wgmma.acc") return &i;
+  IRBuilder<> at(&entry, entry.getFirstInsertionPt());
+  return at.CreateAlloca(ArrayType::get(b.getFloatTy(), 128), nullptr, "tk.wgmma.acc");
+}
+
+static Value *spill(IRBuilderBase &b, const std::vector<Value *> &acc, const char *what) {
+  if (acc.size() > 128) throw std::invalid_argument(std::string("SimTarget::") + what + ": more than 128 accumulators");
+  Value *array = accumulatorArray(b);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    if (!acc[i]->getType()->isFloatTy())
+      throw std::invalid_argument(std::string("SimTarget::") + what + ": accumulators must be f32");
+    b.CreateStore(acc[i], b.CreateConstGEP1_32(b.getFloatTy(), array, unsigned(i)));
+  }
+  return array;
+}
+
+static std::vector<Value *> reload(IRBuilderBase &b, Value *array, size_t n) {
+  std::vector<Value *> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(b.CreateLoad(b.getFloatTy(), b.CreateConstGEP1_32(b.getFloatTy(), array, unsigned(i))));
+  return out;
+}
+
+std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+                                             Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+  if (n < 8 || n > 256 || n % 8)
+    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) + " is not a multiple of 8 in [8, 256]");
+  if (acc.size() != size_t(n / 2))
+    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
+  if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
+    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: descriptors must be i64");
+  Value *array = spill(b, acc, "wgmmaMmaAsync");
+  Type *i32 = b.getInt32Ty(), *i64 = b.getInt64Ty();
+  Function *fn = collectiveFn(moduleOf(b), kFnWgmma, b.getVoidTy(), {i64, i64, b.getPtrTy(0), i32, i32});
+  const int flags = (bf16 ? 1 : 0) | (transA ? 2 : 0) | (transB ? 4 : 0);
+  b.CreateCall(fn, {descA, descB, array, b.getInt32(n), b.getInt32(flags)});
+  return reload(b, array, acc.size());
+}
+
+std::vector<Value *> SimTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
+  if (pending < 0 || pending > 7)
+    throw std::invalid_argument("SimTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");
+  Value *array = spill(b, acc, "wgmmaWaitGroup");
+  Type *i32 = b.getInt32Ty();
+  Function *fn = collectiveFn(moduleOf(b), kFnWgmmaWait, b.getVoidTy(), {i32, b.getPtrTy(0), i32});
+  b.CreateCall(fn, {b.getInt32(pending), array, b.getInt32(int(acc.size()))});
+  return reload(b, array, acc.size());
 }
 
 // libm names are mathFnName's, f32 with the `f` suffix; rsqrt has no libm

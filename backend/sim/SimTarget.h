@@ -25,6 +25,17 @@ inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
 // warp collectives; instrumentMemoryAccesses gives every call a site.
 inline constexpr const char *kFnLdmatrix = "__tk_sim_ldmatrix";
 inline constexpr const char *kFnMma = "__tk_sim_mma";
+// wgmma (sm_90a, backend/sim/Wgmma.cpp): void __tk_sim_wgmma(i64 descA,
+// i64 descB, ptr acc, i32 n, i32 flags) is a warpgroup collective that reads
+// and writes the thread's n / 2 accumulators at `acc` (flags: 1 bf16, 2
+// M-major A, 4 N-major B); void __tk_sim_wgmma_wait(i32 pending, ptr acc,
+// i32 count), __tk_sim_wgmma_fence(), __tk_sim_wgmma_commit() and
+// __tk_sim_fence_proxy_async() are per-thread.
+inline constexpr const char *kFnWgmma = "__tk_sim_wgmma";
+inline constexpr const char *kFnWgmmaWait = "__tk_sim_wgmma_wait";
+inline constexpr const char *kFnWgmmaFence = "__tk_sim_wgmma_fence";
+inline constexpr const char *kFnWgmmaCommit = "__tk_sim_wgmma_commit";
+inline constexpr const char *kFnFenceProxyAsync = "__tk_sim_fence_proxy_async";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -35,7 +46,10 @@ inline constexpr const char *kNumThreadsAttr = "tk-num-threads";
 
 class SimTarget : public lower::Target {
  public:
-  SimTarget();  // detects the host triple and data layout once
+  // Detects the host triple and data layout once. `arch` is the GPU the sim
+  // emulates for the lowering's choices: "sm_90a" runs dot on wgmma, the
+  // others (sm_80 .. sm_90) on mma.sync.
+  explicit SimTarget(std::string arch = "sm_80");
 
   std::string name() const override { return "sim"; }
   void configureModule(llvm::Module &m) const override;
@@ -61,6 +75,20 @@ class SimTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+  bool hasWgmma() const override { return arch_ == "sm_90a"; }
+  // The offset from the block's shared base: the sim's shared window starts
+  // at address 0, as a GPU's dynamic shared memory does.
+  llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;
+  void fenceProxyAsync(llvm::IRBuilderBase &b) const override;
+  void wgmmaFence(llvm::IRBuilderBase &b) const override;
+  // The accumulators travel through a stack array of the function (one per
+  // function, in its entry block), which the runtime reads and rewrites.
+  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+                                           llvm::Value *descA, llvm::Value *descB,
+                                           const std::vector<llvm::Value *> &acc) const override;
+  void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
+  std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
+                                            const std::vector<llvm::Value *> &acc) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;
@@ -70,9 +98,10 @@ class SimTarget : public lower::Target {
 
   const std::string &triple() const { return triple_; }
   const std::string &dataLayout() const { return dataLayout_; }
+  const std::string &arch() const { return arch_; }
 
  private:
-  std::string triple_, dataLayout_;
+  std::string triple_, dataLayout_, arch_;
 };
 
 // Initialises LLVM's native target once per process (thread-safe); returns the

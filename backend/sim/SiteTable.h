@@ -20,7 +20,8 @@ enum class SiteKind : uint8_t {
   Barrier,
   Shuffle,
   Ldmatrix,  // a warp's shared-memory read of 8 x 16 bytes per matrix, checked and counted by the runtime
-  Mma
+  Mma,
+  Wgmma  // a warpgroup's shared-memory read of its operands, 16 bytes per core-matrix row
 };
 
 struct Site {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backend/sim/Coalescing.h"
+#include "backend/sim/Wgmma.h"
 
 namespace tk::sim {
 
@@ -175,6 +176,8 @@ std::string warpCollectiveName(const ThreadCtx &t) {
       return "ldmatrix.x" + std::to_string(t.mx.num) + (t.mx.trans ? ".trans" : "");
     case WarpOp::Mma:
       return std::string("mma.m16n8k16.") + (t.mx.bf16 ? "bf16" : "f16");
+    case WarpOp::Wgmma:
+      return wgmmaName(t);
   }
   return "?";
 }

@@ -75,13 +75,14 @@ struct KernelParam {
 
 // A compiled, specialised kernel.
 struct Bundle {
-  static constexpr int kFormatVersion = 3;
+  static constexpr int kFormatVersion = 4;
   std::string kernel;
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
   int numWarps = 4;
   int numStages = 3;
-  int sharedBytes = 0;
+  int sharedBytes = 0;                     // the most any arch's lowering needs
+  std::vector<std::string> archs;          // CompileOptions::archs: the sim emulates the first
   std::string tir;                         // layout-assigned tile IR, with source locations
   std::map<std::string, std::string> ptx;  // arch -> PTX
   std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)

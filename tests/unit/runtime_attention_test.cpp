@@ -14,8 +14,9 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR "/stdlib/attention.tk";
 
-void check(tk::Device &dev, int heads, int L, int D, bool causal) {
-  SCOPED_TRACE("heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
+// `arch` is the one the sim emulates (sm_90a: both dots on wgmma).
+void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80") {
+  SCOPED_TRACE(arch + " " + "heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
                (causal ? " causal" : ""));
   static std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -29,9 +30,11 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal) {
     hv[i] = tk::floatToHalfBits(dist(rng)), v[i] = tk::halfBitsToFloat(hv[i]);
   }
   tk::CompileOptions o;
+  o.archs = {arch};
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};
   if (D == 128) o.defines["BLOCK_N"] = "32";
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "attention", o);
+  if (arch == "sm_90a") EXPECT_NE(bundle.ptx[arch].find("wgmma.mma_async"), std::string::npos);
   const int64_t bm = bundle.constInt("BLOCK_M");
   tk::Buffer dq = dev.upload(hq), dk = dev.upload(hk), dv = dev.upload(hv), dout = dev.upload(std::vector<float>(n, NAN));
   const float scale = 1.0f / std::sqrt(float(D));
@@ -58,7 +61,8 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal) {
         worst = std::max(worst, std::isnan(g) ? 1e9 : std::fabs(g - ref));
       }
     }
-  std::printf("attention heads %d L %d D %d%s: max abs error %.2e\n", heads, L, D, causal ? " causal" : "", worst);
+  std::printf("attention %s heads %d L %d D %d%s: max abs error %.2e\n", arch.c_str(), heads, L, D,
+              causal ? " causal" : "", worst);
   // p is rounded to f16 before the second product.
   EXPECT_LT(worst, 1e-2);
 }
@@ -69,6 +73,15 @@ TEST(StdlibAttention, ShortAndRaggedSequences) {
     for (int L : {1, 127}) {
       check(*dev, 2, L, 64, causal);
       check(*dev, 1, L, 128, causal);
+    }
+}
+
+TEST(StdlibAttention, OnWgmma) {
+  auto dev = tk::Device::open("sim");
+  for (bool causal : {false, true})
+    for (int L : {1, 127, 1024}) {
+      check(*dev, 2, L, 64, causal, "sm_90a");
+      check(*dev, 1, L, 128, causal, "sm_90a");
     }
 }
 

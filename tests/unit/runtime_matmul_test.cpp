@@ -35,8 +35,11 @@ struct Problem {
 };
 
 // Runs matmul on `p` with consts `defines` and checks C element by element.
-void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4) {
-  SCOPED_TRACE("M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
+// `arch`: the one the bundle is compiled for, so the arch the sim emulates
+// (sm_90a: dot on wgmma).
+void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4,
+           const std::string &arch = "sm_80") {
+  SCOPED_TRACE(arch + " " + "M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
                (p.transA ? " A^T" : "") + (p.transB ? " B^T" : "") + " act " + std::to_string(p.act));
   const auto a = exactHalfInputs(size_t(p.M) * p.K), b = exactHalfInputs(size_t(p.K) * p.N);
   const auto bias = exactHalfInputs(size_t(p.N));
@@ -48,10 +51,13 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
     for (int j = 0; j < p.N; ++j) bs[p.transB ? size_t(j) * p.K + k : size_t(k) * p.N + j] = b[size_t(k) * p.N + j];
   tk::CompileOptions o;
   o.numWarps = warps;
+  o.archs = {arch};
   o.defines = defines;
   if (p.bias) o.defines["HAS_BIAS"] = "true";
   o.defines["ACT"] = std::to_string(p.act);
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul", o);
+  if (arch == "sm_90a" && warps >= 4)  // every config below takes wgmma with 4 and 8 warps
+    EXPECT_NE(bundle.ptx[arch].find("wgmma.mma_async"), std::string::npos);
   tk::Buffer da = dev.upload(tk::test::f16Values(as)), db = dev.upload(tk::test::f16Values(bs)), dbias = dev.upload(bias);
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(p.M) * p.N, NAN));
   const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
@@ -94,6 +100,24 @@ TEST(StdlibMatmul, TransposedOperandsAndEpilogues) {
   check(*dev, Problem{96, 80, 64, false, true}, small);
   check(*dev, Problem{96, 80, 64, true, true, true, 1}, small);
   for (int a = 1; a <= 4; ++a) check(*dev, Problem{70, 50, 32, false, false, true, a}, small);
+}
+
+// The same problems with the sim emulating sm_90a: dot on wgmma with 4 and 8
+// warps (2 warps fall back to mma.sync).
+TEST(StdlibMatmul, OnWgmma) {
+  auto dev = tk::Device::open("sim");
+  const std::map<std::string, std::string> tiles = {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}};
+  for (Problem p : {Problem{1, 1, 1}, Problem{127, 500, 64}, Problem{500, 127, 33}, Problem{33, 65, 1023}})
+    check(*dev, p, tiles, 4, "sm_90a");
+  check(*dev, Problem{100, 200, 48}, {{"BLOCK_M", "32"}, {"BLOCK_N", "64"}, {"BLOCK_K", "16"}}, 2, "sm_90a");
+  check(*dev, Problem{130, 70, 40}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8, "sm_90a");
+  check(*dev, Problem{300, 260, 96}, {{"BLOCK_M", "128"}, {"BLOCK_N", "256"}, {"BLOCK_K", "64"}}, 8, "sm_90a");
+  const std::map<std::string, std::string> small = {{"BLOCK_M", "64"}, {"BLOCK_N", "32"}, {"BLOCK_K", "32"}};
+  check(*dev, Problem{96, 80, 64, true, false}, small, 4, "sm_90a");
+  check(*dev, Problem{96, 80, 64, false, true}, small, 4, "sm_90a");
+  check(*dev, Problem{96, 80, 64, true, true, true, 1}, small, 4, "sm_90a");
+  for (int a = 1; a <= 4; ++a) check(*dev, Problem{70, 50, 32, false, false, true, a}, small, 4, "sm_90a");
+  check(*dev, Problem{512, 512, 512}, {}, 4, "sm_90a");  // 128 x 128 x 32: 4 wgmma m64n128k16 per K step
 }
 
 TEST(StdlibMatmul, Batched) {

@@ -11,6 +11,7 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_sample_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_mma_test.cpp
   LIBS tk_sim tk_llvm)
+tk_add_unit_test(sim_wgmma_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp LIBS tk_sim tk_llvm)
 tk_add_unit_test(sim_shuffle_up_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_shuffle_up_test.cpp LIBS tk_sim tk_llvm)
 # Instruction counts and sampled launches through the public launcher API.
 tk_add_unit_test(sim_device_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp LIBS tk)

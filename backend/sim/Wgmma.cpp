@@ -1,0 +1,238 @@
+// wgmma.mma_async on the sim, with the PTX ISA's semantics: the descriptors
+// are decoded into shared-memory addresses, A (64x16) and B (16xn) are read
+// there when the warpgroup issues it, and D = A B + C lands in each thread's
+// registers in the ISA's D fragment layout for m64nNk16 with .f32
+// accumulators -- warp w of the warpgroup owns rows 16w .. 16w + 15, and
+// within a warp the layout of mma.m16n8's C fragment, repeated per n8:
+//   d[4j + 0, 1]: row 16w + g,     columns 8j + 2t, 8j + 2t + 1
+//   d[4j + 2, 3]: row 16w + g + 8, columns 8j + 2t, 8j + 2t + 1
+// (g = lane / 4, t = lane % 4). The values reach the registers at the
+// wait_group that completes the instruction's group; until then the
+// registers hold tokens (see WgmmaThread).
+#include "backend/sim/Wgmma.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace tk::sim {
+
+namespace {
+
+// Tokens: signalling NaNs (the quiet bit clear) tagged 0x2d in mantissa bits
+// 16-21, the result's index in the low 16 bits. Moves keep them; arithmetic
+// on one gives a NaN.
+constexpr uint32_t kTokenTag = 0x7fad0000u, kTokenMask = 0xffff0000u, kMaxResults = 1u << 16;
+float token(uint32_t index) { return std::bit_cast<float>(kTokenTag | index); }
+bool isToken(float v, uint32_t &index) {
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  index = bits & ~kTokenMask;
+  return (bits & kTokenMask) == kTokenTag;
+}
+
+float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+
+std::string where(const BlockCtx &b, const ThreadCtx &t) {
+  return siteSuffix(*b.launch, t.warpSite) + " in " + blockName(b);
+}
+
+bool sameWgmma(const ThreadCtx &x, const ThreadCtx &y) {
+  return x.warpOp == y.warpOp && x.warpSite == y.warpSite && x.wg.descA == y.wg.descA && x.wg.descB == y.wg.descB &&
+         x.wg.n == y.wg.n && x.wg.flags == y.wg.flags;
+}
+
+// Runs the instruction for the 128 threads of a warpgroup (all at the same
+// wgmma with the same operands).
+void execute(Simulator::Worker &w, ThreadCtx *threads) {
+  BlockCtx &b = w.block;
+  LaunchCtx &l = *b.launch;
+  const ThreadCtx &t0 = threads[0];
+  const uint32_t n = t0.wg.n, site = t0.warpSite;
+  const bool bf16 = t0.wg.flags & 1, mA = t0.wg.flags & 2, mB = t0.wg.flags & 4;
+  const std::string head = "kernel " + l.kernel->name + ": " + wgmmaName(t0) + where(b, t0) + ", warpgroup " +
+                           std::to_string(t0.warp / 4) + ": ";
+  const MatrixDescriptor dA = decodeDescriptor(t0.wg.descA), dB = decodeDescriptor(t0.wg.descB);
+  for (const MatrixDescriptor *d : {&dA, &dB}) {
+    const char *which = d == &dA ? "A" : "B";
+    if (d->swizzleBytes && d->baseOffset)
+      return l.fail(head + "the descriptor of " + which + " has matrix base offset " + std::to_string(d->baseOffset) +
+                    ", which the sim does not model (start the swizzle pattern on its boundary instead)");
+    if (d->swizzleBytes && (d->start >> 7) & (d->swizzleBytes / 16 - 1))
+      return l.fail(head + "the descriptor of " + which + " starts at shared address " + std::to_string(d->start) +
+                    ", inside a " + std::to_string(d->swizzleBytes * 8) +
+                    "-byte swizzle pattern: with base offset 0 the pattern must start on a " +
+                    std::to_string(d->swizzleBytes * 8) + "-byte boundary");
+  }
+  // Generic-proxy writes reach wgmma's async-proxy reads only through a
+  // fence.proxy.async by the writer before the barrier that orders them.
+  for (uint32_t i = 0; i < b.nthreads; ++i)
+    if (uint64_t u = w.threads[i].wg.unfencedWrite; u && u - 1 < b.counters.barriers)
+      return l.fail(head + "thread " + std::to_string(i) +
+                    " wrote shared memory before the last barrier with no fence.proxy.async after the write; "
+                    "wgmma reads shared memory through the async proxy");
+  for (uint32_t i = 0; i < 128; ++i) {
+    const ThreadCtx &t = threads[i];
+    uint32_t index;
+    if (!t.wg.fenced)
+      for (uint32_t r = 0; r < n / 2; ++r)
+        if (!isToken(t.wg.acc[r], index))
+          return l.fail(head + "thread " + std::to_string(t.tid) +
+                        " passes accumulators written by other instructions with no wgmma.fence since its last "
+                        "wgmma.wait_group");
+  }
+
+  // A and B through their descriptors: one 16-byte row of a core matrix (8
+  // elements along the operand's contiguous dim) at a time.
+  float A[64][16], B[16][256];
+  uint64_t requests = 0, wavefronts = 0;
+  bool ok = true;
+  auto read = [&](const MatrixDescriptor &d, bool mnMajor, uint32_t extent, auto &&store) {
+    for (uint32_t mg = 0; mg < extent / 8 && ok; ++mg)
+      for (uint32_t kh = 0; kh < 2 && ok; ++kh) {
+        uint64_t words[32];
+        for (uint32_t r = 0; r < 8; ++r) {
+          // K-major: row r of the core matrix is mn = 8 mg + r, k = 8 kh .. +7;
+          // MN-major: it is k = 8 kh + r, mn = 8 mg .. +7.
+          const uint32_t mn = mnMajor ? 8 * mg : 8 * mg + r, k = mnMajor ? 8 * kh + r : 8 * kh;
+          const uint32_t a = operandAddress(d, mnMajor, mn, k);
+          if (uint64_t(a) + 16 > b.sharedBytes) {
+            ok = false;
+            return l.fail(head + "out-of-bounds read of 16 bytes at shared offset " + std::to_string(a) +
+                          " (the block has " + std::to_string(b.sharedBytes) + " bytes of shared memory)");
+          }
+          if (w.race.enabled()) {
+            RaceShadow::Race race;
+            if (w.race.access(t0.tid, site, /*write=*/false, a, 16, race)) l.fail(raceMessage(b, race));
+          }
+          uint16_t e[8];
+          std::memcpy(e, b.shared + a, 16);
+          for (uint32_t q = 0; q < 8; ++q) {
+            float v = bf16 ? bf16ToFloat(e[q]) : halfBitsToFloat(e[q]);
+            store(mnMajor ? mn + q : mn, mnMajor ? k : k + q, v);
+          }
+          for (uint32_t q = 0; q < 4; ++q) words[4 * r + q] = a / 4 + q;
+        }
+        std::sort(words, words + 32);
+        size_t nw = size_t(std::unique(words, words + 32) - words);
+        ++requests;
+        wavefronts += bankWavefronts(words, nw);
+      }
+  };
+  read(dA, mA, 64, [&](uint32_t m, uint32_t k, float v) { A[m][k] = v; });
+  read(dB, mB, n, [&](uint32_t col, uint32_t k, float v) { B[k][col] = v; });
+  if (!ok) return;
+  b.counters.sharedRequests += requests;
+  b.counters.sharedWavefronts += wavefronts;
+  if (w.perSite && site != ~0u) {
+    SiteCounters &p = w.perSite[site];
+    p.requests += requests;
+    p.bytes += 16 * 8 * requests;
+    p.wavefronts += wavefronts;
+  }
+
+  for (uint32_t i = 0; i < 128; ++i) {
+    ThreadCtx &t = threads[i];
+    WgmmaThread &s = t.wg;
+    if (s.results.size() + n / 2 > kMaxResults)
+      return l.fail(head + "thread " + std::to_string(t.tid) + " has more than " + std::to_string(kMaxResults) +
+                    " wgmma results in flight: commit and wait for them");
+    const uint32_t w4 = (t.tid / 32) % 4, g = (t.tid % 32) / 4, tq = t.tid % 4;
+    for (uint32_t r = 0; r < n / 2; ++r) {
+      const uint32_t j = r / 4, e = r % 4, row = 16 * w4 + g + 8 * (e / 2), col = 8 * j + 2 * tq + (e % 2);
+      uint32_t index;
+      float c = s.acc[r];
+      if (isToken(c, index)) c = index < s.results.size() ? s.results[index] : std::bit_cast<float>(0x7fc00000u);
+      // Products of f16/bf16 values are exact in f32, added in k order (a
+      // GPU's order and intermediate rounding are unspecified).
+      for (uint32_t k = 0; k < 16; ++k) c = c + A[row][k] * B[k][col];
+      s.results.push_back(c);
+      s.acc[r] = token(uint32_t(s.results.size() - 1));
+    }
+  }
+}
+
+}  // namespace
+
+MatrixDescriptor decodeDescriptor(uint64_t d) {
+  MatrixDescriptor m;
+  m.start = uint32_t(d & 0x3fff) << 4;
+  m.leadingBytes = uint32_t(d >> 16 & 0x3fff) << 4;
+  m.strideBytes = uint32_t(d >> 32 & 0x3fff) << 4;
+  m.baseOffset = uint32_t(d >> 49 & 0x7);
+  static const uint32_t swizzle[4] = {0, 128, 64, 32};
+  m.swizzleBytes = swizzle[d >> 62 & 0x3];
+  return m;
+}
+
+// The canonical layouts, in bytes for 2-byte elements (T = 8 elements per
+// 16 bytes, S the swizzle width, E = S / 2 elements per swizzled row):
+//   K-major, none:  ((8, m), (T, 2)) : ((16, SBO), (2, LBO))
+//   K-major, S:     ((8, m), (16))   : ((S, SBO), (2))
+//   MN-major, none: ((T, m), (8, 2)) : ((2, SBO), (16, LBO))
+//   MN-major, S:    ((E, m), (8, 2)) : ((2, LBO), (S, SBO))
+uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k) {
+  const uint32_t S = d.swizzleBytes;
+  uint32_t a = d.start;
+  if (!mnMajor && !S) a += mn / 8 * d.strideBytes + mn % 8 * 16 + k / 8 * d.leadingBytes + k % 8 * 2;
+  if (!mnMajor && S) a += mn / 8 * d.strideBytes + mn % 8 * S + k * 2;
+  if (mnMajor && !S) a += mn / 8 * d.strideBytes + mn % 8 * 2 + k / 8 * d.leadingBytes + k % 8 * 16;
+  if (mnMajor && S) a += mn / (S / 2) * d.leadingBytes + mn % (S / 2) * 2 + k / 8 * d.strideBytes + k % 8 * S;
+  if (S) a ^= (a >> 7 & (S / 16 - 1)) << 4;
+  return a;
+}
+
+std::string wgmmaName(const ThreadCtx &t) {
+  return "wgmma.mma_async.m64n" + std::to_string(t.wg.n) + "k16." + ((t.wg.flags & 1) ? "bf16" : "f16");
+}
+
+Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
+  BlockCtx &b = w.block;
+  LaunchCtx &l = *b.launch;
+  ThreadCtx *lanes = &w.threads[warp * 32];
+  const uint32_t nl = b.warps[warp].lanes;
+  const std::string head = "kernel " + l.kernel->name + ": " + wgmmaName(lanes[0]) + where(b, lanes[0]) + ", warp " +
+                           std::to_string(warp) + ": ";
+  if (nl < 32) {
+    l.fail(head + "the warp has only " + std::to_string(nl) + " lanes; wgmma needs all 32 of the 4 warps");
+    return {warp, 1};
+  }
+  for (uint32_t j = 1; j < nl; ++j)
+    if (!sameWgmma(lanes[0], lanes[j])) {
+      l.fail(head + "lane " + std::to_string(j) + " is at another collective or passes other operands than lane 0");
+      return {warp, 1};
+    }
+  const uint32_t group = warp / 4, first = 4 * group;
+  if (first + 4 > b.warps.size()) {
+    l.fail(head + "the block has " + std::to_string(b.warps.size()) + " warps; wgmma needs the 4 warps of warpgroup " +
+           std::to_string(group));
+    return {warp, 1};
+  }
+  if (++b.warpgroupArrived[group] < 4) return {warp, 0};
+  b.warpgroupArrived[group] = 0;
+  ThreadCtx *threads = &w.threads[first * 32];
+  for (uint32_t i = 32; i < 128; i += 32)
+    if (!sameWgmma(threads[0], threads[i])) {
+      l.fail(head + "the warps of warpgroup " + std::to_string(group) + " meet at different wgmma instructions or pass "
+             "different operands (warp " + std::to_string(first) + " and warp " + std::to_string(first + i / 32) + ")");
+      return {first, 4};
+    }
+  execute(w, threads);
+  return {first, 4};
+}
+
+void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count) {
+  WgmmaThread &s = t.wg;
+  while (s.groupEnds.size() - s.completedGroups > pending) s.completed = s.groupEnds[s.completedGroups++];
+  for (uint32_t i = 0; i < count; ++i)
+    if (uint32_t index; isToken(acc[i], index) && index < s.completed) acc[i] = s.results[index];
+  s.fenced = false;
+  if (s.completed == s.results.size()) {  // nothing in flight: start over
+    s.results.clear();
+    s.groupEnds.clear();
+    s.completedGroups = s.completed = 0;
+  }
+}
+
+void wgmmaCommit(ThreadCtx &t) { t.wg.groupEnds.push_back(uint32_t(t.wg.results.size())); }
+
+}  // namespace tk::sim

@@ -1,0 +1,190 @@
+// Lowering of `dot` on sm_90a's warpgroup tensor cores: f16/bf16 operands
+// staged in shared memory in wgmma's swizzled layouts, then per warpgroup,
+// m64 block and k16 step one wgmma.mma_async reading them through matrix
+// descriptors, accumulating in f32 registers that stay in mmaLayout.
+//
+// The accumulator layout is mmaLayout with warps [W, 1] (tensorCoreLayout
+// picks it for every shape wgmmaShape accepts, on every arch): warp v holds
+// rows 8v + g + 8W r (g = lane / 4, r its repetition) and columns 2(lane % 4)
+// + {0, 1} + 8j. wgmma fixes warp w4 of warpgroup gi (v = 4 gi + w4) to rows
+// 16 w4 + 8h + g of each m64 block, columns as above. Staging A's logical row
+// L = 8v + g + 8W(2b + h) at physical row 16 w4 + 8h + g of block b of
+// warpgroup gi's region puts every D element in the register mmaLayout
+// already gives it, so the epilogue is unchanged and the same tile IR runs
+// on mma.sync elsewhere.
+//
+// Shared memory (from the dynamic base, 1024-byte aligned):
+//   A, per warpgroup gi: K in slabs of SA / 2 elements (SA = 128, 64 or 32
+//     bytes, the widest dividing a row), each slab [Mg rows][SA bytes],
+//     K-major with the SA-byte swizzle; SBO = 8 SA (the next 8 rows).
+//   B, after all of A: N in slabs of SB / 2 elements, each [K rows][SB
+//     bytes], N-major with the SB-byte swizzle; LBO = K SB (the next slab),
+//     SBO = 8 SB (the next 8 k).
+// The swizzle moves a 16-byte chunk c of row r to chunk c ^ (r' % (S / 16))
+// (r' the address bits 7 and up), so the staging stores (16-byte vectors
+// along a row) and wgmma's reads of 8 rows of one chunk are both free of
+// bank conflicts.
+#include "lower/FunctionLowering.h"
+#include "lower/Wgmma.h"
+
+namespace tk::lower {
+
+namespace {
+
+// The widest swizzle (bytes) whose rows a dim of `elems` 2-byte elements fills.
+int swizzleFor(int64_t elems) {
+  for (int s : {128, 64, 32})
+    if ((elems * 2) % s == 0) return s;
+  return 0;
+}
+
+}  // namespace
+
+WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
+  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
+  WgmmaPlan p;
+  p.M = at.shape[0];
+  p.K = at.shape[1];
+  p.N = bt.shape[1];
+  p.bf16 = at.elem.scalar == ir::ScalarKind::BF16;
+  p.warpgroups = numWarps / 4;
+  p.swizzleA = swizzleFor(p.K);
+  p.swizzleB = swizzleFor(p.N);
+  p.bytesA = p.M * p.K * 2;
+  p.bytesB = p.K * p.N * 2;
+  return p;
+}
+
+// Byte offset of A's logical element (row, col) in its region: the row's
+// physical place (see the header), its slab, then the swizzle.
+llvm::Value *FunctionLowering::wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col) {
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  const int64_t W = 4 * p.warpgroups, Mg = p.M / p.warpgroups, E = p.swizzleA / 2;
+  llvm::Value *v = b_.CreateURem(b_.CreateUDiv(row, i32(8)), i32(W));
+  llvm::Value *g = b_.CreateURem(row, i32(8));
+  llvm::Value *r = b_.CreateUDiv(row, i32(8 * W));
+  llvm::Value *gi = b_.CreateUDiv(v, i32(4)), *w4 = b_.CreateURem(v, i32(4));
+  llvm::Value *phys = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(r, i32(2)), i32(64)),
+                                   b_.CreateAdd(b_.CreateMul(w4, i32(16)),
+                                                b_.CreateAdd(b_.CreateMul(b_.CreateURem(r, i32(2)), i32(8)), g)));
+  llvm::Value *off = b_.CreateMul(gi, i32(Mg * p.K * 2));
+  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateUDiv(col, i32(E)), i32(Mg * p.swizzleA)));
+  off = b_.CreateAdd(off, b_.CreateMul(phys, i32(p.swizzleA)));
+  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateURem(col, i32(E)), i32(2)));
+  return swizzled(off, p.swizzleA);
+}
+
+llvm::Value *FunctionLowering::wgmmaOffsetB(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col) {
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  const int64_t E = p.swizzleB / 2;
+  llvm::Value *off = b_.CreateMul(b_.CreateUDiv(col, i32(E)), i32(p.K * p.swizzleB));
+  off = b_.CreateAdd(off, b_.CreateMul(row, i32(p.swizzleB)));
+  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateURem(col, i32(E)), i32(2)));
+  return swizzled(off, p.swizzleB);
+}
+
+// An S-byte swizzle on a byte offset from a 1024-byte aligned base: address
+// bits [4, 4 + log2(S / 16)) ^= bits [7, 7 + log2(S / 16)).
+llvm::Value *FunctionLowering::swizzled(llvm::Value *off, int swizzleBytes) {
+  llvm::Value *bits = b_.CreateAnd(b_.CreateLShr(off, b_.getInt32(7)), b_.getInt32(swizzleBytes / 16 - 1));
+  return b_.CreateXor(off, b_.CreateShl(bits, b_.getInt32(4)));
+}
+
+// Writes 2-D tile `v` (already f16/bf16) at base + offsetOf(row, col): a
+// vector per run of up to 8 elements contiguous along dim 1, which the
+// layouts above keep inside one 16-byte chunk.
+void FunctionLowering::stageForWgmma(const ir::Value *v, llvm::Value *base,
+                                     const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &offsetOf,
+                                     const ir::Location &loc) {
+  const ir::Type &t = v->type();
+  llvm::Type *ty = elemType(t.elem);
+  RegisterMap rm(t.layout, t.shape);
+  const ir::Layout &l = *rm.root().blocked;
+  const int sv = l.order[0] == 1 ? std::min(rm.contiguousPerThread(1), 8) : 1;
+  std::vector<llvm::Value *> addresses;
+  Regs vals;
+  const Regs &src = regs(v);
+  for (int r = 0; r < rm.numRegisters(); r += sv) {
+    std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
+    addresses.push_back(b_.CreateGEP(b_.getInt8Ty(), base, offsetOf(idx[0], idx[1])));
+    if (sv == 1) {
+      vals.push_back(src[r]);
+      continue;
+    }
+    llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(ty, sv));
+    for (int e = 0; e < sv; ++e) vec = b_.CreateInsertElement(vec, src[r + e], uint64_t(e));
+    vals.push_back(vec);
+  }
+  storeShared(vals, addresses, rm.replicated() ? ownerPredicate(t, rm) : nullptr, loc);
+}
+
+// The descriptor of a matrix at shared pointer `at`: the constant fields
+// with the start address (its bits 4-17) or-ed in.
+llvm::Value *FunctionLowering::wgmmaDescriptor(llvm::Value *at, uint32_t leadingBytes, uint32_t strideBytes,
+                                               int swizzleBytes) {
+  llvm::Value *addr = target_.sharedWindowAddress(b_, at);
+  llvm::Value *start = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(addr, b_.getInt32(4)), b_.getInt32(0x3fff)),
+                                     b_.getInt64Ty());
+  return b_.CreateOr(start, b_.getInt64(wgmmaDescriptorBits(leadingBytes, strideBytes, swizzleBytes)));
+}
+
+Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA,
+                                  llvm::Value *baseB, Regs acc, const ir::Location &loc) {
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16, EA = p.swizzleA / 2;
+  RegisterMap rm(resultType.layout, resultType.shape);
+  // This thread's warpgroup region of A.
+  llvm::Value *gi = b_.CreateUDiv(warp_, i32(4));
+  llvm::Value *regionA = b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * 2)));
+  // The sim names a failing wgmma by its call's !tk.loc: the last call the
+  // Target emitted.
+  auto locate = [&] {
+    llvm::BasicBlock *bb = b_.GetInsertBlock();
+    for (auto it = bb->rbegin(); it != bb->rend(); ++it)
+      if (llvm::isa<llvm::CallInst>(*it)) {
+        tagGlobal(&*it, loc);
+        return;
+      }
+  };
+  target_.wgmmaFence(b_);
+  for (int64_t ks = 0; ks < steps; ++ks) {
+    const int64_t k0 = 16 * ks;
+    llvm::Value *atB = b_.CreateGEP(b_.getInt8Ty(), baseB, i32(k0 * p.swizzleB));
+    llvm::Value *descB =
+        wgmmaDescriptor(atB, static_cast<uint32_t>(p.K * p.swizzleB), static_cast<uint32_t>(8 * p.swizzleB), p.swizzleB);
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t offA = k0 / EA * Mg * p.swizzleA + blk * 64 * p.swizzleA + k0 % EA * 2;
+      llvm::Value *descA = wgmmaDescriptor(b_.CreateGEP(b_.getInt8Ty(), regionA, i32(offA)), 16,
+                                           static_cast<uint32_t>(8 * p.swizzleA), p.swizzleA);
+      // D register i: n8 tile i / 4, row half (i % 4) / 2, column (i % 2).
+      std::vector<int> reg;
+      for (int64_t i = 0; i < p.N / 2; ++i)
+        reg.push_back(rm.index({static_cast<int>(2 * blk + (i % 4) / 2), static_cast<int>(2 * (i / 4) + i % 2)}));
+      std::vector<llvm::Value *> d;
+      for (int r : reg) d.push_back(acc[r]);
+      d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/true, descA, descB, d);
+      locate();
+      for (size_t i = 0; i < reg.size(); ++i) acc[reg[i]] = d[i];
+    }
+  }
+  target_.wgmmaCommitGroup(b_);
+  return target_.wgmmaWaitGroup(b_, 0, acc);
+}
+
+Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
+  const WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
+  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(p.bytesA + p.bytesB));
+  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(p.bytesA)));
+  stageForWgmma(op.operand(0), base, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
+  stageForWgmma(op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
+  // Every thread's generic-proxy stores, fenced for the async proxy, then
+  // ordered before every warpgroup's reads by the barrier.
+  target_.fenceProxyAsync(b_);
+  barrier(op.loc());
+  Regs acc = issueWgmma(p, op.result()->type(), base, baseB, regs(op.operand(2)), op.loc());
+  barrier(op.loc());  // the buffer is reused by the next exchange
+  return acc;
+}
+
+}  // namespace tk::lower

@@ -1,0 +1,308 @@
+// tk sim's wgmma against the PTX ISA, restated here apart from backend/sim:
+// the matrix descriptor's bit fields, the shared-memory layouts of each
+// swizzle mode as the ISA's figures draw them (16-byte chunk c of row r
+// stored at chunk c ^ f(r)), the D fragment layout of m64nNk16 with f32
+// accumulators, completion at wait_group, and the errors and counters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/sim/Runtime.h"
+#include "backend/sim/Wgmma.h"
+#include "lower/Wgmma.h"
+#include "tests/unit/sim_KernelBuilder.h"
+
+namespace tk::sim::test {
+namespace {
+
+using llvm::Value;
+
+// ---- the ISA's tables ------------------------------------------------------
+
+// "Matrix Descriptor Format": bits 0-13 start, 16-29 LBO, 32-45 SBO (each
+// (x & 0x3FFFF) >> 4), 49-51 base offset, 62-63 swizzle mode (0 none, 1
+// 128-byte, 2 64-byte, 3 32-byte).
+uint64_t descriptor(uint32_t start, uint32_t lbo, uint32_t sbo, int mode, uint32_t baseOffset = 0) {
+  auto enc = [](uint32_t x) { return uint64_t((x & 0x3ffff) >> 4); };
+  return enc(start) | enc(lbo) << 16 | enc(sbo) << 32 | uint64_t(baseOffset) << 49 | uint64_t(mode) << 62;
+}
+int modeOf(int swizzleBytes) { return swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0; }
+
+// The figures' swizzle: in an S-byte-swizzled layout, row r (of S bytes) of
+// the repeating pattern keeps its 16-byte chunk c at chunk c ^ rowXor(S, r).
+// 128B: 8 rows, chunk ^ r; 64B: rows in pairs, ^ r / 2; 32B: in fours, ^ r / 4.
+int rowXor(int S, int r) { return S == 128 ? r % 8 : S == 64 ? (r / 2) % 4 : (r / 4) % 2; }
+
+// Byte offset (from a pattern-aligned start) of element (mn, k) of an
+// operand, from the canonical layouts ("Shared Memory Matrix Layout"): core
+// matrices of 8 rows x 16 bytes; K-major rows run along k, MN-major rows
+// along m or n; S the swizzle width (0: none).
+uint32_t figureOffset(bool mnMajor, int S, uint32_t lbo, uint32_t sbo, int mn, int k) {
+  if (!mnMajor && !S) return mn / 8 * sbo + mn % 8 * 16 + k / 8 * lbo + k % 8 * 2;
+  if (!mnMajor) return mn / 8 * sbo + mn % 8 * S + 16 * ((k / 8) ^ rowXor(S, mn % 8)) + k % 8 * 2;
+  if (!S) return mn / 8 * sbo + mn % 8 * 2 + k / 8 * lbo + k % 8 * 16;
+  const int E = S / 2;  // elements per row
+  return mn / E * lbo + k / 8 * sbo + k % 8 * S + 16 * (((mn % E) / 8) ^ rowXor(S, k % 8)) + mn % 8 * 2;
+}
+
+// D of m64nNk16 (.f32): register i of lane `lane` in warp w of the
+// warpgroup is row 16w + g + 8 ((i % 4) / 2), column 8 (i / 4) + 2t + i % 2.
+struct RowCol {
+  int row, col;
+};
+RowCol dElement(int warp, int lane, int i) {
+  int g = lane / 4, t = lane % 4;
+  return {16 * warp + g + 8 * ((i % 4) / 2), 8 * (i / 4) + 2 * t + i % 2};
+}
+
+TEST(SimWgmma, DescriptorFieldsDecode) {
+  for (int S : {0, 32, 64, 128}) {
+    MatrixDescriptor d = decodeDescriptor(descriptor(0x2a40, 4096, 1024, modeOf(S), 0));
+    EXPECT_EQ(d.start, 0x2a40u);
+    EXPECT_EQ(d.leadingBytes, 4096u);
+    EXPECT_EQ(d.strideBytes, 1024u);
+    EXPECT_EQ(d.baseOffset, 0u);
+    EXPECT_EQ(d.swizzleBytes, uint32_t(S));
+  }
+  EXPECT_EQ(decodeDescriptor(descriptor(16, 16, 16, 1, 5)).baseOffset, 5u);
+  // Addresses are 18 bits, stored >> 4.
+  EXPECT_EQ(decodeDescriptor(descriptor(0x40000 + 0x3ff0, 0, 0, 0)).start, 0x3ff0u);
+  // The lowering's constant fields are the same bits.
+  for (int S : {0, 32, 64, 128})
+    EXPECT_EQ(lower::wgmmaDescriptorBits(4096, 1024, S), descriptor(0, 4096, 1024, modeOf(S)));
+}
+
+TEST(SimWgmma, OperandAddressesFollowTheFigures) {
+  for (bool mnMajor : {false, true})
+    for (int S : {0, 32, 64, 128}) {
+      const uint32_t lbo = mnMajor && S ? 4096 : 256, sbo = S ? 8 * S : 128;
+      MatrixDescriptor d = decodeDescriptor(descriptor(2048, lbo, sbo, modeOf(S)));
+      for (int mn = 0; mn < 256; ++mn)
+        for (int k = 0; k < 16; ++k)
+          ASSERT_EQ(operandAddress(d, mnMajor, uint32_t(mn), uint32_t(k)),
+                    2048 + figureOffset(mnMajor, S, lbo, sbo, mn, k))
+              << (mnMajor ? "MN" : "K") << "-major, swizzle " << S << ", element (" << mn << ", " << k << ")";
+    }
+  // K-major 128B: advancing the start by 32 bytes (the next k16 of a 64-wide
+  // row) keeps the pattern of the rows: chunk 2 of row 3 is chunk 1.
+  MatrixDescriptor d = decodeDescriptor(descriptor(32, 16, 1024, 1));
+  EXPECT_EQ(operandAddress(d, false, 3, 0), 3u * 128 + 16 * (2 ^ 3));
+}
+
+// ---- wgmma.mma_async through the runtime ------------------------------------
+
+// wg(image, c, out, early): shared = image (`words` words; a fence.proxy.async
+// unless `noProxyFence`), a barrier; each thread's n / 2 accumulators from
+// c[tid * n / 2 ..]; wgmma.fence (unless `noFence`); one wgmma.mma_async;
+// commit; `early` gets the registers before the wait, out after wait_group 0.
+struct Case {
+  int n = 32;
+  bool bf16 = false, mA = false, mB = true;
+  int swizzleA = 64, swizzleB = 128;
+  uint32_t startA = 0, startB = 8192;
+  bool noProxyFence = false, noFence = false;
+  int threads = 128;
+};
+
+// Unswizzled: core matrices 128 bytes, the next k8 at LBO = 128, the next 8
+// rows (K-major) or columns (MN-major) at SBO = 256. Swizzled: the next 8
+// rows (K-major) or k (MN-major) at SBO = 8 S; MN-major, the next S / 2
+// columns at LBO = 2048.
+uint32_t lboOf(const Case &c, bool b) {
+  bool mn = b ? c.mB : c.mA;
+  int S = b ? c.swizzleB : c.swizzleA;
+  return !S ? 128 : mn ? 2048 : 16;
+}
+uint32_t sboOf(const Case &c, bool b) {
+  int S = b ? c.swizzleB : c.swizzleA;
+  return S ? 8 * S : 256;
+}
+
+std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("wg", {k.ptr(), k.ptr(), k.ptr(), k.ptr()}, c.threads);
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  for (int j = 0; j < words / c.threads; ++j) {
+    Value *idx = b.CreateAdd(tid, b.getInt32(c.threads * j));
+    k.sharedStore(k.load(k.i32(), k.gep(k.i32(), k.arg(0), idx)), k.gep(k.i32(), smem, idx), 4, "fill.tk:3:3");
+  }
+  if (!c.noProxyFence) t.fenceProxyAsync(b);
+  t.barrier(b);
+  std::vector<Value *> acc;
+  for (int i = 0; i < c.n / 2; ++i)
+    acc.push_back(k.load(k.f32(), k.gep(k.f32(), k.arg(1), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)),
+                                                                      b.getInt32(i)))));
+  if (!c.noFence) t.wgmmaFence(b);
+  Value *dA = b.getInt64(descriptor(c.startA, lboOf(c, false), sboOf(c, false), modeOf(c.swizzleA)));
+  Value *dB = b.getInt64(descriptor(c.startB, lboOf(c, true), sboOf(c, true), modeOf(c.swizzleB)));
+  std::vector<Value *> d = t.wgmmaMmaAsync(b, c.n, c.bf16, c.mA, c.mB, dA, dB, acc);
+  t.wgmmaCommitGroup(b);
+  auto out = [&](int arg, const std::vector<Value *> &v) {
+    for (int i = 0; i < c.n / 2; ++i)
+      k.store(v[i], k.gep(k.f32(), k.arg(arg), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)), b.getInt32(i))));
+  };
+  out(3, d);
+  out(2, t.wgmmaWaitGroup(b, 0, d));
+  b.CreateRetVoid();
+  return k.compile();
+}
+
+uint16_t bits16(float f, bool bf16) { return bf16 ? floatToBf16Bits(f) : floatToHalfBits(f); }
+float fromBits16(uint16_t h, bool bf16) { return bf16 ? std::bit_cast<float>(uint32_t(h) << 16) : halfBitsToFloat(h); }
+
+struct WgRun {
+  std::string error;
+  std::vector<float> D, early;  // D [64][n] row-major through dElement
+  Counters counters;
+};
+
+// Runs `c` on A [64x16], B [16xn] and C [64xn] (row-major), laid out in
+// shared memory by the figures.
+WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<float> &B, const std::vector<float> &C,
+             bool raceCheck = false) {
+  const int bytes = 16384, words = bytes / 4;  // A in [0, 8192), B in [8192, 16384)
+  std::vector<uint16_t> image(bytes / 2, 0);
+  for (int m = 0; m < 64; ++m)
+    for (int kk = 0; kk < 16; ++kk)
+      image[(c.startA + figureOffset(c.mA, c.swizzleA, lboOf(c, false), sboOf(c, false), m, kk)) / 2] =
+          bits16(A[m * 16 + kk], c.bf16);
+  for (int kk = 0; kk < 16; ++kk)
+    for (int n = 0; n < c.n; ++n)
+      if (size_t at = (c.startB + figureOffset(c.mB, c.swizzleB, lboOf(c, true), sboOf(c, true), n, kk)) / 2;
+          at < image.size())  // a case that reads out of bounds places only what fits
+        image[at] = bits16(B[kk * c.n + n], c.bf16);
+  auto prog = wgmmaKernel(c, words);
+  Simulator sim(1);
+  Buffer<uint32_t> img(sim.memory(), words);
+  std::memcpy(img.p, image.data(), bytes);
+  const int regs = c.n / 2;
+  Buffer<float> cin(sim.memory(), size_t(c.threads) * regs), out(sim.memory(), size_t(c.threads) * regs),
+      early(sim.memory(), size_t(c.threads) * regs);
+  for (int tid = 0; tid < c.threads; ++tid)
+    for (int i = 0; i < regs; ++i) {
+      RowCol e = dElement((tid / 32) % 4, tid % 32, i);
+      cin[tid * regs + i] = C[e.row * c.n + e.col];
+      out[tid * regs + i] = early[tid * regs + i] = -12345.0f;
+    }
+  LaunchConfig cfg;
+  cfg.blockThreads = uint32_t(c.threads);
+  cfg.sharedBytes = bytes;
+  cfg.raceCheck = raceCheck;
+  WgRun r;
+  void *pi = img.p, *pc = cin.p, *po = out.p, *pe = early.p;
+  try {
+    r.counters = sim.launch(*prog, "wg", cfg, {&pi, &pc, &po, &pe});
+  } catch (const SimError &e) {
+    r.error = e.what();
+    return r;
+  }
+  r.D.assign(size_t(64 * c.n), std::nanf(""));
+  r.early.assign(size_t(64 * c.n), 0);
+  std::vector<int> seen(size_t(64 * c.n), 0);
+  for (int tid = 0; tid < 128; ++tid)
+    for (int i = 0; i < regs; ++i) {
+      RowCol e = dElement(tid / 32, tid % 32, i);
+      r.D[e.row * c.n + e.col] = out[tid * regs + i];
+      r.early[e.row * c.n + e.col] = early[tid * regs + i];
+      ++seen[e.row * c.n + e.col];
+    }
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "the D table covers element " << i << " once";
+  return r;
+}
+
+std::vector<float> randomMatrix(std::mt19937 &rng, int count, bool bf16) {
+  std::uniform_real_distribution<float> dist(-2, 2);
+  std::vector<float> m(static_cast<size_t>(count));
+  for (float &v : m) v = fromBits16(bits16(dist(rng), bf16), bf16);
+  return m;
+}
+
+void expectProduct(const WgRun &r, const Case &c, const std::vector<float> &A, const std::vector<float> &B,
+                   const std::vector<float> &C) {
+  ASSERT_EQ(r.error, "");
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < c.n; ++n) {
+      double want = C[m * c.n + n], mag = std::fabs(want);
+      for (int kk = 0; kk < 16; ++kk) {
+        want += double(A[m * 16 + kk]) * B[kk * c.n + n];
+        mag += std::fabs(double(A[m * 16 + kk]) * B[kk * c.n + n]);
+      }
+      ASSERT_LE(std::fabs(r.D[m * c.n + n] - want), 17 * 0x1p-24 * mag)
+          << "D[" << m << "][" << n << "] = " << r.D[m * c.n + n] << ", want " << want;
+    }
+}
+
+TEST(SimWgmma, EveryLayoutAndFragmentMatchesADoubleProduct) {
+  std::mt19937 rng(8);
+  std::vector<Case> cases;
+  for (bool mA : {false, true})
+    for (bool mB : {false, true})
+      for (int s : {0, 32, 64, 128}) {
+        Case c;
+        c.mA = mA;
+        c.mB = mB;
+        c.swizzleA = s;
+        c.swizzleB = s == 0 ? 128 : s == 128 ? 0 : s;  // every mode on each side
+        c.n = mB && c.swizzleB == 128 ? 128 : 64;
+        c.bf16 = s == 64;
+        cases.push_back(c);
+      }
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string("A ") + (c.mA ? "M" : "K") + "-major " + std::to_string(c.swizzleA) + "B, B " +
+                 (c.mB ? "N" : "K") + "-major " + std::to_string(c.swizzleB) + "B, n" + std::to_string(c.n) +
+                 (c.bf16 ? " bf16" : " f16"));
+    auto A = randomMatrix(rng, 64 * 16, c.bf16), B = randomMatrix(rng, 16 * c.n, c.bf16),
+         C = randomMatrix(rng, 64 * c.n, false);
+    WgRun r = runWgmma(c, A, B, C, /*raceCheck=*/true);
+    expectProduct(r, c, A, B, C);
+    // Before the wait the registers hold no value (NaN here).
+    for (float v : r.early) ASSERT_TRUE(std::isnan(v));
+  }
+}
+
+TEST(SimWgmma, SwizzledReadsAreFreeOfBankConflicts) {
+  // K-major A with 128-byte rows (a 64-wide k): unswizzled, the 8 rows of a
+  // core matrix share 4 banks (8 wavefronts); swizzled they cover all 32.
+  std::mt19937 rng(1);
+  auto A = randomMatrix(rng, 64 * 16, false), B = randomMatrix(rng, 16 * 128, false),
+       C = randomMatrix(rng, 64 * 128, false);
+  Case c;
+  c.n = 128;
+  c.swizzleA = 128;
+  WgRun swz = runWgmma(c, A, B, C);
+  ASSERT_EQ(swz.error, "");
+  // 16 core matrices of A, 32 of B: one request and one wavefront each;
+  // the fill adds 4 warps x 32 stores of 32 consecutive words (one each).
+  EXPECT_EQ(swz.counters.sharedRequests, 48u + 128u);
+  EXPECT_EQ(swz.counters.sharedWavefronts, 48u + 128u);
+}
+
+TEST(SimWgmma, FaultsAreLaunchErrors) {
+  std::mt19937 rng(2);
+  auto A = randomMatrix(rng, 64 * 16, false), B = randomMatrix(rng, 16 * 32, false), C = randomMatrix(rng, 64 * 32, false);
+  Case c;
+  c.n = 32;
+  c.noFence = true;
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("accumulators written by other instructions with no wgmma.fence"),
+            std::string::npos);
+  c = Case{};
+  c.noProxyFence = true;
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("with no fence.proxy.async after the write"), std::string::npos);
+  c = Case{};
+  c.startB = 16384 - 1024;  // B runs past the end of shared memory
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("out-of-bounds read of 16 bytes at shared offset"), std::string::npos);
+  c = Case{};
+  c.startB = 8192 + 128;  // inside a 1024-byte pattern
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("inside a 1024-byte swizzle pattern"), std::string::npos);
+  c = Case{};
+  c.threads = 64;
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("the block has 2 warps; wgmma needs the 4 warps of warpgroup 0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tk::sim::test
