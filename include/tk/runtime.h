@@ -53,7 +53,7 @@ struct LaunchOptions {
 struct SiteStats {
   std::string loc;   // "file:line:col" of the .tk operation; "" where the lowering gave none
   std::string kind;  // "global load", "global store", "global atomic", "shared load", "shared store",
-                     // "shared atomic" or "ldmatrix"
+                     // "shared atomic", "ldmatrix" or "wgmma" (a warpgroup's core-matrix reads)
   uint32_t accessBytes = 0;  // bytes one lane moves per access: the vector width (16 for a v4.f32)
   uint64_t requests = 0;     // warp-level instructions
   uint64_t bytes = 0;        // bytes of the active elements (ldmatrix: 128 per 8x8 matrix)

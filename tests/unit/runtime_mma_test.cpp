@@ -3,7 +3,8 @@
 // the sim with the PTX ISA's fragment semantics and checked exactly against a
 // double reference (inputs whose products and sums f32 holds exactly), at
 // ragged sizes, 1 to 8 warps, short and long K; the PTX carries the tensor-core
-// instructions and ptxas takes it for sm_80 and sm_90.
+// instructions and ptxas takes it for sm_80 and sm_90; on sm_90a (emulated by
+// the sim when it is the bundle's first arch) the same dots run on wgmma.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,11 +37,13 @@ tk::Bundle compile(const Case &c, bool bf16, std::vector<std::string> archs = {"
   return tk::Compiler::compileFile(kFile, bf16 ? "matmul_bf16" : "matmul_f16", o);
 }
 
-tk::LaunchStats runAndCheck(tk::Device &dev, const Case &c, bool bf16) {
-  SCOPED_TRACE(std::string(bf16 ? "bf16" : "f16") + " M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
+// `arch` is the one the sim emulates: sm_90a runs the dots wgmma takes on it.
+tk::LaunchStats runAndCheck(tk::Device &dev, const Case &c, bool bf16, const std::string &arch = "sm_80",
+                            bool perSite = false) {
+  SCOPED_TRACE(arch + " " + std::string(bf16 ? "bf16" : "f16") + " M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
                " K=" + std::to_string(c.K) + " blocks " + std::to_string(c.blockM) + "x" + std::to_string(c.blockN) +
                "x" + std::to_string(c.blockK) + " warps " + std::to_string(c.warps));
-  tk::Bundle bundle = compile(c, bf16);
+  tk::Bundle bundle = compile(c, bf16, {arch});
   // The tile IR gives the product the mma accumulator layout.
   EXPECT_NE(bundle.tir.find("#blocked<[1,2],[8,4]"), std::string::npos);
   const auto a = tk::test::exactHalfInputs(size_t(c.M) * c.K);
@@ -51,7 +54,9 @@ tk::LaunchStats runAndCheck(tk::Device &dev, const Case &c, bool bf16) {
   tk::Buffer da = dev.upload(ha), db = dev.upload(hb);
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(c.M) * c.N, NAN));
   tk::Dim3 grid{uint32_t((c.M + c.blockM - 1) / c.blockM), uint32_t((c.N + c.blockN - 1) / c.blockN), 1};
-  tk::LaunchStats s = dev(dev.load(bundle), grid, da, db, dc, int32_t(c.M), int32_t(c.N));
+  tk::LaunchOptions opts;
+  opts.perSite = perSite;
+  tk::LaunchStats s = dev.launch(dev.load(bundle), grid, {da, db, dc, int32_t(c.M), int32_t(c.N)}, opts);
   std::vector<float> got = dev.download<float>(dc, size_t(c.M) * c.N);
   for (int i = 0; i < c.M; ++i)
     for (int j = 0; j < c.N; ++j) {
@@ -94,15 +99,62 @@ TEST(TensorCores, RaceFreeWithConflictFreeFragments) {
               double(s.sharedWavefronts) / double(s.sharedRequests));
 }
 
+// The same on sm_90a: wgmma with 4 and 8 warps (M a multiple of 64 per
+// warpgroup), mma.sync for the shapes and warp counts it cannot take.
+TEST(TensorCores, WgmmaAtRaggedSizesAndWarpCounts) {
+  auto dev = tk::Device::open("sim");
+  for (int warps : {1, 2, 4, 8})
+    for (Case c : {Case{1, 1, 1, 64, 32, 32, 0}, Case{127, 33, 48, 128, 32, 16, 0}, Case{100, 130, 96, 128, 64, 32, 0},
+                   Case{70, 300, 64, 64, 256, 64, 0}}) {
+      c.warps = warps;
+      runAndCheck(*dev, c, false, "sm_90a");
+    }
+  for (Case c : {Case{64, 64, 128, 64, 64, 128, 4}, Case{200, 90, 80, 128, 32, 16, 8}}) runAndCheck(*dev, c, true, "sm_90a");
+}
+
+// On sm_90a the swizzled staging stores and wgmma's core-matrix reads are
+// free of bank conflicts, and everything is race-free.
+TEST(TensorCores, WgmmaRaceFreeWithConflictFreeOperands) {
+  auto dev = tk::Device::open("sim:racecheck");
+  tk::LaunchStats s = runAndCheck(*dev, Case{128, 128, 64, 128, 128, 32, 4}, false, "sm_90a", /*perSite=*/true);
+  uint64_t wgmmaRequests = 0, vectorStores = 0;
+  for (const tk::SiteStats &site : s.sites) {
+    if (site.kind != "wgmma" && site.kind != "shared store") continue;
+    std::printf("matmul_f16 128x128x32, 4 warps, sm_90a: %s %s (%u bytes): %llu requests, %.3f wavefronts per request\n",
+                site.loc.c_str(), site.kind.c_str(), site.accessBytes, (unsigned long long)site.requests,
+                double(site.wavefronts) / double(site.requests));
+    if (site.kind == "wgmma") {  // one wavefront per 8 rows x 16 bytes
+      wgmmaRequests += site.requests;
+      EXPECT_EQ(site.wavefronts, site.requests) << site.loc;
+    } else if (site.accessBytes == 16) {  // a warp's 16-byte staging store: 512 bytes, 4 wavefronts at best
+      vectorStores += site.requests;
+      EXPECT_EQ(site.wavefronts, 4 * site.requests) << site.loc;
+    }
+  }
+  // 2 K chunks x 2 k16 steps x 2 m64 blocks of m64n128k16, each reading 16
+  // core matrices of A and 32 of B.
+  EXPECT_EQ(wgmmaRequests, 2u * 2 * 2 * 48);
+  EXPECT_GT(vectorStores, 0u);
+}
+
 TEST(TensorCores, PtxHasMmaAndPtxasTakesIt) {
   const std::vector<std::string> archs = {"sm_80", "sm_90", "sm_90a"};
   tk::Bundle b = compile(Case{64, 64, 256, 64, 64, 32, 4}, false, archs);
   for (const std::string &arch : archs) {
     const std::string &ptx = b.ptx.at(arch);
+    EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << arch << ": no FMA product left";
+    if (arch == "sm_90a") {  // wgmma, from shared memory: no mma.sync, no ldmatrix
+      EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
+      for (const char *op : {"wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
+                             "wgmma.wait_group.sync.aligned 0", "fence.proxy.async.shared::cta"})
+        EXPECT_NE(ptx.find(op), std::string::npos) << op;
+      EXPECT_EQ(ptx.find("mma.sync"), std::string::npos);
+      EXPECT_EQ(ptx.find("ldmatrix"), std::string::npos);
+      continue;
+    }
     EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos) << arch;
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << arch;
     EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), std::string::npos) << arch;
-    EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << arch << ": no FMA product left";
   }
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";

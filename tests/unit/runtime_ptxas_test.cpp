@@ -1,5 +1,5 @@
 // Every kernel of stdlib/*.tk, at its default config, becomes PTX that ptxas accepts
-// for sm_80 and sm_90 with no spills.
+// for sm_80, sm_90 and sm_90a (dots on wgmma) with no spills.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,7 +18,7 @@ TEST(StdlibPtxas, NoSpillsOnSm80AndSm90) {
     for (const auto &[name, params] : tk::Compiler::kernels(file)) {
       ++count;
       tk::CompileOptions opts;
-      opts.archs = {"sm_80", "sm_90"};
+      opts.archs = {"sm_80", "sm_90", "sm_90a"};
       tk::Bundle b = tk::Compiler::compileFile(file, name, opts);
       for (const std::string &arch : opts.archs) {
         tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
