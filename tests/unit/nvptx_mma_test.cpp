@@ -1,5 +1,6 @@
 // NvptxTarget's tensor-core hooks: a hand-built kernel calling every ldmatrix
-// form and both mma.sync forms, emitted as PTX and, with ptxas, assembled.
+// form and both mma.sync forms, and one calling the wgmma family (sm_90a),
+// emitted as PTX and, with ptxas, assembled.
 #include <gtest/gtest.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -93,6 +94,70 @@ TEST_P(MmaPerArch, LdmatrixAndMmaEmitAndAssemble) {
 
 INSTANTIATE_TEST_SUITE_P(Arches, MmaPerArch, ::testing::Values("sm_80", "sm_90"));
 
+// 128 threads: shared memory written, fence.proxy.async, barrier;
+// accumulators from the thread id; wgmma.fence; two chained m64n{n}k16
+// (f16, then bf16 with N-major B); commit; wait 0; D stored.
+Kernel wgmmaKernel(const NvptxTarget &t, int n) {
+  Kernel k;
+  k.m = std::make_unique<Module>("wg", *k.ctx);
+  LLVMContext &c = *k.ctx;
+  t.configureModule(*k.m);
+  IRBuilder<> b(c);
+  auto *gp = PointerType::get(c, t.globalAddressSpace());
+  auto *fn = Function::Create(FunctionType::get(b.getVoidTy(), {gp}, false), GlobalValue::ExternalLinkage, "wg", *k.m);
+  t.markKernel(*fn, 128);
+  b.SetInsertPoint(BasicBlock::Create(c, "entry", fn));
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  b.CreateStore(tid, b.CreateGEP(b.getInt32Ty(), smem, tid));
+  t.fenceProxyAsync(b);
+  t.barrier(b);
+  Value *start = b.CreateZExt(b.CreateLShr(t.sharedWindowAddress(b, smem), b.getInt32(4)), b.getInt64Ty());
+  Value *descA = b.CreateOr(start, b.getInt64(uint64_t(64 >> 4) << 32 | uint64_t(2) << 62));
+  Value *descB = b.CreateOr(start, b.getInt64(uint64_t(1024 >> 4) << 32 | uint64_t(4096 >> 4) << 16 | uint64_t(1) << 62));
+  std::vector<Value *> acc(size_t(n / 2), b.CreateSIToFP(tid, b.getFloatTy()));
+  t.wgmmaFence(b);
+  acc = t.wgmmaMmaAsync(b, n, false, false, false, descA, descB, acc);
+  acc = t.wgmmaMmaAsync(b, n, true, false, true, descA, descB, acc);
+  t.wgmmaCommitGroup(b);
+  acc = t.wgmmaWaitGroup(b, 0, acc);
+  EXPECT_EQ(acc.size(), size_t(n / 2));
+  for (size_t i = 0; i < acc.size(); ++i)
+    b.CreateStore(acc[i], b.CreateGEP(b.getFloatTy(), fn->getArg(0),
+                                      b.CreateAdd(b.CreateMul(tid, b.getInt32(n / 2)), b.getInt32(int(i)))));
+  b.CreateRetVoid();
+  return k;
+}
+
+TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
+  CodegenOptions o;
+  o.arch = "sm_90a";
+  NvptxTarget t(o);
+  EXPECT_TRUE(t.hasWgmma());
+  EXPECT_FALSE(NvptxTarget(CodegenOptions{}).hasWgmma());  // sm_80
+  for (int n : {8, 128, 256}) {
+    Kernel k = wgmmaKernel(t, n);
+    std::string ptx = emitPtx(*k.m, o);
+    for (const std::string want :
+         {std::string("fence.proxy.async.shared::cta;"), std::string("wgmma.fence.sync.aligned;"),
+          "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16",
+          "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16",
+          std::string("wgmma.commit_group.sync.aligned;"), std::string("wgmma.wait_group.sync.aligned 0;"),
+          std::string(".extern .shared .align 1024")})
+      EXPECT_TRUE(contains(ptx, want)) << "no " << want << "\n" << ptx;
+    // n / 2 f32 accumulators, two descriptors, scale-d, then the immediates.
+    EXPECT_TRUE(std::regex_search(
+        ptx, std::regex(R"(m64n)" + std::to_string(n) + R"(k16\.f32\.bf16\.bf16 \{(%f\d+, ){)" + std::to_string(n / 2 - 1) +
+                        R"(}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;)")))
+        << ptx;
+    Toolkit tk = Toolkit::find();
+    if (!tk.hasPtxas()) GTEST_SKIP() << "ptxas not found; PTX text checked only";
+    PtxasInfo info = runPtxas(ptx, "sm_90a", tk);  // throws with ptxas's log if it rejects the PTX
+    EXPECT_TRUE(info.ran);
+    EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+    EXPECT_EQ(info.log.find("serializ"), std::string::npos) << "ptxas serialized the wgmma: " << info.log;
+  }
+}
+
 TEST(NvptxMma, BadArgumentsThrow) {
   NvptxTarget t;
   LLVMContext c;
@@ -110,6 +175,13 @@ TEST(NvptxMma, BadArgumentsThrow) {
   EXPECT_THROW(t.mmaM16N8K16(b, false, i4, i2, i4), std::invalid_argument);
   EXPECT_EQ(t.mmaM16N8K16(b, true, i4, i2, f4).size(), 4u);
   EXPECT_EQ(t.ldmatrix(b, shared, 1, true).size(), 1u);
+  Value *d64 = b.getInt64(0);
+  std::vector<Value *> f64(64, ConstantFP::get(b.getFloatTy(), 0.0));
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 12, false, false, false, d64, d64, f64), std::invalid_argument);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, d64, d64, f4), std::invalid_argument);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, b.getInt32(0), d64, f64), std::invalid_argument);
+  EXPECT_THROW(t.wgmmaWaitGroup(b, 8, f4), std::invalid_argument);
+  EXPECT_THROW(t.sharedWindowAddress(b, ConstantPointerNull::get(b.getPtrTy(0))), std::invalid_argument);
 }
 
 }  // namespace
