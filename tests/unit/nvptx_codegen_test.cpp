@@ -172,7 +172,7 @@ TEST_P(PerArch, ShuffleBarrierSharedKernel) {
   EXPECT_TRUE(contains(ptx, ".entry block_sum(")) << ptx;
   EXPECT_TRUE(contains(ptx, "shfl.sync.bfly.b32")) << ptx;
   EXPECT_TRUE(contains(ptx, "bar.sync")) << ptx;
-  EXPECT_TRUE(contains(ptx, ".extern .shared .align 16 .b8 __tk_dynamic_shared[]")) << ptx;
+  EXPECT_TRUE(contains(ptx, ".extern .shared .align 1024 .b8 __tk_dynamic_shared[]")) << ptx;
   EXPECT_TRUE(contains(ptx, "st.shared.f32")) << ptx;
   EXPECT_TRUE(contains(ptx, "%ctaid.x")) << ptx;
   if (!assembles(ptx, GetParam())) GTEST_SKIP() << "ptxas not found; PTX text checked only";
