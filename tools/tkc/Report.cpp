@@ -47,7 +47,9 @@ std::string shortLoc(const std::string &loc) {
   return slash == std::string::npos ? loc : loc.substr(slash + 1);
 }
 
-bool isShared(const tk::SiteStats &s) { return s.kind.rfind("shared", 0) == 0 || s.kind == "ldmatrix"; }
+bool isShared(const tk::SiteStats &s) {
+  return s.kind.rfind("shared", 0) == 0 || s.kind == "ldmatrix" || s.kind == "wgmma";
+}
 
 // Everything the report shows, computed once for the text and the JSON.
 struct Report {
@@ -294,8 +296,10 @@ std::function<int()> addReportCommand(CLI::App &app) {
   c->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
-  c->add_option("--arch", o->arch, "ptxas's arch (default: the GPU's, sm_90 for H100, sm_80 for A100)")
-      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90"}));
+  c->add_option("--arch", o->arch,
+                "ptxas's arch, which the sim runs too (sm_90a: dot on wgmma; default: the GPU's, sm_90 for H100, "
+                "sm_80 for A100)")
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
   c->add_option("--ideal-bytes", o->idealBytes, "the bytes an ideal kernel moves (default: every buffer once)");
   c->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);
   c->add_option("--json", o->json, "also write the report as JSON");
