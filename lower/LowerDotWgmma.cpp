@@ -64,9 +64,9 @@ llvm::Value *FunctionLowering::wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row
   llvm::Value *g = b_.CreateURem(row, i32(8));
   llvm::Value *r = b_.CreateUDiv(row, i32(8 * W));
   llvm::Value *gi = b_.CreateUDiv(v, i32(4)), *w4 = b_.CreateURem(v, i32(4));
-  llvm::Value *phys = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(r, i32(2)), i32(64)),
-                                   b_.CreateAdd(b_.CreateMul(w4, i32(16)),
-                                                b_.CreateAdd(b_.CreateMul(b_.CreateURem(r, i32(2)), i32(8)), g)));
+  llvm::Value *phys = b_.CreateAdd(
+      b_.CreateMul(b_.CreateUDiv(r, i32(2)), i32(64)),
+      b_.CreateAdd(b_.CreateMul(w4, i32(16)), b_.CreateAdd(b_.CreateMul(b_.CreateURem(r, i32(2)), i32(8)), g)));
   llvm::Value *off = b_.CreateMul(gi, i32(Mg * p.K * 2));
   off = b_.CreateAdd(off, b_.CreateMul(b_.CreateUDiv(col, i32(E)), i32(Mg * p.swizzleA)));
   off = b_.CreateAdd(off, b_.CreateMul(phys, i32(p.swizzleA)));
@@ -123,8 +123,8 @@ void FunctionLowering::stageForWgmma(const ir::Value *v, llvm::Value *base,
 llvm::Value *FunctionLowering::wgmmaDescriptor(llvm::Value *at, uint32_t leadingBytes, uint32_t strideBytes,
                                                int swizzleBytes) {
   llvm::Value *addr = target_.sharedWindowAddress(b_, at);
-  llvm::Value *start = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(addr, b_.getInt32(4)), b_.getInt32(0x3fff)),
-                                     b_.getInt64Ty());
+  llvm::Value *start =
+      b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(addr, b_.getInt32(4)), b_.getInt32(0x3fff)), b_.getInt64Ty());
   return b_.CreateOr(start, b_.getInt64(wgmmaDescriptorBits(leadingBytes, strideBytes, swizzleBytes)));
 }
 
@@ -150,8 +150,8 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
   for (int64_t ks = 0; ks < steps; ++ks) {
     const int64_t k0 = 16 * ks;
     llvm::Value *atB = b_.CreateGEP(b_.getInt8Ty(), baseB, i32(k0 * p.swizzleB));
-    llvm::Value *descB =
-        wgmmaDescriptor(atB, static_cast<uint32_t>(p.K * p.swizzleB), static_cast<uint32_t>(8 * p.swizzleB), p.swizzleB);
+    llvm::Value *descB = wgmmaDescriptor(atB, static_cast<uint32_t>(p.K * p.swizzleB),
+                                         static_cast<uint32_t>(8 * p.swizzleB), p.swizzleB);
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t offA = k0 / EA * Mg * p.swizzleA + blk * 64 * p.swizzleA + k0 % EA * 2;
       llvm::Value *descA = wgmmaDescriptor(b_.CreateGEP(b_.getInt8Ty(), regionA, i32(offA)), 16,
@@ -176,8 +176,10 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(p.bytesA + p.bytesB));
   llvm::Value *base = target_.sharedBase(b_);
   llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(p.bytesA)));
-  stageForWgmma(op.operand(0), base, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
-  stageForWgmma(op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
+  stageForWgmma(
+      op.operand(0), base, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
+  stageForWgmma(
+      op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
   // Every thread's generic-proxy stores, fenced for the async proxy, then
   // ordered before every warpgroup's reads by the barrier.
   target_.fenceProxyAsync(b_);

@@ -212,8 +212,10 @@ Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
   ThreadCtx *threads = &w.threads[first * 32];
   for (uint32_t i = 32; i < 128; i += 32)
     if (!sameWgmma(threads[0], threads[i])) {
-      l.fail(head + "the warps of warpgroup " + std::to_string(group) + " meet at different wgmma instructions or pass "
-             "different operands (warp " + std::to_string(first) + " and warp " + std::to_string(first + i / 32) + ")");
+      l.fail(head + "the warps of warpgroup " + std::to_string(group) +
+             " meet at different wgmma instructions or pass "
+             "different operands (warp " +
+             std::to_string(first) + " and warp " + std::to_string(first + i / 32) + ")");
       return {first, 4};
     }
   execute(w, threads);

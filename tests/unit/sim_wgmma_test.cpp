@@ -134,8 +134,8 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   t.barrier(b);
   std::vector<Value *> acc;
   for (int i = 0; i < c.n / 2; ++i)
-    acc.push_back(k.load(k.f32(), k.gep(k.f32(), k.arg(1), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)),
-                                                                      b.getInt32(i)))));
+    acc.push_back(
+        k.load(k.f32(), k.gep(k.f32(), k.arg(1), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)), b.getInt32(i)))));
   if (!c.noFence) t.wgmmaFence(b);
   Value *dA = b.getInt64(descriptor(c.startA, lboOf(c, false), sboOf(c, false), modeOf(c.swizzleA)));
   Value *dB = b.getInt64(descriptor(c.startB, lboOf(c, true), sboOf(c, true), modeOf(c.swizzleB)));
@@ -163,7 +163,7 @@ struct WgRun {
 // Runs `c` on A [64x16], B [16xn] and C [64xn] (row-major), laid out in
 // shared memory by the figures.
 WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<float> &B, const std::vector<float> &C,
-             bool raceCheck = false) {
+               bool raceCheck = false) {
   const int bytes = 16384, words = bytes / 4;  // A in [0, 8192), B in [8192, 16384)
   std::vector<uint16_t> image(bytes / 2, 0);
   for (int m = 0; m < 64; ++m)
@@ -283,7 +283,8 @@ TEST(SimWgmma, SwizzledReadsAreFreeOfBankConflicts) {
 
 TEST(SimWgmma, FaultsAreLaunchErrors) {
   std::mt19937 rng(2);
-  auto A = randomMatrix(rng, 64 * 16, false), B = randomMatrix(rng, 16 * 32, false), C = randomMatrix(rng, 64 * 32, false);
+  auto A = randomMatrix(rng, 64 * 16, false), B = randomMatrix(rng, 16 * 32, false),
+       C = randomMatrix(rng, 64 * 32, false);
   Case c;
   c.n = 32;
   c.noFence = true;
