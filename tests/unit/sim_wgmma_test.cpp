@@ -103,6 +103,7 @@ struct Case {
   int swizzleA = 64, swizzleB = 128;
   uint32_t startA = 0, startB = 8192;
   bool noProxyFence = false, noFence = false;
+  bool warp3Exits = false;  // warp 3 returns before the wgmma
   int threads = 128;
 };
 
@@ -136,6 +137,13 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   for (int i = 0; i < c.n / 2; ++i)
     acc.push_back(
         k.load(k.f32(), k.gep(k.f32(), k.arg(1), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)), b.getInt32(i)))));
+  if (c.warp3Exits) {
+    auto *exit = k.block("exit"), *go = k.block("go");
+    b.CreateCondBr(b.CreateICmpUGE(tid, b.getInt32(96)), exit, go);
+    b.SetInsertPoint(exit);
+    b.CreateRetVoid();
+    b.SetInsertPoint(go);
+  }
   if (!c.noFence) t.wgmmaFence(b);
   Value *dA = b.getInt64(descriptor(c.startA, lboOf(c, false), sboOf(c, false), modeOf(c.swizzleA)));
   Value *dB = b.getInt64(descriptor(c.startB, lboOf(c, true), sboOf(c, true), modeOf(c.swizzleB)));
@@ -264,6 +272,56 @@ TEST(SimWgmma, EveryLayoutAndFragmentMatchesADoubleProduct) {
   }
 }
 
+// groups(out): shared = 1.0 as f16 everywhere (A and B all ones); two
+// m64n16k16 in two commit groups on separate accumulators (zeros, and 1);
+// wait_group 1, stored to out[tid * 24 ..] (16 values); wait_group 0 of the
+// second set, stored after them (8 values).
+TEST(SimWgmma, WaitGroupCompletesTheOldestGroups) {
+  KernelBuilder k;
+  auto &b = k.b();
+  const SimTarget &t = k.target();
+  k.kernel("groups", {k.ptr()}, 128);
+  Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+  for (int j = 0; j < 8192 / 4 / 128; ++j)
+    k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
+  t.fenceProxyAsync(b);
+  t.barrier(b);
+  Value *dA = b.getInt64(descriptor(0, 128, 256, 0)), *dB = b.getInt64(descriptor(4096, 128, 256, 0));
+  std::vector<Value *> zeros(8, llvm::ConstantFP::get(k.f32(), 0.0)), ones(8, llvm::ConstantFP::get(k.f32(), 1.0));
+  t.wgmmaFence(b);
+  std::vector<Value *> first = t.wgmmaMmaAsync(b, 16, false, false, false, dA, dB, zeros);
+  t.wgmmaCommitGroup(b);
+  std::vector<Value *> second = t.wgmmaMmaAsync(b, 16, false, false, false, dA, dB, ones);
+  t.wgmmaCommitGroup(b);
+  std::vector<Value *> both = first;
+  both.insert(both.end(), second.begin(), second.end());
+  both = t.wgmmaWaitGroup(b, 1, both);
+  std::vector<Value *> last = t.wgmmaWaitGroup(b, 0, std::vector<Value *>(both.begin() + 8, both.end()));
+  both.insert(both.end(), last.begin(), last.end());
+  Value *row = b.CreateMul(tid, b.getInt32(24));
+  for (size_t i = 0; i < both.size(); ++i)
+    k.store(both[i], k.gep(k.f32(), k.arg(0), b.CreateAdd(row, b.getInt32(int(i)))));
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  Simulator sim(1);
+  Buffer<float> out(sim.memory(), 128 * 24);
+  void *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 128;
+  cfg.sharedBytes = 8192;
+  sim.launch(*prog, "groups", cfg, {&po});
+  for (int tid = 0; tid < 128; ++tid)
+    for (int i = 0; i < 24; ++i) {
+      const float v = out[tid * 24 + i];
+      if (i < 8)
+        ASSERT_EQ(v, 16.0f) << "the older group is complete after wait_group 1";
+      else if (i < 16)
+        ASSERT_TRUE(std::isnan(v)) << "the newer group is still in flight after wait_group 1";
+      else
+        ASSERT_EQ(v, 17.0f) << "wait_group 0 completes it";
+    }
+}
+
 TEST(SimWgmma, SwizzledReadsAreFreeOfBankConflicts) {
   // K-major A with 128-byte rows (a 64-wide k): unswizzled, the 8 rows of a
   // core matrix share 4 banks (8 wavefronts); swizzled they cover all 32.
@@ -299,6 +357,11 @@ TEST(SimWgmma, FaultsAreLaunchErrors) {
   c = Case{};
   c.startB = 8192 + 128;  // inside a 1024-byte pattern
   EXPECT_NE(runWgmma(c, A, B, C).error.find("inside a 1024-byte swizzle pattern"), std::string::npos);
+  c = Case{};
+  c.warp3Exits = true;
+  EXPECT_NE(
+      runWgmma(c, A, B, C).error.find("warpgroup 0: 3 of its 4 warps arrived; warp 3 never will, which has exited"),
+      std::string::npos);
   c = Case{};
   c.threads = 64;
   EXPECT_NE(runWgmma(c, A, B, C).error.find("the block has 2 warps; wgmma needs the 4 warps of warpgroup 0"),
