@@ -293,7 +293,7 @@ Regs FunctionLowering::lowerAtomic(ir::Op &op) {
 // slot 0 for a scalar). Computed where the caller stands, so they dominate
 // the branches and barriers that follow.
 std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count) {
-  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *base = scratchBase();
   std::unique_ptr<RegisterMap> rm;
   if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
   std::vector<llvm::Value *> out;
