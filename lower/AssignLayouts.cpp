@@ -285,7 +285,11 @@ class LayoutAssigner {
         b.setLoc(op->loc());
         settle(body->argument(i + 1), l, b);
       }
-      ir::Builder b(op->parentBlock(), std::next(op->parentBlock()->find(op)));
+      // After the wait that drains a pipelined loop's copies, so that the
+      // conversion may use the shared memory of its rings.
+      auto after = std::next(op->parentBlock()->find(op));
+      while (after != op->parentBlock()->ops().end() && (*after)->is(OpKind::AsyncWait)) ++after;
+      ir::Builder b(op->parentBlock(), after);
       b.setLoc(op->loc());
       settle(r, l, b);
     }

@@ -22,8 +22,9 @@ class FunctionLowering {
  public:
   FunctionLowering(ir::Function &fn, const Target &target, llvm::Module &module);
   llvm::Function *run();
-  // The rings of pipelined dot operands, then the scratch the other ops share.
-  int sharedBytes() const { return ringBytes_ + sharedBytes_; }
+  // The rings of pipelined dot operands, then the scratch the other ops
+  // share (which reuses the rings' bytes where no ring is live).
+  int sharedBytes() const { return std::max(ringBytes_ + scratchWhileRings_, sharedBytes_); }
 
   // LowerToLLVM.cpp
   llvm::Type *elemType(const ir::ElemType &e);
@@ -66,8 +67,11 @@ class FunctionLowering {
   // The slot a shared_load reads, when a tensor-core dot reads it in place
   // (its value is never materialised in registers); else null.
   const ir::Op *inPlaceOperand(const ir::Value *v) const;
-  // Where the ops that exchange values through shared memory start: past the rings.
+  // Where the ops that exchange values through shared memory start: past
+  // the rings while a pipelined loop's rings are live, else at the base.
   llvm::Value *scratchBase();
+  // Records that an op uses `bytes` of scratch from scratchBase().
+  void useScratch(int64_t bytes);
 
   // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
   // returns what its `yield` passes on (nothing after `return`).
@@ -136,6 +140,11 @@ class FunctionLowering {
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;
   int ringBytes_ = 0;
+  // Between a loop's first async_copy and its final async_wait the rings are
+  // live: scratch starts after them. scratchWhileRings_ is the most scratch
+  // used then; sharedBytes_ the most used from the base at other times.
+  bool ringsLive_ = false;
+  int scratchWhileRings_ = 0;
   std::map<int64_t, Ring> rings_;
   std::set<const ir::Value *> inPlace_;  // shared_load results only mma dots read
 };

@@ -45,7 +45,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   };
   llvm::Value *base = place(ringA, slotA);
   llvm::Value *baseB = place(ringB, slotB);
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(scratchBytes));
+  useScratch(static_cast<int>(scratchBytes));
   if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc());
   if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc());
   if (scratchBytes) barrier(op.loc());

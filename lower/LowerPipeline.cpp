@@ -45,8 +45,13 @@ const ir::Op *FunctionLowering::inPlaceOperand(const ir::Value *v) const {
 
 llvm::Value *FunctionLowering::scratchBase() {
   llvm::Value *base = target_.sharedBase(b_);
-  if (ringBytes_ == 0) return base;
+  if (!ringsLive_) return base;
   return b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(ringBytes_)));
+}
+
+void FunctionLowering::useScratch(int64_t bytes) {
+  int &most = ringsLive_ ? scratchWhileRings_ : sharedBytes_;
+  most = std::max(most, static_cast<int>(bytes));
 }
 
 llvm::Value *FunctionLowering::slotBase(int64_t buffer, llvm::Value *slot) {
@@ -73,6 +78,12 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   const ir::Layout &l = *rm.root().blocked;
   const Regs &ptrs = regs(op.operand(0));
   const Regs *mask = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  // The first copy of a loop's prologue: scratch users before it may still
+  // read what its bytes overwrite (they lie where scratch starts then).
+  if (!ringsLive_) {
+    barrier(op.loc());
+    ringsLive_ = true;
+  }
   llvm::Value *base = slotBase(op.intAttr("buffer"), regs(op.operand(1))[0]);
 
   const int vec = op.hasAttr("vec") && l.order[0] == 1 ? static_cast<int>(op.intAttr("vec")) : 1;
@@ -84,11 +95,22 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   // Replicated elements are copied by their owner only.
   llvm::Value *owner = rm.replicated() ? ownerPredicate(pt, rm) : nullptr;
 
+  // Without replication no index wraps around the tile, so register r sits
+  // a constant distance from register 0: one address per thread and
+  // immediate offsets, instead of an address per register held across the loop.
+  auto linear = [&](const std::vector<llvm::Value *> &idx) {
+    return b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1]);
+  };
+  llvm::Value *first = owner ? nullptr : b_.CreateGEP(ty, base, linear(elementIndex(pt, rm, 0)));
   for (int r = 0; r < rm.numRegisters(); r += run) {
-    std::vector<llvm::Value *> idx = elementIndex(pt, rm, r);
-    llvm::Value *lin =
-        b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1]);
-    llvm::Value *dst = b_.CreateGEP(ty, base, lin);
+    llvm::Value *dst;
+    if (first) {
+      std::vector<int> k = rm.coords(r);
+      const int64_t delta = rm.staticOffset(0, k[0]) * ring.slot.rowStride + rm.staticOffset(1, k[1]);
+      dst = b_.CreateGEP(ty, first, b_.getInt32(static_cast<uint32_t>(delta)));
+    } else {
+      dst = b_.CreateGEP(ty, base, linear(elementIndex(pt, rm, r)));
+    }
     if (!async) {
       llvm::Value *v = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], llvm::Constant::getNullValue(ty), op.loc());
       ifThen(owner, [&] { tagShared(b_.CreateAlignedStore(v, dst, llvm::Align(static_cast<uint64_t>(elt))), op.loc()); },
@@ -109,9 +131,12 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   }
 }
 
+// A wait for every group outside a loop ends a pipeline: the rings are dead
+// after its barrier and scratch starts at the base again.
 void FunctionLowering::lowerAsyncWait(ir::Op &op) {
   target_.cpAsyncWaitGroup(b_, static_cast<int>(op.intAttr("pending")));
   barrier(op.loc());
+  if (op.intAttr("pending") == 0 && !op.parentBlock()->parentOp()) ringsLive_ = false;
 }
 
 // A slot read into registers, for uses other than tensor-core dots.
