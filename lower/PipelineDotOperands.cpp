@@ -155,26 +155,28 @@ class LoopPipeliner {
     loop_.addResult(i32);
     Value *slot = body_.addArgument(i32);
 
-    // Body: wait for this iteration's stage first; after its dots, issue the
-    // one S-1 ahead into the slot the previous iteration read (every thread
-    // is past it: the wait ends in a barrier). Issuing last keeps the copies'
-    // addresses and masks from being live beside the dots' fragments.
+    // Body: wait for this iteration's stage, then issue the one S-1 ahead
+    // into the slot the previous iteration read (every thread is past it:
+    // the wait ends in a barrier), then the dots read this iteration's slot.
+    // Issuing first ends the copies' address and mask registers before the
+    // dots' fragments are live (ptxas: 223 registers against 252 issuing
+    // after the dots, docs/perf.md).
     ir::Builder wait(&body_, body_.ops().begin());
     wait.setLoc(loop_.loc());
-    wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(stages_ - 2)}});
+    Op *waitOp = wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(stages_ - 2)}});
     Op *yield = body_.ops().back().get();
-    ir::Builder tail(&body_, body_.find(yield));
-    tail.setLoc(loop_.loc());
-    Value *ahead = tail.value(OpKind::Add, {body_.argument(0), tail.constInt((stages_ - 1) * step_, ivType)}, ivType);
-    Value *zero = tail.constInt(0, i32), *one = tail.constInt(1, i32);
-    Value *isFirst = tail.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1), {{"predicate", std::string("eq")}});
-    Value *write = tail.value(OpKind::Select, {isFirst, tail.constInt(stages_ - 1, i32), tail.value(OpKind::Sub, {slot, one}, i32)}, i32);
-    issueStage(tail, ahead, write, loads);
-    tail.setLoc(loop_.loc());
-    Value *next = tail.value(OpKind::Add, {slot, one}, i32);
-    Value *wraps = tail.value(OpKind::Cmp, {next, tail.constInt(stages_, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
+    ir::Builder issue(&body_, std::next(body_.find(waitOp)));
+    issue.setLoc(loop_.loc());
+    Value *ahead = issue.value(OpKind::Add, {body_.argument(0), issue.constInt((stages_ - 1) * step_, ivType)}, ivType);
+    Value *zero = issue.constInt(0, i32), *one = issue.constInt(1, i32);
+    Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1), {{"predicate", std::string("eq")}});
+    Value *write = issue.value(OpKind::Select, {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
+    issueStage(issue, ahead, write, loads);
+    issue.setLoc(loop_.loc());
+    Value *next = issue.value(OpKind::Add, {slot, one}, i32);
+    Value *wraps = issue.value(OpKind::Cmp, {next, issue.constInt(stages_, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
                              {{"predicate", std::string("eq")}});
-    next = tail.value(OpKind::Select, {wraps, zero, next}, i32);
+    next = issue.value(OpKind::Select, {wraps, zero, next}, i32);
     std::vector<Value *> yielded = yield->operands();
     yielded.push_back(next);
     yield->setOperands(yielded);

@@ -11,9 +11,9 @@
 //   prologue   async_copy the tiles of iterations 0 .. S-2 into slots 0 .. S-2,
 //              one async_commit per iteration
 //   body       async_wait {pending = S-2} (this iteration's slot is complete
-//              and every thread is past the previous iteration), shared_load
-//              the slot of iteration i for the dots; after them async_copy
-//              iteration i+S-1 into the slot iteration i-1 read, async_commit
+//              and every thread is past the previous iteration), async_copy
+//              iteration i+S-1 into the slot iteration i-1 read, async_commit,
+//              shared_load the slot of iteration i for the dots
 //   after      async_wait {pending = 0}
 //
 // Copies beyond the loop's end are masked off entirely (the mask is the load's
