@@ -23,7 +23,9 @@ class FunctionLowering {
  public:
   FunctionLowering(ir::Function &fn, const Target &target, llvm::Module &module);
   llvm::Function *run();
-  int sharedBytes() const { return sharedBytes_; }
+  // The rings of pipelined dot operands, then the scratch the other ops
+  // share (which reuses the rings' bytes where no ring is live).
+  int sharedBytes() const { return std::max(ringBytes_ + scratchWhileRings_, sharedBytes_); }
 
   // LowerToLLVM.cpp
   llvm::Type *elemType(const ir::ElemType &e);
@@ -50,6 +52,8 @@ class FunctionLowering {
   Regs lowerDotMma(ir::Op &op);  // LowerDotMma.cpp: on tensor cores
   // LowerDotWgmma.cpp: on sm_90a's warpgroup tensor cores.
   Regs lowerDotWgmma(ir::Op &op);
+  // Whether `op` is a dot lowerDot sends to lowerDotWgmma.
+  bool dotOnWgmma(const ir::Op &op) const;
   // The wgmma part of a dot whose A and B are staged at shared pointers
   // `baseA` and `baseB` in the layouts wgmmaOffsetA/B give: wgmma.fence, an
   // mma_async per m64 block and k16 step, commit, wait 0. Returns the
@@ -61,6 +65,31 @@ class FunctionLowering {
   // staging regions, swizzle included.
   llvm::Value *wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
   llvm::Value *wgmmaOffsetB(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
+
+  // LowerPipeline.cpp: the shared rings of pipelined dot operands.
+  struct Ring {
+    int64_t offset = 0;  // bytes from the shared base
+    SharedSlotLayout slot;
+    int64_t stages = 0;
+  };
+  // Places every ring named by the function's async_copy / shared_load ops
+  // at the start of shared memory (ringBytes_); scratch follows them.
+  void planRings();
+  void lowerAsyncCopy(ir::Op &op);
+  void lowerAsyncWait(ir::Op &op);
+  Regs lowerSharedLoad(ir::Op &op);
+  // The first byte of slot `slot` (an i32) of ring `buffer`.
+  llvm::Value *slotBase(int64_t buffer, llvm::Value *slot);
+  // The slot a shared_load reads, when a tensor-core dot reads it in place
+  // (its value is never materialised in registers); else null.
+  const ir::Op *inPlaceOperand(const ir::Value *v) const;
+  // Where the ops that exchange values through shared memory start: past
+  // the rings while a pipelined loop's rings are live, else at the base;
+  // `align` (a power of two up to 1024, the base's alignment) rounds the
+  // start past the rings up.
+  llvm::Value *scratchBase(int64_t align = 16);
+  // Records that an op uses `bytes` of scratch from scratchBase(align).
+  void useScratch(int64_t bytes, int64_t align = 16);
 
   // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
   // returns what its `yield` passes on (nothing after `return`).
@@ -135,6 +164,14 @@ class FunctionLowering {
   ir::Location loc_;                  // of the op being lowered
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;
+  int ringBytes_ = 0;
+  // Between a loop's first async_copy and its final async_wait the rings are
+  // live: scratch starts after them. scratchWhileRings_ is the most scratch
+  // used then; sharedBytes_ the most used from the base at other times.
+  bool ringsLive_ = false;
+  int scratchWhileRings_ = 0;
+  std::map<int64_t, Ring> rings_;
+  std::set<const ir::Value *> inPlace_;  // shared_load results only mma dots read
 };
 
 }  // namespace tk::lower

@@ -70,6 +70,15 @@ bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps) {
   return M % (64 * (numWarps / 4)) == 0 && N % 16 == 0 && N >= 16 && N <= 256 && K % 16 == 0 && K >= 16;
 }
 
+SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes) {
+  SharedSlotLayout s;
+  s.rows = rows;
+  s.cols = cols;
+  s.rowStride = cols + 16 / eltBytes;
+  s.bytes = (rows * s.rowStride * eltBytes + 15) / 16 * 16;
+  return s;
+}
+
 ir::LayoutRef transposedLayout(const ir::LayoutRef &l) {
   if (!l || l->kind != ir::Layout::Kind::Blocked || l->sizePerThread.size() != 2) return nullptr;
   auto swap = [](const std::vector<int> &v) { return std::vector<int>{v[1], v[0]}; };

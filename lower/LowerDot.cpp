@@ -52,10 +52,7 @@ void FunctionLowering::stageTile(const ir::Value *v, llvm::Value *base, int64_t 
 // an LLVM loop of one step per iteration; smaller K is unrolled.
 Regs FunctionLowering::lowerDot(ir::Op &op) {
   if (ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps()); mma && ir::sameLayout(op.result()->type().layout, mma))
-    return target_.hasWgmma() && wgmmaShape(op.operand(0)->type().shape[0], op.operand(1)->type().shape[1],
-                                            op.operand(0)->type().shape[1], fn_.numWarps())
-               ? lowerDotWgmma(op)
-               : lowerDotMma(op);
+    return dotOnWgmma(op) ? lowerDotWgmma(op) : lowerDotMma(op);
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t K = at.shape[1], N = bt.shape[1];
   // Shared memory holds a and b already widened to the accumulator's type:
@@ -67,10 +64,10 @@ Regs FunctionLowering::lowerDot(ir::Op &op) {
   const int64_t kv = std::min<int64_t>(K, 16 / elt);  // k's per vector load of a
   const int64_t strideA = K + kv;
   const int64_t offsetB = (at.shape[0] * strideA * elt + 15) / 16 * 16;
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * N * elt));
+  useScratch(static_cast<int>(offsetB + K * N * elt));
 
   // 1. Every element's owner writes a and b to shared memory.
-  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *base = scratchBase();
   llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offsetB)));
   stageTile(op.operand(0), base, strideA, rt.elem, op.loc());
   stageTile(op.operand(1), baseB, N, rt.elem, op.loc());

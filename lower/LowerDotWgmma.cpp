@@ -40,6 +40,14 @@ int swizzleFor(int64_t elems) {
 
 }  // namespace
 
+bool FunctionLowering::dotOnWgmma(const ir::Op &op) const {
+  if (!op.is(ir::OpKind::Dot) || !target_.hasWgmma()) return false;
+  ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps());
+  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
+  return mma && ir::sameLayout(op.result()->type().layout, mma) &&
+         wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn_.numWarps());
+}
+
 WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
   WgmmaPlan p;
@@ -173,8 +181,9 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
 
 Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   const WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(p.bytesA + p.bytesB));
-  llvm::Value *base = target_.sharedBase(b_);
+  // The swizzle patterns repeat every 1024 bytes of address.
+  useScratch(p.bytesA + p.bytesB, 1024);
+  llvm::Value *base = scratchBase(1024);
   llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(p.bytesA)));
   stageForWgmma(
       op.operand(0), base, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());

@@ -242,6 +242,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.wg.completedGroups = t.wg.completed = 0;
     t.wg.fenced = false;
     t.wg.unfencedWrite = 0;
+    t.copies.clear();
+    t.committedGroups = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }

@@ -36,6 +36,14 @@ inline constexpr const char *kFnWgmmaWait = "__tk_sim_wgmma_wait";
 inline constexpr const char *kFnWgmmaFence = "__tk_sim_wgmma_fence";
 inline constexpr const char *kFnWgmmaCommit = "__tk_sim_wgmma_commit";
 inline constexpr const char *kFnFenceProxyAsync = "__tk_sim_fence_proxy_async";
+
+// void __tk_sim_cp_async(ptr dst, ptr src, i32 bytes, i32 srcBytes): one
+// cp.async, which instrumentMemoryAccesses always rewrites into its located
+// form (AsyncCopy.cpp); void __tk_sim_cp_async_commit() and
+// void __tk_sim_cp_async_wait(i32 n): commit_group and wait_group.
+inline constexpr const char *kFnCpAsync = "__tk_sim_cp_async";
+inline constexpr const char *kFnCpAsyncCommit = "__tk_sim_cp_async_commit";
+inline constexpr const char *kFnCpAsyncWait = "__tk_sim_cp_async_wait";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -89,6 +97,12 @@ class SimTarget : public lower::Target {
   void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;
+
+  // Calls into the runtime's per-thread copy queues (AsyncCopy.cpp).
+  void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,
+               const TagAccess &tag) const override;
+  void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
+  void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

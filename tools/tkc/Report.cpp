@@ -24,8 +24,8 @@ namespace {
 
 struct ReportOptions {
   std::string file, kernel, grid, json, gpu = "h100", arch;
-  std::vector<std::string> args, defines;
-  int numWarps = 4;
+  std::vector<std::string> args, defines, assume;
+  int numWarps = 4, numStages = 3;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
 };
 
@@ -239,6 +239,17 @@ int runReport(const ReportOptions &o) {
   tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
+  opts.numStages = o.numStages;
+  for (const auto &[name, value] : parseDefines(o.assume)) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+    }
+    if (used == 0 || used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
+    opts.assume[name] = v;
+  }
   opts.archs = {r.arch};
   opts.ptxasResources = true;
   try {
@@ -295,6 +306,11 @@ std::function<int()> addReportCommand(CLI::App &app) {
   c->add_option("--arg", o->args, "NAME=SPEC for every non-const parameter (see tkc run)")->allow_extra_args(false);
   c->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  c->add_option("--num-stages", o->numStages, "pipeline depth of loops over K (as tkc compile)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 64));
+  c->add_option("--assume", o->assume, "NAME=VALUE: compile for this integer argument value (as tkc compile)")
+      ->allow_extra_args(false);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
   c->add_option("--arch", o->arch,
                 "ptxas's arch, which the sim runs too (sm_90a: dot on wgmma; default: the GPU's, sm_90 for H100, "
