@@ -170,11 +170,56 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
     else if (p.defaultValue)
       fail(p.defaultValue->loc, "default values of fn parameters are not supported yet");
     if (p.hasAlign) fail(p.alignLoc, "align(N) applies only to kernel parameters");
+    for (const ast::Attribute &a : p.attributes)
+      fail(a.loc, "parameter attributes apply only to kernel parameters");
   }
   if (d.hasResult) checkType(d.result);
   return ok;
 }
 }  // namespace
+
+// `@no_specialize` and `@multiple_of(N)` after an integer kernel parameter's
+// type: what launches may assume of its value (docs/language.md, "Integer
+// specialisation"). Fills `ps`; false after reporting an error.
+static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKind> kind, ParamSig &ps,
+                          DiagnosticEngine &diags) {
+  bool ok = true;
+  const ast::Attribute *first = nullptr;
+  for (const ast::Attribute &a : p.attributes) {
+    auto fail = [&](const std::string &m) { diags.error(a.loc, m); ok = false; };
+    const ast::Expr &call = *a.call;
+    const std::string &name = call.text;
+    if (name != "no_specialize" && name != "multiple_of") {
+      fail("unknown parameter attribute '@" + (name.size() > 40 ? name.substr(0, 40) + "...'" : name + "'") +
+           " (parameters take @no_specialize and @multiple_of(N))");
+      continue;
+    }
+    if (p.isConst || p.type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
+      fail("@" + name + " applies to integer parameters that are not const");
+      continue;
+    }
+    if (first) {
+      fail(first->call->text == name ? "@" + name + " is given twice"
+                                     : "@no_specialize and @multiple_of contradict each other");
+      diags.note(first->loc, "the first is here");
+      continue;
+    }
+    first = &a;
+    if (name == "no_specialize") {
+      if (!call.args.empty()) fail("@no_specialize takes no arguments");
+      ps.noSpecialize = true;
+      continue;
+    }
+    const ast::Expr *n = call.args.size() == 1 && call.argNames[0].empty() ? call.args[0].get() : nullptr;
+    if (!n || n->kind != ast::ExprKind::Int || n->intValue < 2 || n->intValue > (int64_t{1} << 30) ||
+        !isPow2(n->intValue)) {
+      fail("@multiple_of takes one power of two from 2 to 2^30, e.g. @multiple_of(16)");
+      continue;
+    }
+    ps.multipleOf = n->intValue;
+  }
+  return ok;
+}
 
 // Declaration-level checks: duplicate names, fn signatures, kernel
 // parameter types, alignments and const defaults. Fills the fn table (fns of
@@ -241,6 +286,7 @@ void Frontend::checkDecls() {
                                std::to_string(elemBytes) + " (the size of " + p.type.name + ")");
       }
       if (!p.isConst && p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
+      if (!checkParamAttributes(p, kind, ps, diags_)) ok = false;
       if (p.isConst) {
         if (p.type.ptrDepth) {
           fail(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type");
@@ -301,15 +347,32 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       ok = false;
     }
   }
+  // What the variant assumes of each integer argument: 1 (equal to 1) or N
+  // (a multiple of N), from the values launches will pass and @multiple_of.
+  std::map<std::string, int64_t> facts;
+  for (const ParamSig &ps : sig.params)
+    if (ps.multipleOf) facts[ps.name] = ps.multipleOf;
   for (const auto &[key, value] : assume) {
     const ast::Param *p = nullptr;
-    for (const ast::Param &q : d.params)
-      if (q.name == key) p = &q;
+    const ParamSig *ps = nullptr;
+    for (size_t i = 0; i < d.params.size(); ++i)
+      if (d.params[i].name == key) p = &d.params[i], ps = &sig.params[i];
     auto kind = p ? IRGen::scalarKind(p->type.name) : std::nullopt;
     if (!p || p->isConst || p->type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
       diags_.error(p ? p->loc : d.loc, "cannot assume a value of " + quoted(key) + ": kernel " + quoted(name) +
                                            " has no integer argument of that name");
       ok = false;
+    } else if (ps->noSpecialize) {
+      diags_.error(p->loc, "cannot assume a value of " + quoted(key) + ": it is declared @no_specialize");
+      ok = false;
+    } else if (ps->multipleOf && value % ps->multipleOf != 0) {
+      diags_.error(p->loc, "cannot assume " + key + " = " + std::to_string(value) + ": it is declared @multiple_of(" +
+                               std::to_string(ps->multipleOf) + ")");
+      ok = false;
+    } else if (value == 1) {
+      facts[key] = 1;
+    } else if (value % 16 == 0) {
+      facts[key] = std::max<int64_t>(facts[key], 16);
     }
   }
   std::vector<ConstBinding> consts;
@@ -323,7 +386,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
   gen.setFns(fns_.get());
-  auto fn = gen.lowerKernel(d, consts, numWarps, assume);
+  auto fn = gen.lowerKernel(d, consts, numWarps, facts);
   // A file with errors yields no kernel, even one whose own body lowered
   // (a syntax error may have dropped statements from it); lowering it
   // anyway reports its other errors.

@@ -26,6 +26,10 @@ struct ParamSig {
   bool isConst = false;
   std::string constValue;  // consts: the (specialised or default) value as text
   int64_t align = 0;       // pointers: assumed alignment in bytes (default 16)
+  // Integer parameters: `@no_specialize` (launches never specialise on the
+  // value) and `@multiple_of(N)` (every launch passes a multiple of N; 0: not said).
+  bool noSpecialize = false;
+  int64_t multipleOf = 0;
 };
 
 // One point of a kernel's @tune space.
@@ -86,7 +90,9 @@ class Frontend {
   // Triton does: 1 makes the argument the constant 1 in the IR; a multiple
   // of 16 lets the analyses assume divisibility by 16; other values assume
   // nothing. Only facts are kept, so one variant serves every value that
-  // has them (see tk::CompileOptions::assume).
+  // has them (see tk::CompileOptions::assume). A parameter declared
+  // @multiple_of(N) is a multiple of N in every variant; one declared
+  // @no_specialize cannot be assumed of.
   std::unique_ptr<ir::Function> lowerKernel(const std::string &name,
                                             const std::map<std::string, std::string> &defines,
                                             int numWarps, KernelSig *sigOut = nullptr,

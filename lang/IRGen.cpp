@@ -103,7 +103,7 @@ std::optional<std::vector<int64_t>> IRGen::broadcast(const std::vector<const TV 
 // ---------------------------------------------------------------- kernels
 
 std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
-                                                 int numWarps, const std::map<std::string, int64_t> &assume) {
+                                                 int numWarps, const std::map<std::string, int64_t> &facts) {
   int errorsBefore = diags_.errorCount();
   auto fn = std::make_unique<ir::Function>();
   fn->name = kernel.name;
@@ -135,8 +135,8 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
     ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.hasAlign ? p.align : 16) : 0);
     v->setNameHint(p.name);
-    auto fact = assume.find(p.name);
-    if (fact != assume.end() && fact->second == 1) {
+    auto fact = facts.find(p.name);
+    if (fact != facts.end() && fact->second == 1) {
       // An IR constant, not a front-end one: the variant folds `x * 1`, but
       // the language does not treat the argument as compile-time.
       builder_->setLoc(p.loc);
@@ -145,7 +145,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       bind(p.name, value(one));
       continue;
     }
-    if (fact != assume.end() && fact->second % 16 == 0) fn->params.back().divisibility = 16;
+    if (fact != facts.end()) fn->params.back().divisibility = fact->second;
     bind(p.name, value(v));
   }
   genStmts(kernel.body);

@@ -52,9 +52,10 @@ class IRGen {
   IRGen(DiagnosticEngine &diags, const std::string &file) : diags_(diags), file_(file) {}
 
   // Lowers `kernel` with its const params bound to `consts` and its integer
-  // arguments specialised on `assume` (Frontend::lowerKernel); null on error.
+  // arguments specialised on `facts` (Frontend::lowerKernel): 1 makes the
+  // argument the IR constant 1, N >= 2 marks it a multiple of N. Null on error.
   std::unique_ptr<ir::Function> lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
-                                            int numWarps, const std::map<std::string, int64_t> &assume = {});
+                                            int numWarps, const std::map<std::string, int64_t> &facts = {});
   // Evaluates a const parameter's default value with `consts` in scope.
   // Reports an error and returns nullopt unless it is a compile-time
   // constant convertible to `kind`.

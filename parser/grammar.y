@@ -121,6 +121,7 @@ attributes:
 // attributes exist, and on which declarations, the front end checks.
 attribute:
   AT call { $$.loc = ctx.loc(@1); $$.call = std::move($2); }
+| AT IDENT { $$.loc = ctx.loc(@1); $$.call = ctx.finish(ctx.leaf(ExprKind::Call, ctx.loc(@2), $2)); }
 ;
 
 params_opt:
@@ -138,6 +139,10 @@ param:
   IDENT COLON type align_opt default_opt {
     $$.name = $1; $$.type = $3; $$.hasAlign = $4 >= 0; $$.align = $$.hasAlign ? $4 : 0; $$.alignLoc = ctx.loc(@4);
     $$.defaultValue = std::move($5); $$.loc = ctx.loc(@1);
+  }
+| IDENT COLON type align_opt attributes default_opt {
+    $$.name = $1; $$.type = $3; $$.hasAlign = $4 >= 0; $$.align = $$.hasAlign ? $4 : 0; $$.alignLoc = ctx.loc(@4);
+    $$.attributes = std::move($5); $$.defaultValue = std::move($6); $$.loc = ctx.loc(@1);
   }
 | CONST IDENT COLON type default_opt {
     $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = ctx.loc(@2);

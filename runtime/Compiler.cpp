@@ -36,7 +36,8 @@ void load(Loaded &l, const std::string *source, const std::string &path) {
 
 std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
   std::vector<KernelParam> out;
-  for (const lang::ParamSig &p : sig.params) out.push_back(KernelParam{p.name, p.type, p.isConst, p.constValue, p.align});
+  for (const lang::ParamSig &p : sig.params)
+    out.push_back(KernelParam{p.name, p.type, p.isConst, p.constValue, p.align, p.noSpecialize, p.multipleOf});
   return out;
 }
 
@@ -112,8 +113,15 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
   b.params = toParams(s.sig);
   b.numWarps = opts.numWarps;
   b.numStages = opts.numStages;
-  for (const auto &[name, value] : opts.assume)
-    if (std::string f = integerFact(value); !f.empty()) b.assumed[name] = f;
+  // The facts the front end compiled in (Frontend::lowerKernel): a launch's
+  // value's, or @multiple_of's where that is stronger.
+  for (const KernelParam &p : b.params) {
+    auto value = opts.assume.find(p.name);
+    std::string fact = value == opts.assume.end() ? "" : integerFact(value->second);
+    if (p.multipleOf && fact != "1")
+      fact = std::to_string(std::max<int64_t>(p.multipleOf, fact.empty() ? 0 : std::stoll(fact)));
+    if (!fact.empty()) b.assumed[p.name] = fact;
+  }
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
   for (const std::string &arch : opts.archs) {
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);

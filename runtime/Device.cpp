@@ -161,9 +161,12 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
             else return 0;
           },
           args[i]);
-      if (integerFact(v) != fact->second)  // a value gives one fact: 1 is no multiple of 16
+      if (p.multipleOf && v % p.multipleOf != 0)
+        throw Error(where + " = " + std::to_string(v) + " is not a multiple of " + std::to_string(p.multipleOf) +
+                    ", as the kernel declares (@multiple_of(" + std::to_string(p.multipleOf) + "))");
+      if (!factHolds(fact->second, v))
         throw Error(where + " = " + std::to_string(v) + " breaks what this variant was compiled to assume (" + p.name +
-                    (fact->second == "1" ? " == 1" : " % 16 == 0") +
+                    (fact->second == "1" ? " == 1" : " % " + fact->second + " == 0") +
                     "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");
     }
   }

@@ -18,6 +18,7 @@
 #include "runtime/KernelLookup.h"
 #include "runtime/TuneCache.h"
 #include "tk/tune.h"
+#include "tk/jit.h"
 
 namespace tk {
 
@@ -94,7 +95,11 @@ struct Tuner::Impl {
   void setUp();
   std::map<std::string, std::string> keyValues(const std::vector<Arg> &args) const;
   std::optional<std::string> pruneReason(const TuneConfig &c, const std::vector<Arg> &args) const;
-  CompileOptions compileOptions(const TuneConfig &c) const;
+  // What a launch with `args` is compiled to assume (JitKernel's rule), and
+  // the facts that gives, as bundles and cache entries record them.
+  std::map<std::string, int64_t> specialisation(const std::vector<Arg> &args) const;
+  static std::map<std::string, std::string> factsOf(const std::map<std::string, int64_t> &assume);
+  CompileOptions compileOptions(const TuneConfig &c, const std::map<std::string, int64_t> &assume) const;
   std::string checkResources(const Bundle &b, TuneResult &r) const;
   void measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r);
   double benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg> &args);
@@ -117,7 +122,7 @@ void Tuner::Impl::setUp() {
   std::string consts;
   for (const lang::ParamSig &p : sig.params) {
     if (p.isConst) consts += (consts.empty() ? "" : ", ") + p.name;
-    else launchParams.push_back(KernelParam{p.name, p.type, false, "", p.align});
+    else launchParams.push_back(KernelParam{p.name, p.type, false, "", p.align, p.noSpecialize, p.multipleOf});
   }
   for (const TuneConfig &c : space.configs)
     for (const auto &[name, value] : c.consts) {
@@ -204,8 +209,21 @@ std::optional<std::string> Tuner::Impl::pruneReason(const TuneConfig &c, const s
   return std::nullopt;
 }
 
-CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c) const {
+std::map<std::string, int64_t> Tuner::Impl::specialisation(const std::vector<Arg> &args) const {
+  if (!opts.specialise || !opts.compile.assume.empty()) return opts.compile.assume;
+  return launchSpecialisation(launchParams, args);
+}
+
+std::map<std::string, std::string> Tuner::Impl::factsOf(const std::map<std::string, int64_t> &assume) {
+  std::map<std::string, std::string> out;
+  for (const auto &[name, value] : assume)
+    if (std::string f = integerFact(value); !f.empty()) out[name] = f;
+  return out;
+}
+
+CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c, const std::map<std::string, int64_t> &assume) const {
   CompileOptions co = opts.compile;
+  co.assume = assume;
   for (const auto &[name, value] : c.consts) co.defines[name] = value;
   co.numWarps = c.numWarps;
   co.numStages = c.numStages;
@@ -301,6 +319,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
   report.measure = onSim ? "model" : "cuda-events";
   report.gpu = gpu ? gpu->name : device.name();
   report.key = keyValues(args);
+  const std::map<std::string, int64_t> assume = specialisation(args);
+  report.assumed = factsOf(assume);
   report.shardIndex = opts.shardIndex;
   report.shardCount = opts.shardCount;
   report.spaceSize = int(space.configs.size());
@@ -324,7 +344,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
       throw Error("prune expression '" + space.prune + "' for config " + r.config.str() + ": " + e.what());
     }
     if (opts.cache)
-      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, warn)) {
+      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, warn)) {
         results[i] = *hit;
         ++report.cacheHits;
         continue;
@@ -351,7 +371,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
       std::optional<Bundle> b;
       std::string error;
       try {
-        b = Compiler::compileFile(path, kernel, compileOptions(c));
+        b = Compiler::compileFile(path, kernel, compileOptions(c, assume));
       } catch (const std::exception &e) {
         error = firstLine(e.what());
       }
@@ -393,7 +413,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
         }
       }
     }
-    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, r, report.measure, warn);
+    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, r, report.measure, warn);
     if (opts.progress) opts.progress(++measured, int(toCompile.size()), (r.status == "ok" ? "measured " : r.status + " ") + r.config.str());
   }
 
@@ -423,7 +443,7 @@ TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
   // Unsharded, results are the space's configs in order: best is its index.
   if (report.best >= 0 && impl_->opts.shardCount == 1)
     if (auto it = loaded.find(report.best); it != loaded.end())
-      impl_->bestByKey.insert_or_assign(detail::keyText(report.key),
+      impl_->bestByKey.insert_or_assign(detail::keyText(report.key) + "|" + detail::keyText(report.assumed),
                                         Impl::Chosen{report.results[report.best].config, it->second});
   return report;
 }
@@ -436,13 +456,14 @@ std::optional<TuneReport> Tuner::cached(const std::vector<Arg> &args) {
 }
 
 const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
-  const std::string keyText = detail::keyText(impl_->keyValues(args));
+  const std::map<std::string, int64_t> assume = impl_->specialisation(args);
+  const std::string keyText = detail::keyText(impl_->keyValues(args)) + "|" + detail::keyText(Impl::factsOf(assume));
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   TuneReport report = tune(grid, args);
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   // Every result came from the tuning cache: compile (a compile-cache hit) and load the best.
   const TuneConfig &c = report.bestResult().config;
-  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c)));
+  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c, assume)));
   return impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, k}).first->second.kernel;
 }
 

@@ -71,11 +71,15 @@ struct KernelParam {
   bool isConst = false;
   std::string value;  // the specialised value of a const parameter
   int64_t align = 0;  // pointer params: the address alignment the kernel assumes
+  // Integer params: declared `@no_specialize` (launches never specialise on
+  // its value) or `@multiple_of(N)` (every launch passes a multiple of N).
+  bool noSpecialize = false;
+  int64_t multipleOf = 0;
 };
 
 // A compiled, specialised kernel.
 struct Bundle {
-  static constexpr int kFormatVersion = 3;
+  static constexpr int kFormatVersion = 4;
   std::string kernel;
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
@@ -86,7 +90,8 @@ struct Bundle {
   std::map<std::string, std::string> ptx;  // arch -> PTX
   std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)
   // Integer argument -> the fact this variant assumes of it: "1" (equal to
-  // 1) or "16" (a multiple of 16). Device::launch refuses values that break one.
+  // 1) or "N" (a multiple of N, a power of two: "16" from a launch's value,
+  // any from @multiple_of(N)). Device::launch refuses values that break one.
   std::map<std::string, std::string> assumed;
 
   // The parameters a launch passes (the non-const ones), in order.
@@ -128,6 +133,8 @@ class Compiler {
 // The fact an integer argument's value gives a compile (CompileOptions::
 // assume): "1", "16" (a multiple of 16), or "" (none).
 std::string integerFact(int64_t value);
+// Whether `value` has `fact` (a Bundle::assumed entry: "1" or "N").
+bool factHolds(const std::string &fact, int64_t value);
 
 // The directory tk caches compiled kernels and tuning results in: `dir` when
 // not empty, else $TK_CACHE_DIR, $XDG_CACHE_HOME/tk, ~/.cache/tk.

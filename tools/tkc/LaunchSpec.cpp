@@ -11,6 +11,7 @@
 #include "Npy.h"
 #include "runtime/CacheFiles.h"
 #include "tk/half.h"
+#include "tk/jit.h"
 
 namespace tkc {
 
@@ -467,6 +468,17 @@ std::string signature(const std::string &kernel, const std::vector<tk::KernelPar
   return s + ")";
 }
 
+std::map<std::string, int64_t> LaunchSpec::specialisation(const std::vector<tk::KernelParam> &params) const {
+  std::vector<tk::Arg> args;  // integers as written, placeholders for the rest
+  for (const tk::KernelParam &p : params) {
+    if (p.isConst) continue;
+    auto s = scalars.find(p.name);
+    if (s != scalars.end() && s->second.kind == tk::lang::HostValue::Kind::Int) args.push_back(s->second.i);
+    else args.push_back(tk::Buffer());
+  }
+  return tk::launchSpecialisation(params, args);
+}
+
 std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel) {
   std::string names;
   for (const auto &[name, ps] : tk::Compiler::kernels(file)) {
@@ -474,6 +486,13 @@ std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::st
     names += (names.empty() ? "" : ", ") + name;
   }
   throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
+}
+
+std::string assumedText(const tk::Bundle &bundle) {
+  std::string out;
+  for (const auto &[name, fact] : bundle.assumed)
+    out += (out.empty() ? "" : ", ") + name + (fact == "1" ? " == 1" : " % " + fact + " == 0");
+  return out;
 }
 
 // The const values as JSON: numbers and bools as such, anything else (a

@@ -27,6 +27,7 @@ struct ReportOptions {
   std::vector<std::string> args, defines;
   int numWarps = 4;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
+  bool noSpecialize = false;
 };
 
 using Json = nlohmann::ordered_json;
@@ -99,6 +100,7 @@ std::string text(const Report &r) {
   for (const tk::KernelParam &p : r.bundle.params)
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << r.bundle.numWarps << "\n";
+  if (!r.bundle.assumed.empty()) os << "assumed    " << assumedText(r.bundle) << "\n";
   os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << 32 * r.bundle.numWarps
      << " threads, every block run once on " << r.device << "\n";
   os << "figures    [sim] counted by the sim; [ptxas] ptxas -v for " << r.arch << "; [model] the performance model for "
@@ -169,6 +171,7 @@ Json json(const Report &r) {
             {"grid", {r.grid.x, r.grid.y, r.grid.z}},
             {"consts", consts},
             {"num_warps", r.bundle.numWarps},
+            {"assumed", r.bundle.assumed},
             {"registers", orNull(known, known ? r.ptxas->registers : 0)},
             {"spill_bytes", orNull(known, spill)},
             {"shared_bytes", r.bundle.sharedBytes + (known ? r.ptxas->sharedStaticBytes : 0)},
@@ -239,6 +242,7 @@ int runReport(const ReportOptions &o) {
   opts.numWarps = o.numWarps;
   opts.archs = {r.arch};
   opts.ptxasResources = true;
+  if (!o.noSpecialize) opts.assume = spec.specialisation(params);
   try {
     r.bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
   } catch (const tk::CompileError &) {
@@ -293,6 +297,8 @@ std::function<int()> addReportCommand(CLI::App &app) {
   c->add_option("--arg", o->args, "NAME=SPEC for every non-const parameter (see tkc run)")->allow_extra_args(false);
   c->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  c->add_flag("--no-specialize", o->noSpecialize,
+              "report the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
   c->add_option("--arch", o->arch, "ptxas's arch (default: the GPU's, sm_90 for H100, sm_80 for A100)")
       ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90"}));

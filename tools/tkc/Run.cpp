@@ -21,6 +21,7 @@ struct RunOptions {
   std::vector<std::string> args, defines;
   int numWarps = 4;
   uint64_t seed = LaunchSpec::kDefaultSeed;
+  bool noSpecialize = false;
 };
 
 
@@ -58,6 +59,7 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
   for (const tk::KernelParam &p : bundle.params)
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << bundle.numWarps << "\n";
+  if (!bundle.assumed.empty()) os << "assumed  " << assumedText(bundle) << "\n";
   os << "device   " << dev.name() << "\n";
   os << "grid     " << grid.x << " x " << grid.y << " x " << grid.z << " blocks of " << 32 * bundle.numWarps
      << " threads\n";
@@ -95,6 +97,7 @@ int runRun(const RunOptions &o) {
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";
+  if (!o.noSpecialize) opts.assume = spec.specialisation(params);
   tk::Bundle bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
   tk::Dim3 grid = spec.grid(bundle);
 
@@ -106,7 +109,8 @@ int runRun(const RunOptions &o) {
   if (!o.json.empty()) {
     nlohmann::ordered_json j = {{"kernel", bundle.kernel},          {"device", dev->name()},
                                 {"grid", {grid.x, grid.y, grid.z}}, {"consts", constsJson(bundle)},
-                                {"num_warps", bundle.numWarps},     {"stats", statsJson(stats)}};
+                                {"num_warps", bundle.numWarps},     {"assumed", bundle.assumed},
+                                {"stats", statsJson(stats)}};
     writeFileAtomic(o.json, j.dump(2) + "\n");
   }
   std::cout << summary(bundle, *dev, grid, stats, bound) << std::flush;
@@ -132,6 +136,8 @@ std::function<int()> addRunCommand(CLI::App &app) {
   run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
       ->check(CLI::IsMember({"sim", "cuda"}));
   run->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);
+  run->add_flag("--no-specialize", o->noSpecialize,
+               "run the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");
   run->add_option("--json", o->json, "also write the kernel, device, grid, consts and launch stats as JSON");
   return [o] { return runRun(*o); };
 }
