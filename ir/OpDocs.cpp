@@ -36,6 +36,11 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::AtomicRmw: return "`%r = atomic_rmw %p, %v, %mask {kind = \"add\"} : tile<128xi32>` (add max)";
     case OpKind::AtomicCas: return "`%r = atomic_cas %p, %expected, %v : tile<128xi32>`";
     case OpKind::Return: return "`return`";
+    case OpKind::AsyncCopy:
+      return "`async_copy %p, %slot, %mask {buffer = 0, stages = 3}` (`%p`: `tile<64x32xptr<f16>>`, `%slot`: i32)";
+    case OpKind::AsyncCommit: return "`async_commit`";
+    case OpKind::AsyncWait: return "`async_wait {pending = 1}`";
+    case OpKind::SharedLoad: return "`%r = shared_load %slot {buffer = 0, stages = 3} : tile<64x32xf16>`";
     default: break;
   }
   return nullptr;

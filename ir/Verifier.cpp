@@ -4,6 +4,8 @@
 #include "ir/Verifier.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "ir/Printer.h"
@@ -512,6 +514,43 @@ class Verifier {
           opError(op, "condition must be i1 or a tile of i1, not " + operandType(0).str());
         return;
       }
+      case OpKind::AsyncCopy:
+      case OpKind::SharedLoad: {
+        const bool copy = op.is(OpKind::AsyncCopy);
+        const Type &slot = operandType(copy ? 1 : 0);
+        if (slot != Type::scalar(ScalarKind::I32)) return opError(op, "the slot must be a scalar i32, not " + slot.str());
+        Type tile = copy ? operandType(0).withElem(ElemType{operandType(0).elem.scalar, false}) : *rt;
+        if (tile.rank() != 2 || tile.isPtr() || tile.isBool())
+          return opError(op, "works on a 2-D tile of numbers, not " + (copy ? operandType(0) : *rt).str());
+        if (copy && !operandType(0).isPtr()) return opError(op, "operand 0 must be a tile of pointers");
+        if (copy && op.numOperands() > 2) {
+          const Type &mask = operandType(2);
+          if (!mask.isBool() || !sameShapeAndLayout(mask, operandType(0)))
+            return opError(op, "mask must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + mask.str());
+        }
+        auto intAttr = [&](const char *k) -> std::optional<int64_t> {
+          auto it = op.attrs().find(k);
+          if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) return std::nullopt;
+          return std::get<int64_t>(it->second);
+        };
+        std::optional<int64_t> buffer = intAttr("buffer"), stages = intAttr("stages");
+        if (!buffer || *buffer < 0 || !stages || *stages < 1)
+          return opError(op, "needs integer attributes 'buffer' (>= 0) and 'stages' (>= 1)");
+        // Every op naming a ring agrees on its slot's shape and element and its stages.
+        auto [it, fresh] = rings_.emplace(*buffer, std::make_pair(tile.withLayout(nullptr), *stages));
+        if (!fresh && (it->second.first != tile.withLayout(nullptr) || it->second.second != *stages))
+          opError(op, "ring " + std::to_string(*buffer) + " has slots of " + it->second.first.str() + " in " +
+                          std::to_string(it->second.second) + " stages elsewhere, not " + tile.withLayout(nullptr).str() +
+                          " in " + std::to_string(*stages));
+        return;
+      }
+      case OpKind::AsyncWait: {
+        auto it = op.attrs().find("pending");
+        if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 0)
+          opError(op, "needs an integer 'pending' attribute (>= 0)");
+        return;
+      }
+      case OpKind::AsyncCommit:
       case OpKind::Return:
       case OpKind::Yield:
       case OpKind::For:
@@ -524,6 +563,7 @@ class Verifier {
   ValueNames names_;
   std::set<const Value *> visible_;
   std::vector<std::string> errors_;
+  std::map<int64_t, std::pair<Type, int64_t>> rings_;  // shared ring -> (slot type, stages)
 };
 
 }  // namespace

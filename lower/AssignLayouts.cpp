@@ -19,7 +19,8 @@ using ir::OpKind;
 using ir::Value;
 
 bool isAnchor(const Op &op) {
-  return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas);
+  return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas) ||
+         op.is(OpKind::AsyncCopy);
 }
 
 // The layout a tile gets when nothing asks for one: row-major, as many
@@ -149,11 +150,37 @@ class LayoutAssigner {
       // How many consecutive elements along the vector dim share one mask
       // value: a vector access within such a run needs no per-element
       // fallback for partly-on masks.
-      const size_t maskOperand = op->is(OpKind::Load) ? 1 : op->is(OpKind::Store) ? 2 : 0;
+      const size_t maskOperand = op->is(OpKind::Load) ? 1 : op->is(OpKind::Store) || op->is(OpKind::AsyncCopy) ? 2 : 0;
       if (maskOperand && op->numOperands() > maskOperand && vec > 1)
         if (int64_t run = std::min<int64_t>(vec, axis_.get(op->operand(maskOperand)).constancy[dim]); run > 1)
           op->setAttr("mask_run", run);
+      // An async copy zero-fills past a source size: it can copy a vector
+      // whose mask is on for a prefix of its elements.
+      const bool uniformRuns = op->hasAttr("mask_run") && op->intAttr("mask_run") >= vec;
+      if (op->is(OpKind::AsyncCopy) && op->numOperands() > 2 && vec > 1 && !uniformRuns &&
+          prefixMask(op->operand(2), dim, vec))
+        op->setAttr("mask_prefix", int64_t(1));
     }
+  }
+
+  // True when, within each aligned run of `vec` elements along `dim`, mask
+  // `v`'s true elements come first: uniform runs, `x < y` (or `y > x`) with x
+  // stepping by 1 and y uniform along the run, broadcasts along other dims
+  // and conjunctions of those.
+  bool prefixMask(const Value *v, int dim, int64_t vec, int depth = 0) const {
+    if (axis_.get(v).constancy[dim] >= vec) return true;
+    const Op *def = v->definingOp();
+    if (!def || depth > 16) return false;
+    if (def->is(OpKind::And))
+      return prefixMask(def->operand(0), dim, vec, depth + 1) && prefixMask(def->operand(1), dim, vec, depth + 1);
+    if (def->is(OpKind::Broadcast) && def->operand(0)->type().shape[dim] == v->type().shape[dim])
+      return prefixMask(def->operand(0), dim, vec, depth + 1);
+    if (!def->is(OpKind::Cmp) || !def->operand(0)->type().isInt()) return false;
+    const std::string &p = def->strAttr("predicate");
+    const bool less = p == "lt" || p == "le", greater = p == "gt" || p == "ge";
+    if (!less && !greater) return false;
+    const Value *rising = def->operand(less ? 0 : 1), *bound = def->operand(less ? 1 : 0);
+    return axis_.get(rising).contiguity[dim] >= vec && axis_.get(bound).constancy[dim] >= vec;
   }
 
   // A reduction's operand layout for a result demanded in `want`: the parent
@@ -258,7 +285,11 @@ class LayoutAssigner {
         b.setLoc(op->loc());
         settle(body->argument(i + 1), l, b);
       }
-      ir::Builder b(op->parentBlock(), std::next(op->parentBlock()->find(op)));
+      // After the wait that drains a pipelined loop's copies, so that the
+      // conversion may use the shared memory of its rings.
+      auto after = std::next(op->parentBlock()->find(op));
+      while (after != op->parentBlock()->ops().end() && (*after)->is(OpKind::AsyncWait)) ++after;
+      ir::Builder b(op->parentBlock(), after);
       b.setLoc(op->loc());
       settle(r, l, b);
     }

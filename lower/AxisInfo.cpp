@@ -152,6 +152,7 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::Splat: return uniform(t, in(0).divisibility[0]);
+    case ir::OpKind::SharedLoad: return unknown(t);  // a slot's contents: nothing known
     case ir::OpKind::ExpandDims: {
       const AxisInfo &a = in(0);
       size_t axis = static_cast<size_t>(op.intAttr("axis"));

@@ -22,7 +22,9 @@ class FunctionLowering {
  public:
   FunctionLowering(ir::Function &fn, const Target &target, llvm::Module &module);
   llvm::Function *run();
-  int sharedBytes() const { return sharedBytes_; }
+  // The rings of pipelined dot operands, then the scratch the other ops
+  // share (which reuses the rings' bytes where no ring is live).
+  int sharedBytes() const { return std::max(ringBytes_ + scratchWhileRings_, sharedBytes_); }
 
   // LowerToLLVM.cpp
   llvm::Type *elemType(const ir::ElemType &e);
@@ -47,6 +49,29 @@ class FunctionLowering {
   Regs lowerScan(ir::Op &op);  // LowerScan.cpp
   Regs lowerDot(ir::Op &op);     // LowerDot.cpp
   Regs lowerDotMma(ir::Op &op);  // LowerDotMma.cpp: on tensor cores
+
+  // LowerPipeline.cpp: the shared rings of pipelined dot operands.
+  struct Ring {
+    int64_t offset = 0;  // bytes from the shared base
+    SharedSlotLayout slot;
+    int64_t stages = 0;
+  };
+  // Places every ring named by the function's async_copy / shared_load ops
+  // at the start of shared memory (ringBytes_); scratch follows them.
+  void planRings();
+  void lowerAsyncCopy(ir::Op &op);
+  void lowerAsyncWait(ir::Op &op);
+  Regs lowerSharedLoad(ir::Op &op);
+  // The first byte of slot `slot` (an i32) of ring `buffer`.
+  llvm::Value *slotBase(int64_t buffer, llvm::Value *slot);
+  // The slot a shared_load reads, when a tensor-core dot reads it in place
+  // (its value is never materialised in registers); else null.
+  const ir::Op *inPlaceOperand(const ir::Value *v) const;
+  // Where the ops that exchange values through shared memory start: past
+  // the rings while a pipelined loop's rings are live, else at the base.
+  llvm::Value *scratchBase();
+  // Records that an op uses `bytes` of scratch from scratchBase().
+  void useScratch(int64_t bytes);
 
   // LowerControlFlow.cpp: lowers a block's ops up to its terminator and
   // returns what its `yield` passes on (nothing after `return`).
@@ -114,6 +139,14 @@ class FunctionLowering {
   ir::Location loc_;                  // of the op being lowered
   std::map<std::pair<const ir::Layout *, int>, llvm::Value *> threadParts_;
   int sharedBytes_ = 0;
+  int ringBytes_ = 0;
+  // Between a loop's first async_copy and its final async_wait the rings are
+  // live: scratch starts after them. scratchWhileRings_ is the most scratch
+  // used then; sharedBytes_ the most used from the base at other times.
+  bool ringsLive_ = false;
+  int scratchWhileRings_ = 0;
+  std::map<int64_t, Ring> rings_;
+  std::set<const ir::Value *> inPlace_;  // shared_load results only mma dots read
 };
 
 }  // namespace tk::lower

@@ -63,6 +63,15 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps) {
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
 }
 
+SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes) {
+  SharedSlotLayout s;
+  s.rows = rows;
+  s.cols = cols;
+  s.rowStride = cols + 16 / eltBytes;
+  s.bytes = (rows * s.rowStride * eltBytes + 15) / 16 * 16;
+  return s;
+}
+
 ir::LayoutRef transposedLayout(const ir::LayoutRef &l) {
   if (!l || l->kind != ir::Layout::Kind::Blocked || l->sizePerThread.size() != 2) return nullptr;
   auto swap = [](const std::vector<int> &v) { return std::vector<int>{v[1], v[0]}; };

@@ -34,6 +34,20 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps);
 // anything but a 2-D blocked layout.
 ir::LayoutRef transposedLayout(const ir::LayoutRef &l);
 
+// Where a 2-D tile lives in shared memory for tensor cores: a pipelined
+// operand's ring slot, and a dot operand staged from registers. Row-major,
+// each row padded by 16 bytes, so that the 8 rows of 16 bytes an ldmatrix
+// phase reads (consecutive rows, same columns) start 4 banks apart and fall
+// on 32 distinct banks, as do the 16-byte chunks a warp's cp.async writes
+// (docs/internals.md, "Pipelined dot operands"); every row stays 16-byte
+// aligned as ldmatrix and cp.async need. The one place that layout is chosen.
+struct SharedSlotLayout {
+  int64_t rows = 0, cols = 0;
+  int64_t rowStride = 0;  // elements from one row to the next
+  int64_t bytes = 0;      // of the whole tile, a multiple of 16
+};
+SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes);
+
 // A layout seen as its root blocked layout over an expanded shape: slices
 // re-insert their removed dims with size 1. `kept[i]` is the root dim that
 // dim i of the original shape maps to.

@@ -64,10 +64,10 @@ Regs FunctionLowering::lowerDot(ir::Op &op) {
   const int64_t kv = std::min<int64_t>(K, 16 / elt);  // k's per vector load of a
   const int64_t strideA = K + kv;
   const int64_t offsetB = (at.shape[0] * strideA * elt + 15) / 16 * 16;
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * N * elt));
+  useScratch(static_cast<int>(offsetB + K * N * elt));
 
   // 1. Every element's owner writes a and b to shared memory.
-  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *base = scratchBase();
   llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offsetB)));
   stageTile(op.operand(0), base, strideA, rt.elem, op.loc());
   stageTile(op.operand(1), baseB, N, rt.elem, op.loc());

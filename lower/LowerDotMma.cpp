@@ -8,10 +8,10 @@
 
 namespace tk::lower {
 
-// Shared memory holds a row-major [M, K + 8] and b row-major [K, N + 8]: the
-// 16 bytes of padding per row shift consecutive rows by 4 banks, so the 8
-// rows of 16 bytes an ldmatrix phase reads fall on 32 distinct banks, and
-// every row stays 16-byte aligned as ldmatrix needs.
+// Shared memory holds a row-major [M, K + 8] and b row-major [K, N + 8]
+// (sharedSlotLayout): the 16 bytes of padding per row shift consecutive rows
+// by 4 banks, so the 8 rows of 16 bytes an ldmatrix phase reads fall on 32
+// distinct banks, and every row stays 16-byte aligned as ldmatrix needs.
 //
 // In mmaLayout a warp at (warpM, warpN) holds, for its m16 tile i and n8
 // tile j, rows warpM*8 + g + (2i + h)*8*wm (g = lane / 4; h = 0, 1: the
@@ -27,16 +27,28 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Layout &l = *rt.layout;
   const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
   const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / 16;
-  const int64_t strideA = K + 8, strideB = N + 8;
-  const int64_t offsetB = M * strideA * 2;
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(offsetB + K * strideB * 2));
+  const SharedSlotLayout slotA = sharedSlotLayout(M, K, 2), slotB = sharedSlotLayout(K, N, 2);
+  const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
 
+  // An operand a pipelined loop left in a ring slot is read there (the
+  // async_wait before it was the barrier); the others are staged from
+  // registers into scratch, in the same layout.
   llvm::Type *half = elemType(at.elem);
-  llvm::Value *base = target_.sharedBase(b_);
-  llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offsetB)));
-  stageTile(op.operand(0), base, strideA, at.elem, op.loc());
-  stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc());
-  barrier(op.loc());
+  const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  llvm::Value *scratch = scratchBase();
+  int64_t scratchBytes = 0;
+  auto place = [&](const ir::Op *ring, const SharedSlotLayout &slot) {
+    if (ring) return slotBase(ring->intAttr("buffer"), regs(ring->operand(0))[0]);
+    llvm::Value *staged = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt32(static_cast<uint32_t>(scratchBytes)));
+    scratchBytes += slot.bytes;
+    return staged;
+  };
+  llvm::Value *base = place(ringA, slotA);
+  llvm::Value *baseB = place(ringB, slotB);
+  useScratch(static_cast<int>(scratchBytes));
+  if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc());
+  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc());
+  if (scratchBytes) barrier(op.loc());
 
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
   // Warp coordinates as threadPart derives them for order [1, 0].
@@ -117,7 +129,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
     b_.CreateCondBr(b_.CreateICmpULT(next, i32(steps)), loop, done);
     b_.SetInsertPoint(done);
   }
-  barrier(op.loc());  // the buffer is reused by the next exchange
+  if (scratchBytes) barrier(op.loc());  // the scratch is reused by the next exchange
   return acc;
 }
 

@@ -293,7 +293,7 @@ Regs FunctionLowering::lowerAtomic(ir::Op &op) {
 // slot 0 for a scalar). Computed where the caller stands, so they dominate
 // the branches and barriers that follow.
 std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count) {
-  llvm::Value *base = target_.sharedBase(b_);
+  llvm::Value *base = scratchBase();
   std::unique_ptr<RegisterMap> rm;
   if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
   std::vector<llvm::Value *> out;
@@ -349,7 +349,7 @@ Regs FunctionLowering::shareFromOwners(const ir::Type &t, const Regs &vals, llvm
   llvm::Type *ty = vals[0]->getType();
   llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
   const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(t.isTile() ? t.numElements() : 1) * eltBytes);
+  useScratch(static_cast<int>(t.isTile() ? t.numElements() : 1) * eltBytes);
   std::vector<llvm::Value *> addresses = sharedAddresses(t, memTy, vals.size());
   storeShared(vals, addresses, owner, loc);
   barrier(loc);
@@ -367,7 +367,7 @@ Regs FunctionLowering::lowerConvertLayout(ir::Op &op) {
   llvm::Type *ty = elemType(rt.elem);
   llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
   const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
-  sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(st.numElements()) * eltBytes);
+  useScratch(static_cast<int>(st.numElements()) * eltBytes);
 
   RegisterMap in(st.layout, st.shape), out(rt.layout, rt.shape);
   const Regs &src = regs(op.operand(0));

@@ -133,9 +133,9 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
     const int64_t numOutElems = rt.isTile() ? rt.numElements() : 1;
     const int64_t slots = numOutElems * warps;
     const int64_t indexOffset = slots * valBytes;  // arg-reductions keep i32 indices after the values
-    sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(indexOffset + (combine.isArg() ? slots * 4 : 0)));
+    useScratch(static_cast<int>(indexOffset + (combine.isArg() ? slots * 4 : 0)));
 
-    llvm::Value *base = target_.sharedBase(b_);
+    llvm::Value *base = scratchBase();
     llvm::Value *part = threadPart(l, ra);
     llvm::Value *laneC = b_.CreateURem(part, b_.getInt32(l.threadsPerWarp[ra]));
     llvm::Value *warpC = b_.CreateUDiv(part, b_.getInt32(l.threadsPerWarp[ra]));

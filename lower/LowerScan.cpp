@@ -120,8 +120,8 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
     const int groups = reps * warps;
     const int64_t numRows = st.numElements() / st.shape[axis];
     const int accBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(accTy));
-    sharedBytes_ = std::max<int>(sharedBytes_, static_cast<int>(numRows * groups * accBytes));
-    llvm::Value *base = target_.sharedBase(b_);
+    useScratch(static_cast<int>(numRows * groups * accBytes));
+    llvm::Value *base = scratchBase();
     llvm::Value *warpE = b_.CreateAnd(warpC, b_.getInt32(warps - 1));
     // One writer per slot: the last lane of the group in the first copy of
     // the warp, and the owner along the other dims.

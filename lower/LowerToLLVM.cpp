@@ -119,6 +119,7 @@ llvm::Function *FunctionLowering::run() {
 
   for (ir::Op *op : fn_.walk())
     for (ir::Value *v : op->operands()) used_.insert(v);
+  planRings();
   lowerRegion(fn_.body);
   return llfn_;
 }
@@ -169,6 +170,10 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::Dot: return lowerDot(op);
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: lowerStore(op); return {};
+    case OpKind::AsyncCopy: lowerAsyncCopy(op); return {};
+    case OpKind::AsyncCommit: target_.cpAsyncCommitGroup(b_); return {};
+    case OpKind::AsyncWait: lowerAsyncWait(op); return {};
+    case OpKind::SharedLoad: return lowerSharedLoad(op);
     case OpKind::Print: lowerPrint(op); return {};
     case OpKind::Assert: lowerAssert(op); return {};
     case OpKind::AtomicRmw:

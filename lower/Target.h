@@ -113,6 +113,28 @@ class Target {
                                                  const std::vector<llvm::Value *> &bFrag,
                                                  const std::vector<llvm::Value *> &c) const = 0;
 
+  // Asynchronous copies from global to shared memory (PTX ISA "Data Movement
+  // and Conversion Instructions: cp.async"), sm_80+: the operand ring of a
+  // pipelined dot (lower/LowerPipeline.cpp). Each thread tracks its own
+  // copies: cpAsync starts one, cpAsyncCommitGroup closes the thread's
+  // copies not yet in a group into a new group (possibly empty), and
+  // cpAsyncWaitGroup(n) waits until at most the `n` most recently committed
+  // groups are still in flight. Only that wait completes a copy: before it
+  // the destination bytes are undefined, and a barrier completes nothing.
+  // Other threads see the bytes after a barrier that follows the wait.
+  //
+  // cp.async.{cg,ca}.shared.global [dst], [src], bytes, srcBytes: `bytes`
+  // is 4, 8 or 16 (16 uses .cg, which caches in L2 only); `dst` (in
+  // sharedAddressSpace()) and `src` (globalAddressSpace()) are aligned to
+  // `bytes`. Only the first `srcBytes` (i32, 0..bytes) bytes are read; the
+  // rest of the destination is zero-filled, so with srcBytes 0 nothing is
+  // read and `src` may be any address. `tag` marks the instruction with its
+  // source location (the sim names its global and shared sides by it).
+  virtual void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,
+                       const TagAccess &tag) const = 0;
+  virtual void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const = 0;
+  virtual void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const = 0;
+
   // f(x) for a scalar f32 or f64 `x`.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
 

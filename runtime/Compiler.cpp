@@ -69,6 +69,8 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   Specialised s;
   auto fn = l.fe->lowerKernel(kernel, opts.defines, opts.numWarps, &s.sig, opts.assume);
   if (!fn || l.diags.hasErrors()) throw CompileError(l.diags.render());
+  // The tile pipeline reads it (pipeline-dot-operands); the IR's text keeps it.
+  fn->attrs["num_stages"] = int64_t{opts.numStages};
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));

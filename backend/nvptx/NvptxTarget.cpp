@@ -321,6 +321,41 @@ std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const
   return registersOf(b, warpCollective(b, id, args));
 }
 
+// ---- asynchronous copies ------------------------------------------------
+
+void NvptxTarget::cpAsync(IRBuilderBase &b, Value *dst, Value *src, int bytes, Value *srcBytes,
+                          const TagAccess &tag) const {
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    throw std::invalid_argument("NvptxTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
+  auto *dt = dyn_cast<PointerType>(dst->getType());
+  auto *st = dyn_cast<PointerType>(src->getType());
+  if (!dt || dt->getAddressSpace() != sharedAddressSpace() || !st || st->getAddressSpace() != globalAddressSpace())
+    throw std::invalid_argument("NvptxTarget::cpAsync: want a shared (addrspace 3) destination and a global "
+                                "(addrspace 1) source");
+  // 16 bytes go .cg (L2 only: an operand tile is read once per block);
+  // smaller copies exist only as .ca.
+  static const Intrinsic::ID full[3] = {Intrinsic::nvvm_cp_async_ca_shared_global_4,
+                                        Intrinsic::nvvm_cp_async_ca_shared_global_8,
+                                        Intrinsic::nvvm_cp_async_cg_shared_global_16};
+  static const Intrinsic::ID sized[3] = {Intrinsic::nvvm_cp_async_ca_shared_global_4_s,
+                                         Intrinsic::nvvm_cp_async_ca_shared_global_8_s,
+                                         Intrinsic::nvvm_cp_async_cg_shared_global_16_s};
+  const int k = bytes == 4 ? 0 : bytes == 8 ? 1 : 2;
+  auto *c = dyn_cast<ConstantInt>(srcBytes);
+  Value *call = c && c->getZExtValue() == uint64_t(bytes) ? callIntrinsic(b, full[k], {dst, src})
+                                                          : callIntrinsic(b, sized[k], {dst, src, srcBytes});
+  tag(*cast<Instruction>(call));
+}
+
+void NvptxTarget::cpAsyncCommitGroup(IRBuilderBase &b) const {
+  callIntrinsic(b, Intrinsic::nvvm_cp_async_commit_group);
+}
+
+void NvptxTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
+  if (n < 0) throw std::invalid_argument("NvptxTarget::cpAsyncWaitGroup: negative group count");
+  callIntrinsic(b, Intrinsic::nvvm_cp_async_wait_group, {b.getInt32(static_cast<uint32_t>(n))});
+}
+
 // ---- math ---------------------------------------------------------------
 
 static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x) {

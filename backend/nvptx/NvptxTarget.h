@@ -48,6 +48,12 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+  // llvm.nvvm.cp.async.{cg,ca}.shared.global.{16,8,4}[.s] (the .s form, with
+  // a source size, unless every byte is read), commit_group and wait_group.
+  void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,
+               const TagAccess &tag) const override;
+  void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
+  void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
 
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.

@@ -69,11 +69,11 @@ const Located *locatedCollective(StringRef name) {
   return nullptr;
 }
 
-// ldmatrix and mma are rewritten even without !tk.loc (see the header).
+// ldmatrix, mma and cp.async are rewritten even without !tk.loc (see the header).
 bool alwaysLocated(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
   const Function *callee = call ? call->getCalledFunction() : nullptr;
-  return callee && (callee->getName() == kFnLdmatrix || callee->getName() == kFnMma);
+  return callee && (callee->getName() == kFnLdmatrix || callee->getName() == kFnMma || callee->getName() == kFnCpAsync);
 }
 
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
@@ -160,6 +160,28 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         cast<Function>(h.barrierAt.getCallee())->setConvergent();
         uint32_t id = sites.add(Site{SiteKind::Barrier, 0, locOf(*i)});
         CallInst *nc = b.CreateCall(h.barrierAt, {b.getInt32(id)});
+        nc->copyMetadata(*call);
+        call->eraseFromParent();
+      } else if (callee && callee->getName() == kFnCpAsync) {
+        // cp.async(dst, src, bytes, srcBytes): a masked global load of its
+        // bytes (only the first srcBytes are read) and a shared store.
+        checkAddressSpace(*i, call->getArgOperand(0));
+        checkAddressSpace(*i, call->getArgOperand(1));
+        auto *width = dyn_cast<ConstantInt>(call->getArgOperand(2));
+        if (!width) throw SimError("sim: a cp.async with a non-constant size in " + i->getFunction()->getName().str());
+        const uint32_t bytes = uint32_t(width->getZExtValue());
+        Site global{SiteKind::GlobalLoad, bytes, locOf(*i)};
+        global.masked = true;
+        global.elemBytes = 1;
+        uint32_t g = sites.add(std::move(global));
+        uint32_t sh = sites.add(Site{SiteKind::SharedStore, bytes, locOf(*i)});
+        FunctionCallee atCallee = m.getOrInsertFunction(
+            kFnCpAsyncAt, FunctionType::get(Type::getVoidTy(c), {ptr, ptr, i32, i32, i32, i32}, false));
+        cast<Function>(atCallee.getCallee())->setDoesNotThrow();
+        std::vector<Value *> args(call->arg_begin(), call->arg_end());
+        args.push_back(b.getInt32(g));
+        args.push_back(b.getInt32(sh));
+        CallInst *nc = b.CreateCall(atCallee, args);
         nc->copyMetadata(*call);
         call->eraseFromParent();
       } else if (const Located *at = callee ? locatedCollective(callee->getName()) : nullptr) {

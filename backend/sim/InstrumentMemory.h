@@ -32,6 +32,10 @@ inline constexpr const char *kFnShflUpI32At = "__tk_sim_shfl_up_i32_at";
 inline constexpr const char *kFnShflUpF32At = "__tk_sim_shfl_up_f32_at";
 inline constexpr const char *kFnLdmatrixAt = "__tk_sim_ldmatrix_at";
 inline constexpr const char *kFnMmaAt = "__tk_sim_mma_at";
+// void __tk_sim_cp_async_at(ptr dst, ptr src, i32 bytes, i32 srcBytes, i32 globalSite, i32 sharedSite)
+// (every cp.async call): its global read, counted at issue, and its shared
+// write, counted when a wait_group completes it.
+inline constexpr const char *kFnCpAsyncAt = "__tk_sim_cp_async_at";
 
 // Metadata kinds the lowering attaches.
 inline constexpr const char *kMdLoc = "tk.loc";        // !{!"file:line:col"}: a global-memory access
@@ -40,7 +44,7 @@ inline constexpr const char *kMdShared = "tk.shared";  // !{}: a shared-memory a
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
 // width are handled; unmarked accesses (registers, stack) are left alone.
-// Every ldmatrix and mma call gets a site, marked or not: the race check and
+// Every ldmatrix, mma and cp.async call gets a site (two for cp.async), marked or not: the race check and
 // the runtime's errors name an ldmatrix by it.
 // Returns the number of sites added. Throws SimError for a marked access
 // outside address space 0.

@@ -219,6 +219,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.wait = Wait::None;
     t.warpSite = ~0u;
     t.printGroup = 0;
+    t.copies.clear();
+    t.committedGroups = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }

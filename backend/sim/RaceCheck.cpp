@@ -16,11 +16,15 @@ void RaceShadow::reset(bool enabled, uint32_t sharedBytes) {
     words_.resize(n);
     bytes_.resize(n * 4);
   }
+  async_.assign(n * 4, Slot{});
+  asyncBytes_ = 0;
 }
 
 void RaceShadow::beginBlock(const char *shared) {
   shared_ = reinterpret_cast<const unsigned char *>(shared);
   pending_.clear();  // left by an abandoned (stuck) block
+  if (asyncBytes_) std::fill(async_.begin(), async_.end(), Slot{});  // copies never waited for
+  asyncBytes_ = 0;
   newEpoch();        // nothing of the previous block carries over
 }
 
@@ -79,9 +83,32 @@ void RaceShadow::addPending(uint32_t offset, uint32_t length, const Race &race) 
   pending_.push_back(p);
 }
 
+void RaceShadow::beginAsync(uint32_t tid, uint32_t site, uint32_t offset, uint32_t bytes) {
+  for (uint32_t i = offset; i < offset + bytes && i < async_.size(); ++i) {
+    if (async_[i].tid == kNone) ++asyncBytes_;
+    async_[i] = Slot{tid, site};
+  }
+}
+
+void RaceShadow::endAsync(uint32_t offset, uint32_t bytes) {
+  for (uint32_t i = offset; i < offset + bytes && i < async_.size(); ++i)
+    if (async_[i].tid != kNone) {
+      async_[i] = Slot{};
+      --asyncBytes_;
+    }
+}
+
 bool RaceShadow::access(uint32_t tid, uint32_t site, bool write, uint32_t offset, uint32_t bytes, Race &race) {
   Access a{tid, site, write};
   const uint32_t end = offset + bytes;
+  if (asyncBytes_)
+    for (uint32_t i = offset; i < end && i < async_.size(); ++i)
+      if (async_[i].tid != kNone) {
+        race.offset = i;
+        race.first = Access{async_[i].tid, async_[i].site, true, true};
+        race.second = a;
+        return true;
+      }
   for (uint32_t w = offset / 4; w * 4 < end; ++w) {
     Word &word = words_[w];
     if (word.epoch != epoch_) word = Word{epoch_, false, {}};

@@ -18,6 +18,7 @@ class RaceShadow {
   struct Access {
     uint32_t tid = kNone, site = kNone;
     bool write = false;
+    bool async = false;  // a cp.async that no wait_group had completed yet
   };
   struct Race {
     uint32_t offset = 0;  // the byte of shared memory both touched (the first such byte)
@@ -35,6 +36,11 @@ class RaceShadow {
   // shared memory (in bounds), before the access happens. Returns true and
   // fills `race` for the first byte it conflicts on.
   bool access(uint32_t tid, uint32_t site, bool write, uint32_t offset, uint32_t bytes, Race &race);
+  // cp.async: thread `tid` at `site` issued a copy into bytes [offset, offset
+  // + bytes); until endAsync (its wait_group) any access to them is a race,
+  // whatever barriers come between (a barrier completes no copy).
+  void beginAsync(uint32_t tid, uint32_t site, uint32_t offset, uint32_t bytes);
+  void endAsync(uint32_t offset, uint32_t bytes);
   // Called whenever the running thread yields or exits (its stores are done
   // by then): a write over another thread's write in this epoch is a race
   // only if it changed the byte. Returns true and fills `race` if one did.
@@ -75,6 +81,10 @@ class RaceShadow {
   void addPending(uint32_t offset, uint32_t length, const Race &race);
   bool settlePending(Race &race);
 
+  // Per byte, the copy in flight into it (tid kNone: none), and how many
+  // bytes have one, so accesses skip the check while none is in flight.
+  std::vector<Slot> async_;
+  uint32_t asyncBytes_ = 0;
   bool enabled_ = false;
   uint32_t epoch_ = 0;
   const unsigned char *shared_ = nullptr;

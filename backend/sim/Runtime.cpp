@@ -189,6 +189,12 @@ std::string siteSuffix(const LaunchCtx &l, uint32_t site) {
 
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
   const LaunchCtx &l = *b.launch;
+  if (r.first.async)
+    return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hex(r.offset) + " (" +
+           blockName(b) + "): thread " + std::to_string(r.second.tid) + (r.second.write ? " wrote it" : " read it") +
+           siteLoc(l.program->sites.sites[r.second.site]) + " while thread " + std::to_string(r.first.tid) +
+           "'s cp.async" + siteLoc(l.program->sites.sites[r.first.site]) +
+           " into it was in flight (no cp.async.wait_group completed it)";
   auto who = [&](const RaceShadow::Access &a) {
     return "thread " + std::to_string(a.tid) + (a.write ? " wrote it" : " read it") +
            siteLoc(l.program->sites.sites[a.site]);
@@ -337,6 +343,9 @@ void assertFailed(const char *message, const char *loc) {
 
 }  // namespace
 
+void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask) { return globalAccess(p, site, mask); }
+void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask) { return sharedAccess(p, site, mask); }
+
 // ---- the entry points, with the C ABI the JIT'd code calls -------------------
 // f16 and bf16 travel in the low 16 bits of an XMM register on x86-64; _Float16
 // is the C type with that ABI (bf16 is carried in it bit for bit).
@@ -399,6 +408,12 @@ static void *rtSharedAccess(void *p, int32_t site) { return sharedAccess(p, uint
 static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) { return globalAccess(p, uint32_t(site), m); }
 static void *rtSharedAccessMasked(void *p, int32_t site, uint64_t m) { return sharedAccess(p, uint32_t(site), m); }
 
+static void rtCpAsyncAt(void *dst, const void *src, int32_t bytes, int32_t srcBytes, int32_t globalSite,
+                        int32_t sharedSite) {
+  cpAsyncIssue(dst, src, bytes, srcBytes, uint32_t(globalSite), uint32_t(sharedSite));
+}
+static void rtCpAsyncCommit() { cpAsyncCommit(); }
+static void rtCpAsyncWait(int32_t n) { cpAsyncWait(n); }
 static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
 static _Float16 rtTruncSfHf(float f) { return carry(floatToHalfBits(f)); }
 static _Float16 rtTruncDfHf(double d) { return carry(doubleToHalfBits(d)); }
@@ -434,6 +449,9 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},
       {kFnGlobalAccessMasked, reinterpret_cast<void *>(&rtGlobalAccessMasked)},
       {kFnSharedAccessMasked, reinterpret_cast<void *>(&rtSharedAccessMasked)},
+      {kFnCpAsyncAt, reinterpret_cast<void *>(&rtCpAsyncAt)},
+      {kFnCpAsyncCommit, reinterpret_cast<void *>(&rtCpAsyncCommit)},
+      {kFnCpAsyncWait, reinterpret_cast<void *>(&rtCpAsyncWait)},
       {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
       {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},
       {"__truncdfhf2", reinterpret_cast<void *>(&rtTruncDfHf)},

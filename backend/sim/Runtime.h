@@ -58,6 +58,14 @@ struct MatrixOperands {
   uint32_t out[4] = {};  // the lane's result registers (of mma: f32 bits)
 };
 
+// A cp.async in flight: what it read at issue, landing in shared memory
+// when a wait_group completes its group (AsyncCopy.cpp).
+struct PendingCopy {
+  uintptr_t dst = 0;
+  uint32_t bytes = 0, group = 0, site = 0;  // site: its shared-store side
+  unsigned char data[16] = {};
+};
+
 struct ThreadCtx {
   BlockCtx *block = nullptr;
   uint32_t tid = 0, warp = 0, lane = 0;
@@ -72,6 +80,9 @@ struct ThreadCtx {
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it
   uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
+  std::vector<PendingCopy> copies;  // cp.async in flight, oldest first
+  uint32_t committedGroups = 0;     // cp.async groups committed so far (the open one is this number)
+
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
   const void *schedStackBottom = nullptr;
@@ -141,6 +152,19 @@ struct Simulator::Worker {
 
 // The current GPU thread of this OS thread (null outside a kernel).
 extern thread_local ThreadCtx *tlsThread;
+
+// The checked and counted global and shared accesses of the instrumented
+// code (p, or scratch memory for a bad access), for runtime parts that
+// access memory on a thread's behalf.
+void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask);
+void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
+
+// cp.async of the current thread (AsyncCopy.cpp): issue (reads the source
+// now, srcBytes of it, zero-fills the rest), commit_group, wait_group n.
+void cpAsyncIssue(void *dst, const void *src, int32_t bytes, int32_t srcBytes, uint32_t globalSite,
+                  uint32_t sharedSite);
+void cpAsyncCommit();
+void cpAsyncWait(int32_t n);
 
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);

@@ -216,6 +216,30 @@ std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const s
   return out;
 }
 
+// The copy calls keep LLVM's default of touching any memory: no shared
+// access may move across the wait that completes the copies it reads.
+void SimTarget::cpAsync(IRBuilderBase &b, Value *dst, Value *src, int bytes, Value *srcBytes,
+                        const TagAccess &tag) const {
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    throw std::invalid_argument("SimTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
+  Type *ptr = b.getPtrTy(0), *i32 = b.getInt32Ty();
+  FunctionCallee fn =
+      moduleOf(b).getOrInsertFunction(kFnCpAsync, FunctionType::get(b.getVoidTy(), {ptr, ptr, i32, i32}, false));
+  CallInst *call = b.CreateCall(fn, {dst, src, b.getInt32(static_cast<uint32_t>(bytes)), srcBytes});
+  tag(*call);
+}
+
+void SimTarget::cpAsyncCommitGroup(IRBuilderBase &b) const {
+  b.CreateCall(moduleOf(b).getOrInsertFunction(kFnCpAsyncCommit, FunctionType::get(b.getVoidTy(), {}, false)));
+}
+
+void SimTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
+  if (n < 0) throw std::invalid_argument("SimTarget::cpAsyncWaitGroup: negative group count");
+  FunctionCallee fn =
+      moduleOf(b).getOrInsertFunction(kFnCpAsyncWait, FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false));
+  b.CreateCall(fn, {b.getInt32(static_cast<uint32_t>(n))});
+}
+
 // libm names are mathFnName's, f32 with the `f` suffix; rsqrt has no libm
 // function: 1/sqrt(x).
 static const char *libmName(MathFn f) { return f == MathFn::Rsqrt ? "sqrt" : mathFnName(f); }

@@ -25,6 +25,13 @@ inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
 // warp collectives; instrumentMemoryAccesses gives every call a site.
 inline constexpr const char *kFnLdmatrix = "__tk_sim_ldmatrix";
 inline constexpr const char *kFnMma = "__tk_sim_mma";
+// void __tk_sim_cp_async(ptr dst, ptr src, i32 bytes, i32 srcBytes): one
+// cp.async, which instrumentMemoryAccesses always rewrites into its located
+// form (AsyncCopy.cpp); void __tk_sim_cp_async_commit() and
+// void __tk_sim_cp_async_wait(i32 n): commit_group and wait_group.
+inline constexpr const char *kFnCpAsync = "__tk_sim_cp_async";
+inline constexpr const char *kFnCpAsyncCommit = "__tk_sim_cp_async_commit";
+inline constexpr const char *kFnCpAsyncWait = "__tk_sim_cp_async_wait";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -61,6 +68,11 @@ class SimTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+  // Calls into the runtime's per-thread copy queues (AsyncCopy.cpp).
+  void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,
+               const TagAccess &tag) const override;
+  void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
+  void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

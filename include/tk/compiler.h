@@ -36,7 +36,9 @@ struct CompileOptions {
   // are refused. Other values give no fact.
   std::map<std::string, int64_t> assume;
   // Software-pipeline depth of loops over K (an autotuning axis, as in
-  // Triton). Recorded in the bundle; no lowering reads it yet.
+  // Triton): the operand loads of tensor-core dots in a loop go through a
+  // ring of this many shared buffers by cp.async; 1 turns it off
+  // (docs/language.md, "num_stages"). Recorded in the bundle.
   int numStages = 3;
   std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
   bool emitPtx = true;       // false: tile IR only (enough for the sim)

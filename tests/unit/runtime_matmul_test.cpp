@@ -35,19 +35,31 @@ struct Problem {
 };
 
 // Runs matmul on `p` with consts `defines` and checks C element by element.
-void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4) {
+// `stages`: num_stages; `unitStrides`: compiled assuming the inner strides
+// are 1 and the row strides multiples of 16 (so operand copies are 16-byte
+// cp.async, not scalar).
+void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4,
+           int stages = 3, bool unitStrides = false) {
   SCOPED_TRACE("M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
                (p.transA ? " A^T" : "") + (p.transB ? " B^T" : "") + " act " + std::to_string(p.act));
   const auto a = exactHalfInputs(size_t(p.M) * p.K), b = exactHalfInputs(size_t(p.K) * p.N);
   const auto bias = exactHalfInputs(size_t(p.N));
-  // Stored transposed when asked: A^T is [K, M] row-major, read with swapped strides.
-  std::vector<float> as(a.size()), bs(b.size());
+  // Stored transposed when asked: A^T is [K, M] row-major, read with swapped
+  // strides. With unitStrides rows are padded to a multiple of 16 elements,
+  // as a Triton launch specialises them, so 16-byte copies are aligned.
+  auto pad = [&](int n) { return unitStrides ? (n + 15) / 16 * 16 : n; };
+  const int lda = pad(p.transA ? p.M : p.K), ldb = pad(p.transB ? p.K : p.N);
+  std::vector<float> as(size_t(p.transA ? p.K : p.M) * lda, 0.f), bs(size_t(p.transB ? p.N : p.K) * ldb, 0.f);
   for (int i = 0; i < p.M; ++i)
-    for (int k = 0; k < p.K; ++k) as[p.transA ? size_t(k) * p.M + i : size_t(i) * p.K + k] = a[size_t(i) * p.K + k];
+    for (int k = 0; k < p.K; ++k) as[p.transA ? size_t(k) * lda + i : size_t(i) * lda + k] = a[size_t(i) * p.K + k];
   for (int k = 0; k < p.K; ++k)
-    for (int j = 0; j < p.N; ++j) bs[p.transB ? size_t(j) * p.K + k : size_t(k) * p.N + j] = b[size_t(k) * p.N + j];
+    for (int j = 0; j < p.N; ++j) bs[p.transB ? size_t(j) * ldb + k : size_t(k) * ldb + j] = b[size_t(k) * p.N + j];
   tk::CompileOptions o;
   o.numWarps = warps;
+  o.numStages = stages;
+  if (unitStrides)
+    o.assume = {{p.transA ? "stride_am" : "stride_ak", 1}, {p.transB ? "stride_bk" : "stride_bn", 1},
+                {p.transA ? "stride_ak" : "stride_am", 16}, {p.transB ? "stride_bn" : "stride_bk", 16}};
   o.defines = defines;
   if (p.bias) o.defines["HAS_BIAS"] = "true";
   o.defines["ACT"] = std::to_string(p.act);
@@ -56,8 +68,8 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(p.M) * p.N, NAN));
   const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
   const uint32_t grid = uint32_t(((p.M + bm - 1) / bm) * ((p.N + bn - 1) / bn));
-  const int32_t sam = p.transA ? 1 : p.K, sak = p.transA ? p.M : 1;
-  const int32_t sbk = p.transB ? 1 : p.N, sbn = p.transB ? p.K : 1;
+  const int32_t sam = p.transA ? 1 : lda, sak = p.transA ? lda : 1;
+  const int32_t sbk = p.transB ? 1 : ldb, sbn = p.transB ? ldb : 1;
   dev(dev.load(bundle), {grid}, da, db, dc, dbias, int32_t(p.M), int32_t(p.N), int32_t(p.K), sam, sak, sbk, sbn,
       int32_t(p.N), int32_t(1));
   std::vector<float> got = dev.download<float>(dc, size_t(p.M) * p.N);
@@ -80,6 +92,31 @@ TEST(StdlibMatmul, RaggedSizesAndTiles) {
     check(*dev, p, {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}});
   check(*dev, Problem{100, 200, 48}, {{"BLOCK_M", "32"}, {"BLOCK_N", "64"}, {"BLOCK_K", "16"}}, 2);
   check(*dev, Problem{130, 70, 40}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8);
+}
+
+// The operand pipeline at every depth: ragged M, N and K (partial chunks
+// zero-filled through cp.async's source size), copies through registers
+// (run-time strides, transposed operands) and 16-byte cp.async (unit
+// strides), with the race check on: no read of a slot before its wait.
+TEST(StdlibMatmul, PipelinedOverNumStages) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const std::map<std::string, std::string> tiles = {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}};
+  for (int stages : {1, 2, 3, 4}) {
+    SCOPED_TRACE("num_stages " + std::to_string(stages));
+    for (bool unit : {false, true}) {
+      SCOPED_TRACE(unit ? "unit strides" : "run-time strides");
+      for (Problem p : {Problem{1, 1, 1}, Problem{127, 127, 127}, Problem{70, 40, 500}, Problem{33, 20, 1023}})
+        check(*dev, p, tiles, 4, stages, unit);
+      check(*dev, Problem{96, 80, 100, true, true}, tiles, 4, stages, unit);
+    }
+  }
+  check(*dev, Problem{130, 70, 200}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8, 4, true);
+  check(*dev, Problem{100, 200, 48}, {{"BLOCK_M", "32"}, {"BLOCK_N", "64"}, {"BLOCK_K", "16"}}, 2, 4, true);
+}
+
+TEST(StdlibMatmul, At512CubedPipelined) {
+  auto dev = tk::Device::open("sim");
+  check(*dev, Problem{512, 512, 512}, {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}, 4, 4, true);
 }
 
 TEST(StdlibMatmul, At512Cubed) {

@@ -117,3 +117,49 @@ TEST(TensorCores, PtxHasMmaAndPtxasTakesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// stdlib/matmul.tk at Triton's anchor config (128 x 128 x 32, 4 warps, 4
+// stages) with unit inner strides and row strides that are multiples of 16
+// (what a Triton launch specialises): the operands go through a 4-stage
+// cp.async ring and ldmatrix reads them in place; ptxas takes it for sm_80
+// and sm_90a without spilling, in no more registers than Triton's 243.
+TEST(TensorCores, PipelinedStdlibMatmulPtx) {
+  tk::CompileOptions o;
+  o.numWarps = 4;
+  o.numStages = 4;
+  o.archs = {"sm_80", "sm_90a"};
+  o.defines = {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}};
+  o.assume = {{"stride_ak", 1}, {"stride_bn", 1}, {"stride_am", 1024}, {"stride_bk", 1024}};
+  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/matmul.tk", "matmul", o);
+  auto count = [](const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const std::string &arch : o.archs) {
+    const std::string &ptx = b.ptx.at(arch);
+    // Per stage 4 + 4 16-byte copies a thread (128 x 32 and 32 x 128 f16 over
+    // 128 threads): the prologue's 3 stages and the loop's one.
+    EXPECT_EQ(count(ptx, "cp.async.cg.shared.global"), 4u * 8) << arch;
+    EXPECT_EQ(count(ptx, "cp.async.commit_group"), 4u) << arch;
+    EXPECT_GE(count(ptx, "cp.async.wait_group"), 2u) << arch;
+    EXPECT_EQ(count(ptx, "mma.sync.aligned.m16n8k16"), 64u) << arch;
+    EXPECT_EQ(count(ptx, "ldmatrix.sync.aligned"), 24u) << arch;
+    EXPECT_EQ(count(ptx, "ld.global"), 0u) << arch << ": every operand load became a cp.async";
+  }
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
+  for (const std::string &arch : o.archs) {
+    tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+    ASSERT_TRUE(info.ran) << info.log;
+    std::printf("stdlib matmul 128x128x32, 4 warps, 4 stages, %s: %d registers, %d/%d bytes spill stores/loads\n",
+                arch.c_str(), info.registers, info.spillStoreBytes, info.spillLoadBytes);
+    EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+    EXPECT_EQ(info.spillLoadBytes, 0) << info.log;
+    EXPECT_LE(info.registers, 243) << arch << ": Triton 3.9 needs 243 on sm_80";
+  }
+}
+
+}  // namespace

@@ -1,5 +1,5 @@
 # tk sim: memory, JIT, launch, collectives, counters, errors, conversions, race check,
-# instruction counts, sampled launches, tensor-core instructions (ldmatrix, mma).
+# instruction counts, sampled launches, tensor-core instructions (ldmatrix, mma), cp.async.
 tk_add_unit_test(sim_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
@@ -10,6 +10,7 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_count_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_sample_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_mma_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_async_copy_test.cpp
   LIBS tk_sim tk_llvm)
 tk_add_unit_test(sim_shuffle_up_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_shuffle_up_test.cpp LIBS tk_sim tk_llvm)
 # Instruction counts and sampled launches through the public launcher API.

@@ -24,8 +24,8 @@ namespace {
 
 struct ReportOptions {
   std::string file, kernel, grid, json, gpu = "h100", arch;
-  std::vector<std::string> args, defines;
-  int numWarps = 4;
+  std::vector<std::string> args, defines, assume;
+  int numWarps = 4, numStages = 3;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
   bool noSpecialize = false;
 };
@@ -240,9 +240,20 @@ int runReport(const ReportOptions &o) {
   tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
+  opts.numStages = o.numStages;
+  for (const auto &[name, value] : parseDefines(o.assume)) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+    }
+    if (used == 0 || used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
+    opts.assume[name] = v;
+  }
   opts.archs = {r.arch};
   opts.ptxasResources = true;
-  if (!o.noSpecialize) opts.assume = spec.specialisation(params);
+  if (opts.assume.empty() && !o.noSpecialize) opts.assume = spec.specialisation(params);
   try {
     r.bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
   } catch (const tk::CompileError &) {
@@ -299,6 +310,12 @@ std::function<int()> addReportCommand(CLI::App &app) {
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   c->add_flag("--no-specialize", o->noSpecialize,
               "report the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");
+  c->add_option("--num-stages", o->numStages, "pipeline depth of loops over K (as tkc compile)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 64));
+  c->add_option("--assume", o->assume,
+                "NAME=VALUE: compile for this integer argument value (as tkc compile) instead of the --arg values")
+      ->allow_extra_args(false);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
   c->add_option("--arch", o->arch, "ptxas's arch (default: the GPU's, sm_90 for H100, sm_80 for A100)")
       ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90"}));

@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
   compile->add_option("-D,--define", defines, "set a const parameter: NAME=VALUE (repeatable)");
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
-  compile->add_option("--num-stages", numStages, "pipeline depth of loops over K (recorded in the bundle)")
+  compile->add_option("--num-stages", numStages, "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
       ->default_val(3)
       ->check(CLI::Range(1, 64));
   compile->add_flag("--no-cache", noCache, "compile even when the compile cache holds the bundle");

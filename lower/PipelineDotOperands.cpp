@@ -1,0 +1,237 @@
+// PipelineDotOperands (see PipelineDotOperands.h): the loads that feed
+// tensor-core dots in a `for` become asynchronous copies into rings of
+// num_stages shared slots, issued num_stages - 1 iterations ahead.
+#include "lower/PipelineDotOperands.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "lower/Layouts.h"
+
+namespace tk::lower {
+
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+// Ops that write memory, or already take part in a pipeline: a loop with one
+// of them keeps its loads where they are (a prefetched load must not pass a
+// store that may write what it reads).
+bool blocksPipelining(const Op &op) {
+  if (op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas) || op.is(OpKind::AsyncCopy) ||
+      op.is(OpKind::AsyncCommit) || op.is(OpKind::AsyncWait) || op.is(OpKind::SharedLoad))
+    return true;
+  for (const auto &region : op.regions())
+    for (const auto &inner : region->ops())
+      if (blocksPipelining(*inner)) return true;
+  return false;
+}
+
+// A zero, as a constant tile or a splat of a constant scalar.
+bool isZeroConstant(const Value *v) {
+  const Op *def = v->definingOp();
+  if (def && def->is(OpKind::Splat)) def = def->operand(0)->definingOp();
+  return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
+}
+
+class LoopPipeliner {
+ public:
+  LoopPipeliner(ir::Function &fn, Op &loop, int stages, int64_t &nextBuffer,
+                const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses)
+      : fn_(fn), loop_(loop), body_(*loop.regions()[0]), stages_(stages), nextBuffer_(nextBuffer), uses_(uses) {
+    for (const auto &a : body_.arguments()) inBody_.insert(a.get());
+    for (const auto &op : body_.ops())
+      if (op->result()) inBody_.insert(op->result());
+  }
+
+  bool run() {
+    const Op *stepDef = loop_.operand(2)->definingOp();
+    if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
+    step_ = stepDef->intAttr("value");
+    for (const auto &op : body_.ops())
+      if (blocksPipelining(*op)) return false;
+    std::vector<Op *> loads;
+    for (const auto &op : body_.ops())
+      if (op->is(OpKind::Load) && feedsTensorCoreDots(*op) && sliceOf(*op)) loads.push_back(op.get());
+    if (loads.empty()) return false;
+    rewrite(loads);
+    return true;
+  }
+
+ private:
+  // Every use of the load is an operand (a or b) of a tensor-core dot in this
+  // body, and masked-off elements read as zero (a copy zero-fills them).
+  bool feedsTensorCoreDots(const Op &load) const {
+    const ir::Type &t = load.result()->type();
+    if (t.rank() != 2 || (load.numOperands() > 2 && !isZeroConstant(load.operand(2)))) return false;
+    auto it = uses_.find(load.result());
+    if (it == uses_.end() || it->second.empty()) return false;
+    for (const auto &[user, index] : it->second)
+      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ ||
+          !tensorCoreLayout(*user, fn_.numWarps()))
+        return false;
+    return true;
+  }
+
+  // Collects into slice_ the body ops the load's pointer and mask are
+  // computed by; false when one is not pure or reads a carried value (only
+  // the induction variable and values from outside the loop may vary).
+  bool sliceOf(const Op &load) {
+    std::set<const Op *> slice;
+    std::vector<const Value *> work{load.operand(0)};
+    if (load.numOperands() > 1) work.push_back(load.operand(1));
+    while (!work.empty()) {
+      const Value *v = work.back();
+      work.pop_back();
+      if (!inBody_.count(v) || v == body_.argument(0)) continue;
+      const Op *def = v->definingOp();
+      if (!def) return false;  // a carried value
+      if (!def->hasTrait(ir::OpTrait::Pure) || !def->regions().empty()) return false;
+      if (!slice.insert(def).second) continue;
+      for (const Value *o : def->operands()) work.push_back(o);
+    }
+    slice_.insert(slice.begin(), slice.end());
+    return true;
+  }
+
+  // The ops of slice_ cloned at `b` with the induction variable replaced by
+  // `iv`, in body order; returns the map from original to clone.
+  std::map<const Value *, Value *> cloneSlice(ir::Builder &b, Value *iv) {
+    std::map<const Value *, Value *> map{{body_.argument(0), iv}};
+    for (const auto &op : body_.ops()) {
+      if (!slice_.count(op.get())) continue;
+      std::vector<Value *> operands;
+      for (Value *o : op->operands()) operands.push_back(map.count(o) ? map[o] : o);
+      b.setLoc(op->loc());
+      map[op->result()] = b.value(op->kind(), operands, op->result()->type(), op->attrs());
+    }
+    return map;
+  }
+
+  // One stage: for each load, a copy of its tile at induction value `iv`
+  // into `slot`, masked to the loop's range; then one commit for them all.
+  void issueStage(ir::Builder &b, Value *iv, Value *slot, const std::vector<Op *> &loads) {
+    std::map<const Value *, Value *> map = cloneSlice(b, iv);
+    auto mapped = [&](Value *v) { return map.count(v) ? map[v] : v; };
+    b.setLoc(loop_.loc());
+    Value *inRange = b.value(OpKind::Cmp, {iv, loop_.operand(1)}, ir::Type::scalar(ir::ScalarKind::I1),
+                             {{"predicate", std::string(step_ > 0 ? "lt" : "gt")}});
+    for (Op *load : loads) {
+      b.setLoc(load->loc());
+      const ir::Type maskType = load->operand(0)->type().withScalar(ir::ScalarKind::I1);
+      Value *mask = b.value(OpKind::Splat, {inRange}, maskType);
+      if (load->numOperands() > 1) mask = b.value(OpKind::And, {mapped(load->operand(1)), mask}, maskType);
+      b.create(OpKind::AsyncCopy, {mapped(load->operand(0)), slot, mask}, std::nullopt,
+               {{"buffer", buffers_[load]}, {"stages", int64_t(stages_)}});
+    }
+    b.setLoc(loop_.loc());
+    b.create(OpKind::AsyncCommit, {}, std::nullopt);
+  }
+
+  void rewrite(const std::vector<Op *> &loads) {
+    for (Op *load : loads) buffers_[load] = nextBuffer_++;
+    const ir::Type ivType = body_.argument(0)->type();
+    const ir::Type i32 = ir::Type::scalar(ir::ScalarKind::I32);
+    ir::Block &outer = *loop_.parentBlock();
+    auto loopPos = outer.find(&loop_);
+
+    // Prologue: stages 0 .. S-2 for the first S-1 iterations.
+    ir::Builder pre(&outer, loopPos);
+    pre.setLoc(loop_.loc());
+    for (int s = 0; s + 1 < stages_; ++s) {
+      Value *iv = loop_.operand(0);
+      if (s > 0) iv = pre.value(OpKind::Add, {iv, pre.constInt(s * step_, ivType)}, ivType);
+      issueStage(pre, iv, pre.constInt(s, i32), loads);
+    }
+
+    // The slot this iteration reads travels around the loop.
+    pre.setLoc(loop_.loc());
+    std::vector<Value *> operands = loop_.operands();
+    operands.push_back(pre.constInt(0, i32));
+    loop_.setOperands(operands);
+    loop_.addResult(i32);
+    Value *slot = body_.addArgument(i32);
+
+    // Body: wait for this iteration's stage, then issue the one S-1 ahead
+    // into the slot the previous iteration read (every thread is past it:
+    // the wait ends in a barrier), then the dots read this iteration's slot.
+    // Issuing first ends the copies' address and mask registers before the
+    // dots' fragments are live (ptxas: 223 registers against 252 issuing
+    // after the dots, docs/perf.md).
+    ir::Builder wait(&body_, body_.ops().begin());
+    wait.setLoc(loop_.loc());
+    Op *waitOp = wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(stages_ - 2)}});
+    Op *yield = body_.ops().back().get();
+    ir::Builder issue(&body_, std::next(body_.find(waitOp)));
+    issue.setLoc(loop_.loc());
+    Value *ahead = issue.value(OpKind::Add, {body_.argument(0), issue.constInt((stages_ - 1) * step_, ivType)}, ivType);
+    Value *zero = issue.constInt(0, i32), *one = issue.constInt(1, i32);
+    Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1), {{"predicate", std::string("eq")}});
+    Value *write = issue.value(OpKind::Select, {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
+    issueStage(issue, ahead, write, loads);
+    issue.setLoc(loop_.loc());
+    Value *next = issue.value(OpKind::Add, {slot, one}, i32);
+    Value *wraps = issue.value(OpKind::Cmp, {next, issue.constInt(stages_, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
+                             {{"predicate", std::string("eq")}});
+    next = issue.value(OpKind::Select, {wraps, zero, next}, i32);
+    std::vector<Value *> yielded = yield->operands();
+    yielded.push_back(next);
+    yield->setOperands(yielded);
+
+    // Each load becomes a read of its slot; the dots read it in place.
+    for (Op *load : loads) {
+      auto pos = body_.find(load);
+      ir::Builder at(&body_, pos);
+      at.setLoc(load->loc());
+      Value *tile = at.value(OpKind::SharedLoad, {slot}, load->result()->type(),
+                             {{"buffer", buffers_[load]}, {"stages", int64_t(stages_)}});
+      tile->setNameHint(load->result()->nameHint());
+      for (const auto &[user, index] : uses_.at(load->result())) user->setOperand(index, tile);
+      body_.erase(body_.find(load));
+    }
+
+    // Nothing stays in flight past the loop.
+    ir::Builder post(&outer, std::next(outer.find(&loop_)));
+    post.setLoc(loop_.loc());
+    post.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(0)}});
+  }
+
+  ir::Function &fn_;
+  Op &loop_;
+  ir::Block &body_;
+  int stages_;
+  int64_t step_ = 0;
+  int64_t &nextBuffer_;
+  const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses_;
+  std::set<const Value *> inBody_;
+  std::set<const Op *> slice_;
+  std::map<const Op *, int64_t> buffers_;
+};
+
+}  // namespace
+
+bool pipelineDotOperands(ir::Function &fn) {
+  auto it = fn.attrs.find("num_stages");
+  const int stages = it != fn.attrs.end() && std::holds_alternative<int64_t>(it->second)
+                         ? static_cast<int>(std::get<int64_t>(it->second))
+                         : 1;
+  if (stages < 2) return false;
+  int64_t nextBuffer = 0;
+  std::vector<Op *> loops;
+  for (Op *op : fn.walk()) {
+    if (op->hasAttr("buffer")) nextBuffer = std::max(nextBuffer, op->intAttr("buffer") + 1);
+    if (op->is(OpKind::For)) loops.push_back(op);
+  }
+  bool changed = false;
+  for (Op *loop : loops) {
+    // Uses are recomputed per loop: rewriting one loop replaces values.
+    auto uses = ir::computeUses(fn);
+    changed |= LoopPipeliner(fn, *loop, stages, nextBuffer, uses).run();
+  }
+  return changed;
+}
+
+}  // namespace tk::lower
