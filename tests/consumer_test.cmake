@@ -53,3 +53,5 @@ if(NOT out MATCHES "\nok\n")
   message(FATAL_ERROR "the consumer did not pass after the rebuild:\n${out}")
 endif()
 message(STATUS "consumer project: installed, built, ran, rebuilt on an import's edit")
+# The install is a few hundred MB with debug info: kept only when a step failed.
+file(REMOVE_RECURSE ${WORK_DIR})

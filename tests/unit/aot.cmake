@@ -6,6 +6,12 @@ tk_add_kernels(aot_launch_test
   SOURCES ${PROJECT_SOURCE_DIR}/stdlib/elementwise.tk ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_rows.tk
   KERNELS complex_activation silu_rows
   DEFINES BLOCK=128 BLOCK=256)
+# Tuned configs chosen by the key value n (hand-written `tkc tune --json` reports).
+tk_add_kernels(aot_launch_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_tuned.tk
+  TUNE_TABLES ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_tables/axpy_n1024.json
+              ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_tables/axpy_n1048576.json
+  SPECIALISE none)
 
 # An installed tk used by a separate project: install into a fresh prefix,
 # configure and build examples/consumer against it, run it on the sim, then

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "aot_rows.h"
+#include "aot_tuned.h"
 #include "elementwise.h"
 #include "runtime/ArchSelect.h"
 #include "runtime_TestUtil.h"
@@ -84,6 +85,28 @@ TEST(Aot, IntegerSpecialisationsChosenByValue) {
   expectSiluRows(*dev, 4, 1, 16);     // cols == 1
   expectSiluRows(*dev, 1, 48, 1);     // stride == 1
   expectSiluRows(*dev, 5, 100, 103);  // neither: the general variant
+}
+
+TEST(Aot, TuningTablesChooseByNearestKey) {
+  EXPECT_EQ(axpy_select(1.5f, 1024).BLOCK, 128);
+  EXPECT_EQ(axpy_select(1.5f, 1024).num_warps, 1);
+  EXPECT_EQ(axpy_select(1.5f, 1).BLOCK, 128);
+  EXPECT_EQ(axpy_select(1.5f, 20000).BLOCK, 128);  // log2 14.3: nearer 10 (n = 1024) than 20 (n = 2^20)
+  EXPECT_EQ(axpy_select(1.5f, 40000).BLOCK, 2048);  // log2 15.3: nearer 20
+  EXPECT_EQ(axpy_select(1.5f, 40000000).BLOCK, 2048);
+  EXPECT_EQ(axpy_select(1.5f, 1048576).num_warps, 8);
+  auto dev = sim();
+  for (int32_t n : {781, 65537}) {
+    auto x = randomFloats(n, -2, 2), y = randomFloats(n, -2, 2);
+    std::vector<float> poison(n, std::numeric_limits<float>::quiet_NaN());
+    tk::Buffer bx = dev->upload(x), by = dev->upload(y), bout = dev->upload(poison);
+    tk::Status st = axpy(
+        *dev, [&](const axpy_config &c) { return tk::Dim3{uint32_t((n + c.BLOCK - 1) / c.BLOCK)}; },
+        tk::pointer<float>(bx), tk::pointer<float>(by), tk::pointer<float>(bout), 1.5f, n);
+    ASSERT_TRUE(st.ok()) << st.message();
+    auto out = dev->download<float>(bout, n);
+    for (int32_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], 1.5 * x[i] + y[i], 1e-5) << "n=" << n << " at " << i;
+  }
 }
 
 TEST(Aot, BadInputIsAStatusNamingKernelAndArgument) {

@@ -256,7 +256,8 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   }
   std::string signature = k.name + "(";
   for (size_t i = 0; i < k.params.size(); ++i)
-    signature += (i ? ", " : "") + std::string(k.params[i].isConst ? "const " : "") + k.params[i].name + ": " + k.params[i].type;
+    signature += (i ? ", " : "") + std::string(k.params[i].isConst ? "const " : "") + k.params[i].name + ": " +
+                 k.params[i].type + (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
   signature += ")";
 
   h << "\n// ---- " << signature << "\n";
