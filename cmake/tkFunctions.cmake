@@ -3,7 +3,8 @@
 # included by tkConfig.cmake; the tk build tree includes it too. See docs/aot.md.
 #
 #   tk_add_kernels(<target>
-#     SOURCES a.tk [b.tk ...]     .tk files; each gives <stem>.h and <stem>.cpp
+#     SOURCES a.tk [b.tk ...]     .tk files; each gives <stem>.h (C++),
+#                                 <stem>_c.h (C) and <stem>.cpp
 #     [KERNELS k1 k2 ...]         kernels to generate launchers for (default:
 #                                 every kernel of each file; each file takes
 #                                 the ones it defines)
@@ -15,7 +16,7 @@
 #     [TUNE_TABLES t.json ...]    `tkc tune --json` reports: best config per key
 #     [SPECIALISE auto|none])     integer specialisations (default: auto)
 #
-# The generated headers are found as "<stem>.h" by <target>, which links
+# The generated headers are found as "<stem>.h" / "<stem>_c.h" by <target>, which links
 # tk::runtime. tkc writes a depfile, so a change to a .tk file or to any file
 # it imports re-runs it.
 function(tk_add_kernels target)
@@ -71,13 +72,13 @@ function(tk_add_kernels target)
     endif()
     list(APPEND stems ${stem})
     add_custom_command(
-      OUTPUT ${dir}/${stem}.h ${dir}/${stem}.cpp
+      OUTPUT ${dir}/${stem}.h ${dir}/${stem}.cpp ${dir}/${stem}_c.h
       COMMAND $<TARGET_FILE:tk::tkc> compile ${src} --emit cpp -o ${dir}/${stem} --depfile ${dir}/${stem}.d ${flags}
       DEPENDS ${src} ${tables} $<TARGET_FILE:tk::tkc>
       DEPFILE ${dir}/${stem}.d
       COMMENT "tkc: launchers for ${stem}.tk"
       VERBATIM)
-    target_sources(${target} PRIVATE ${dir}/${stem}.h ${dir}/${stem}.cpp)
+    target_sources(${target} PRIVATE ${dir}/${stem}.h ${dir}/${stem}_c.h ${dir}/${stem}.cpp)
   endforeach()
   target_include_directories(${target} PRIVATE ${dir})
   target_link_libraries(${target} PRIVATE tk::runtime)

@@ -13,6 +13,8 @@
 
 #include "tk/runtime.h"
 
+struct tk_device;  // tk/aot_c.h
+
 namespace tk {
 
 // What a generated launcher returns: ok, or an error whose message names the
@@ -103,6 +105,11 @@ class Library {
 Status nullPointer(const char *kernel, const char *arg, const char *type);
 Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align);
 Status noVariant(const char *kernel, const std::string &wanted, const char *compiled);
+
+// For the C launchers (tk/aot_c.h): the device behind a tk_device, and a
+// Status as the C convention (0, or 1 with *error set).
+Device &deviceOf(tk_device *device);
+int cStatus(const Status &status, const char **error);
 
 }  // namespace aot
 }  // namespace tk

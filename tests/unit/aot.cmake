@@ -31,3 +31,12 @@ set_tests_properties(aot_runtime_only PROPERTIES
 add_test(NAME aot_runtime_only_links_no_llvm
   COMMAND sh -c "ldd \"$0\" | grep -i -e llvm -e boost && exit 1; nm -C \"$0\" | grep -q 'llvm::' && exit 1; exit 0"
           $<TARGET_FILE:aot_runtime_only>)
+
+# The C launchers from a C program.
+add_executable(aot_c_test unit/aot_c_test.c)
+tk_add_kernels(aot_c_test SOURCES ${PROJECT_SOURCE_DIR}/stdlib/elementwise.tk KERNELS complex_activation
+               DEFINES BLOCK=128 SPECIALISE none)
+target_link_libraries(aot_c_test PRIVATE tk_sim_device m)
+set_target_properties(aot_c_test PROPERTIES LINKER_LANGUAGE CXX)
+add_test(NAME aot_c_launchers COMMAND aot_c_test)
+set_tests_properties(aot_c_launchers PROPERTIES ENVIRONMENT "TK_CACHE_DIR=${TK_TEST_CACHE_DIR}")

@@ -27,7 +27,7 @@ struct EmitCppOptions {
   // the general variant.
   std::string specialise = "auto";
   tk::CompileOptions compile;  // archs, num_warps, import paths, cache...
-  std::string output;          // DIR/name: writes DIR/name.h and DIR/name.cpp
+  std::string output;          // DIR/name: writes DIR/name.h, DIR/name_c.h and DIR/name.cpp
   std::string depfile;         // when set, a Makefile depfile of the inputs
 };
 
