@@ -209,14 +209,14 @@ std::string hex64(uint64_t v) {
 }
 
 // "BLOCK=256, num_warps=4" for a config's const struct fields.
-std::string describe(const KernelPlan &k, const Config &c, const std::vector<const tk::KernelParam *> &fields) {
+std::string describe(const Config &c, const std::vector<const tk::KernelParam *> &fields) {
   std::string s;
   for (const tk::KernelParam *p : fields) s += p->name + "=" + (c.consts.count(p->name) ? c.consts.at(p->name) : p->value) + ", ";
   return s + "num_warps=" + std::to_string(c.numWarps);
 }
 
 // The value a config gives const `p` (its -D value or the kernel's default).
-std::string constValue(const KernelPlan &k, const Variant &v, const tk::KernelParam &p) {
+std::string constValue(const Variant &v, const tk::KernelParam &p) {
   for (const tk::KernelParam &q : v.bundle.params)
     if (q.isConst && q.name == p.name) return q.value;
   return p.value;
@@ -232,7 +232,7 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   for (const tk::KernelParam &p : k.params) {
     if (!p.isConst || std::find(fields.begin(), fields.end(), &p) != fields.end()) continue;
     for (const Variant &v : k.variants)
-      if (constValue(k, v, p) != constValue(k, k.variants.front(), p))
+      if (constValue(v, p) != constValue(k.variants.front(), p))
         throw Error("kernel '" + k.name + "': const parameter '" + p.name + "' of type " + p.type +
                     " differs between variants; a generated launcher dispatches on integer and bool consts only");
   }
@@ -284,9 +284,8 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
     << "(s, tk::Dim3(gridOf(config)), config" << names << ");\n}\n";
 
   // ---- the .cpp: select, then dispatch.
-  auto fieldValue = [&](const Config &c, const tk::KernelParam &p) {
-    const std::string v = c.consts.count(p.name) ? c.consts.at(p.name) : p.value;
-    return v;
+  auto fieldValue = [](const Config &c, const tk::KernelParam &p) {
+    return c.consts.count(p.name) ? c.consts.at(p.name) : p.value;
   };
   cpp << "\n" << cfg << " " << k.name << "_select(" << scalarDecls << ") {\n";
   for (const tk::KernelParam *p : scalars) cpp << "  (void)" << p->name << ";\n";
@@ -317,7 +316,7 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   }
 
   std::string compiled;
-  for (const Config &c : k.configs) compiled += (compiled.empty() ? "" : "; ") + describe(k, c, fields);
+  for (const Config &c : k.configs) compiled += (compiled.empty() ? "" : "; ") + describe(c, fields);
   cpp << "\ntk::Status " << lib << "_detail::" << k.name << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const "
       << cfg << " &config" << decls << ") {\n";
   // Pointer checks: the alignment of the first variant (every variant
