@@ -24,6 +24,7 @@ Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags), fns_(std::make_uniq
 Frontend::~Frontend() = default;
 
 void Frontend::setFileReader(FileReader reader) { reader_ = std::move(reader); }
+void Frontend::setImportRoots(std::vector<ImportRoot> roots) { roots_ = std::move(roots); }
 
 namespace {
 // Larger files are not source: refuse them rather than read gigabytes.
@@ -114,7 +115,21 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
       diags_.error(d.loc, "an import needs a file name");
       continue;
     }
-    const std::string target = normalPath((dir / d.name).generic_string());
+    // Beside the importing file first, then the import roots in order; an
+    // absolute name is only itself.
+    std::string target = normalPath((dir / d.name).generic_string());
+    std::optional<std::string> text;
+    const bool known = loaded_.count(target) || std::find(stack.begin(), stack.end(), target) != stack.end();
+    if (!known) text = reader_ ? reader_(target) : readFile(target);
+    if (!known && !text && !std::filesystem::path(d.name).is_absolute())
+      for (const ImportRoot &root : roots_) {
+        if (d.name.rfind(root.prefix, 0) != 0) continue;
+        std::string candidate = normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string());
+        if ((text = reader_ ? reader_(candidate) : readFile(candidate))) {
+          target = candidate;
+          break;
+        }
+      }
     auto onStack = std::find(stack.begin(), stack.end(), target);
     if (onStack != stack.end()) {
       std::string chain;
@@ -127,10 +142,13 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
       diags_.error(d.loc, "imports nested more than " + std::to_string(kMaxImportDepth) + " deep");
       continue;
     }
-    auto text = reader_ ? reader_(target) : readFile(target);
     if (!text) {
-      diags_.error(d.loc, "cannot read imported file " + quoted(d.name) +
-                              (target != d.name ? " (looked for " + quoted(target) + ")" : ""));
+      std::string looked = lang::quoted(target);
+      for (const ImportRoot &root : roots_)
+        if (d.name.rfind(root.prefix, 0) == 0)
+          looked += ", " + lang::quoted(normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string()));
+      diags_.error(d.loc, "cannot read imported file " + lang::quoted(d.name) +
+                              (looked != lang::quoted(d.name) ? " (looked for " + looked + ")" : ""));
       continue;
     }
     imported_.push_back(parseText(*text, target));

@@ -75,6 +75,14 @@ class Frontend {
   // the fuzzer may serve files from memory (or none).
   using FileReader = std::function<std::optional<std::string>(const std::string &path)>;
   void setFileReader(FileReader reader);
+  // Where an import that is not beside the importing file is looked for, in
+  // order (docs/language.md, "Imports"): a root with an empty prefix serves
+  // every name (`tkc -I DIR`, TK_PATH); one with prefix "tk/" only names
+  // starting with it, the rest of the name taken in `dir` (the stdlib).
+  struct ImportRoot {
+    std::string prefix, dir;
+  };
+  void setImportRoots(std::vector<ImportRoot> roots);
   static std::optional<std::string> readFile(const std::string &path);
 
   std::string dumpTokens() const;  // one token per line: "line:col KIND 'text'"
@@ -116,6 +124,7 @@ class Frontend {
   std::unique_ptr<ast::Module> module_;
   std::vector<KernelSig> sigs_;  // parallel to the kernels of module_
   FileReader reader_;
+  std::vector<ImportRoot> roots_;
   std::vector<std::unique_ptr<ast::Module>> imported_;  // in load order
   std::map<std::string, const ast::Module *> loaded_;  // normalised path -> module (main included)
   std::unique_ptr<FnTable> fns_;  // the fns of every loaded file

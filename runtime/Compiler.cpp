@@ -28,8 +28,9 @@ struct Loaded {
   std::unique_ptr<lang::Frontend> fe;
 };
 
-void load(Loaded &l, const std::string *source, const std::string &path) {
+void load(Loaded &l, const std::string *source, const std::string &path, const CompileOptions &opts = {}) {
   l.fe = std::make_unique<lang::Frontend>(l.diags);
+  l.fe->setImportRoots(detail::importRoots(opts));
   bool ok = source ? l.fe->loadSource(*source, path) : l.fe->loadFile(path);
   if (!ok || l.diags.hasErrors()) throw CompileError(l.diags.render());
 }
@@ -169,14 +170,14 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
 
 Bundle Compiler::compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts) {
   Loaded l;
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
   return build(l, path, kernel, opts);
 }
 
 Bundle Compiler::compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
                                const CompileOptions &opts) {
   Loaded l;
-  load(l, &source, filename);
+  load(l, &source, filename, opts);
   return build(l, filename, kernel, opts);
 }
 
@@ -184,12 +185,13 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   Loaded l;
   if (stage == Stage::Tokens || stage == Stage::Ast) {
     l.fe = std::make_unique<lang::Frontend>(l.diags);
+    l.fe->setImportRoots(detail::importRoots(opts));
     l.fe->loadFile(path);
     std::string text = stage == Stage::Tokens ? l.fe->dumpTokens() : l.fe->dumpAst();
     if (l.diags.hasErrors()) throw CompileError(l.diags.render());
     return text;
   }
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
   if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
   Specialised s = specialise(l, path, kernel, opts);
   if (stage == Stage::Tir) return ir::printFunction(*s.fn);
@@ -216,9 +218,16 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
 
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }
 
-std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path) {
+std::vector<std::string> Compiler::dependencies(const std::string &path, const CompileOptions &opts) {
   Loaded l;
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
+  return l.diags.sources().files();
+}
+
+std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path,
+                                                                               const CompileOptions &opts) {
+  Loaded l;
+  load(l, nullptr, path, opts);
   std::vector<std::pair<std::string, std::vector<KernelParam>>> out;
   for (const lang::KernelSig &k : l.fe->kernels()) out.push_back({k.name, toParams(k)});
   return out;

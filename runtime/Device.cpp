@@ -2,6 +2,8 @@
 // against the kernel's signature before anything runs.
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "runtime/DeviceImpl.h"
 
@@ -25,6 +27,42 @@ Buffer Buffer::offset(size_t bytes) const {
   return b;
 }
 
+namespace {
+// Registered device kinds (DeviceImpl.h). Function-local statics, so
+// registrars running during static initialisation find them constructed.
+std::mutex &registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, DeviceOpener> &registry() {
+  static std::map<std::string, DeviceOpener> r;
+  return r;
+}
+std::atomic<PtxLowering> &ptxLowering() {
+  static std::atomic<PtxLowering> p{nullptr};
+  return p;
+}
+
+// The opener of `kind`; tk::Error naming what is linked when there is none.
+DeviceOpener openerOf(const std::string &kind, const std::string &spec) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  auto it = registry().find(kind);
+  if (it != registry().end()) return it->second;
+  if (kind == "sim")
+    throw Error("device '" + spec + "': the sim is not linked into this program (link tk::sim, or tk::compiler, "
+                "which brings it)");
+  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
+}
+}  // namespace
+
+void registerDevice(const std::string &kind, DeviceOpener open) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry()[kind] = open;
+}
+
+void registerPtxLowering(PtxLowering lower) { ptxLowering() = lower; }
+PtxLowering registeredPtxLowering() { return ptxLowering().load(); }
+
 Device::Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
 Device::~Device() = default;
 
@@ -32,27 +70,30 @@ std::unique_ptr<Device> Device::open() {
   if (const char *env = std::getenv("TK_DEVICE"); env && *env) return open(std::string(env));
   try {
     return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
-  } catch (const Error &) {
-    return std::unique_ptr<Device>(new Device(openSimDevice()));
+  } catch (const Error &gpu) {
+    // No GPU: the sim when it is linked, else why there is no GPU.
+    {
+      std::lock_guard<std::mutex> lock(registryMutex());
+      if (!registry().count("sim"))
+        throw Error(std::string(gpu.what()) + "; and the sim is not linked into this program (link tk::sim)");
+    }
+    return open(std::string("sim"));
   }
 }
 
 std::unique_ptr<Device> Device::open(const std::string &spec) {
-  if (spec == "sim") return std::unique_ptr<Device>(new Device(openSimDevice()));
-  if (spec == "sim:racecheck") {
-    auto d = std::unique_ptr<Device>(new Device(openSimDevice()));
-    d->setRaceCheck(true);
-    return d;
+  if (spec != "cuda" && spec.rfind("cuda:", 0) != 0) {
+    const size_t colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    const std::string option = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    return std::unique_ptr<Device>(new Device(openerOf(kind, spec)(option)));
   }
   if (spec == "cuda") return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
-  if (spec.rfind("cuda:", 0) == 0) {
-    const std::string n = spec.substr(5);
-    char *end = nullptr;
-    long ordinal = std::strtol(n.c_str(), &end, 10);
-    if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
-    return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
-  }
-  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
+  const std::string n = spec.substr(5);
+  char *end = nullptr;
+  long ordinal = std::strtol(n.c_str(), &end, 10);
+  if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
+  return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
 }
 
 std::string Device::kind() const { return impl_->kind(); }

@@ -44,8 +44,23 @@ struct Allocation {
   ~Allocation();
 };
 
-std::unique_ptr<DeviceImpl> openSimDevice();
 // Throws tk::Error when no CUDA driver or device is available.
 std::unique_ptr<DeviceImpl> openCudaDevice(int ordinal);
+
+// Devices other than CUDA live in optional libraries (the sim JITs with LLVM,
+// which tk_runtime must not carry): each registers how to open it from a
+// static initializer, so `Device::open("sim")` finds it exactly when it is
+// linked. `spec` is the device spec's kind ("sim"); `option` the text after a
+// ':' ("racecheck"), empty when none. Registering a kind again replaces it.
+using DeviceOpener = std::unique_ptr<DeviceImpl> (*)(const std::string &option);
+void registerDevice(const std::string &kind, DeviceOpener open);
+
+// How a GPU that no embedded PTX fits gets code: the compiler library
+// registers a lowering of the bundle's tile IR for `arch` ("sm_86"); without
+// it (a program linking tk::runtime only) such a load is an error listing the
+// archs the bundle carries and the device's.
+using PtxLowering = std::string (*)(const Bundle &bundle, const std::string &arch);
+void registerPtxLowering(PtxLowering lower);
+PtxLowering registeredPtxLowering();
 
 }  // namespace tk

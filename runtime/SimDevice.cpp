@@ -165,6 +165,28 @@ class SimDevice final : public DeviceImpl {
 
 }  // namespace
 
-std::unique_ptr<DeviceImpl> openSimDevice() { return std::make_unique<SimDevice>(); }
+namespace {
+std::unique_ptr<DeviceImpl> openSim(const std::string &option) {
+  if (!option.empty() && option != "racecheck")
+    throw Error("unknown device 'sim:" + option + "': expected sim or sim:racecheck");
+  auto d = std::make_unique<SimDevice>();
+  d->setRaceCheck(option == "racecheck");
+  return d;
+}
+
+// Registers the sim with tk_runtime when this library is linked: tk::sim's
+// link options name tk_sim_device_anchor (-u), so the linker keeps this
+// object file, and with it the registrar, though nothing calls into it.
+const bool registered = (registerDevice("sim", &openSim), true);
+}  // namespace
+
+}  // namespace tk
+
+extern "C" {
+extern const int tk_sim_device_anchor;
+const int tk_sim_device_anchor = tk::registered ? 1 : 0;
+}
+
+namespace tk {
 
 }  // namespace tk

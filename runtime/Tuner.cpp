@@ -109,6 +109,7 @@ struct Tuner::Impl {
 void Tuner::Impl::setUp() {
   warn = cache::orStderr(opts.warn);
   fe = std::make_unique<lang::Frontend>(diags);
+  fe->setImportRoots(detail::importRoots(opts.compile));
   if (!fe->loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
   sig = detail::findKernel(fe->kernels(), path, kernel);
   // What the space leaves empty comes from the file's @tune.

@@ -41,6 +41,13 @@ struct CompileOptions {
   // (docs/language.md, "num_stages"). Recorded in the bundle.
   int numStages = 3;
   std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
+  // Where `import "NAME"` looks after the importing file's folder, in order
+  // (`tkc -I DIR`); then each directory of $TK_PATH (':'-separated); names
+  // starting "tk/" last in the stdlib (docs/language.md, "Imports").
+  std::vector<std::string> importPaths;
+  // The stdlib's directory; empty: share/tk/stdlib beside the program's bin/
+  // folder, else the installed one, else the source tree's.
+  std::string stdlibDir;
   bool emitPtx = true;       // false: tile IR only (enough for the sim)
   bool useLibdevice = true;  // false: fast approximate math (see docs/backends.md)
   std::string cudaHome;      // empty: $CUDA_HOME, then /usr/local/cuda
@@ -122,8 +129,12 @@ class Compiler {
   // a cubin for the first arch (needs ptxas from the CUDA toolkit).
   static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
                           const CompileOptions &opts = {});
+  // The files a compile of `path` reads: `path` and every file it imports,
+  // found as `opts` says (the depfile of `tkc compile --depfile`).
+  static std::vector<std::string> dependencies(const std::string &path, const CompileOptions &opts = {});
   // The kernels a file defines (after checking it), with their parameters.
-  static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path);
+  static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path,
+                                                                              const CompileOptions &opts = {});
   // What compiles since the last reset actually ran the pipeline (cache
   // misses) and how many were answered by the compile cache. Process-wide.
   struct CacheStats {
@@ -141,5 +152,9 @@ bool factHolds(const std::string &fact, int64_t value);
 // The directory tk caches compiled kernels and tuning results in: `dir` when
 // not empty, else $TK_CACHE_DIR, $XDG_CACHE_HOME/tk, ~/.cache/tk.
 std::string cacheDirectory(const std::string &dir = "");
+
+// The stdlib directory `import "tk/..."` reads (CompileOptions::stdlibDir);
+// "" when none is found.
+std::string stdlibDirectory(const std::string &dir = "");
 
 }  // namespace tk

@@ -16,6 +16,9 @@ namespace tk {
 
 class DeviceImpl;
 struct Allocation;
+namespace aot {
+class Library;  // tk/aot.h: generated launchers load and launch through it
+}
 
 // Device memory. Copies of a Buffer share the allocation, which is freed
 // when the last copy goes. `offset` makes a view into the same allocation.
@@ -94,6 +97,7 @@ class Kernel {
 
  private:
   friend class Device;
+  friend class aot::Library;
   Bundle bundle_;
   std::shared_ptr<DeviceImpl> device_;  // kept alive while the kernel is
   std::shared_ptr<void> handle_;        // the device's loaded form
@@ -156,6 +160,7 @@ class Device {
   }
 
  private:
+  friend class aot::Library;
   explicit Device(std::shared_ptr<DeviceImpl> impl);
   // Shared with every Buffer and Kernel made here, so they may outlive the
   // Device object itself.
