@@ -90,5 +90,47 @@ kernel k(h: *f16, f: *f32, i: *i32) {
   EXPECT_EQ(opsOf(*l->fn, ir::OpKind::Signbit)[0]->result()->type().str(), "tile<32xi1>");
 }
 
+// @tune configs set type and string consts as -D does; each config is
+// specialised (and a value the kernel's static_assert refuses is an error
+// at the config).
+TEST(LangBuiltins, TuneConfigsOfTypeAndStringConsts) {
+  const char *src = R"(
+@tune(configs: [product(T: [f16, f32], ACT: ["relu", "none"]), config(T: bf16, BLOCK: 512)])
+kernel k(x: *T, n: i32, const T: type = f32, const ACT: str = "none", const BLOCK: i32 = 256) {
+    static_assert(T != f64);
+    let offs = program_id(0) * BLOCK + arange(BLOCK);
+    store(x + offs, load(x + offs, mask: offs < n), mask: offs < n);
+})";
+  DiagnosticEngine diags;
+  Frontend fe(diags);
+  ASSERT_TRUE(fe.loadSource(src, "t.tk")) << diags.render();
+  std::vector<KernelSig> ks = fe.kernels();
+  ASSERT_TRUE(ks[0].tune);
+  const TuneSig &t = *ks[0].tune;
+  ASSERT_EQ(t.configs.size(), 5u);
+  EXPECT_EQ(t.configs[0].consts, (std::map<std::string, std::string>{{"T", "f16"}, {"ACT", "relu"}}));
+  EXPECT_EQ(t.configs[3].consts, (std::map<std::string, std::string>{{"T", "f32"}, {"ACT", "none"}}));
+  EXPECT_EQ(t.configs[4].consts, (std::map<std::string, std::string>{{"T", "bf16"}, {"BLOCK", "512"}}));
+  KernelSig sig;
+  ASSERT_TRUE(fe.lowerKernel("k", t.configs[4].consts, 4, &sig)) << diags.render();
+  EXPECT_EQ(sig.params[0].type, "*bf16");
+
+  // A dtype the kernel refuses is refused when that config is compiled.
+  EXPECT_FALSE(fe.lowerKernel("k", {{"T", "f64"}}, 4));
+  EXPECT_NE(diags.render().find("static assertion failed"), std::string::npos) << diags.render();
+
+  for (const char *bad : {"config(T: 3)", "config(ACT: relu)", "config(T: q8)", "config(ACT: 1)"}) {
+    std::string text = src;
+    text.replace(text.find("product("), text.find("config(T: bf16, BLOCK: 512)") + 27 - text.find("product("), bad);
+    DiagnosticEngine d2;
+    Frontend f2(d2);
+    EXPECT_FALSE(f2.loadSource(text, "t.tk")) << bad;
+    EXPECT_NE(d2.render().find(std::string(bad).rfind("config(T:", 0) == 0 ? "must be a type such as f16"
+                                                                                 : "must be a string literal"),
+              std::string::npos)
+        << bad << "\n" << d2.render();
+  }
+}
+
 }  // namespace
 }  // namespace tk::lang
