@@ -213,7 +213,9 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
   bool ok = true;
   auto fail = [&](const ir::Location &l, const std::string &m) { diags.error(l, m); ok = false; };
   auto checkType = [&](const ast::TypeRef &t) {
-    if (!IRGen::scalarKind(t.name)) fail(t.loc, "unknown type '" + t.name + "'");
+    if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
+      fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
+                  "letter, such as T)");
     else if (t.ptrDepth > 1) fail(t.loc, "pointers to pointers are not supported");
   };
   std::set<std::string> names;
@@ -226,7 +228,12 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
       fail(p.defaultValue->loc, "default values of fn parameters are not supported yet");
     if (p.hasAlign) fail(p.alignLoc, "align(N) applies only to kernel parameters");
   }
-  if (d.hasResult) checkType(d.result);
+  if (d.hasResult) {
+    checkType(d.result);
+    bool bound = std::any_of(d.params.begin(), d.params.end(), [&](const ast::Param &p) { return p.type.name == d.result.name; });
+    if (IRGen::isTypeVariable(d.result.name) && !bound)
+      fail(d.result.loc, "result type '" + d.result.name + "' is no parameter's type, so no call can give it one");
+  }
   return ok;
 }
 }  // namespace

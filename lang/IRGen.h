@@ -75,6 +75,8 @@ class IRGen {
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
   // The same, where a name may also be a type const of `consts` (`x: *T`).
   static std::optional<ir::ScalarKind> resolveType(const std::string &name, const std::vector<ConstBinding> &consts);
+  // A fn's type variable: one capital letter (`fn f(x: T) -> T`).
+  static bool isTypeVariable(const std::string &name) { return name.size() == 1 && name[0] >= 'A' && name[0] <= 'Z'; }
 
   // The fns calls may inline (none when unset).
   void setFns(const FnTable *fns) { fnTable_ = fns; }
@@ -157,8 +159,10 @@ class IRGen {
 
   // fn helpers inlined at each call, and static_assert (Fns.cpp).
   TV fnCall(const ast::Expr &e, const ast::Decl &fn);
-  bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args);
-  TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p);
+  bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args,
+                  std::map<std::string, ir::ScalarKind> &typeVars);
+  TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p,
+           std::map<std::string, ir::ScalarKind> &typeVars);
   TV fnResult(const ast::Stmt &ret, const ast::Decl &fn);
   TV staticAssert(const ast::Expr &e);
   void genReturn(const ast::Stmt &s);

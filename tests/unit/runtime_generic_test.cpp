@@ -95,9 +95,34 @@ TEST(GenericKernels, TritonSoftmaxPort) {
   }
 }
 
+// One generic fn at two element types: the f16 call rounds in f16 (products
+// and sums of these k/64 inputs are exact in f16 up to 2^11/64), so both
+// results are exact.
+TEST(GenericKernels, GenericFnAtTwoElementTypes) {
+  auto dev = tk::Device::open("sim");
+  tk::CompileOptions o;
+  o.emitPtx = false;
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "axpy_both", o));
+  for (int n : kSizes) {
+    auto x = tk::test::exactHalfInputs(n), y = tk::test::exactHalfInputs(n);
+    tk::Buffer xh = dev->upload(tk::test::f16Values(x)), yh = dev->upload(tk::test::f16Values(y));
+    tk::Buffer xf = dev->upload(x), yf = dev->upload(y), oh = dev->alloc(2 * n), of = dev->alloc(4 * n);
+    dev->fill(oh, int8_t(-1));
+    dev->fill(of, int8_t(-1));
+    (*dev)(k, {uint32_t((n + 255) / 256)}, xh, yh, xf, yf, oh, of, int32_t(n));
+    auto gh = dev->download<uint16_t>(oh, n);
+    auto gf = dev->download<float>(of, n);
+    for (int i = 0; i < n; ++i) {
+      double want = 0.5 * x[i] + y[i];
+      ASSERT_EQ(tk::halfBitsToFloat(gh[i]), want) << "f16 i=" << i;
+      ASSERT_EQ(gf[i], want) << "f32 i=" << i;
+    }
+  }
+}
+
 TEST(GenericKernels, SignaturesShowTheSpecialisedTypes) {
   auto all = tk::Compiler::kernels(kFile);
-  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all.size(), 3u);
   const auto &def = all[0].second;
   EXPECT_EQ(def[0].type, "*f32");  // T's default
   EXPECT_EQ(def[3].type, "f32");
