@@ -25,6 +25,7 @@ struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
 }
 
 %code {
+#include "parser/TritonHints.h"
 #define YYLLOC_DEFAULT(Cur, Rhs, N) \
   do { (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0); } while (0)
 namespace tk::parser::yy {
@@ -160,8 +161,11 @@ default_opt:
 | ASSIGN expr { $$ = std::move($2); }
 ;
 
+// A name is a type const (`x: *T`), or `str`/`type` after `const NAME:`;
+// the front end resolves it.
 type:
   TYPENAME { $$.name = $1; $$.loc = ctx.loc(@1); }
+| IDENT { $$.name = $1; $$.loc = ctx.loc(@1); }
 | STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = ctx.loc(@1); }
 ;
 
@@ -462,6 +466,9 @@ void Parser::report_syntax_error(const context &yyctx) const {
     }
   }
   ctx.diags().error(ctx.loc(yyctx.location()), msg);
+  // Triton spellings get a note with tk's (parser/TritonHints.cpp).
+  if (std::string hint = syntaxErrorHint(ctx.tokens(), ctx.lastIndex()); !hint.empty())
+    ctx.diags().note(ctx.loc(yyctx.location()), hint);
 }
 
 void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(ctx.loc(loc), msg); }

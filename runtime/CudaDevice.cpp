@@ -41,6 +41,9 @@ class CudaDevice final : public DeviceImpl {
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
     wrap([&] { ctx_.copyToHost(dst, src, bytes); return 0; });
   }
+  void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
+    wrap([&] { ctx_.fill(dst, pattern, patternBytes, count); return 0; });
+  }
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
     const std::string arch = "sm_" + std::to_string(ctx_.computeCapability());

@@ -133,6 +133,23 @@ void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
   impl_->copyToHost(dst, src.address(), bytes);
 }
 
+void Device::fill(const Buffer &buffer, const Arg &value) {
+  if (!buffer) throw Error("fill of an empty buffer");
+  if (std::holds_alternative<Buffer>(value)) throw Error("fill takes a scalar value, not a buffer");
+  const void *pattern = std::visit([](const auto &v) -> const void * { return &v; }, value);
+  const size_t bytes = std::visit([](const auto &v) { return sizeof v; }, value);
+  if (buffer.size() % bytes != 0)
+    throw Error("fill of a buffer of " + std::to_string(buffer.size()) + " bytes with " + std::to_string(bytes) +
+                "-byte values: the size must be a multiple of the value's");
+  impl_->fill(buffer.address(), pattern, bytes, buffer.size() / bytes);
+}
+
+void Device::zero(const Buffer &buffer) {
+  if (!buffer) throw Error("zero of an empty buffer");
+  const uint8_t z = 0;
+  impl_->fill(buffer.address(), &z, 1, buffer.size());
+}
+
 Kernel Device::load(const Bundle &bundle) {
   Kernel k;
   k.bundle_ = bundle;
@@ -142,13 +159,14 @@ Kernel Device::load(const Bundle &bundle) {
 }
 
 namespace {
-const char *const kArgNames[] = {"a buffer", "bool", "int8_t", "int16_t", "int32_t", "int64_t", "float", "double"};
+const char *const kArgNames[] = {"a buffer", "bool",   "int8_t",   "int16_t",     "int32_t",
+                                 "int64_t",  "float",  "double",   "tk::Half",    "tk::BFloat16"};
 const char *argKind(const Arg &a) { return kArgNames[a.index()]; }
 
 // The Arg alternative a scalar parameter type takes.
 int expectedIndex(const std::string &type) {
-  static const std::pair<const char *, int> table[] = {{"bool", 1}, {"i8", 2},  {"i16", 3}, {"i32", 4},
-                                                       {"i64", 5},  {"f32", 6}, {"f64", 7}};
+  static const std::pair<const char *, int> table[] = {{"bool", 1}, {"i8", 2},  {"i16", 3}, {"i32", 4}, {"i64", 5},
+                                                       {"f32", 6},  {"f64", 7}, {"f16", 8}, {"bf16", 9}};
   for (auto &[name, index] : table)
     if (type == name) return index;
   return -1;
@@ -190,7 +208,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       continue;
     }
     int want = expectedIndex(p.type);
-    if (want < 0) throw Error(where + ": scalar parameters of type " + p.type + " cannot be passed yet");
+    if (want < 0) throw Error(where + ": a parameter of unknown type " + p.type);
     if (static_cast<int>(args[i].index()) != want)
       throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
     values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);

@@ -20,6 +20,8 @@ class DeviceImpl {
   virtual void release(uint64_t address) = 0;
   virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
+  // `count` copies of a 1, 2, 4 or 8-byte `pattern` from `dst` on.
+  virtual void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) = 0;
   // The device's loaded form of a bundle.
   virtual std::shared_ptr<void> load(const Bundle &bundle) = 0;
   // args[i] points at the value of launch parameter i (a uint64_t address

@@ -34,6 +34,8 @@ std::string argText(const Arg &a) {
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<T, float>) std::snprintf(buf, sizeof buf, "%.9g", double(v));
         else if constexpr (std::is_same_v<T, double>) std::snprintf(buf, sizeof buf, "%.17g", v);
+        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+          std::snprintf(buf, sizeof buf, "%.9g", double(v.value()));
         else return std::to_string(int64_t(v));
         return buf;
       },
@@ -47,6 +49,8 @@ lang::HostValue argValue(const Arg &a) {
         if constexpr (std::is_same_v<T, Buffer>) return lang::HostValue::ofInt(0);
         else if constexpr (std::is_same_v<T, bool>) return lang::HostValue::ofBool(v);
         else if constexpr (std::is_floating_point_v<T>) return lang::HostValue::ofFloat(double(v));
+        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+          return lang::HostValue::ofFloat(double(v.value()));
         else return lang::HostValue::ofInt(int64_t(v));
       },
       a);

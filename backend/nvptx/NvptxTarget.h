@@ -55,7 +55,8 @@ class NvptxTarget : public lower::Target {
   void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
   void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
 
-  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x,
+                    llvm::Value *y = nullptr) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

@@ -133,8 +133,14 @@ class Compiler {
   // found as `opts` says (the depfile of `tkc compile --depfile`).
   static std::vector<std::string> dependencies(const std::string &path, const CompileOptions &opts = {});
   // The kernels a file defines (after checking it), with their parameters.
+  // A parameter whose type is a type const (`x: *T`) has the type T's
+  // default gives it ("*T" as written when T has none).
   static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path,
                                                                               const CompileOptions &opts = {});
+  // One kernel's parameters specialised by `defines`: the const values and
+  // the types they give `x: *T`. CompileError for bad defines or source.
+  static std::vector<KernelParam> signature(const std::string &path, const std::string &kernel,
+                                            const std::map<std::string, std::string> &defines);
   // What compiles since the last reset actually ran the pipeline (cache
   // misses) and how many were answered by the compile cache. Process-wide.
   struct CacheStats {

@@ -1,6 +1,7 @@
 // f32/f64 <-> f16 and bf16 bits, correctly rounded (to nearest even): the
 // one implementation the sim's runtime, tkc's buffer fills and programs that
-// upload f16/bf16 data share. Header-only, no dependencies.
+// upload f16/bf16 data share; and the f16/bf16 scalar kernel arguments.
+// Header-only, no dependencies.
 #pragma once
 
 #include <bit>
@@ -86,5 +87,33 @@ inline float halfBitsToFloat(uint16_t h) {
   }
   return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
 }
+
+inline float bf16BitsToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+
+// f16 and bf16 scalar kernel arguments, rounded once on the host (to nearest
+// even): `dev(kernel, grid, x, tk::Half(0.5), n)`.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(double v) : bits(doubleToHalfBits(v)) {}
+  static Half fromBits(uint16_t b) {
+    Half h;
+    h.bits = b;
+    return h;
+  }
+  float value() const { return halfBitsToFloat(bits); }
+};
+
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(double v) : bits(doubleToBf16Bits(v)) {}
+  static BFloat16 fromBits(uint16_t b) {
+    BFloat16 h;
+    h.bits = b;
+    return h;
+  }
+  float value() const { return bf16BitsToFloat(bits); }
+};
 
 }  // namespace tk

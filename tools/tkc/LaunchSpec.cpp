@@ -100,11 +100,19 @@ tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converte
     if (bits == 32) return static_cast<int32_t>(v.i);
     return v.i;
   }
-  if (type == "f32" || type == "f64") {
+  if (type == "f32" || type == "f64" || type == "f16" || type == "bf16") {
     if (v.kind == HostValue::Kind::Bool)
       argError(a.text, "'" + a.name + "' is " + type + " and needs a number, got " + lit);
     double d = v.kind == HostValue::Kind::Int ? static_cast<double>(v.i) : v.f;
     if (type == "f32" && std::isfinite(d) && std::fabs(d) > FLT_MAX) argError(a.text, v.str() + " does not fit f32");
+    if (type == "f16" || type == "bf16") {
+      // Rounded once to the parameter's type; a value past its range is an error, not inf.
+      tk::Arg arg = type == "f16" ? tk::Arg(tk::Half(d)) : tk::Arg(tk::BFloat16(d));
+      float r = type == "f16" ? std::get<tk::Half>(arg).value() : std::get<tk::BFloat16>(arg).value();
+      if (std::isfinite(d) && !std::isfinite(r)) argError(a.text, v.str() + " does not fit " + type);
+      if (converted) *converted = HostValue::ofFloat(r);
+      return arg;
+    }
     if (converted) *converted = HostValue::ofFloat(type == "f32" ? static_cast<double>(static_cast<float>(d)) : d);
     if (type == "f32") return static_cast<float>(d);
     return d;
@@ -117,7 +125,7 @@ tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converte
   }
   argError(a.text, "'" + a.name + "' is " + type +
                        ": scalar parameters of this type cannot be passed (the launcher takes bool, i8, i16, i32, "
-                       "i64, f32, f64)");
+                       "i64, f16, bf16, f32, f64)");
 }
 
 // --- parsing -------------------------------------------------------------------

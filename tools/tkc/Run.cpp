@@ -73,6 +73,7 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
     os << "barriers " << s.barriers << "\n";
     os << "instrs   " << s.warpInstructions << " issued by warps; threads ran " << s.threadInstructions << " ("
        << s.fpInstructions << " fp, " << s.specialInstructions << " math-library calls)\n";
+    os << "time     " << std::setprecision(4) << s.ms << " ms of sim time (the host's wall time, not a GPU's)\n";
   } else {
     os << "time     " << std::setprecision(4) << s.ms << " ms (CUDA events)\n";
   }
@@ -90,7 +91,8 @@ int runRun(const RunOptions &o) {
   // (slower) compile and before touching a device.
   std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   checkDefines(o.kernel, params, defines);
-  spec.check(o.kernel, params);
+  // With the defines: a type const gives `x: *T` its type.
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines));
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
   tk::CompileOptions opts;

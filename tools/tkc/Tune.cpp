@@ -65,11 +65,11 @@ int runTune(const TuneCli &o) {
 
   std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
-  spec.check(o.kernel, params);
-
   tk::TuneOptions opts;
   opts.compile.defines = parseDefines(o.defines);
   checkDefines(o.kernel, params, opts.compile.defines);
+  // With the defines: a type const gives `x: *T` its type.
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, opts.compile.defines));
   opts.gpu = o.gpu;
   tk::GpuSpec::named(o.gpu);  // an unknown GPU fails before any work
   opts.arch = o.arch;
