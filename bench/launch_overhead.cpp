@@ -24,6 +24,7 @@ class NullDevice final : public tk::DeviceImpl {
   void release(uint64_t address) override { std::free(reinterpret_cast<void *>(address)); }
   void copyToDevice(uint64_t, const void *, size_t) override {}
   void copyToHost(void *, uint64_t, size_t) override {}
+  void fill(uint64_t, const void *, size_t, size_t) override {}
   std::shared_ptr<void> load(const tk::Bundle &) override { return std::make_shared<int>(0); }
   tk::LaunchStats launch(void *, const tk::Bundle &, tk::Dim3, const std::vector<const void *> &args,
                          const tk::LaunchOptions &) override {
