@@ -447,6 +447,26 @@ std::map<std::string, std::string> parseDefines(const std::vector<std::string> &
   return out;
 }
 
+std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes) {
+  std::map<std::string, int64_t> out;
+  for (const std::string &a : assumes) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+      throw tk::Error("--assume expects NAME=VALUE, got '" + a + "'");
+    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
+    out[name] = v;
+  }
+  return out;
+}
+
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,
                   const std::map<std::string, std::string> &defines) {
   std::string consts;

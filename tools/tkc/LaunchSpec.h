@@ -126,6 +126,9 @@ nlohmann::ordered_json constsJson(const tk::Bundle &bundle);
 
 // `-D NAME=VALUE` texts -> {NAME: VALUE}. Throws tk::Error on a malformed one.
 std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines);
+// `--assume NAME=VALUE` arguments: integer values by name (tk::Error naming a
+// malformed one), as CompileOptions::assume takes them.
+std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes);
 // Every -D must name a const parameter of the kernel. Throws tk::Error
 // listing the consts otherwise.
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,

@@ -242,16 +242,7 @@ int runReport(const ReportOptions &o) {
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;
-  for (const auto &[name, value] : parseDefines(o.assume)) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception &) {
-    }
-    if (used == 0 || used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
-    opts.assume[name] = v;
-  }
+  opts.assume = parseAssumes(o.assume);
   opts.archs = {r.arch};
   opts.ptxasResources = true;
   if (opts.assume.empty() && !o.noSpecialize) opts.assume = spec.specialisation(params);

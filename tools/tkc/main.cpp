@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "EmitCpp.h"
+#include "LaunchSpec.h"
 #include "lang/Frontend.h"
 #include "runtime/CacheFiles.h"
 #include "runtime/KernelLookup.h"
@@ -185,21 +186,7 @@ int main(int argc, char **argv) {
     if (!archs.empty()) opts.archs = archs;
     opts.numWarps = numWarps;
     opts.numStages = numStages;
-    for (const auto &[name, value] : [&] {
-           std::map<std::string, std::string> m;
-           if (!parseDefines(assume, m)) throw tk::Error("--assume expects NAME=VALUE");
-           return m;
-         }()) {
-      size_t used = 0;
-      long long v = 0;
-      try {
-        v = std::stoll(value, &used);
-      } catch (const std::exception &) {
-        used = 0;
-      }
-      if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
-      opts.assume[name] = v;
-    }
+    opts.assume = tkc::parseAssumes(assume);
     opts.cache = !noCache;
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
