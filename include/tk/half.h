@@ -90,30 +90,24 @@ inline float halfBitsToFloat(uint16_t h) {
 
 inline float bf16BitsToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
 
-// f16 and bf16 scalar kernel arguments, rounded once on the host (to nearest
-// even): `dev(kernel, grid, x, tk::Half(0.5), n)`.
-struct Half {
+// A 16-bit float kernel argument, rounded once on the host (to nearest
+// even) by Encode and read back by Decode. One template for both formats;
+// each instantiation is its own type, so tk::Arg tells them apart.
+template <uint16_t (*Encode)(double), float (*Decode)(uint16_t)>
+struct Float16Arg {
   uint16_t bits = 0;
-  Half() = default;
-  explicit Half(double v) : bits(doubleToHalfBits(v)) {}
-  static Half fromBits(uint16_t b) {
-    Half h;
+  Float16Arg() = default;
+  explicit Float16Arg(double v) : bits(Encode(v)) {}
+  static Float16Arg fromBits(uint16_t b) {
+    Float16Arg h;
     h.bits = b;
     return h;
   }
-  float value() const { return halfBitsToFloat(bits); }
+  float value() const { return Decode(bits); }
 };
 
-struct BFloat16 {
-  uint16_t bits = 0;
-  BFloat16() = default;
-  explicit BFloat16(double v) : bits(doubleToBf16Bits(v)) {}
-  static BFloat16 fromBits(uint16_t b) {
-    BFloat16 h;
-    h.bits = b;
-    return h;
-  }
-  float value() const { return bf16BitsToFloat(bits); }
-};
+// f16 and bf16 scalar kernel arguments: `dev(kernel, grid, x, tk::Half(0.5), n)`.
+using Half = Float16Arg<doubleToHalfBits, halfBitsToFloat>;
+using BFloat16 = Float16Arg<doubleToBf16Bits, bf16BitsToFloat>;
 
 }  // namespace tk
