@@ -4,8 +4,9 @@
 BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 FUZZ_SECONDS ?= 60
+PREFIX ?= /usr/local
 
-.PHONY: all deps configure build demo test fuzz bench clean
+.PHONY: all deps configure build demo test fuzz bench install deb clean
 
 all: build
 
@@ -31,6 +32,13 @@ fuzz: deps
 
 bench: build
 	ninja -C $(BUILD) bench
+
+# tkc, tk-opt, headers, libraries, stdlib and find_package(tk) (docs/aot.md).
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD)

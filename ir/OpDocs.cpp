@@ -28,6 +28,9 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Assert: return "`assert %cond {message = \"x must be positive\"}` (i1 or a tile of i1)";
     case OpKind::Scan: return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
+    case OpKind::IsNan: return "`%r = isnan %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
+    case OpKind::IsInf: return "`%r = isinf %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
+    case OpKind::Signbit: return "`%r = signbit %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
     case OpKind::Select: return "`%r = select %cond, %a, %b : tile<128xf32>`";
     case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";
     case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";

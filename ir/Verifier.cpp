@@ -417,7 +417,13 @@ class Verifier {
         return checkSameAsResult(op, integer, "integers");
       case OpKind::Fma: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
       case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Erf: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Pow: case OpKind::Atan2:
         return checkSameAsResult(op, floating, "floats");
+      case OpKind::IsNan: case OpKind::IsInf: case OpKind::Signbit:
+        if (!operandType(0).isFloat()) return opError(op, "needs a float operand, not " + operandType(0).str());
+        if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))
+          opError(op, "result must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + rt->str());
+        return;
 
       case OpKind::Cmp: {
         static const std::set<std::string> preds = {"eq", "ne", "lt", "le", "gt", "ge"};

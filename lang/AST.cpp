@@ -125,6 +125,7 @@ std::string dump(const Module &m) {
       out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": " + p.type.str();
       if (p.hasAlign) out += " align(" + std::to_string(p.align) + ")";
       out += where(p.loc) + "\n";
+      for (const Attribute &a : p.attributes) dumpAttribute(a, 3, out);
       if (p.defaultValue) dumpExpr(*p.defaultValue, 3, out);
     }
     dumpStmts(d.body, 2, out);

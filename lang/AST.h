@@ -88,6 +88,14 @@ struct Stmt {
   bool hasElse = false;
 };
 
+// `@NAME(args)` (or `@NAME`) before a declaration, e.g. `@tune(configs: [...],
+// key: [n])`, or after a parameter's type, e.g. `n: i32 @multiple_of(16)`.
+// The parser takes any name; the front end knows which exist.
+struct Attribute {
+  Loc loc;       // the '@'
+  ExprPtr call;  // a Call: text = NAME, args and argNames as written
+};
+
 struct Param {
   std::string name;
   TypeRef type;
@@ -96,17 +104,11 @@ struct Param {
   bool hasAlign = false;  // `align(N)` was written
   int64_t align = 0;
   Loc alignLoc;
+  std::vector<Attribute> attributes;  // after the type: @no_specialize, @multiple_of(N)
   Loc loc;
 };
 
 enum class DeclKind { Kernel, Fn, Import };
-
-// `@NAME(args)` before a declaration, e.g. `@tune(configs: [...], key: [n])`.
-// The parser takes any name; the front end knows which exist.
-struct Attribute {
-  Loc loc;       // the '@'
-  ExprPtr call;  // a Call: text = NAME, args and argNames as written
-};
 
 struct Decl {
   DeclKind kind;

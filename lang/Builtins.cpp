@@ -15,11 +15,22 @@ using ir::Type;
 namespace {
 constexpr int64_t kMaxTileElements = int64_t{1} << 20;
 
+// The math built-ins are the tile IR's math ops (ir/Ops.def), by mnemonic:
+// exp ... ceil, erf, log1p, expm1 take one operand, pow and atan2 two.
 const std::map<std::string, OpKind> &mathOps() {
+  static const std::map<std::string, OpKind> ops = [] {
+    std::map<std::string, OpKind> m;
+    for (const ir::OpInfo &info : ir::allOps())
+      if (info.traits & ir::OpTrait::Math) m[info.mnemonic] = info.kind;
+    return m;
+  }();
+  return ops;
+}
+
+// Float classification: a bool of the operand's shape.
+const std::map<std::string, OpKind> &classifyOps() {
   static const std::map<std::string, OpKind> ops = {
-      {"exp", OpKind::Exp},   {"exp2", OpKind::Exp2}, {"log", OpKind::Log},   {"log2", OpKind::Log2},
-      {"sqrt", OpKind::Sqrt}, {"rsqrt", OpKind::Rsqrt}, {"sin", OpKind::Sin}, {"cos", OpKind::Cos},
-      {"tanh", OpKind::Tanh}, {"floor", OpKind::Floor}, {"ceil", OpKind::Ceil}};
+      {"isnan", OpKind::IsNan}, {"isinf", OpKind::IsInf}, {"signbit", OpKind::Signbit}};
   return ops;
 }
 
@@ -53,6 +64,8 @@ const std::map<std::string, Signature> &signatures() {
       {"maximum", {2, 2, {}, "maximum(a, b)"}},
       {"minimum", {2, 2, {}, "minimum(a, b)"}},
       {"trans", {1, 1, {}, "trans(t)"}},
+      {"clamp", {3, 3, {}, "clamp(x, lo, hi)"}},
+      {"cdiv", {2, 2, {}, "cdiv(a, b)"}},
   };
   return sigs;
 }
@@ -63,6 +76,7 @@ bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 std::vector<std::string> IRGen::builtinNames() {
   std::vector<std::string> names;
   for (const auto &[n, op] : mathOps()) names.push_back(n);
+  for (const auto &[n, op] : classifyOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
   for (const char *n : {"sum", "max", "min", "argmax", "argmin", "cumsum", "dot", "atomic_add", "atomic_max", "atomic_cas",
@@ -130,6 +144,14 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
 
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
+  // min(a, b) and max(a, b), two positional arguments, are minimum and
+  // maximum; with one tile (and `axis:`) they reduce.
+  bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
+  if ((name == "min" || name == "max") && twoPositional) {
+    TV a = genValue(*e.args[0]), b = genValue(*e.args[1]);
+    if (!a.ok() || !b.ok()) return invalid();
+    return binaryOp(name, a, b, e.loc);
+  }
   if (ir::isReduceKind(name)) return reduceCall(e);
   if (name == "cumsum") return scanCall(e);
   if (name == "dot") return dotCall(e);
@@ -143,9 +165,14 @@ TV IRGen::genCall(const ast::Expr &e) {
     return invalid();
   }
   auto mathIt = mathOps().find(name);
+  auto classIt = classifyOps().find(name);
   auto sigIt = signatures().find(name);
-  Signature mathSig{1, 1, {}, nullptr};
-  const Signature *sig = mathIt != mathOps().end() ? &mathSig : sigIt != signatures().end() ? &sigIt->second : nullptr;
+  size_t arity = mathIt != mathOps().end() ? size_t(ir::opInfo(mathIt->second).minOperands) : 1;
+  std::string mathUsage = name + (arity == 2 ? "(x, y)" : "(x)");
+  Signature mathSig{arity, arity, {}, mathUsage.c_str()};
+  const Signature *sig = mathIt != mathOps().end() || classIt != classifyOps().end() ? &mathSig
+                         : sigIt != signatures().end()                                ? &sigIt->second
+                                                                                      : nullptr;
   if (!sig) {
     if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
     else {
@@ -273,7 +300,19 @@ TV IRGen::genCall(const ast::Expr &e) {
       return invalid();
     }
   }
-  if (mathIt != mathOps().end()) return mathUnary(e, pos[0], mathIt->second);
+  if (mathIt != mathOps().end()) return mathCall(e, pos, mathIt->second);
+  if (classIt != classifyOps().end()) {
+    TV x = pos[0];
+    Type t = x.type.isFloat() && !x.weak ? x.type : x.type.withScalar(ScalarKind::F32);
+    return value(emit(classIt->second, {coerce(x, t, e.loc)}, t.withScalar(ScalarKind::I1), e.loc));
+  }
+  if (name == "cdiv") return cdivCall(e, pos[0], pos[1]);
+  if (name == "clamp") {
+    // minimum(maximum(x, lo), hi): the typing of two binary operators.
+    TV lo = binaryOp("max", pos[0], pos[1], e.loc);
+    if (!lo.ok()) return invalid();
+    return binaryOp("min", lo, pos[2], e.loc);
+  }
   if (name == "sigmoid") return sigmoid(e, pos[0]);
   if (name == "abs") {
     TV x = pos[0];
@@ -295,10 +334,43 @@ TV IRGen::genCall(const ast::Expr &e) {
                     e.loc));
 }
 
-// Math on ints (and on literals) computes in f32; f16/bf16 keep their type.
-TV IRGen::mathUnary(const ast::Expr &e, TV x, OpKind op) {
-  Type t = x.type.isFloat() && !x.weak ? x.type : x.type.withScalar(ScalarKind::F32);
-  return value(emit(op, {coerce(x, t, e.loc)}, t, e.loc));
+// Math on ints (and on literals) computes in f32; f16/bf16 keep their type
+// (the lowering computes them in f32). pow and atan2 take their operands'
+// common float type, as fma does.
+TV IRGen::mathCall(const ast::Expr &e, const std::vector<TV> &x, OpKind op) {
+  if (x.size() == 1) {
+    Type t = x[0].type.isFloat() && !x[0].weak ? x[0].type : x[0].type.withScalar(ScalarKind::F32);
+    return value(emit(op, {coerce(x[0], t, e.loc)}, t, e.loc));
+  }
+  ElemInfo el = commonElem(x[0].elem(), x[1].elem());
+  ScalarKind k = ir::isFloat(el.kind) && !el.weak ? el.kind : ScalarKind::F32;
+  auto shape = broadcast({&x[0], &x[1]}, e.loc);
+  if (!shape) return invalid();
+  Type t = Type::scalar(k).withShape(*shape);
+  return value(emit(op, {coerce(x[0], t, e.loc), coerce(x[1], t, e.loc)}, t, e.loc));
+}
+
+// cdiv(a, b): the ceiling of a / b for integers of any sign (as the host
+// expressions' cdiv), q + (r != 0 && (r < 0) == (b < 0)) with q and r the
+// truncating quotient and remainder; folded when both are constants.
+TV IRGen::cdivCall(const ast::Expr &e, TV a, TV b) {
+  if (a.type.isFloat() || b.type.isFloat()) {
+    error(e.loc, "'cdiv' needs integers, not " + typeName(a) + " and " + typeName(b));
+    return invalid();
+  }
+  TV q = binaryOp("/", a, b, e.loc);
+  if (!q.ok()) return invalid();
+  TV r = binaryOp("%", a, b, e.loc);
+  if (!r.ok()) return invalid();
+  TV zero = constant(ConstValue::ofInt(0), ScalarKind::I32, true);
+  TV inexact = binaryOp("!=", r, zero, e.loc);
+  TV sameSign = binaryOp("==", binaryOp("<", r, zero, e.loc), binaryOp("<", b, zero, e.loc), e.loc);
+  TV up = binaryOp("&&", inexact, sameSign, e.loc);
+  if (!up.ok()) return invalid();
+  // A constant carry is a literal, so cdiv of literals stays a literal.
+  TV carry = up.cst && !up.type.isTile() ? constant(ConstValue::ofInt(up.cst->i), ScalarKind::I32, true)
+                                         : convert(up, q.type.elem.scalar, e.loc);
+  return binaryOp("+", q, carry, e.loc);
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)), built from ops.

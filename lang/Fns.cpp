@@ -52,11 +52,19 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
     return invalid();
   }
   std::vector<TV> args;
-  if (!bindFnArgs(e, fn, args)) return invalid();
+  std::map<std::string, ScalarKind> typeVars;  // T -> the element type this call gives it
+  if (!bindFnArgs(e, fn, args, typeVars)) return invalid();
 
-  // The body sees its params and the global fns, nothing of the caller.
+  // The body sees its params, its type variables and the global fns,
+  // nothing of the caller.
   auto callerScopes = std::move(scopes_);
   scopes_.assign(1, {});
+  for (const auto &[name, kind] : typeVars) {
+    TV t;
+    t.k = TV::K::TypeArg;
+    t.typeArg = kind;
+    bind(name, t);
+  }
   for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
   inlineStack_.push_back(&fn);
   const int errorsBefore = diags_.errorCount();
@@ -88,7 +96,8 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
 
 // Positional arguments fill the params in order, named ones by name; each
 // is evaluated in the caller's scope and checked against its param.
-bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args) {
+bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args,
+                       std::map<std::string, ScalarKind> &typeVars) {
   const size_t n = fn.params.size();
   const std::string usage = " (usage: " + signatureText(fn) + ")";
   std::vector<const ast::Expr *> slot(n, nullptr);
@@ -132,20 +141,36 @@ bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> 
   args.resize(n);
   for (const ast::ExprPtr &a : e.args) {
     size_t j = std::find(slot.begin(), slot.end(), a.get()) - slot.begin();
-    TV v = genValue(*a);
-    if (v.ok()) v = fnArg(*a, v, fn, fn.params[j]);
-    ok = ok && v.ok();
-    args[j] = v;
+    args[j] = genValue(*a);
+    ok = ok && args[j].ok();
+  }
+  if (!ok) return false;
+  // Typed arguments give the type variables their types before literals
+  // would (`axpy(2.0, x, y)` with f16 x is f16).
+  for (size_t j = 0; j < n; ++j) {
+    const ast::Param &p = fn.params[j];
+    if (!scalarKind(p.type.name) && !args[j].weak && !typeVars.count(p.type.name) &&
+        args[j].type.isPtr() == (p.type.ptrDepth > 0))
+      typeVars[p.type.name] = args[j].type.elem.scalar;
+  }
+  for (size_t j = 0; j < n; ++j) {
+    args[j] = fnArg(*slot[j], args[j], fn, fn.params[j], typeVars);
+    ok = ok && args[j].ok();
   }
   return ok;
 }
 
 // A param's type constrains the element type only: `x: f32` takes an f32
 // scalar or a tile of f32, `p: *f32` a pointer or a tile of pointers to
-// f32. Weak literals take the param's type.
-TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p) {
-  const ScalarKind k = *scalarKind(p.type.name);  // checked at load
+// f32. Weak literals take the param's type. A type variable `T` takes the
+// element type of the first argument of a param typed T (a literal: its
+// default type), and every later one must have it.
+TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p,
+                std::map<std::string, ScalarKind> &typeVars) {
   const bool isPtr = p.type.ptrDepth > 0;
+  std::optional<ScalarKind> written = scalarKind(p.type.name);  // else a type variable (checked at load)
+  if (!written && !typeVars.count(p.type.name) && v.type.isPtr() == isPtr) typeVars[p.type.name] = v.type.elem.scalar;
+  const ScalarKind k = written ? *written : typeVars.count(p.type.name) ? typeVars[p.type.name] : ScalarKind::I32;
   bool match = v.type.isPtr() == isPtr && v.type.elem.scalar == k;
   if (!isPtr && v.weak && !v.type.isPtr()) {
     // An int literal fits any number type; a float literal only floats.
@@ -156,9 +181,12 @@ TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Para
     }
   }
   if (!match) {
-    std::string want = isPtr ? "a pointer to " + p.type.name : p.type.name;
-    error(arg.loc, "argument " + quoted(p.name) + " of " + quoted(fn.name) + " must be " + want + " (or a tile of " +
-                       (isPtr ? "them" : p.type.name) + "), not " + typeName(v));
+    std::string elem = written ? p.type.name : typeText(k);
+    std::string want = isPtr ? "a pointer to " + elem : elem;
+    std::string bound = written ? "" : ", the " + p.type.name + " of this call";
+    if (!written && v.type.isPtr() != isPtr) want = isPtr ? "a pointer" : "a number", bound = "";
+    error(arg.loc, "argument " + quoted(p.name) + " of " + quoted(fn.name) + " must be " + want + bound +
+                       " (or a tile of " + (isPtr ? "them" : written ? elem : "it") + "), not " + typeName(v));
     return invalid();
   }
   v.weak = false;
@@ -181,7 +209,9 @@ TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
   }
   TV v = genValue(*ret.value);
   if (!v.ok()) return v;
-  const ScalarKind k = *scalarKind(fn.result.name);  // checked at load
+  auto resolved = namedType(fn.result);  // a scalar type, or a type variable bound by the arguments
+  if (!resolved) return invalid();
+  const ScalarKind k = *resolved;
   const bool isPtr = fn.result.ptrDepth > 0;
   if (!isPtr && v.weak && k != ScalarKind::I1 && (ir::isFloat(k) || !v.cst->isFloat)) {
     if (!checkWeakFits(v, k, ret.value->loc)) return invalid();

@@ -24,6 +24,7 @@ Frontend::Frontend(DiagnosticEngine &diags) : diags_(diags), fns_(std::make_uniq
 Frontend::~Frontend() = default;
 
 void Frontend::setFileReader(FileReader reader) { reader_ = std::move(reader); }
+void Frontend::setImportRoots(std::vector<ImportRoot> roots) { roots_ = std::move(roots); }
 
 namespace {
 // Larger files are not source: refuse them rather than read gigabytes.
@@ -114,7 +115,21 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
       diags_.error(d.loc, "an import needs a file name");
       continue;
     }
-    const std::string target = normalPath((dir / d.name).generic_string());
+    // Beside the importing file first, then the import roots in order; an
+    // absolute name is only itself.
+    std::string target = normalPath((dir / d.name).generic_string());
+    std::optional<std::string> text;
+    const bool known = loaded_.count(target) || std::find(stack.begin(), stack.end(), target) != stack.end();
+    if (!known) text = reader_ ? reader_(target) : readFile(target);
+    if (!known && !text && !std::filesystem::path(d.name).is_absolute())
+      for (const ImportRoot &root : roots_) {
+        if (d.name.rfind(root.prefix, 0) != 0) continue;
+        std::string candidate = normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string());
+        if ((text = reader_ ? reader_(candidate) : readFile(candidate))) {
+          target = candidate;
+          break;
+        }
+      }
     auto onStack = std::find(stack.begin(), stack.end(), target);
     if (onStack != stack.end()) {
       std::string chain;
@@ -127,10 +142,13 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
       diags_.error(d.loc, "imports nested more than " + std::to_string(kMaxImportDepth) + " deep");
       continue;
     }
-    auto text = reader_ ? reader_(target) : readFile(target);
     if (!text) {
-      diags_.error(d.loc, "cannot read imported file " + quoted(d.name) +
-                              (target != d.name ? " (looked for " + quoted(target) + ")" : ""));
+      std::string looked = lang::quoted(target);
+      for (const ImportRoot &root : roots_)
+        if (d.name.rfind(root.prefix, 0) == 0)
+          looked += ", " + lang::quoted(normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string()));
+      diags_.error(d.loc, "cannot read imported file " + lang::quoted(d.name) +
+                              (looked != lang::quoted(d.name) ? " (looked for " + looked + ")" : ""));
       continue;
     }
     imported_.push_back(parseText(*text, target));
@@ -152,13 +170,70 @@ std::string Frontend::dumpAst() const { return module_ ? ast::dump(*module_) : s
 std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
 
 namespace {
+const ast::Param *findParam(const ast::Decl &d, const std::string &name) {
+  for (const ast::Param &p : d.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// A run-time parameter whose type is a type const (`x: *T`): its type and
+// alignment as `consts` give them; when T has no value yet it stays as written.
+void resolveGenericParam(const ast::Param &p, const std::vector<ConstBinding> &consts, ParamSig &ps, bool &ok,
+                         DiagnosticEngine &diags) {
+  auto kind = IRGen::resolveType(p.type.name, consts);
+  if (!kind) return;
+  ps.type = std::string(p.type.ptrDepth, '*') + typeText(*kind);
+  if (p.type.ptrDepth != 1) return;
+  ps.align = p.hasAlign ? p.align : 16;
+  int64_t elemBytes = std::max(1, ir::bitWidth(*kind) / 8);
+  if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes)) {
+    diags.error(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
+                                std::to_string(elemBytes) + " (the size of " + p.type.name + " = " + typeText(*kind) + ")");
+    ok = false;
+  }
+}
+
+// A const parameter's type and default (evaluated with the consts before
+// it in scope), appended to `consts`.
+void checkConstParam(const ast::Param &p, std::vector<ConstBinding> &consts, const std::vector<std::string> &runtime,
+                     ParamSig &ps, bool &ok, DiagnosticEngine &diags, const std::string &file, const FnTable *fns) {
+  auto type = constTypeOf(p, consts);
+  if (!type) {
+    diags.error(p.type.loc, "unknown type '" + p.type.name + "'");
+    ok = false;
+    return;
+  }
+  if (p.type.ptrDepth) {
+    diags.error(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type, or str or type");
+    ok = false;
+    return;
+  }
+  if (p.hasAlign) {
+    diags.error(p.alignLoc, "align(N) applies only to pointer parameters");
+    ok = false;
+  }
+  if (!p.defaultValue) return;
+  IRGen gen(diags, file);
+  gen.setFns(fns);
+  auto v = gen.evalConst(*p.defaultValue, p.name, type->kind, consts, runtime, type->sort);
+  if (!v) {
+    ok = false;
+    return;
+  }
+  ConstBinding b{p.name, type->sort == ConstSort::Type ? *IRGen::scalarKind(v->s) : type->kind, *v, type->sort};
+  ps.constValue = bindingText(b);
+  consts.push_back(b);
+}
+
 // A fn's signature: known types, no const/default/align params (a fn is
 // inlined, so a constant argument stays constant inside it anyway).
 bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
   bool ok = true;
   auto fail = [&](const ir::Location &l, const std::string &m) { diags.error(l, m); ok = false; };
   auto checkType = [&](const ast::TypeRef &t) {
-    if (!IRGen::scalarKind(t.name)) fail(t.loc, "unknown type '" + t.name + "'");
+    if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
+      fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
+                  "letter, such as T)");
     else if (t.ptrDepth > 1) fail(t.loc, "pointers to pointers are not supported");
   };
   std::set<std::string> names;
@@ -170,11 +245,61 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
     else if (p.defaultValue)
       fail(p.defaultValue->loc, "default values of fn parameters are not supported yet");
     if (p.hasAlign) fail(p.alignLoc, "align(N) applies only to kernel parameters");
+    for (const ast::Attribute &a : p.attributes)
+      fail(a.loc, "parameter attributes apply only to kernel parameters");
   }
-  if (d.hasResult) checkType(d.result);
+  if (d.hasResult) {
+    checkType(d.result);
+    bool bound = std::any_of(d.params.begin(), d.params.end(), [&](const ast::Param &p) { return p.type.name == d.result.name; });
+    if (IRGen::isTypeVariable(d.result.name) && !bound)
+      fail(d.result.loc, "result type '" + d.result.name + "' is no parameter's type, so no call can give it one");
+  }
   return ok;
 }
 }  // namespace
+
+// `@no_specialize` and `@multiple_of(N)` after an integer kernel parameter's
+// type: what launches may assume of its value (docs/language.md, "Integer
+// specialisation"). Fills `ps`; false after reporting an error.
+static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKind> kind, ParamSig &ps,
+                          DiagnosticEngine &diags) {
+  bool ok = true;
+  const ast::Attribute *first = nullptr;
+  for (const ast::Attribute &a : p.attributes) {
+    auto fail = [&](const std::string &m) { diags.error(a.loc, m); ok = false; };
+    const ast::Expr &call = *a.call;
+    const std::string &name = call.text;
+    if (name != "no_specialize" && name != "multiple_of") {
+      fail("unknown parameter attribute '@" + (name.size() > 40 ? name.substr(0, 40) + "...'" : name + "'") +
+           " (parameters take @no_specialize and @multiple_of(N))");
+      continue;
+    }
+    if (p.isConst || p.type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
+      fail("@" + name + " applies to integer parameters that are not const");
+      continue;
+    }
+    if (first) {
+      fail(first->call->text == name ? "@" + name + " is given twice"
+                                     : "@no_specialize and @multiple_of contradict each other");
+      diags.note(first->loc, "the first is here");
+      continue;
+    }
+    first = &a;
+    if (name == "no_specialize") {
+      if (!call.args.empty()) fail("@no_specialize takes no arguments");
+      ps.noSpecialize = true;
+      continue;
+    }
+    const ast::Expr *n = call.args.size() == 1 && call.argNames[0].empty() ? call.args[0].get() : nullptr;
+    if (!n || n->kind != ast::ExprKind::Int || n->intValue < 2 || n->intValue > (int64_t{1} << 30) ||
+        !isPow2(n->intValue)) {
+      fail("@multiple_of takes one power of two from 2 to 2^30, e.g. @multiple_of(16)");
+      continue;
+    }
+    ps.multipleOf = n->intValue;
+  }
+  return ok;
+}
 
 // Declaration-level checks: duplicate names, fn signatures, kernel
 // parameter types, alignments and const defaults. Fills the fn table (fns of
@@ -216,18 +341,37 @@ void Frontend::checkDecls() {
     sig.name = d.name;
     sig.loc = d.loc;
     bool ok = true;
-    std::set<std::string> names;
+    std::set<std::string> names, typeConsts;
     std::vector<ConstBinding> consts;
     std::vector<std::string> runtime;
-    for (const ast::Param &p : d.params)
+    for (const ast::Param &p : d.params) {
       if (!p.isConst) runtime.push_back(p.name);
+      else if (constSortOf(p.type.name) == ConstSort::Type) typeConsts.insert(p.name);
+    }
+    std::vector<size_t> generic;  // run-time params of a type const's type, resolved below
     for (const ast::Param &p : d.params) {
       auto fail = [&](const ir::Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
       ParamSig ps{p.name, p.type.str(), p.isConst, "", 0};
       if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
+      if (p.isConst) {
+        checkConstParam(p, consts, runtime, ps, ok, diags_, file_, fns_.get());
+        sig.params.push_back(ps);
+        continue;
+      }
       auto kind = IRGen::scalarKind(p.type.name);
+      if (!kind && typeConsts.count(p.type.name)) {
+        if (p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
+        if (p.type.ptrDepth > 1) fail(p.type.loc, "pointers to pointers are not supported");
+        if (p.hasAlign && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
+        generic.push_back(sig.params.size());
+        sig.params.push_back(ps);
+        continue;
+      }
       if (!kind) {
-        fail(p.type.loc, "unknown type '" + p.type.name + "'");
+        fail(p.type.loc, "unknown type '" + p.type.name + "'" +
+                             (constSortOf(p.type.name) != ConstSort::Scalar ? " (only a const parameter can be a " +
+                                                                                  p.type.name + ")"
+                                                                            : ""));
         sig.params.push_back(ps);
         continue;
       }
@@ -240,24 +384,13 @@ void Frontend::checkDecls() {
           fail(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
                                std::to_string(elemBytes) + " (the size of " + p.type.name + ")");
       }
-      if (!p.isConst && p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
-      if (p.isConst) {
-        if (p.type.ptrDepth) {
-          fail(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type");
-        } else if (p.defaultValue) {
-          IRGen gen(diags_, file_);
-          gen.setFns(fns_.get());
-          auto v = gen.evalConst(*p.defaultValue, p.name, *kind, consts, runtime);
-          if (v) {
-            ps.constValue = constText(*v, *kind);
-            consts.push_back({p.name, *kind, *v});
-          } else {
-            ok = false;
-          }
-        }
-      }
+      if (p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
+      if (!checkParamAttributes(p, kind, ps, diags_)) ok = false;
       sig.params.push_back(ps);
     }
+    // With the defaults: a type const without one leaves its params' types as written.
+    for (size_t i : generic)
+      resolveGenericParam(*findParam(d, sig.params[i].name), consts, sig.params[i], ok, diags_);
     for (const ast::Attribute &a : d.attributes)
       if (ok && a.call->text == "tune") {
         sig.tune = checkTune(d, a, diags_, file_, fns_.get());
@@ -301,29 +434,51 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
       ok = false;
     }
   }
+  // What the variant assumes of each integer argument: 1 (equal to 1) or N
+  // (a multiple of N), from the values launches will pass and @multiple_of.
+  std::map<std::string, int64_t> facts;
+  for (const ParamSig &ps : sig.params)
+    if (ps.multipleOf) facts[ps.name] = ps.multipleOf;
   for (const auto &[key, value] : assume) {
     const ast::Param *p = nullptr;
-    for (const ast::Param &q : d.params)
-      if (q.name == key) p = &q;
+    const ParamSig *ps = nullptr;
+    for (size_t i = 0; i < d.params.size(); ++i)
+      if (d.params[i].name == key) p = &d.params[i], ps = &sig.params[i];
     auto kind = p ? IRGen::scalarKind(p->type.name) : std::nullopt;
     if (!p || p->isConst || p->type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
       diags_.error(p ? p->loc : d.loc, "cannot assume a value of " + quoted(key) + ": kernel " + quoted(name) +
                                            " has no integer argument of that name");
       ok = false;
+    } else if (ps->noSpecialize) {
+      diags_.error(p->loc, "cannot assume a value of " + quoted(key) + ": it is declared @no_specialize");
+      ok = false;
+    } else if (ps->multipleOf && value % ps->multipleOf != 0) {
+      diags_.error(p->loc, "cannot assume " + key + " = " + std::to_string(value) + ": it is declared @multiple_of(" +
+                               std::to_string(ps->multipleOf) + ")");
+      ok = false;
+    } else if (value == 1) {
+      facts[key] = 1;
+    } else if (value % 16 == 0) {
+      facts[key] = std::max<int64_t>(facts[key], 16);
     }
   }
   std::vector<ConstBinding> consts;
   if (!specialiseConsts(d, defines, diags_, file_, fns_.get(), consts)) ok = false;
   size_t c = 0;
   for (size_t i = 0; ok && i < d.params.size(); ++i) {
-    if (!d.params[i].isConst) continue;
-    sig.params[i].constValue = constText(consts[c].value, consts[c].kind);
+    if (!d.params[i].isConst) {
+      // `x: *T` takes the type T has in this specialisation.
+      if (!IRGen::scalarKind(d.params[i].type.name))
+        resolveGenericParam(d.params[i], consts, sig.params[i], ok, diags_);
+      continue;
+    }
+    sig.params[i].constValue = bindingText(consts[c]);
     ++c;
   }
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
   gen.setFns(fns_.get());
-  auto fn = gen.lowerKernel(d, consts, numWarps, assume);
+  auto fn = gen.lowerKernel(d, consts, numWarps, facts);
   // A file with errors yields no kernel, even one whose own body lowered
   // (a syntax error may have dropped statements from it); lowering it
   // anyway reports its other errors.

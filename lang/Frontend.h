@@ -26,6 +26,10 @@ struct ParamSig {
   bool isConst = false;
   std::string constValue;  // consts: the (specialised or default) value as text
   int64_t align = 0;       // pointers: assumed alignment in bytes (default 16)
+  // Integer parameters: `@no_specialize` (launches never specialise on the
+  // value) and `@multiple_of(N)` (every launch passes a multiple of N; 0: not said).
+  bool noSpecialize = false;
+  int64_t multipleOf = 0;
 };
 
 // One point of a kernel's @tune space.
@@ -71,6 +75,14 @@ class Frontend {
   // the fuzzer may serve files from memory (or none).
   using FileReader = std::function<std::optional<std::string>(const std::string &path)>;
   void setFileReader(FileReader reader);
+  // Where an import that is not beside the importing file is looked for, in
+  // order (docs/language.md, "Imports"): a root with an empty prefix serves
+  // every name (`tkc -I DIR`, TK_PATH); one with prefix "tk/" only names
+  // starting with it, the rest of the name taken in `dir` (the stdlib).
+  struct ImportRoot {
+    std::string prefix, dir;
+  };
+  void setImportRoots(std::vector<ImportRoot> roots);
   static std::optional<std::string> readFile(const std::string &path);
 
   std::string dumpTokens() const;  // one token per line: "line:col KIND 'text'"
@@ -86,7 +98,9 @@ class Frontend {
   // Triton does: 1 makes the argument the constant 1 in the IR; a multiple
   // of 16 lets the analyses assume divisibility by 16; other values assume
   // nothing. Only facts are kept, so one variant serves every value that
-  // has them (see tk::CompileOptions::assume).
+  // has them (see tk::CompileOptions::assume). A parameter declared
+  // @multiple_of(N) is a multiple of N in every variant; one declared
+  // @no_specialize cannot be assumed of.
   std::unique_ptr<ir::Function> lowerKernel(const std::string &name,
                                             const std::map<std::string, std::string> &defines,
                                             int numWarps, KernelSig *sigOut = nullptr,
@@ -110,6 +124,7 @@ class Frontend {
   std::unique_ptr<ast::Module> module_;
   std::vector<KernelSig> sigs_;  // parallel to the kernels of module_
   FileReader reader_;
+  std::vector<ImportRoot> roots_;
   std::vector<std::unique_ptr<ast::Module>> imported_;  // in load order
   std::map<std::string, const ast::Module *> loaded_;  // normalised path -> module (main included)
   std::unique_ptr<FnTable> fns_;  // the fns of every loaded file

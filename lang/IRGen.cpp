@@ -17,6 +17,13 @@ std::optional<ScalarKind> IRGen::scalarKind(const std::string &name) {
   return ir::scalarFromName(name);
 }
 
+std::optional<ScalarKind> IRGen::resolveType(const std::string &name, const std::vector<ConstBinding> &consts) {
+  if (auto k = scalarKind(name)) return k;
+  for (const ConstBinding &c : consts)
+    if (c.name == name && c.sort == ConstSort::Type) return c.kind;
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------- values
 
 TV IRGen::value(ir::Value *v) const {
@@ -103,7 +110,7 @@ std::optional<std::vector<int64_t>> IRGen::broadcast(const std::vector<const TV 
 // ---------------------------------------------------------------- kernels
 
 std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
-                                                 int numWarps, const std::map<std::string, int64_t> &assume) {
+                                                 int numWarps, const std::map<std::string, int64_t> &facts) {
   int errorsBefore = diags_.errorCount();
   auto fn = std::make_unique<ir::Function>();
   fn->name = kernel.name;
@@ -125,18 +132,19 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
     if (p.isConst) {
       for (const ConstBinding &c : consts) {
         if (c.name != p.name) continue;
-        bind(p.name, constant(c.value, c.kind, false));
-        if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
+        bind(p.name, constBinding(c));
+        if (c.sort != ConstSort::Scalar) fn->attrs["const." + p.name] = c.value.s;
+        else if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
         else fn->attrs["const." + p.name] = c.value.i;
       }
       continue;
     }
-    ScalarKind k = *scalarKind(p.type.name);
+    ScalarKind k = *resolveType(p.type.name, consts);  // checked by specialiseConsts
     Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
     ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.hasAlign ? p.align : 16) : 0);
     v->setNameHint(p.name);
-    auto fact = assume.find(p.name);
-    if (fact != assume.end() && fact->second == 1) {
+    auto fact = facts.find(p.name);
+    if (fact != facts.end() && fact->second == 1) {
       // An IR constant, not a front-end one: the variant folds `x * 1`, but
       // the language does not treat the argument as compile-time.
       builder_->setLoc(p.loc);
@@ -145,7 +153,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       bind(p.name, value(one));
       continue;
     }
-    if (fact != assume.end() && fact->second % 16 == 0) fn->params.back().divisibility = 16;
+    if (fact != facts.end()) fn->params.back().divisibility = fact->second;
     bind(p.name, value(v));
   }
   genStmts(kernel.body);
@@ -160,22 +168,32 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
 
 std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string &param, ScalarKind kind,
                                            const std::vector<ConstBinding> &consts,
-                                           const std::vector<std::string> &runtimeParams) {
+                                           const std::vector<std::string> &runtimeParams, ConstSort sort) {
   // Evaluate into a scratch function; a constant expression emits nothing
   // that is kept.
   ir::Function scratch;
   fn_ = &scratch;
   builder_ = std::make_unique<ir::Builder>(&scratch.body);
   resetScopes();
-  for (const ConstBinding &c : consts) bind(c.name, constant(c.value, c.kind, false));
+  for (const ConstBinding &c : consts) bind(c.name, constBinding(c));
   runtimeNames_ = runtimeParams;
   constParam_ = param;
   int errorsBefore = diags_.errorCount();
-  TV v = genValue(e);
+  TV v = sort == ConstSort::Scalar ? genValue(e) : genExpr(e);
   builder_.reset();
   fn_ = nullptr;
   runtimeNames_.clear();
   if (diags_.errorCount() != errorsBefore || !v.ok()) return std::nullopt;
+  if (sort != ConstSort::Scalar) {
+    bool isStr = sort == ConstSort::Str;
+    if (v.k != (isStr ? TV::K::Str : TV::K::TypeArg)) {
+      error(e.loc, "the default value of const parameter " + quoted(param) + " must be " +
+                       (isStr ? "a string such as \"relu\"" : "a type such as f32"));
+      return std::nullopt;
+    }
+    return ConstValue::ofText(isStr ? v.str : typeText(v.typeArg));
+  }
+  if (v.k == TV::K::Str || v.k == TV::K::TypeArg) return std::nullopt;  // genValue reported it
   if (!v.cst || v.type.isTile()) {
     error(e.loc, "the default value of const parameter " + quoted(param) + " is not a compile-time constant");
     return std::nullopt;
@@ -196,7 +214,15 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
 TV IRGen::genValue(const ast::Expr &e) {
   TV v = genExpr(e);
   if (v.k == TV::K::TypeArg) {
-    error(e.loc, "type '" + e.type.str() + "' is not a value");
+    error(e.loc, "type '" + (e.kind == ast::ExprKind::Name ? e.text : e.type.str()) + "' is not a value" +
+                     (e.kind == ast::ExprKind::Name ? " (a type const is compared with == and != or names a type)" : ""));
+    return invalid();
+  }
+  if (v.k == TV::K::Str) {
+    if (e.kind == ast::ExprKind::String)
+      error(e.loc, "string literals are only allowed in import, print, static_assert and comparisons with a string const");
+    else
+      error(e.loc, "string const " + quoted(e.text) + " is not a value: compare it with == or != at compile time");
     return invalid();
   }
   if (v.k == TV::K::Void) {
@@ -211,9 +237,12 @@ TV IRGen::genExpr(const ast::Expr &e) {
     case ast::ExprKind::Int: return constant(ConstValue::ofInt(e.intValue), ScalarKind::I32, true);
     case ast::ExprKind::Float: return constant(ConstValue::ofFloat(e.floatValue), ScalarKind::F32, true);
     case ast::ExprKind::Bool: return constant(ConstValue::ofInt(e.intValue), ScalarKind::I1, false);
-    case ast::ExprKind::String:
-      error(e.loc, "string literals are only allowed in import, print and static_assert");
-      return invalid();
+    case ast::ExprKind::String: {
+      TV t;
+      t.k = TV::K::Str;
+      t.str = e.text;
+      return t;
+    }
     case ast::ExprKind::None:
       error(e.loc, "'None' is only allowed in an index, as in t[:, None]");
       return invalid();
@@ -240,7 +269,9 @@ TV IRGen::genExpr(const ast::Expr &e) {
         error(e.loc, "cannot cast to the pointer type '" + e.type.str() + "'");
         return invalid();
       }
-      return convert(x, *scalarKind(e.type.name), e.loc);
+      auto to = namedType(e.type);
+      if (!to) return invalid();
+      return convert(x, *to, e.loc);
     }
     case ast::ExprKind::List:
       error(e.loc, "a list is only allowed as a shape, as in zeros([BI, BJ], f32)");
@@ -275,6 +306,25 @@ std::string IRGen::closest(const std::string &name, const std::vector<std::strin
     }
   }
   return best;
+}
+
+// A const parameter's binding: a constant, a string or a type.
+TV IRGen::constBinding(const ConstBinding &c) const {
+  TV t;
+  if (c.sort == ConstSort::Scalar) return constant(c.value, c.kind, false);
+  t.k = c.sort == ConstSort::Str ? TV::K::Str : TV::K::TypeArg;
+  t.str = c.value.s;
+  t.typeArg = c.kind;
+  return t;
+}
+
+// The element type a written type names: a scalar type, or a type const in
+// scope (`as T`).
+std::optional<ScalarKind> IRGen::namedType(const ast::TypeRef &t) {
+  if (auto k = scalarKind(t.name)) return k;
+  if (Binding *b = lookup(t.name); b && b->value.k == TV::K::TypeArg) return b->value.typeArg;
+  error(t.loc, "unknown type " + quoted(t.name) + (lookup(t.name) ? " (it is not a type const)" : ""));
+  return std::nullopt;
 }
 
 TV IRGen::genName(const ast::Expr &e) {
@@ -346,10 +396,37 @@ TV IRGen::genUnary(const ast::Expr &e) {
 }
 
 TV IRGen::genBinary(const ast::Expr &e) {
-  TV a = genValue(*e.args[0]);
-  TV b = genValue(*e.args[1]);
+  TV a = genExpr(*e.args[0]);
+  TV b = genExpr(*e.args[1]);
   if (!a.ok() || !b.ok()) return invalid();
+  auto notValue = [](const TV &x) { return x.k == TV::K::Str || x.k == TV::K::TypeArg; };
+  if ((notValue(a) || notValue(b)) && (e.text == "==" || e.text == "!=")) return compareAtCompileTime(e, a, b);
+  if (notValue(a) || notValue(b)) {
+    genValue(*e.args[notValue(a) ? 0 : 1]);  // a string or type leaf: says why it is no value
+    return invalid();
+  }
+  if (a.k == TV::K::Void || b.k == TV::K::Void) {
+    const ast::Expr &v = *e.args[a.k == TV::K::Void ? 0 : 1];
+    error(v.loc, quoted(v.text) + " does not produce a value");
+    return invalid();
+  }
   return binaryOp(e.text, a, b, e.loc);
+}
+
+// Strings and types exist at compile time only: `ACT == "gelu"`, `T != f16`
+// fold to a bool constant.
+TV IRGen::compareAtCompileTime(const ast::Expr &e, const TV &a, const TV &b) {
+  auto what = [&](const TV &x) -> std::string {
+    if (x.k == TV::K::Str) return "a string";
+    if (x.k == TV::K::TypeArg) return "a type";
+    return typeName(x);
+  };
+  if (a.k != b.k) {
+    error(e.loc, "operator '" + e.text + "' cannot compare " + what(a) + " with " + what(b));
+    return invalid();
+  }
+  bool same = a.k == TV::K::Str ? a.str == b.str : a.typeArg == b.typeArg;
+  return constant(ConstValue::ofInt(same == (e.text == "==")), ScalarKind::I1, false);
 }
 
 namespace {

@@ -19,21 +19,29 @@
 
 namespace tk::lang {
 
-// A const parameter with its specialised value.
+// A const parameter with its specialised value. Of sort Type, `kind` is the
+// type it names; of sort Str, `value.s` is the string.
 struct ConstBinding {
   std::string name;
   ir::ScalarKind kind;
   ConstValue value;
+  ConstSort sort = ConstSort::Scalar;
 };
+
+// The value as a define would write it ("1024", "relu", "f16").
+inline std::string bindingText(const ConstBinding &b) {
+  return b.sort == ConstSort::Scalar ? constText(b.value, b.kind) : b.value.s;
+}
 
 // The result of lowering an expression.
 struct TV {
-  enum class K { Invalid, Value, Void, TypeArg } k = K::Invalid;
+  enum class K { Invalid, Value, Void, TypeArg, Str } k = K::Invalid;
   ir::Type type;                  // Value: its type (a weak literal: the type it takes alone)
   bool weak = false;              // an untyped literal (always a scalar constant)
   std::optional<ConstValue> cst;  // scalars known at compile time
   ir::Value *v = nullptr;         // the IR value; null while only `cst` is known
   ir::ScalarKind typeArg = ir::ScalarKind::I32;  // TypeArg: a type written as an argument
+  std::string str;                               // Str: a string literal or string const
 
   bool ok() const { return k != K::Invalid; }
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
@@ -52,18 +60,24 @@ class IRGen {
   IRGen(DiagnosticEngine &diags, const std::string &file) : diags_(diags), file_(file) {}
 
   // Lowers `kernel` with its const params bound to `consts` and its integer
-  // arguments specialised on `assume` (Frontend::lowerKernel); null on error.
+  // arguments specialised on `facts` (Frontend::lowerKernel): 1 makes the
+  // argument the IR constant 1, N >= 2 marks it a multiple of N. Null on error.
   std::unique_ptr<ir::Function> lowerKernel(const ast::Decl &kernel, const std::vector<ConstBinding> &consts,
-                                            int numWarps, const std::map<std::string, int64_t> &assume = {});
+                                            int numWarps, const std::map<std::string, int64_t> &facts = {});
   // Evaluates a const parameter's default value with `consts` in scope.
   // Reports an error and returns nullopt unless it is a compile-time
   // constant convertible to `kind`.
   std::optional<ConstValue> evalConst(const ast::Expr &e, const std::string &param, ir::ScalarKind kind,
                                       const std::vector<ConstBinding> &consts,
-                                      const std::vector<std::string> &runtimeParams = {});
+                                      const std::vector<std::string> &runtimeParams = {},
+                                      ConstSort sort = ConstSort::Scalar);
 
   // The scalar kind a written type names; nullopt for unknown names.
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
+  // The same, where a name may also be a type const of `consts` (`x: *T`).
+  static std::optional<ir::ScalarKind> resolveType(const std::string &name, const std::vector<ConstBinding> &consts);
+  // A fn's type variable: one capital letter (`fn f(x: T) -> T`).
+  static bool isTypeVariable(const std::string &name) { return name.size() == 1 && name[0] >= 'A' && name[0] <= 'Z'; }
 
   // The fns calls may inline (none when unset).
   void setFns(const FnTable *fns) { fnTable_ = fns; }
@@ -107,14 +121,18 @@ class IRGen {
   TV genName(const ast::Expr &e);
   TV genUnary(const ast::Expr &e);
   TV genBinary(const ast::Expr &e);
+  TV compareAtCompileTime(const ast::Expr &e, const TV &a, const TV &b);
   TV binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc);
   TV pointerArith(const std::string &op, TV a, TV b, const ast::Loc &loc);
   TV genIndex(const ast::Expr &e);
   TV convert(TV x, ir::ScalarKind to, const ast::Loc &loc);  // explicit cast
+  TV constBinding(const ConstBinding &c) const;
+  std::optional<ir::ScalarKind> namedType(const ast::TypeRef &t);
 
   // Built-in calls (Builtins.cpp).
   TV genCall(const ast::Expr &e);
-  TV mathUnary(const ast::Expr &e, TV x, ir::OpKind op);
+  TV mathCall(const ast::Expr &e, const std::vector<TV> &x, ir::OpKind op);
+  TV cdivCall(const ast::Expr &e, TV a, TV b);
   TV sigmoid(const ast::Expr &e, TV x);
   TV loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
   TV storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
@@ -142,8 +160,10 @@ class IRGen {
 
   // fn helpers inlined at each call, and static_assert (Fns.cpp).
   TV fnCall(const ast::Expr &e, const ast::Decl &fn);
-  bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args);
-  TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p);
+  bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args,
+                  std::map<std::string, ir::ScalarKind> &typeVars);
+  TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p,
+           std::map<std::string, ir::ScalarKind> &typeVars);
   TV fnResult(const ast::Stmt &ret, const ast::Decl &fn);
   TV staticAssert(const ast::Expr &e);
   void genReturn(const ast::Stmt &s);

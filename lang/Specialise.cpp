@@ -35,10 +35,41 @@ std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind ki
     if (ec != std::errc() || p != e || b == e || !fitsIn(v, kind)) return std::nullopt;
     return ConstValue::ofInt(v);
   }
+  // Floats as the literals: decimal, inf, nan (from_chars also takes them negated).
   double v = 0;
   auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p != e || b == e || !std::isfinite(v)) return std::nullopt;
+  if (ec != std::errc() || p != e || b == e) return std::nullopt;
   return convertConst(ConstValue::ofFloat(v), kind);
+}
+
+std::optional<ConstType> constTypeOf(const ast::Param &p, const std::vector<ConstBinding> &consts) {
+  ConstSort sort = constSortOf(p.type.name);
+  if (sort != ConstSort::Scalar) return ConstType{sort, ir::ScalarKind::I32};
+  auto k = IRGen::resolveType(p.type.name, consts);
+  if (!k) return std::nullopt;
+  return ConstType{sort, *k};
+}
+
+std::optional<ConstBinding> parseConstDefine(const std::string &text, const std::string &name, ConstType t) {
+  if (t.sort == ConstSort::Scalar) {
+    auto v = parseDefine(text, t.kind);
+    if (!v) return std::nullopt;
+    return ConstBinding{name, t.kind, *v};
+  }
+  if (t.sort == ConstSort::Str) {
+    bool quoted = text.size() >= 2 && text.front() == '"' && text.back() == '"';
+    return ConstBinding{name, t.kind, ConstValue::ofText(quoted ? text.substr(1, text.size() - 2) : text), t.sort};
+  }
+  auto k = IRGen::scalarKind(text);
+  if (!k) return std::nullopt;
+  return ConstBinding{name, *k, ConstValue::ofText(typeText(*k)), t.sort};
+}
+
+std::string invalidConstValue(const std::string &text, const std::string &name, ConstType t) {
+  if (t.sort == ConstSort::Type)
+    return "invalid value " + quoted(text) + " for type const " + quoted(name) +
+           " (a type: bool i8 i16 i32 i64 f16 bf16 f32 f64)";
+  return invalidValue(text, name, t.kind);
 }
 
 // Binds every const param of `d`, in order, to its define or else its
@@ -48,26 +79,37 @@ bool specialiseConsts(const ast::Decl &d, const std::map<std::string, std::strin
                       const std::string &file, const FnTable *fns, std::vector<ConstBinding> &consts) {
   for (const ast::Param &p : d.params) {
     if (!p.isConst) continue;
-    ir::ScalarKind kind = *IRGen::scalarKind(p.type.name);
-    std::optional<ConstValue> v;
+    auto type = constTypeOf(p, consts);
+    if (!type) {
+      diags.error(p.type.loc, "unknown type " + quoted(p.type.name));
+      return false;
+    }
+    std::optional<ConstBinding> b;
     auto def = defines.find(p.name);
     if (def != defines.end()) {
-      v = parseDefine(def->second, kind);
-      if (!v) {
-        diags.error(p.loc, invalidValue(def->second, p.name, kind));
+      b = parseConstDefine(def->second, p.name, *type);
+      if (!b) {
+        diags.error(p.loc, invalidConstValue(def->second, p.name, *type));
         return false;
       }
     } else if (p.defaultValue) {
       IRGen gen(diags, file);
       gen.setFns(fns);
-      v = gen.evalConst(*p.defaultValue, p.name, kind, consts);
+      auto v = gen.evalConst(*p.defaultValue, p.name, type->kind, consts, {}, type->sort);
       if (!v) return false;
+      b = ConstBinding{p.name, type->sort == ConstSort::Type ? *IRGen::scalarKind(v->s) : type->kind, *v, type->sort};
     } else {
       diags.error(p.loc, "const parameter " + quoted(p.name) + " has no default value and none was defined");
       return false;
     }
-    consts.push_back({p.name, kind, *v});
+    consts.push_back(*b);
   }
+  // Run-time parameters may have a type const's type (`x: *T`).
+  for (const ast::Param &p : d.params)
+    if (!p.isConst && !IRGen::resolveType(p.type.name, consts)) {
+      diags.error(p.type.loc, "unknown type " + quoted(p.type.name));
+      return false;
+    }
   return true;
 }
 

@@ -26,6 +26,20 @@ std::string invalidValue(const std::string &text, const std::string &name, ir::S
 // A define's text as a value of `kind`; nullopt when it does not parse.
 std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind kind);
 
+// A const parameter's sort and, for Scalar, its kind: its written type, which
+// may name a type const of `consts` (`const EPS: T = 1e-5`). Nullopt for an
+// unknown type.
+struct ConstType {
+  ConstSort sort;
+  ir::ScalarKind kind;
+};
+std::optional<ConstType> constTypeOf(const ast::Param &p, const std::vector<ConstBinding> &consts);
+// A define's text for a const of type `t`: a scalar as parseDefine reads it,
+// any text for a string (one pair of surrounding double quotes is dropped:
+// -D ACT='"gelu"' is -D ACT=gelu), a type's name for a type.
+std::optional<ConstBinding> parseConstDefine(const std::string &text, const std::string &name, ConstType t);
+std::string invalidConstValue(const std::string &text, const std::string &name, ConstType t);
+
 // Binds every const param of `d`, in order, to its define or else its
 // default; reports the first failure and returns false.
 bool specialiseConsts(const ast::Decl &d, const std::map<std::string, std::string> &defines, DiagnosticEngine &diags,

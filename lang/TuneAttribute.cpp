@@ -64,11 +64,26 @@ class TuneChecker {
     const ast::Expr &lit = v.kind == ast::ExprKind::Unary && v.text == "-" ? *v.args[0] : v;
     bool neg = &lit != &v;
     std::optional<std::string> text;
+    const ast::Param *p = name == "num_warps" || name == "num_stages" ? nullptr : param(name);
+    ConstSort sort = p ? constSortOf(p->type.name) : ConstSort::Scalar;
+    if (sort != ConstSort::Scalar) {
+      // config(ACT: "gelu"), config(T: f16): checked as -D ACT=gelu, -D T=f16.
+      bool fits = sort == ConstSort::Str ? v.kind == ast::ExprKind::String : v.kind == ast::ExprKind::Type;
+      if (!fits) {
+        error(v.loc, "a @tune value of " + std::string(sort == ConstSort::Str ? "string const " : "type const ") +
+                         quoted(name) + " must be " + (sort == ConstSort::Str ? "a string literal" : "a type such as f16"));
+        return std::nullopt;
+      }
+      ConstType t{sort, ir::ScalarKind::I32};
+      auto b = parseConstDefine(sort == ConstSort::Str ? v.text : v.type.name, name, t);
+      if (!b) return std::nullopt;
+      return bindingText(*b);
+    }
     if (lit.kind == ast::ExprKind::Int) text = (neg ? "-" : "") + std::to_string(lit.intValue);
     else if (lit.kind == ast::ExprKind::Float) text = HostValue::ofFloat(neg ? -lit.floatValue : lit.floatValue).str();
     else if (lit.kind == ast::ExprKind::Bool && !neg) text = lit.intValue ? "true" : "false";
     if (!text) {
-      error(v.loc, "a @tune value must be a literal (a number, true or false)");
+      error(v.loc, "a @tune value must be a literal (a number, true or false), or a string or a type for a str or type const");
       return std::nullopt;
     }
     if (name == "num_warps" || name == "num_stages") {
@@ -77,7 +92,10 @@ class TuneChecker {
       if (!ok) error(v.loc, name == "num_warps" ? badNumWarps(*text) : badNumStages(*text));
       return ok ? std::optional<std::string>(std::to_string(n->i)) : std::nullopt;
     }
-    ir::ScalarKind kind = *IRGen::scalarKind(param(name)->type.name);
+    // A const of a type const's type (`const EPS: T`) is checked for each
+    // config when it is specialised; here as the widest of its kind.
+    auto declared = IRGen::scalarKind(p->type.name);
+    ir::ScalarKind kind = declared ? *declared : lit.kind == ast::ExprKind::Float ? ir::ScalarKind::F64 : ir::ScalarKind::I64;
     auto c = parseDefine(*text, kind);
     if (!c) {
       error(v.loc, invalidValue(*text, name, kind));
@@ -202,7 +220,7 @@ class TuneChecker {
         continue;
       }
       std::map<std::string, std::string> all;
-      for (const ConstBinding &b : consts) all[b.name] = constText(b.value, b.kind);
+      for (const ConstBinding &b : consts) all[b.name] = bindingText(b);
       std::string full = describe(all, c);
       auto [it, fresh] = first.emplace(full, i);
       if (fresh) continue;
@@ -233,8 +251,11 @@ class TuneChecker {
     return names;
   }
 
-  static HostValue::Kind hostKind(const ast::Param &p) {
-    ir::ScalarKind k = *IRGen::scalarKind(p.type.name);
+  // Strings, types and values of a type const's type are not host values.
+  static std::optional<HostValue::Kind> hostKind(const ast::Param &p) {
+    auto kind = IRGen::scalarKind(p.type.name);
+    if (!kind) return std::nullopt;
+    ir::ScalarKind k = *kind;
     if (k == ir::ScalarKind::I1) return HostValue::Kind::Bool;
     return ir::isFloat(k) ? HostValue::Kind::Float : HostValue::Kind::Int;
   }

@@ -146,6 +146,14 @@ std::optional<ConstValue> foldBinary(const std::string &op, ConstValue a, ConstV
   return ConstValue::ofInt(weak ? r : wrapTo(r, k));
 }
 
+ConstSort constSortOf(const std::string &typeName) {
+  if (typeName == "str") return ConstSort::Str;
+  if (typeName == "type") return ConstSort::Type;
+  return ConstSort::Scalar;
+}
+
+std::string typeText(ScalarKind k) { return k == ScalarKind::I1 ? "bool" : ir::scalarName(k); }
+
 std::string constText(ConstValue v, ScalarKind k) {
   if (k == ScalarKind::I1) return v.i ? "true" : "false";
   if (!ir::isFloat(k)) return std::to_string(v.i);

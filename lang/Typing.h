@@ -12,15 +12,29 @@
 
 namespace tk::lang {
 
-// A compile-time scalar: an integer (bools are 0/1) or a float.
+// A compile-time scalar: an integer (bools are 0/1) or a float; or, for a
+// const parameter of sort Str or Type, its text in `s`.
 struct ConstValue {
   bool isFloat = false;
   int64_t i = 0;
   double f = 0;
-  static ConstValue ofInt(int64_t v) { return {false, v, 0}; }
-  static ConstValue ofFloat(double v) { return {true, 0, v}; }
+  std::string s;  // ConstSort::Str: the string; ConstSort::Type: the type's name ("f16", "bool")
+  static ConstValue ofInt(int64_t v) { return {false, v, 0, {}}; }
+  static ConstValue ofFloat(double v) { return {true, 0, v, {}}; }
+  static ConstValue ofText(std::string t) { return {false, 0, 0, std::move(t)}; }
   double asDouble() const { return isFloat ? f : static_cast<double>(i); }
 };
+
+// What a const parameter holds: a number or bool of its scalar type, a
+// string (`const ACT: str = "relu"`) or an element type (`const T: type =
+// f32`). Strings and types exist only at compile time: they are compared
+// with == and != and select code; a type also names element types.
+enum class ConstSort { Scalar, Str, Type };
+
+// The sort a const's written type gives: "str", "type", else Scalar.
+ConstSort constSortOf(const std::string &typeName);
+// A type's name as the language writes it: "bool" for i1, else "f16" etc.
+std::string typeText(ir::ScalarKind k);
 
 // An element type as the typing rules see it: weak elements come from
 // literals and adapt to the other operand.

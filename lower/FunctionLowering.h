@@ -102,7 +102,7 @@ class FunctionLowering {
   Regs lowerElementwise(ir::Op &op);
   llvm::Value *scalarOp(ir::Op &op, const std::vector<llvm::Value *> &args);
   llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
-  llvm::Value *mathScalar(MathFn f, llvm::Value *x);
+  llvm::Value *mathScalar(MathFn f, const std::vector<llvm::Value *> &args);
   llvm::Value *threadPart(const ir::Layout &blocked, int dim);
 
   // LowerDot.cpp: writes a 2-D tile to shared memory, row-major with

@@ -197,13 +197,16 @@ Regs FunctionLowering::lowerElementwise(ir::Op &op) {
   return out;
 }
 
-llvm::Value *FunctionLowering::mathScalar(MathFn f, llvm::Value *x) {
+// f16/bf16 operands are computed in f32 and rounded back.
+llvm::Value *FunctionLowering::mathScalar(MathFn f, const std::vector<llvm::Value *> &args) {
+  llvm::Value *x = args[0], *y = mathFnArity(f) == 2 ? args[1] : nullptr;
   llvm::Type *ty = x->getType();
   if (ty->isHalfTy() || ty->isBFloatTy()) {
-    llvm::Value *wide = b_.CreateFPExt(x, b_.getFloatTy());
-    return b_.CreateFPTrunc(target_.math(b_, f, wide), ty);
+    llvm::Value *wx = b_.CreateFPExt(x, b_.getFloatTy());
+    llvm::Value *wy = y ? b_.CreateFPExt(y, b_.getFloatTy()) : nullptr;
+    return b_.CreateFPTrunc(target_.math(b_, f, wx, wy), ty);
   }
-  return target_.math(b_, f, x);
+  return target_.math(b_, f, x, y);
 }
 
 llvm::Value *FunctionLowering::castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to) {
@@ -298,17 +301,19 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     case OpKind::Abs:
       if (isFloat) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
-    case OpKind::Exp: return mathScalar(MathFn::Exp, a[0]);
-    case OpKind::Exp2: return mathScalar(MathFn::Exp2, a[0]);
-    case OpKind::Log: return mathScalar(MathFn::Log, a[0]);
-    case OpKind::Log2: return mathScalar(MathFn::Log2, a[0]);
-    case OpKind::Sqrt: return mathScalar(MathFn::Sqrt, a[0]);
-    case OpKind::Rsqrt: return mathScalar(MathFn::Rsqrt, a[0]);
-    case OpKind::Sin: return mathScalar(MathFn::Sin, a[0]);
-    case OpKind::Cos: return mathScalar(MathFn::Cos, a[0]);
-    case OpKind::Tanh: return mathScalar(MathFn::Tanh, a[0]);
-    case OpKind::Floor: return mathScalar(MathFn::Floor, a[0]);
-    case OpKind::Ceil: return mathScalar(MathFn::Ceil, a[0]);
+#define TK_MATH_CASE(E, NAME, ARITY) \
+  case OpKind::E: return mathScalar(MathFn::E, a);
+      TK_MATH_FNS(TK_MATH_CASE)
+#undef TK_MATH_CASE
+    case OpKind::IsNan: return b_.CreateFCmpUNO(a[0], a[0]);
+    case OpKind::IsInf:
+      return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]),
+                              llvm::ConstantFP::getInfinity(ty));
+    case OpKind::Signbit: {
+      // The sign bit itself: -0.0 and a NaN with its sign set count, as C's signbit.
+      llvm::Type *bits = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+      return b_.CreateICmpSLT(b_.CreateBitCast(a[0], bits), llvm::ConstantInt::get(bits, 0));
+    }
     case OpKind::AddPtr: {
       llvm::Value *off = b_.CreateSExtOrTrunc(a[1], b_.getInt64Ty());
       return b_.CreateGEP(scalarType(t0.elem.scalar), a[0], off);

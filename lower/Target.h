@@ -21,27 +21,56 @@ class IRBuilderBase;
 
 namespace tk::lower {
 
-// Math functions a Target provides on f32 and f64 scalars (f16/bf16 are
-// computed in f32 by the lowering).
-enum class MathFn { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, Tanh, Floor, Ceil };
+// The math functions a Target provides on f32 and f64 scalars (f16/bf16 are
+// computed in f32 by the lowering), declared once: X(Enum, "name", arity).
+// The name is libm's and libdevice's base name (their f32 forms add "f":
+// `erff`, `__nv_erff`), and the tile IR's math op of the same enum name
+// (ir/Ops.def) lowers to it.
+#define TK_MATH_FNS(X) \
+  X(Exp, "exp", 1)     \
+  X(Exp2, "exp2", 1)   \
+  X(Log, "log", 1)     \
+  X(Log2, "log2", 1)   \
+  X(Sqrt, "sqrt", 1)   \
+  X(Rsqrt, "rsqrt", 1) \
+  X(Sin, "sin", 1)     \
+  X(Cos, "cos", 1)     \
+  X(Tanh, "tanh", 1)   \
+  X(Floor, "floor", 1) \
+  X(Ceil, "ceil", 1)   \
+  X(Erf, "erf", 1)     \
+  X(Log1p, "log1p", 1) \
+  X(Expm1, "expm1", 1) \
+  X(Pow, "pow", 2)     \
+  X(Atan2, "atan2", 2)
+
+enum class MathFn {
+#define TK_MATH_ENUM(E, NAME, ARITY) E,
+  TK_MATH_FNS(TK_MATH_ENUM)
+#undef TK_MATH_ENUM
+};
 
 // "exp", "rsqrt", ...: also libdevice's base names (its f32 forms add "f").
 // Inline so backends need only this header, not tk_lower.
 inline const char *mathFnName(MathFn f) {
   switch (f) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Exp2: return "exp2";
-    case MathFn::Log: return "log";
-    case MathFn::Log2: return "log2";
-    case MathFn::Sqrt: return "sqrt";
-    case MathFn::Rsqrt: return "rsqrt";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Floor: return "floor";
-    case MathFn::Ceil: return "ceil";
+#define TK_MATH_NAME(E, NAME, ARITY) \
+  case MathFn::E: return NAME;
+    TK_MATH_FNS(TK_MATH_NAME)
+#undef TK_MATH_NAME
   }
   return "?";
+}
+
+// 1 for f(x), 2 for f(x, y) (pow, atan2).
+inline int mathFnArity(MathFn f) {
+  switch (f) {
+#define TK_MATH_ARITY(E, NAME, ARITY) \
+  case MathFn::E: return ARITY;
+    TK_MATH_FNS(TK_MATH_ARITY)
+#undef TK_MATH_ARITY
+  }
+  return 1;
 }
 
 class Target {
@@ -173,8 +202,9 @@ class Target {
   virtual void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const = 0;
   virtual void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const = 0;
 
-  // f(x) for a scalar f32 or f64 `x`.
-  virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x) const = 0;
+  // f(x), or f(x, y) for a binary `f` (mathFnArity), for scalars `x` and `y`
+  // of one type, f32 or f64.
+  virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const = 0;
 
   // Device printf of one line by this thread (lower/LowerDebug.cpp): `format`
   // uses %d (i32), %lld (i64), %f (double) and 0x%llx (i64), and `args` are

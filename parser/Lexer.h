@@ -29,6 +29,7 @@ struct Token {
   ir::Location loc;
   int64_t intValue = 0;
   double floatValue = 0;
+  bool commentFollows = false;  // a `//` comment follows on the same line (for TritonHints)
 };
 
 // Brackets of any kind nested deeper than this stop the lexer with an error.

@@ -61,6 +61,9 @@ class ParseContext {
     return t;
   }
   const Token &last() const { return tokens_[pos_ == 0 ? 0 : pos_ - 1]; }
+  // The tokens, and the index of last() in them.
+  const std::vector<Token> &tokens() const { return tokens_; }
+  size_t lastIndex() const { return pos_ == 0 ? 0 : pos_ - 1; }
   lang::DiagnosticEngine &diags() { return diags_; }
   bool suppressed(int line) const {
     for (int l : quietLines_)

@@ -25,6 +25,7 @@ struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
 }
 
 %code {
+#include "parser/TritonHints.h"
 #define YYLLOC_DEFAULT(Cur, Rhs, N) \
   do { (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0); } while (0)
 namespace tk::parser::yy {
@@ -121,6 +122,7 @@ attributes:
 // attributes exist, and on which declarations, the front end checks.
 attribute:
   AT call { $$.loc = ctx.loc(@1); $$.call = std::move($2); }
+| AT IDENT { $$.loc = ctx.loc(@1); $$.call = ctx.finish(ctx.leaf(ExprKind::Call, ctx.loc(@2), $2)); }
 ;
 
 params_opt:
@@ -139,6 +141,10 @@ param:
     $$.name = $1; $$.type = $3; $$.hasAlign = $4 >= 0; $$.align = $$.hasAlign ? $4 : 0; $$.alignLoc = ctx.loc(@4);
     $$.defaultValue = std::move($5); $$.loc = ctx.loc(@1);
   }
+| IDENT COLON type align_opt attributes default_opt {
+    $$.name = $1; $$.type = $3; $$.hasAlign = $4 >= 0; $$.align = $$.hasAlign ? $4 : 0; $$.alignLoc = ctx.loc(@4);
+    $$.attributes = std::move($5); $$.defaultValue = std::move($6); $$.loc = ctx.loc(@1);
+  }
 | CONST IDENT COLON type default_opt {
     $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = ctx.loc(@2);
   }
@@ -155,8 +161,11 @@ default_opt:
 | ASSIGN expr { $$ = std::move($2); }
 ;
 
+// A name is a type const (`x: *T`), or `str`/`type` after `const NAME:`;
+// the front end resolves it.
 type:
   TYPENAME { $$.name = $1; $$.loc = ctx.loc(@1); }
+| IDENT { $$.name = $1; $$.loc = ctx.loc(@1); }
 | STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = ctx.loc(@1); }
 ;
 
@@ -457,6 +466,9 @@ void Parser::report_syntax_error(const context &yyctx) const {
     }
   }
   ctx.diags().error(ctx.loc(yyctx.location()), msg);
+  // Triton spellings get a note with tk's (parser/TritonHints.cpp).
+  if (std::string hint = syntaxErrorHint(ctx.tokens(), ctx.lastIndex()); !hint.empty())
+    ctx.diags().note(ctx.loc(yyctx.location()), hint);
 }
 
 void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(ctx.loc(loc), msg); }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "parser/Lexer.h"
+#include "parser/TritonHints.h"
 
 namespace tk::parser {
 
@@ -182,7 +183,10 @@ LexResult Lexer::run() {
       }
       "\n" { newline(YYCURSOR); continue; }
       [ \t\r\f\v]+ { continue; }
-      "//" [^\n\x00]* { continue; }
+      "//" [^\n\x00]* {
+        if (!out_.tokens.empty() && out_.tokens.back().loc.line == line_) out_.tokens.back().commentFollows = true;
+        continue;
+      }
       "/*" { startLoc_ = locAt(tok); YYCURSOR = blockComment(tok); continue; }
 
       ["] strchar* ["] { string(tok, YYCURSOR); continue; }
@@ -190,6 +194,12 @@ LexResult Lexer::run() {
 
       ident {
         std::string s(reinterpret_cast<const char *>(tok), YYCURSOR - tok);
+        // `inf` and `nan` are float literals, typed like `1.0`.
+        if (s == "inf" || s == "nan") {
+          push(Tok::Float, tok, YYCURSOR);
+          out_.tokens.back().floatValue = s == "inf" ? HUGE_VAL : std::nan("");
+          continue;
+        }
         push(keywordOrIdent(s), tok, YYCURSOR);
         continue;
       }
@@ -242,6 +252,12 @@ LexResult Lexer::run() {
         unsigned char c = *tok;
         if (c == '@')
           error(tok, "unexpected character '@' (an attribute is written @NAME(...), as in @tune(...))");
+        else if (c == '.') {
+          error(tok, "unexpected character '.'");
+          std::string hint = dotHint(out_.tokens, std::string_view(reinterpret_cast<const char *>(YYCURSOR),
+                                                                   static_cast<size_t>(end_ - YYCURSOR)));
+          if (!hint.empty()) diags_.note(locAt(tok), hint);
+        }
         else if (c >= 0x20 && c < 0x7f)
           error(tok, std::string("unexpected character '") + static_cast<char>(c) + "'");
         else {

@@ -28,7 +28,9 @@ std::string checksum(const Bundle &b) {
     mix(arch);
     mix(ptx);
   }
-  for (const KernelParam &p : b.params) mix(p.name + ":" + p.type + "=" + p.value);
+  for (const KernelParam &p : b.params)
+    mix(p.name + ":" + p.type + "=" + p.value + "@" + std::to_string(p.align) + (p.noSpecialize ? "!" : "%") +
+        std::to_string(p.multipleOf));
   mix(std::to_string(b.numWarps) + "/" + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
   for (const auto &[name, fact] : b.assumed) mix(name + "~" + fact);
   for (const auto &[arch, r] : b.resources)
@@ -57,6 +59,20 @@ std::string integerFact(int64_t value) {
   if (value % 16 == 0) return "16";
   return "";
 }
+
+bool factHolds(const std::string &fact, int64_t value) {
+  if (fact == "1") return value == 1;
+  return value % std::stoll(fact) == 0;
+}
+
+namespace {
+// "1", or a power of two from 2 to 2^30 in decimal.
+bool validFact(const std::string &fact) {
+  if (fact.empty() || fact.size() > 10 || fact.find_first_not_of("0123456789") != std::string::npos) return false;
+  int64_t n = std::stoll(fact);
+  return fact == std::to_string(n) && (n == 1 || (n >= 2 && n <= (int64_t{1} << 30) && (n & (n - 1)) == 0));
+}
+}  // namespace
 
 std::vector<KernelParam> Bundle::launchParams() const {
   std::vector<KernelParam> out;
@@ -99,7 +115,13 @@ std::string Bundle::toJson() const {
   j["assumed"] = assumed;
   json ps = json::array();
   for (const KernelParam &p : params)
-    ps.push_back({{"name", p.name}, {"type", p.type}, {"const", p.isConst}, {"value", p.value}, {"align", p.align}});
+    ps.push_back({{"name", p.name},
+                  {"type", p.type},
+                  {"const", p.isConst},
+                  {"value", p.value},
+                  {"align", p.align},
+                  {"no_specialize", p.noSpecialize},
+                  {"multiple_of", p.multipleOf}});
   j["params"] = ps;
   j["tir"] = tir;
   j["ptx"] = ptx;
@@ -130,7 +152,7 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   b.ptx = field<std::map<std::string, std::string>>(j, "ptx", what);
   b.assumed = field<std::map<std::string, std::string>>(j, "assumed", what);
   for (const auto &[name, fact] : b.assumed)
-    if (fact != "1" && fact != "16") throw Error(what + ": unknown fact '" + fact + "' assumed of '" + name + "'");
+    if (!validFact(fact)) throw Error(what + ": unknown fact '" + fact + "' assumed of '" + name + "'");
   const json resources = field<json>(j, "resources", what);
   if (!resources.is_object()) throw Error(what + ": field 'resources' has the wrong type");
   for (const auto &[arch, r] : resources.items()) {
@@ -142,7 +164,8 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
     std::string pw = what + ": parameter";
     b.params.push_back(KernelParam{field<std::string>(p, "name", pw), field<std::string>(p, "type", pw),
                                    field<bool>(p, "const", pw), field<std::string>(p, "value", pw),
-                                   field<int64_t>(p, "align", pw)});
+                                   field<int64_t>(p, "align", pw), field<bool>(p, "no_specialize", pw),
+                                   field<int64_t>(p, "multiple_of", pw)});
   }
   if (b.numWarps < 1 || b.numWarps > 32 || (b.numWarps & (b.numWarps - 1)))
     throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, 32]");

@@ -28,15 +28,17 @@ struct Loaded {
   std::unique_ptr<lang::Frontend> fe;
 };
 
-void load(Loaded &l, const std::string *source, const std::string &path) {
+void load(Loaded &l, const std::string *source, const std::string &path, const CompileOptions &opts = {}) {
   l.fe = std::make_unique<lang::Frontend>(l.diags);
+  l.fe->setImportRoots(detail::importRoots(opts));
   bool ok = source ? l.fe->loadSource(*source, path) : l.fe->loadFile(path);
   if (!ok || l.diags.hasErrors()) throw CompileError(l.diags.render());
 }
 
 std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
   std::vector<KernelParam> out;
-  for (const lang::ParamSig &p : sig.params) out.push_back(KernelParam{p.name, p.type, p.isConst, p.constValue, p.align});
+  for (const lang::ParamSig &p : sig.params)
+    out.push_back(KernelParam{p.name, p.type, p.isConst, p.constValue, p.align, p.noSpecialize, p.multipleOf});
   return out;
 }
 
@@ -114,8 +116,15 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
   b.params = toParams(s.sig);
   b.numWarps = opts.numWarps;
   b.numStages = opts.numStages;
-  for (const auto &[name, value] : opts.assume)
-    if (std::string f = integerFact(value); !f.empty()) b.assumed[name] = f;
+  // The facts the front end compiled in (Frontend::lowerKernel): a launch's
+  // value's, or @multiple_of's where that is stronger.
+  for (const KernelParam &p : b.params) {
+    auto value = opts.assume.find(p.name);
+    std::string fact = value == opts.assume.end() ? "" : integerFact(value->second);
+    if (p.multipleOf && fact != "1")
+      fact = std::to_string(std::max<int64_t>(p.multipleOf, fact.empty() ? 0 : std::stoll(fact)));
+    if (!fact.empty()) b.assumed[p.name] = fact;
+  }
   b.tir = ir::printFunction(*s.fn, ir::PrintOptions{true});
   b.archs = opts.archs;
   for (const std::string &arch : opts.archs) {
@@ -164,14 +173,14 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
 
 Bundle Compiler::compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts) {
   Loaded l;
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
   return build(l, path, kernel, opts);
 }
 
 Bundle Compiler::compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
                                const CompileOptions &opts) {
   Loaded l;
-  load(l, &source, filename);
+  load(l, &source, filename, opts);
   return build(l, filename, kernel, opts);
 }
 
@@ -179,12 +188,13 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   Loaded l;
   if (stage == Stage::Tokens || stage == Stage::Ast) {
     l.fe = std::make_unique<lang::Frontend>(l.diags);
+    l.fe->setImportRoots(detail::importRoots(opts));
     l.fe->loadFile(path);
     std::string text = stage == Stage::Tokens ? l.fe->dumpTokens() : l.fe->dumpAst();
     if (l.diags.hasErrors()) throw CompileError(l.diags.render());
     return text;
   }
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
   if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
   Specialised s = specialise(l, path, kernel, opts);
   if (stage == Stage::Tir) return ir::printFunction(*s.fn);
@@ -211,9 +221,26 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
 
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }
 
-std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path) {
+std::vector<KernelParam> Compiler::signature(const std::string &path, const std::string &kernel,
+                                            const std::map<std::string, std::string> &defines) {
   Loaded l;
   load(l, nullptr, path);
+  detail::findKernel(l.fe->kernels(), path, kernel);
+  lang::KernelSig sig;
+  if (!l.fe->lowerKernel(kernel, defines, 4, &sig) || l.diags.hasErrors()) throw CompileError(l.diags.render());
+  return toParams(sig);
+}
+
+std::vector<std::string> Compiler::dependencies(const std::string &path, const CompileOptions &opts) {
+  Loaded l;
+  load(l, nullptr, path, opts);
+  return l.diags.sources().files();
+}
+
+std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path,
+                                                                               const CompileOptions &opts) {
+  Loaded l;
+  load(l, nullptr, path, opts);
   std::vector<std::pair<std::string, std::vector<KernelParam>>> out;
   for (const lang::KernelSig &k : l.fe->kernels()) out.push_back({k.name, toParams(k)});
   return out;

@@ -1,15 +1,11 @@
 // A CUDA GPU as a tk device, through the Driver API (backend/cuda). Bundles
-// load the PTX of the best arch they carry for the GPU, or are lowered from
-// their tile IR for the GPU's own arch when they carry none that fits.
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-
+// load the PTX of the best arch they carry for the GPU, or, when the compiler
+// is linked, are lowered from their tile IR for the GPU's own arch when they
+// carry none that fits (DeviceImpl.h, registerPtxLowering). No LLVM here:
+// this file is part of tk_runtime.
 #include "backend/cuda/Context.h"
 #include "backend/cuda/Driver.h"
-#include "backend/nvptx/Codegen.h"
-#include "backend/nvptx/NvptxTarget.h"
-#include "ir/Parser.h"
-#include "lower/LowerToLLVM.h"
+#include "runtime/ArchSelect.h"
 #include "runtime/DeviceImpl.h"
 
 namespace tk {
@@ -21,15 +17,6 @@ struct LoadedCudaKernel {
   cuda::Module module;
   cuda::Function function;
 };
-
-// sm_XX -> XX*1, with sm_90a counted as 90.
-int archNumber(const std::string &arch) {
-  try {
-    return std::stoi(arch.substr(3, 2));
-  } catch (const std::exception &) {
-    return -1;
-  }
-}
 
 class CudaDevice final : public DeviceImpl {
  public:
@@ -54,16 +41,21 @@ class CudaDevice final : public DeviceImpl {
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
     wrap([&] { ctx_.copyToHost(dst, src, bytes); return 0; });
   }
+  void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
+    wrap([&] { ctx_.fill(dst, pattern, patternBytes, count); return 0; });
+  }
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
-    const int cc = ctx_.computeCapability();
-    std::string best;
-    for (const auto &[arch, ptx] : bundle.ptx) {
-      int a = archNumber(arch);
-      bool fits = a <= cc && (arch.back() != 'a' || a == cc);
-      if (fits && (best.empty() || a > archNumber(best))) best = arch;
+    const std::string arch = "sm_" + std::to_string(ctx_.computeCapability());
+    const std::string best = bestPtxArch(bundle, arch);
+    std::string ptx;
+    if (!best.empty()) {
+      ptx = bundle.ptx.at(best);
+    } else if (PtxLowering lower = registeredPtxLowering()) {
+      ptx = lower(bundle, arch);
+    } else {
+      throw Error(noFittingPtx(bundle, arch));
     }
-    std::string ptx = best.empty() ? lowerForDevice(bundle, cc) : bundle.ptx.at(best);
     return wrap([&] {
       auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(ptx));
       k->function = ctx_.function(k->module, bundle.kernel);
@@ -101,25 +93,6 @@ class CudaDevice final : public DeviceImpl {
     } catch (const std::exception &e) {
       throw Error(e.what());
     }
-  }
-
-  std::string lowerForDevice(const Bundle &bundle, int cc) {
-    std::string arch = "sm_" + std::to_string(cc);
-    try {
-      nvptx::checkArch(arch);
-    } catch (const std::exception &) {
-      throw Error("bundle for '" + bundle.kernel + "' has no PTX this GPU (sm_" + std::to_string(cc) +
-                  ") can run, and tk cannot generate code for it");
-    }
-    std::string error;
-    auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
-    if (!module || !module->lookup(bundle.kernel)) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
-    nvptx::CodegenOptions cg;
-    cg.arch = arch;
-    llvm::LLVMContext ctx;
-    nvptx::NvptxTarget target(cg);
-    auto lowered = lower::lowerToLLVM(*module->lookup(bundle.kernel), target, ctx);
-    return nvptx::emitPtx(*lowered.module, cg);
   }
 
   cuda::Context ctx_;

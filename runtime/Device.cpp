@@ -2,6 +2,8 @@
 // against the kernel's signature before anything runs.
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "runtime/DeviceImpl.h"
 
@@ -25,6 +27,42 @@ Buffer Buffer::offset(size_t bytes) const {
   return b;
 }
 
+namespace {
+// Registered device kinds (DeviceImpl.h). Function-local statics, so
+// registrars running during static initialisation find them constructed.
+std::mutex &registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, DeviceOpener> &registry() {
+  static std::map<std::string, DeviceOpener> r;
+  return r;
+}
+std::atomic<PtxLowering> &ptxLowering() {
+  static std::atomic<PtxLowering> p{nullptr};
+  return p;
+}
+
+// The opener of `kind`; tk::Error naming what is linked when there is none.
+DeviceOpener openerOf(const std::string &kind, const std::string &spec) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  auto it = registry().find(kind);
+  if (it != registry().end()) return it->second;
+  if (kind == "sim")
+    throw Error("device '" + spec + "': the sim is not linked into this program (link tk::sim, or tk::compiler, "
+                "which brings it)");
+  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
+}
+}  // namespace
+
+void registerDevice(const std::string &kind, DeviceOpener open) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  registry()[kind] = open;
+}
+
+void registerPtxLowering(PtxLowering lower) { ptxLowering() = lower; }
+PtxLowering registeredPtxLowering() { return ptxLowering().load(); }
+
 Device::Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
 Device::~Device() = default;
 
@@ -32,27 +70,30 @@ std::unique_ptr<Device> Device::open() {
   if (const char *env = std::getenv("TK_DEVICE"); env && *env) return open(std::string(env));
   try {
     return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
-  } catch (const Error &) {
-    return std::unique_ptr<Device>(new Device(openSimDevice()));
+  } catch (const Error &gpu) {
+    // No GPU: the sim when it is linked, else why there is no GPU.
+    {
+      std::lock_guard<std::mutex> lock(registryMutex());
+      if (!registry().count("sim"))
+        throw Error(std::string(gpu.what()) + "; and the sim is not linked into this program (link tk::sim)");
+    }
+    return open(std::string("sim"));
   }
 }
 
 std::unique_ptr<Device> Device::open(const std::string &spec) {
-  if (spec == "sim") return std::unique_ptr<Device>(new Device(openSimDevice()));
-  if (spec == "sim:racecheck") {
-    auto d = std::unique_ptr<Device>(new Device(openSimDevice()));
-    d->setRaceCheck(true);
-    return d;
+  if (spec != "cuda" && spec.rfind("cuda:", 0) != 0) {
+    const size_t colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    const std::string option = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    return std::unique_ptr<Device>(new Device(openerOf(kind, spec)(option)));
   }
   if (spec == "cuda") return std::unique_ptr<Device>(new Device(openCudaDevice(0)));
-  if (spec.rfind("cuda:", 0) == 0) {
-    const std::string n = spec.substr(5);
-    char *end = nullptr;
-    long ordinal = std::strtol(n.c_str(), &end, 10);
-    if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
-    return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
-  }
-  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
+  const std::string n = spec.substr(5);
+  char *end = nullptr;
+  long ordinal = std::strtol(n.c_str(), &end, 10);
+  if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
+  return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
 }
 
 std::string Device::kind() const { return impl_->kind(); }
@@ -92,6 +133,23 @@ void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
   impl_->copyToHost(dst, src.address(), bytes);
 }
 
+void Device::fill(const Buffer &buffer, const Arg &value) {
+  if (!buffer) throw Error("fill of an empty buffer");
+  if (std::holds_alternative<Buffer>(value)) throw Error("fill takes a scalar value, not a buffer");
+  const void *pattern = std::visit([](const auto &v) -> const void * { return &v; }, value);
+  const size_t bytes = std::visit([](const auto &v) { return sizeof v; }, value);
+  if (buffer.size() % bytes != 0)
+    throw Error("fill of a buffer of " + std::to_string(buffer.size()) + " bytes with " + std::to_string(bytes) +
+                "-byte values: the size must be a multiple of the value's");
+  impl_->fill(buffer.address(), pattern, bytes, buffer.size() / bytes);
+}
+
+void Device::zero(const Buffer &buffer) {
+  if (!buffer) throw Error("zero of an empty buffer");
+  const uint8_t z = 0;
+  impl_->fill(buffer.address(), &z, 1, buffer.size());
+}
+
 Kernel Device::load(const Bundle &bundle) {
   Kernel k;
   k.bundle_ = bundle;
@@ -101,13 +159,14 @@ Kernel Device::load(const Bundle &bundle) {
 }
 
 namespace {
-const char *const kArgNames[] = {"a buffer", "bool", "int8_t", "int16_t", "int32_t", "int64_t", "float", "double"};
+const char *const kArgNames[] = {"a buffer", "bool",   "int8_t",   "int16_t",     "int32_t",
+                                 "int64_t",  "float",  "double",   "tk::Half",    "tk::BFloat16"};
 const char *argKind(const Arg &a) { return kArgNames[a.index()]; }
 
 // The Arg alternative a scalar parameter type takes.
 int expectedIndex(const std::string &type) {
-  static const std::pair<const char *, int> table[] = {{"bool", 1}, {"i8", 2},  {"i16", 3}, {"i32", 4},
-                                                       {"i64", 5},  {"f32", 6}, {"f64", 7}};
+  static const std::pair<const char *, int> table[] = {{"bool", 1}, {"i8", 2},  {"i16", 3}, {"i32", 4}, {"i64", 5},
+                                                       {"f32", 6},  {"f64", 7}, {"f16", 8}, {"bf16", 9}};
   for (auto &[name, index] : table)
     if (type == name) return index;
   return -1;
@@ -149,7 +208,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       continue;
     }
     int want = expectedIndex(p.type);
-    if (want < 0) throw Error(where + ": scalar parameters of type " + p.type + " cannot be passed yet");
+    if (want < 0) throw Error(where + ": a parameter of unknown type " + p.type);
     if (static_cast<int>(args[i].index()) != want)
       throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
     values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);
@@ -161,9 +220,12 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
             else return 0;
           },
           args[i]);
-      if (integerFact(v) != fact->second)  // a value gives one fact: 1 is no multiple of 16
+      if (p.multipleOf && v % p.multipleOf != 0)
+        throw Error(where + " = " + std::to_string(v) + " is not a multiple of " + std::to_string(p.multipleOf) +
+                    ", as the kernel declares (@multiple_of(" + std::to_string(p.multipleOf) + "))");
+      if (!factHolds(fact->second, v))
         throw Error(where + " = " + std::to_string(v) + " breaks what this variant was compiled to assume (" + p.name +
-                    (fact->second == "1" ? " == 1" : " % 16 == 0") +
+                    (fact->second == "1" ? " == 1" : " % " + fact->second + " == 0") +
                     "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");
     }
   }

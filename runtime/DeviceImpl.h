@@ -20,6 +20,8 @@ class DeviceImpl {
   virtual void release(uint64_t address) = 0;
   virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
+  // `count` copies of a 1, 2, 4 or 8-byte `pattern` from `dst` on.
+  virtual void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) = 0;
   // The device's loaded form of a bundle.
   virtual std::shared_ptr<void> load(const Bundle &bundle) = 0;
   // args[i] points at the value of launch parameter i (a uint64_t address
@@ -44,8 +46,23 @@ struct Allocation {
   ~Allocation();
 };
 
-std::unique_ptr<DeviceImpl> openSimDevice();
 // Throws tk::Error when no CUDA driver or device is available.
 std::unique_ptr<DeviceImpl> openCudaDevice(int ordinal);
+
+// Devices other than CUDA live in optional libraries (the sim JITs with LLVM,
+// which tk_runtime must not carry): each registers how to open it from a
+// static initializer, so `Device::open("sim")` finds it exactly when it is
+// linked. `spec` is the device spec's kind ("sim"); `option` the text after a
+// ':' ("racecheck"), empty when none. Registering a kind again replaces it.
+using DeviceOpener = std::unique_ptr<DeviceImpl> (*)(const std::string &option);
+void registerDevice(const std::string &kind, DeviceOpener open);
+
+// How a GPU that no embedded PTX fits gets code: the compiler library
+// registers a lowering of the bundle's tile IR for `arch` ("sm_86"); without
+// it (a program linking tk::runtime only) such a load is an error listing the
+// archs the bundle carries and the device's.
+using PtxLowering = std::string (*)(const Bundle &bundle, const std::string &arch);
+void registerPtxLowering(PtxLowering lower);
+PtxLowering registeredPtxLowering();
 
 }  // namespace tk

@@ -16,6 +16,10 @@ namespace tk::detail {
 lang::KernelSig findKernel(const std::vector<lang::KernelSig> &kernels, const std::string &path,
                            const std::string &kernel);
 
+// Where imports are looked for beyond the importing file's folder: -I paths,
+// $TK_PATH, then "tk/" names in the stdlib (CompileOptions::importPaths).
+std::vector<lang::Frontend::ImportRoot> importRoots(const CompileOptions &opts);
+
 // The space `sig`'s @tune declares (empty when it has none).
 TuneSpace declaredSpace(const lang::KernelSig &sig);
 

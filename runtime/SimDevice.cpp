@@ -4,6 +4,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -95,6 +96,14 @@ class SimDevice final : public DeviceImpl {
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
     std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
   }
+  void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
+    auto *out = reinterpret_cast<unsigned char *>(dst);
+    if (patternBytes == 1) {
+      std::memset(out, *static_cast<const unsigned char *>(pattern), count);
+      return;
+    }
+    for (size_t i = 0; i < count; ++i) std::memcpy(out + i * patternBytes, pattern, patternBytes);
+  }
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
     std::string error;
@@ -133,12 +142,15 @@ class SimDevice final : public DeviceImpl {
     cfg.sampleBlocks = opts.sampleBlocks;
     cfg.perSite = opts.perSite;
     sim::Counters c;
+    const auto start = std::chrono::steady_clock::now();
     try {
       c = sim_.launch(*program, bundle.kernel, cfg, args);
     } catch (const sim::SimError &e) {
       throw Error(e.what());
     }
     LaunchStats s;
+    // Sim time: how long the host took to run the launch, not a GPU's time.
+    s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     s.counted = true;
     s.globalLoadBytes = c.globalLoadBytes;
     s.globalStoreBytes = c.globalStoreBytes;
@@ -167,6 +179,28 @@ class SimDevice final : public DeviceImpl {
 
 }  // namespace
 
-std::unique_ptr<DeviceImpl> openSimDevice() { return std::make_unique<SimDevice>(); }
+namespace {
+std::unique_ptr<DeviceImpl> openSim(const std::string &option) {
+  if (!option.empty() && option != "racecheck")
+    throw Error("unknown device 'sim:" + option + "': expected sim or sim:racecheck");
+  auto d = std::make_unique<SimDevice>();
+  d->setRaceCheck(option == "racecheck");
+  return d;
+}
+
+// Registers the sim with tk_runtime when this library is linked: tk::sim's
+// link options name tk_sim_device_anchor (-u), so the linker keeps this
+// object file, and with it the registrar, though nothing calls into it.
+const bool registered = (registerDevice("sim", &openSim), true);
+}  // namespace
+
+}  // namespace tk
+
+extern "C" {
+extern const int tk_sim_device_anchor;
+const int tk_sim_device_anchor = tk::registered ? 1 : 0;
+}
+
+namespace tk {
 
 }  // namespace tk

@@ -59,11 +59,11 @@ ModelEstimate modelFromJson(const json &j) {
 }
 
 namespace {
-constexpr int kEntryVersion = 1;
+constexpr int kEntryVersion = 2;
 
 std::string entryPath(const std::string &dir, const TuneEntryKey &k) {
   return dir + "/tune/" + k.kernel + "-" + k.kernelHash.substr(0, 16) + "/" +
-         cache::hash64(k.device + "\n" + keyText(k.key) + "\n" + k.config.str()) + ".json";
+         cache::hash64(k.device + "\n" + keyText(k.key) + "\n" + k.config.str() + "\n" + keyText(k.assumed)) + ".json";
 }
 }  // namespace
 
@@ -77,7 +77,8 @@ std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntr
     if (j.at("format") != "tk-tune-entry" || j.at("version") != kEntryVersion) throw std::runtime_error("not a tuning entry");
     // A different key under the same file name: a hash collision, not corruption.
     if (j.at("kernel_hash") != k.kernelHash || j.at("device") != k.device ||
-        j.at("key").get<std::map<std::string, std::string>>() != k.key || j.at("config") != configJson(k.config))
+        j.at("key").get<std::map<std::string, std::string>>() != k.key || j.at("config") != configJson(k.config) ||
+        j.at("assumed").get<std::map<std::string, std::string>>() != k.assumed)
       return std::nullopt;
     TuneResult r;
     r.config = k.config;
@@ -102,7 +103,7 @@ void storeTuneEntry(const std::string &dir, const TuneEntryKey &k, const TuneRes
                     const std::function<void(const std::string &)> &warn) {
   json j = {{"format", "tk-tune-entry"}, {"version", kEntryVersion},    {"kernel", k.kernel},
             {"kernel_hash", k.kernelHash}, {"device", k.device},       {"key", k.key},
-            {"config", configJson(k.config)}, {"status", r.status},    {"reason", r.reason},
+            {"config", configJson(k.config)}, {"assumed", k.assumed},  {"status", r.status}, {"reason", r.reason},
             {"ms", r.ms},                 {"measure", measure},         {"registers", r.registers},
             {"spill_bytes", r.spillBytes}, {"shared_bytes", r.sharedBytes}};
   j["model"] = measure == "model" && r.status == "ok" ? modelJson(r.model) : json(nullptr);

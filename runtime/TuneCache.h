@@ -19,6 +19,7 @@ struct TuneEntryKey {
   std::string kernel, kernelHash, device;
   std::map<std::string, std::string> key;
   TuneConfig config;
+  std::map<std::string, std::string> assumed;  // the facts the variant was compiled for
 };
 
 // Key values as one text, "n=4096;rows=7;": how entries and a Tuner's

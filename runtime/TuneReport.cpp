@@ -50,6 +50,7 @@ std::string TuneReport::json() const {
   j["measure"] = measure;
   j["gpu"] = gpu;
   j["key"] = key;
+  j["assumed"] = assumed;
   if (best >= 0) {
     j["best"] = detail::configJson(results[best].config);
     j["best"]["ms"] = results[best].ms;

@@ -71,6 +71,7 @@ TuneConfig TuneConfig::parse(const std::string &text, int defaultNumWarps) {
 TuneSpace TuneSpace::fromFile(const std::string &path, const std::string &kernel) {
   lang::DiagnosticEngine diags;
   lang::Frontend fe(diags);
+  fe.setImportRoots(detail::importRoots({}));
   if (!fe.loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
   return detail::declaredSpace(detail::findKernel(fe.kernels(), path, kernel));
 }

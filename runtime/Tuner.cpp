@@ -18,6 +18,7 @@
 #include "runtime/KernelLookup.h"
 #include "runtime/TuneCache.h"
 #include "tk/tune.h"
+#include "tk/jit.h"
 
 namespace tk {
 
@@ -33,6 +34,8 @@ std::string argText(const Arg &a) {
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<T, float>) std::snprintf(buf, sizeof buf, "%.9g", double(v));
         else if constexpr (std::is_same_v<T, double>) std::snprintf(buf, sizeof buf, "%.17g", v);
+        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+          std::snprintf(buf, sizeof buf, "%.9g", double(v.value()));
         else return std::to_string(int64_t(v));
         return buf;
       },
@@ -46,6 +49,8 @@ lang::HostValue argValue(const Arg &a) {
         if constexpr (std::is_same_v<T, Buffer>) return lang::HostValue::ofInt(0);
         else if constexpr (std::is_same_v<T, bool>) return lang::HostValue::ofBool(v);
         else if constexpr (std::is_floating_point_v<T>) return lang::HostValue::ofFloat(double(v));
+        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+          return lang::HostValue::ofFloat(double(v.value()));
         else return lang::HostValue::ofInt(int64_t(v));
       },
       a);
@@ -94,7 +99,11 @@ struct Tuner::Impl {
   void setUp();
   std::map<std::string, std::string> keyValues(const std::vector<Arg> &args) const;
   std::optional<std::string> pruneReason(const TuneConfig &c, const std::vector<Arg> &args) const;
-  CompileOptions compileOptions(const TuneConfig &c) const;
+  // What a launch with `args` is compiled to assume (JitKernel's rule), and
+  // the facts that gives, as bundles and cache entries record them.
+  std::map<std::string, int64_t> specialisation(const std::vector<Arg> &args) const;
+  static std::map<std::string, std::string> factsOf(const std::map<std::string, int64_t> &assume);
+  CompileOptions compileOptions(const TuneConfig &c, const std::map<std::string, int64_t> &assume) const;
   std::string checkResources(const Bundle &b, TuneResult &r) const;
   void measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r);
   double benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg> &args);
@@ -104,6 +113,7 @@ struct Tuner::Impl {
 void Tuner::Impl::setUp() {
   warn = cache::orStderr(opts.warn);
   fe = std::make_unique<lang::Frontend>(diags);
+  fe->setImportRoots(detail::importRoots(opts.compile));
   if (!fe->loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
   sig = detail::findKernel(fe->kernels(), path, kernel);
   // What the space leaves empty comes from the file's @tune.
@@ -117,7 +127,7 @@ void Tuner::Impl::setUp() {
   std::string consts;
   for (const lang::ParamSig &p : sig.params) {
     if (p.isConst) consts += (consts.empty() ? "" : ", ") + p.name;
-    else launchParams.push_back(KernelParam{p.name, p.type, false, "", p.align});
+    else launchParams.push_back(KernelParam{p.name, p.type, false, "", p.align, p.noSpecialize, p.multipleOf});
   }
   for (const TuneConfig &c : space.configs)
     for (const auto &[name, value] : c.consts) {
@@ -204,8 +214,21 @@ std::optional<std::string> Tuner::Impl::pruneReason(const TuneConfig &c, const s
   return std::nullopt;
 }
 
-CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c) const {
+std::map<std::string, int64_t> Tuner::Impl::specialisation(const std::vector<Arg> &args) const {
+  if (!opts.specialise || !opts.compile.assume.empty()) return opts.compile.assume;
+  return launchSpecialisation(launchParams, args);
+}
+
+std::map<std::string, std::string> Tuner::Impl::factsOf(const std::map<std::string, int64_t> &assume) {
+  std::map<std::string, std::string> out;
+  for (const auto &[name, value] : assume)
+    if (std::string f = integerFact(value); !f.empty()) out[name] = f;
+  return out;
+}
+
+CompileOptions Tuner::Impl::compileOptions(const TuneConfig &c, const std::map<std::string, int64_t> &assume) const {
   CompileOptions co = opts.compile;
+  co.assume = assume;
   for (const auto &[name, value] : c.consts) co.defines[name] = value;
   co.numWarps = c.numWarps;
   co.numStages = c.numStages;
@@ -301,6 +324,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
   report.measure = onSim ? "model" : "cuda-events";
   report.gpu = gpu ? gpu->name : device.name();
   report.key = keyValues(args);
+  const std::map<std::string, int64_t> assume = specialisation(args);
+  report.assumed = factsOf(assume);
   report.shardIndex = opts.shardIndex;
   report.shardCount = opts.shardCount;
   report.spaceSize = int(space.configs.size());
@@ -324,7 +349,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
       throw Error("prune expression '" + space.prune + "' for config " + r.config.str() + ": " + e.what());
     }
     if (opts.cache)
-      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, warn)) {
+      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, warn)) {
         results[i] = *hit;
         ++report.cacheHits;
         continue;
@@ -351,7 +376,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
       std::optional<Bundle> b;
       std::string error;
       try {
-        b = Compiler::compileFile(path, kernel, compileOptions(c));
+        b = Compiler::compileFile(path, kernel, compileOptions(c, assume));
       } catch (const std::exception &e) {
         error = firstLine(e.what());
       }
@@ -393,7 +418,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
         }
       }
     }
-    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config}, r, report.measure, warn);
+    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, r, report.measure, warn);
     if (opts.progress) opts.progress(++measured, int(toCompile.size()), (r.status == "ok" ? "measured " : r.status + " ") + r.config.str());
   }
 
@@ -423,7 +448,7 @@ TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
   // Unsharded, results are the space's configs in order: best is its index.
   if (report.best >= 0 && impl_->opts.shardCount == 1)
     if (auto it = loaded.find(report.best); it != loaded.end())
-      impl_->bestByKey.insert_or_assign(detail::keyText(report.key),
+      impl_->bestByKey.insert_or_assign(detail::keyText(report.key) + "|" + detail::keyText(report.assumed),
                                         Impl::Chosen{report.results[report.best].config, it->second});
   return report;
 }
@@ -436,13 +461,14 @@ std::optional<TuneReport> Tuner::cached(const std::vector<Arg> &args) {
 }
 
 const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
-  const std::string keyText = detail::keyText(impl_->keyValues(args));
+  const std::map<std::string, int64_t> assume = impl_->specialisation(args);
+  const std::string keyText = detail::keyText(impl_->keyValues(args)) + "|" + detail::keyText(Impl::factsOf(assume));
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   TuneReport report = tune(grid, args);
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   // Every result came from the tuning cache: compile (a compile-cache hit) and load the best.
   const TuneConfig &c = report.bestResult().config;
-  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c)));
+  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c, assume)));
   return impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, k}).first->second.kernel;
 }
 

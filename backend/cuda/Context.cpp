@@ -3,6 +3,7 @@
 #include "backend/cuda/Context.h"
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -77,6 +78,37 @@ void Context::copyToHost(void *dst, uint64_t src, size_t bytes) const {
 void Context::memset(uint64_t dst, unsigned char value, size_t bytes) const {
   bind();
   check(driver_->cuMemsetD8(dst, value, bytes), "cuMemsetD8(" + hex(dst) + ", " + std::to_string(bytes) + " bytes)");
+}
+
+// cuMemsetD8/D16/D32 take one element of 1, 2 or 4 bytes. An 8-byte pattern
+// whose halves differ is two strided passes of cuMemsetD2D32, one per half:
+// rows of one 32-bit word, 8 bytes apart.
+void Context::fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) const {
+  bind();
+  const std::string what = "(" + hex(dst) + ", " + std::to_string(count) + " elements)";
+  uint8_t p8 = 0;
+  uint16_t p16 = 0;
+  uint32_t p32[2] = {0, 0};
+  switch (patternBytes) {
+    case 1:
+      std::memcpy(&p8, pattern, 1);
+      return check(driver_->cuMemsetD8(dst, p8, count), "cuMemsetD8" + what);
+    case 2:
+      std::memcpy(&p16, pattern, 2);
+      return check(driver_->cuMemsetD16(dst, p16, count), "cuMemsetD16" + what);
+    case 4:
+      std::memcpy(p32, pattern, 4);
+      return check(driver_->cuMemsetD32(dst, p32[0], count), "cuMemsetD32" + what);
+    case 8:
+      std::memcpy(p32, pattern, 8);
+      if (p32[0] == p32[1]) return check(driver_->cuMemsetD32(dst, p32[0], 2 * count), "cuMemsetD32" + what);
+      for (int half = 0; half < 2; ++half)
+        check(driver_->cuMemsetD2D32(dst + 4 * half, 8, p32[half], 1, count), "cuMemsetD2D32" + what);
+      return;
+    default:
+      throw std::invalid_argument("Context::fill: a pattern of " + std::to_string(patternBytes) +
+                                  " bytes (1, 2, 4 or 8 only)");
+  }
 }
 
 Module Context::loadModule(const std::string &image) const {

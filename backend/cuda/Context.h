@@ -94,6 +94,8 @@ class Context {
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) const;
   void copyToHost(void *dst, uint64_t src, size_t bytes) const;
   void memset(uint64_t dst, unsigned char value, size_t bytes) const;
+  // Writes `count` copies of a 1, 2, 4 or 8-byte `pattern` from `dst` on.
+  void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) const;
 
   // Loads PTX text (JIT-compiled by the driver) or a cubin/fatbin image.
   // Failure throws Error whose message holds the JIT error log.

@@ -64,6 +64,8 @@ const char *versionedName(const char *name) {
       {"cuMemcpyDtoH", "cuMemcpyDtoH_v2"},           {"cuMemsetD8", "cuMemsetD8_v2"},
       {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"},
       {"cuStreamDestroy", "cuStreamDestroy_v2"},     {"cuEventDestroy", "cuEventDestroy_v2"},
+      {"cuMemsetD16", "cuMemsetD16_v2"},             {"cuMemsetD32", "cuMemsetD32_v2"},
+      {"cuMemsetD2D32", "cuMemsetD2D32_v2"},
   };
   for (const auto &p : pairs)
     if (std::strcmp(p[0], name) == 0) return p[1];

@@ -4,13 +4,14 @@
 // docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
 
+#include "backend/nvptx/ApproxMath.h"
+
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
-#include <numbers>
 #include <stdexcept>
 
 namespace tk::nvptx {
@@ -453,83 +454,39 @@ void NvptxTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
 
 // ---- math ---------------------------------------------------------------
 
-static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x) {
+// __nv_NAME (f64) or __nv_NAMEf (f32), e.g. __nv_erff, __nv_atan2f.
+static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x, Value *y) {
   Type *t = x->getType();
   std::string name = std::string("__nv_") + lower::mathFnName(f) + (t->isFloatTy() ? "f" : "");
-  FunctionCallee fn = b.GetInsertBlock()->getModule()->getOrInsertFunction(name, t, t);
-  CallInst *call = b.CreateCall(fn, {x});
+  std::vector<Value *> args = {x};
+  if (y) args.push_back(y);
+  std::vector<Type *> params(args.size(), t);
+  FunctionCallee fn = b.GetInsertBlock()->getModule()->getOrInsertFunction(name, FunctionType::get(t, params, false));
+  CallInst *call = b.CreateCall(fn, args);
   call->setDoesNotAccessMemory();
   call->setDoesNotThrow();
   return call;
 }
 
-static Value *approxCall(IRBuilderBase &b, Intrinsic::ID id, Value *x) { return callIntrinsic(b, id, {x}); }
-
-// x - k*2pi with k = rint(x / 2pi) (Cody-Waite, two terms): sin.approx and
-// cos.approx have no range reduction of their own.
-static Value *reduceTwoPi(IRBuilderBase &b, Value *x) {
-  Type *f = b.getFloatTy();
-  Value *k = b.CreateUnaryIntrinsic(Intrinsic::rint, b.CreateFMul(x, ConstantFP::get(f, 0.5 / std::numbers::pi)));
-  Value *fma1 = b.CreateIntrinsic(Intrinsic::fma, {f}, {b.CreateFNeg(k), ConstantFP::get(f, 6.28125), x});
-  double lo = 2 * std::numbers::pi - 6.28125;
-  return b.CreateIntrinsic(Intrinsic::fma, {f}, {b.CreateFNeg(k), ConstantFP::get(f, lo), fma1});
-}
-
-static Value *tanhApprox(IRBuilderBase &b, Value *x) {
-  auto *fty = FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
-  auto *asmFn = InlineAsm::get(fty, "tanh.approx.f32 $0, $1;", "=f,f", /*hasSideEffects=*/false);
-  CallInst *call = b.CreateCall(asmFn, {x});
-  call->setDoesNotAccessMemory();
-  return call;
-}
-
-// The libdevice-free f32 path: PTX approx instructions, as CUDA's __expf etc.
-static Value *fallbackF32(IRBuilderBase &b, MathFn f, Value *x) {
-  Type *t = b.getFloatTy();
-  switch (f) {
-    case MathFn::Exp:
-      return approxCall(b, Intrinsic::nvvm_ex2_approx_f, b.CreateFMul(x, ConstantFP::get(t, std::numbers::log2e)));
-    case MathFn::Exp2: return approxCall(b, Intrinsic::nvvm_ex2_approx_f, x);
-    case MathFn::Log:
-      return b.CreateFMul(approxCall(b, Intrinsic::nvvm_lg2_approx_f, x), ConstantFP::get(t, std::numbers::ln2));
-    case MathFn::Log2: return approxCall(b, Intrinsic::nvvm_lg2_approx_f, x);
-    case MathFn::Sqrt: return b.CreateUnaryIntrinsic(Intrinsic::sqrt, x);  // sqrt.rn.f32
-    case MathFn::Rsqrt: return approxCall(b, Intrinsic::nvvm_rsqrt_approx_f, x);
-    case MathFn::Sin: return approxCall(b, Intrinsic::nvvm_sin_approx_f, reduceTwoPi(b, x));
-    case MathFn::Cos: return approxCall(b, Intrinsic::nvvm_cos_approx_f, reduceTwoPi(b, x));
-    case MathFn::Tanh: return tanhApprox(b, x);
-    case MathFn::Floor: return b.CreateUnaryIntrinsic(Intrinsic::floor, x);  // cvt.rmi
-    case MathFn::Ceil: return b.CreateUnaryIntrinsic(Intrinsic::ceil, x);    // cvt.rpi
-  }
-  throw std::logic_error("unknown MathFn");
-}
-
-// The libdevice-free f64 path: exact where PTX has an f64 instruction
-// (sqrt.rn, div.rn, cvt.rmi/rpi), else computed in f32 and widened.
-static Value *fallbackF64(IRBuilderBase &b, MathFn f, Value *x) {
-  switch (f) {
-    case MathFn::Sqrt: return b.CreateUnaryIntrinsic(Intrinsic::sqrt, x);
-    case MathFn::Rsqrt:
-      return b.CreateFDiv(ConstantFP::get(x->getType(), 1.0), b.CreateUnaryIntrinsic(Intrinsic::sqrt, x));
-    case MathFn::Floor: return b.CreateUnaryIntrinsic(Intrinsic::floor, x);
-    case MathFn::Ceil: return b.CreateUnaryIntrinsic(Intrinsic::ceil, x);
-    default: return b.CreateFPExt(fallbackF32(b, f, b.CreateFPTrunc(x, b.getFloatTy())), x->getType());
-  }
-}
-
-Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
+Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   Type *t = x->getType();
+  const bool binary = lower::mathFnArity(f) == 2;
+  if (binary && (!y || y->getType() != t))
+    throw std::invalid_argument(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
+                                " takes two operands of one type");
   if (auto *vt = dyn_cast<FixedVectorType>(t)) {  // lane by lane
     Value *out = PoisonValue::get(vt);
     for (unsigned i = 0; i < vt->getNumElements(); ++i)
-      out = b.CreateInsertElement(out, math(b, f, b.CreateExtractElement(x, i)), i);
+      out = b.CreateInsertElement(
+          out, math(b, f, b.CreateExtractElement(x, i), binary ? b.CreateExtractElement(y, i) : nullptr), i);
     return out;
   }
   if (!t->isFloatTy() && !t->isDoubleTy())
     throw std::invalid_argument(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
                                 " takes f32 or f64 (lowering computes f16/bf16 in f32)");
-  if (libdevice_) return libdeviceCall(b, f, x);
-  return t->isFloatTy() ? fallbackF32(b, f, x) : fallbackF64(b, f, x);
+  if (!binary) y = nullptr;
+  if (libdevice_) return libdeviceCall(b, f, x, y);
+  return approxMath(b, f, x, y);
 }
 
 // ---- print and assert -------------------------------------------------------

@@ -69,7 +69,8 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;
 
-  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x,
+                    llvm::Value *y = nullptr) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

@@ -319,17 +319,20 @@ void SimTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
 // function: 1/sqrt(x).
 static const char *libmName(MathFn f) { return f == MathFn::Rsqrt ? "sqrt" : mathFnName(f); }
 
-Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x) const {
+Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   Type *t = x->getType();
-  if (!t->isFloatTy() && !t->isDoubleTy())
-    throw std::invalid_argument(std::string("SimTarget::math: ") + mathFnName(f) + " wants an f32 or f64 scalar");
+  const bool binary = lower::mathFnArity(f) == 2;
+  if ((!t->isFloatTy() && !t->isDoubleTy()) || (binary && (!y || y->getType() != t)))
+    throw std::invalid_argument(std::string("SimTarget::math: ") + mathFnName(f) + " wants " +
+                                (binary ? "two f32 or f64 scalars of one type" : "an f32 or f64 scalar"));
   std::string name = libmName(f);
   if (t->isFloatTy()) name += "f";
   // GPU math has no errno: declaring libm pure lets LLVM hoist, merge and
   // vectorize the calls (the JIT'd code never reads errno).
-  Function *fn = pureFn(moduleOf(b), name.c_str(), t, {t});
+  std::vector<Type *> params(binary ? 2 : 1, t);
+  Function *fn = pureFn(moduleOf(b), name.c_str(), t, params);
   fn->removeFnAttr(Attribute::Speculatable);
-  Value *r = b.CreateCall(fn, {x});
+  Value *r = binary ? b.CreateCall(fn, {x, y}) : b.CreateCall(fn, {x});
   if (f == MathFn::Rsqrt) r = b.CreateFDiv(ConstantFP::get(t, 1.0), r);
   return r;
 }

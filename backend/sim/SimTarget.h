@@ -103,7 +103,8 @@ class SimTarget : public lower::Target {
                const TagAccess &tag) const override;
   void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
   void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
-  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x,
+                    llvm::Value *y = nullptr) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;
   void beginPrintGroup(llvm::IRBuilderBase &b) const override;

@@ -41,6 +41,13 @@ struct CompileOptions {
   // (docs/language.md, "num_stages"). Recorded in the bundle.
   int numStages = 3;
   std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
+  // Where `import "NAME"` looks after the importing file's folder, in order
+  // (`tkc -I DIR`); then each directory of $TK_PATH (':'-separated); names
+  // starting "tk/" last in the stdlib (docs/language.md, "Imports").
+  std::vector<std::string> importPaths;
+  // The stdlib's directory; empty: share/tk/stdlib beside the program's bin/
+  // folder, else the installed one, else the source tree's.
+  std::string stdlibDir;
   bool emitPtx = true;       // false: tile IR only (enough for the sim)
   bool useLibdevice = true;  // false: fast approximate math (see docs/backends.md)
   std::string cudaHome;      // empty: $CUDA_HOME, then /usr/local/cuda
@@ -73,11 +80,15 @@ struct KernelParam {
   bool isConst = false;
   std::string value;  // the specialised value of a const parameter
   int64_t align = 0;  // pointer params: the address alignment the kernel assumes
+  // Integer params: declared `@no_specialize` (launches never specialise on
+  // its value) or `@multiple_of(N)` (every launch passes a multiple of N).
+  bool noSpecialize = false;
+  int64_t multipleOf = 0;
 };
 
 // A compiled, specialised kernel.
 struct Bundle {
-  static constexpr int kFormatVersion = 4;
+  static constexpr int kFormatVersion = 5;  // 5: archs beside param attributes
   std::string kernel;
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
@@ -89,7 +100,8 @@ struct Bundle {
   std::map<std::string, std::string> ptx;  // arch -> PTX
   std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)
   // Integer argument -> the fact this variant assumes of it: "1" (equal to
-  // 1) or "16" (a multiple of 16). Device::launch refuses values that break one.
+  // 1) or "N" (a multiple of N, a power of two: "16" from a launch's value,
+  // any from @multiple_of(N)). Device::launch refuses values that break one.
   std::map<std::string, std::string> assumed;
 
   // The parameters a launch passes (the non-const ones), in order.
@@ -118,8 +130,18 @@ class Compiler {
   // a cubin for the first arch (needs ptxas from the CUDA toolkit).
   static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
                           const CompileOptions &opts = {});
+  // The files a compile of `path` reads: `path` and every file it imports,
+  // found as `opts` says (the depfile of `tkc compile --depfile`).
+  static std::vector<std::string> dependencies(const std::string &path, const CompileOptions &opts = {});
   // The kernels a file defines (after checking it), with their parameters.
-  static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path);
+  // A parameter whose type is a type const (`x: *T`) has the type T's
+  // default gives it ("*T" as written when T has none).
+  static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path,
+                                                                              const CompileOptions &opts = {});
+  // One kernel's parameters specialised by `defines`: the const values and
+  // the types they give `x: *T`. CompileError for bad defines or source.
+  static std::vector<KernelParam> signature(const std::string &path, const std::string &kernel,
+                                            const std::map<std::string, std::string> &defines);
   // What compiles since the last reset actually ran the pipeline (cache
   // misses) and how many were answered by the compile cache. Process-wide.
   struct CacheStats {
@@ -131,9 +153,15 @@ class Compiler {
 // The fact an integer argument's value gives a compile (CompileOptions::
 // assume): "1", "16" (a multiple of 16), or "" (none).
 std::string integerFact(int64_t value);
+// Whether `value` has `fact` (a Bundle::assumed entry: "1" or "N").
+bool factHolds(const std::string &fact, int64_t value);
 
 // The directory tk caches compiled kernels and tuning results in: `dir` when
 // not empty, else $TK_CACHE_DIR, $XDG_CACHE_HOME/tk, ~/.cache/tk.
 std::string cacheDirectory(const std::string &dir = "");
+
+// The stdlib directory `import "tk/..."` reads (CompileOptions::stdlibDir);
+// "" when none is found.
+std::string stdlibDirectory(const std::string &dir = "");
 
 }  // namespace tk

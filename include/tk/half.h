@@ -1,6 +1,7 @@
 // f32/f64 <-> f16 and bf16 bits, correctly rounded (to nearest even): the
 // one implementation the sim's runtime, tkc's buffer fills and programs that
-// upload f16/bf16 data share. Header-only, no dependencies.
+// upload f16/bf16 data share; and the f16/bf16 scalar kernel arguments.
+// Header-only, no dependencies.
 #pragma once
 
 #include <bit>
@@ -86,5 +87,27 @@ inline float halfBitsToFloat(uint16_t h) {
   }
   return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
 }
+
+inline float bf16BitsToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+
+// A 16-bit float kernel argument, rounded once on the host (to nearest
+// even) by Encode and read back by Decode. One template for both formats;
+// each instantiation is its own type, so tk::Arg tells them apart.
+template <uint16_t (*Encode)(double), float (*Decode)(uint16_t)>
+struct Float16Arg {
+  uint16_t bits = 0;
+  Float16Arg() = default;
+  explicit Float16Arg(double v) : bits(Encode(v)) {}
+  static Float16Arg fromBits(uint16_t b) {
+    Float16Arg h;
+    h.bits = b;
+    return h;
+  }
+  float value() const { return Decode(bits); }
+};
+
+// f16 and bf16 scalar kernel arguments: `dev(kernel, grid, x, tk::Half(0.5), n)`.
+using Half = Float16Arg<doubleToHalfBits, halfBitsToFloat>;
+using BFloat16 = Float16Arg<doubleToBf16Bits, bf16BitsToFloat>;
 
 }  // namespace tk

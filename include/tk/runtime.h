@@ -11,11 +11,15 @@
 #include <vector>
 
 #include "tk/compiler.h"
+#include "tk/half.h"
 
 namespace tk {
 
 class DeviceImpl;
 struct Allocation;
+namespace aot {
+class Library;  // tk/aot.h: generated launchers load and launch through it
+}
 
 // Device memory. Copies of a Buffer share the allocation, which is freed
 // when the last copy goes. `offset` makes a view into the same allocation.
@@ -38,8 +42,8 @@ struct Dim3 {
 };
 
 // One kernel argument: a buffer for a pointer parameter, or a scalar of the
-// parameter's exact type.
-using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double>;
+// parameter's exact type (tk::Half for f16, tk::BFloat16 for bf16).
+using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16>;
 
 // How a launch runs. Only the sim reads these; a CUDA device ignores them.
 struct LaunchOptions {
@@ -66,7 +70,7 @@ struct SiteStats {
 // the counts are scaled to the whole grid (docs/api.md).
 struct LaunchStats {
   bool counted = false;  // true on the sim
-  double ms = 0;         // CUDA: event-timed kernel time
+  double ms = 0;         // CUDA: event-timed kernel time; sim: the launch's wall time on the host (sim time)
   uint64_t globalLoadBytes = 0, globalStoreBytes = 0;
   uint64_t loadRequests = 0, loadSectors = 0, storeRequests = 0, storeSectors = 0;
   uint64_t sharedRequests = 0, sharedWavefronts = 0, barriers = 0;
@@ -94,6 +98,7 @@ class Kernel {
 
  private:
   friend class Device;
+  friend class aot::Library;
   Bundle bundle_;
   std::shared_ptr<DeviceImpl> device_;  // kept alive while the kernel is
   std::shared_ptr<void> handle_;        // the device's loaded form
@@ -137,6 +142,13 @@ class Device {
     copyToHost(v.data(), b, count * sizeof(T));
     return v;
   }
+  // Sets every element of `buffer` to `value`, a scalar whose type gives the
+  // element size (1, 2, 4 or 8 bytes): fill(out, 0.0f), fill(idx, int32_t(-1)),
+  // fill(h, tk::Half(1.0)). The buffer's size must be a multiple of it.
+  void fill(const Buffer &buffer, const Arg &value);
+  // Sets every byte of `buffer` to 0 (kernels that accumulate with atomics
+  // need a zeroed output).
+  void zero(const Buffer &buffer);
   // Bytes of device memory in use now, and the most at any time so far.
   size_t liveBytes() const;
   size_t peakBytes() const;
@@ -156,6 +168,7 @@ class Device {
   }
 
  private:
+  friend class aot::Library;
   explicit Device(std::shared_ptr<DeviceImpl> impl);
   // Shared with every Buffer and Kernel made here, so they may outlive the
   // Device object itself.

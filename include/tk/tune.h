@@ -56,6 +56,9 @@ struct TuneOptions {
   CompileOptions compile;
   std::string gpu = "H100";  // the model's GPU on the sim (GpuSpec::named)
   std::string arch;          // empty: the CUDA device's, or on the sim the model GPU's (H100: sm_90)
+  // Compile each config for the integer facts of the launch's values (1, a
+  // multiple of 16), as JitKernel does; ignored when compile.assume is set.
+  bool specialise = true;
   int jobs = 0;              // parallel compiles; 0: one per core
   bool cache = true;         // the tuning cache (compiles always use the compile cache unless compile.cache is off)
   std::string cacheDir;      // empty: cacheDirectory()
@@ -91,6 +94,7 @@ struct TuneReport {
   std::string measure;  // "model" or "cuda-events"
   std::string gpu;      // the GPU the model estimates for (sim), or the device's
   std::map<std::string, std::string> key;  // key argument -> value
+  std::map<std::string, std::string> assumed;  // integer argument -> fact compiled in (Bundle::assumed's form)
   std::vector<TuneResult> results;         // one per config, in the space's order
   int best = -1;                           // index into results; -1 when none was measured (a shard)
   int compiled = 0, timed = 0, cacheHits = 0;

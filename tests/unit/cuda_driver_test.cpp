@@ -155,6 +155,34 @@ TEST_F(CudaGpu, MemoryRoundTrip) {
   ctx->free(d);
 }
 
+// Context::fill, behind Device::fill: 1, 2, 4 and 8-byte patterns, the last
+// both with equal halves (one cuMemsetD32) and with different ones (two
+// strided cuMemsetD2D32 passes).
+TEST_F(CudaGpu, FillWritesEveryPatternSize) {
+  const size_t n = 98433;
+  uint64_t d = ctx->alloc(n * 8);
+  auto check = [&](const void *pattern, size_t bytes) {
+    ctx->memset(d, 0xEE, n * 8);
+    ctx->fill(d, pattern, bytes, n);
+    std::vector<unsigned char> back(n * 8);
+    ctx->copyToHost(back.data(), d, n * 8);
+    for (size_t i = 0; i < n * bytes; ++i)
+      ASSERT_EQ(back[i], static_cast<const unsigned char *>(pattern)[i % bytes]) << bytes << "-byte pattern, byte " << i;
+    for (size_t i = n * bytes; i < n * 8; ++i) ASSERT_EQ(back[i], 0xEE) << "past the fill, byte " << i;
+  };
+  uint8_t b = 0x5A;
+  uint16_t h = 0x3C00;
+  float f = -2.5f;
+  uint64_t same = 0x1234567812345678ull, diff = 0x0102030405060708ull;
+  check(&b, 1);
+  check(&h, 2);
+  check(&f, 4);
+  check(&same, 8);
+  check(&diff, 8);
+  EXPECT_THROW(ctx->fill(d, &b, 3, 1), std::invalid_argument);
+  ctx->free(d);
+}
+
 TEST_F(CudaGpu, LoadsPtxLaunchesAndTimes) {
   Module m = ctx->loadModule(kAddOnePtx);
   Function f = ctx->function(m, "add_one");

@@ -25,3 +25,8 @@ tk_add_unit_test(runtime_attention_test SOURCES unit/runtime_attention_test.cpp 
 tk_add_unit_test(runtime_report_test SOURCES unit/runtime_report_test.cpp LIBS tk)
 tk_add_unit_test(runtime_trans_test SOURCES unit/runtime_trans_test.cpp LIBS tk)
 tk_add_unit_test(runtime_assume_test SOURCES unit/runtime_assume_test.cpp LIBS tk)
+# inf/nan, min/max/cdiv/clamp and the math built-ins (tests/kernels/builtins.tk).
+tk_add_unit_test(runtime_builtins_test SOURCES unit/runtime_builtins_test.cpp LIBS tk tk_nvptx)
+# Type and string consts (tests/kernels/generic.tk), f16/bf16 scalar
+# arguments, Device::fill/zero, the sim's LaunchStats::ms.
+tk_add_unit_test(runtime_generic_test SOURCES unit/runtime_generic_test.cpp LIBS tk)

@@ -170,7 +170,8 @@ TEST(Bundle, CorruptionIsDetected) {
   edited.replace(edited.find("tanh"), 4, "tanf");
   EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson(edited), "checksum mismatch");
   std::string versioned = json;
-  versioned.replace(versioned.find("\"version\": 4"), 12, "\"version\": 9");
+  const std::string version = "\"version\": " + std::to_string(tk::Bundle::kFormatVersion);
+  versioned.replace(versioned.find(version), version.size(), "\"version\": 9");
   EXPECT_ERROR_CONTAINS(tk::Bundle::fromJson(versioned), "format version 9 is not supported");
   EXPECT_ERROR_CONTAINS(tk::Bundle::load("/nonexistent/x.tkb"), "cannot read");
 }

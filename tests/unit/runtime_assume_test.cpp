@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "runtime_TestUtil.h"
+#include "tk/jit.h"
 #include "tk/runtime.h"
 
 namespace {
@@ -99,6 +101,72 @@ TEST(Assume, UnitStridesInMatmul) {
   EXPECT_THROW((*dev)(k, {1}, da, dw, dc, dc, int32_t(M), int32_t(N), int32_t(K), int32_t(K), int32_t(2), int32_t(N),
                       int32_t(1), int32_t(N), int32_t(1)),
                tk::Error);
+}
+
+// JitKernel: each launch runs the variant for its values' facts, compiled
+// once per set of facts; every variant computes the same softmax.
+TEST(JitKernel, PicksTheVariantForEachLaunch) {
+  auto dev = tk::Device::open("sim");
+  tk::JitKernel softmax(*dev, kNorm, "softmax");
+  const std::vector<tk::Arg> at256 = {tk::Buffer(), tk::Buffer(), int32_t(37), int32_t(256)};
+  EXPECT_EQ(softmax.specialisation(at256), (std::map<std::string, int64_t>{{"D", 256}}));
+  EXPECT_EQ(softmax.variant(at256).bundle().assumed, (std::map<std::string, std::string>{{"D", "16"}}));
+  EXPECT_EQ(softmax.variantCount(), 1u);
+  for (auto [rows, D] : {std::pair{37, 256}, {37, 768}, {1, 781}, {16, 1}, {3, 1023}}) {
+    const auto x = tk::test::randomFloats(size_t(rows) * D, -4, 4);
+    tk::Buffer dx = dev->upload(x), dout = dev->upload(std::vector<float>(x.size(), NAN));
+    const std::vector<tk::Arg> args = {dx, dout, int32_t(rows), int32_t(D)};
+    const int64_t br = softmax.variant(args).bundle().constInt("BLOCK_R");
+    softmax.launch({uint32_t((rows + br - 1) / br)}, args);
+    const auto got = dev->download<float>(dout, x.size());
+    const auto ref = softmaxRef(x, rows, D);
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-5 * std::max(1e-3f, ref[i])) << D << " " << i;
+  }
+  // Facts seen: rows % 16 with D % 16; D % 16; none; rows % 16 with D == 1; none (again).
+  EXPECT_EQ(softmax.variantCount(), 4u);
+  EXPECT_TRUE(softmax.specialisation({tk::Buffer(), tk::Buffer(), int32_t(3), int32_t(1023)}).empty());
+}
+
+const char *kAnnotated = R"(
+kernel scale(x: *f32, out: *f32, n: i32 @multiple_of(64), m: i32 @no_specialize, const BLOCK: i32 = 64) {
+    let offs = program_id(0) * BLOCK + arange(BLOCK);
+    store(out + offs, load(x + offs, mask: offs < n, other: 0.0) * m as f32, mask: offs < n);
+}
+)";
+
+// @multiple_of(N) holds in every variant and is checked at launch;
+// @no_specialize parameters are never specialised on.
+TEST(JitKernel, ParameterAnnotations) {
+  std::string dir = (std::filesystem::temp_directory_path() / "tk-jit-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/scale.tk";
+  { std::ofstream(path) << kAnnotated; }
+  auto dev = tk::Device::open("sim");
+  tk::JitKernel k(*dev, path, "scale");
+  const int n = 128;
+  const auto x = tk::test::randomFloats(n, -2, 2);
+  tk::Buffer dx = dev->upload(x), dout = dev->upload(std::vector<float>(n, NAN));
+  EXPECT_TRUE(k.specialisation({dx, dout, int32_t(n), int32_t(16)}).empty());
+  k.launch({2}, {dx, dout, int32_t(n), int32_t(16)});
+  k.launch({2}, {dx, dout, int32_t(n), int32_t(1)});
+  EXPECT_EQ(k.variantCount(), 1u);
+  const tk::Bundle &b = k.variant({dx, dout, int32_t(n), int32_t(1)}).bundle();
+  EXPECT_EQ(b.assumed, (std::map<std::string, std::string>{{"n", "64"}}));
+  EXPECT_NE(b.tir.find("%n: i32 {div = 64}"), std::string::npos) << b.tir;
+  const auto got = dev->download<float>(dout, n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], x[i]) << i;
+  try {
+    k.launch({2}, {dx, dout, int32_t(100), int32_t(1)});
+    FAIL() << "n = 100 ran in a kernel declaring @multiple_of(64)";
+  } catch (const tk::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is not a multiple of 64, as the kernel declares (@multiple_of(64))"),
+              std::string::npos)
+        << e.what();
+  }
+  tk::CompileOptions o;
+  o.assume = {{"m", 16}};
+  EXPECT_THROW(tk::Compiler::compileFile(path, "scale", o), tk::CompileError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -305,6 +305,26 @@ TEST(Tuner, TunedLaunchComputesTheKernel) {
   fs::remove_all(dir);
 }
 
+// Each config is compiled for the launch's integer facts (n % 16 == 0 here),
+// and results are kept per set of facts: the general variants are measured
+// on their own.
+TEST(Tuner, SpecialisesOnTheLaunchsIntegerFacts) {
+  auto dev = tk::Device::open("sim");
+  const std::string dir = freshDir();
+  Elementwise e(*dev, 1024);
+  tk::TuneSpace s = space({"BLOCK=256", "BLOCK=512"});
+  tk::TuneReport r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), e.args());
+  EXPECT_EQ(r.assumed, (std::map<std::string, std::string>{{"n", "16"}}));
+  EXPECT_NE(r.json().find("\"assumed\""), std::string::npos);
+  tk::TuneOptions general = options(dir);
+  general.specialise = false;
+  tk::TuneReport g = tk::Tuner(*dev, kElementwise, "complex_activation", s, general).tune(e.grid(), e.args());
+  EXPECT_TRUE(g.assumed.empty());
+  EXPECT_EQ(g.cacheHits, 0) << "the specialised results are not the general variants'";
+  EXPECT_EQ(tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), e.args()).cacheHits, 2);
+  fs::remove_all(dir);
+}
+
 TEST(CompileCache, SecondCompileIsAHitAndCorruptionRecompiles) {
   const std::string dir = freshDir();
   tk::CompileOptions o;

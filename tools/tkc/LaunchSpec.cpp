@@ -11,6 +11,7 @@
 #include "Npy.h"
 #include "runtime/CacheFiles.h"
 #include "tk/half.h"
+#include "tk/jit.h"
 
 namespace tkc {
 
@@ -99,11 +100,19 @@ tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converte
     if (bits == 32) return static_cast<int32_t>(v.i);
     return v.i;
   }
-  if (type == "f32" || type == "f64") {
+  if (type == "f32" || type == "f64" || type == "f16" || type == "bf16") {
     if (v.kind == HostValue::Kind::Bool)
       argError(a.text, "'" + a.name + "' is " + type + " and needs a number, got " + lit);
     double d = v.kind == HostValue::Kind::Int ? static_cast<double>(v.i) : v.f;
     if (type == "f32" && std::isfinite(d) && std::fabs(d) > FLT_MAX) argError(a.text, v.str() + " does not fit f32");
+    if (type == "f16" || type == "bf16") {
+      // Rounded once to the parameter's type; a value past its range is an error, not inf.
+      tk::Arg arg = type == "f16" ? tk::Arg(tk::Half(d)) : tk::Arg(tk::BFloat16(d));
+      float r = type == "f16" ? std::get<tk::Half>(arg).value() : std::get<tk::BFloat16>(arg).value();
+      if (std::isfinite(d) && !std::isfinite(r)) argError(a.text, v.str() + " does not fit " + type);
+      if (converted) *converted = HostValue::ofFloat(r);
+      return arg;
+    }
     if (converted) *converted = HostValue::ofFloat(type == "f32" ? static_cast<double>(static_cast<float>(d)) : d);
     if (type == "f32") return static_cast<float>(d);
     return d;
@@ -116,7 +125,7 @@ tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converte
   }
   argError(a.text, "'" + a.name + "' is " + type +
                        ": scalar parameters of this type cannot be passed (the launcher takes bool, i8, i16, i32, "
-                       "i64, f32, f64)");
+                       "i64, f16, bf16, f32, f64)");
 }
 
 // --- parsing -------------------------------------------------------------------
@@ -438,6 +447,26 @@ std::map<std::string, std::string> parseDefines(const std::vector<std::string> &
   return out;
 }
 
+std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes) {
+  std::map<std::string, int64_t> out;
+  for (const std::string &a : assumes) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+      throw tk::Error("--assume expects NAME=VALUE, got '" + a + "'");
+    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
+    out[name] = v;
+  }
+  return out;
+}
+
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,
                   const std::map<std::string, std::string> &defines) {
   std::string consts;
@@ -467,6 +496,17 @@ std::string signature(const std::string &kernel, const std::vector<tk::KernelPar
   return s + ")";
 }
 
+std::map<std::string, int64_t> LaunchSpec::specialisation(const std::vector<tk::KernelParam> &params) const {
+  std::vector<tk::Arg> args;  // integers as written, placeholders for the rest
+  for (const tk::KernelParam &p : params) {
+    if (p.isConst) continue;
+    auto s = scalars.find(p.name);
+    if (s != scalars.end() && s->second.kind == tk::lang::HostValue::Kind::Int) args.push_back(s->second.i);
+    else args.push_back(tk::Buffer());
+  }
+  return tk::launchSpecialisation(params, args);
+}
+
 std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel) {
   std::string names;
   for (const auto &[name, ps] : tk::Compiler::kernels(file)) {
@@ -474,6 +514,13 @@ std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::st
     names += (names.empty() ? "" : ", ") + name;
   }
   throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
+}
+
+std::string assumedText(const tk::Bundle &bundle) {
+  std::string out;
+  for (const auto &[name, fact] : bundle.assumed)
+    out += (out.empty() ? "" : ", ") + name + (fact == "1" ? " == 1" : " % " + fact + " == 0");
+  return out;
 }
 
 // The const values as JSON: numbers and bools as such, anything else (a

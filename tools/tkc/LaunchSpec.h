@@ -66,6 +66,12 @@ struct LaunchSpec {
   // before any compile). Throws tk::Error listing what is expected.
   void check(const std::string &kernel, const std::vector<tk::KernelParam> &params) const;
 
+  // The integer facts a launch with these scalars is compiled for
+  // (tk::launchSpecialisation: values of 1 or multiples of 16, parameters
+  // declared @no_specialize or @multiple_of left out), as CompileOptions::
+  // assume takes them. `params` as for check().
+  std::map<std::string, int64_t> specialisation(const std::vector<tk::KernelParam> &params) const;
+
   // Allocates and fills every buffer on `dev` (reading the @files now) and
   // builds the launch arguments in the order of `params` (its non-const
   // ones: a Bundle's params or launchParams()). Call check() first.
@@ -110,12 +116,19 @@ struct LaunchSpec {
 // tk::Error naming the kernels the file has when there is no such kernel.
 std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel);
 
+// What a compiled variant assumes of its integer arguments, for people:
+// "n % 16 == 0, stride == 1" ("" when nothing).
+std::string assumedText(const tk::Bundle &bundle);
+
 // A compiled variant's const values as JSON (run and report write them):
 // numbers and bools as such, anything else (a dtype const) as its text.
 nlohmann::ordered_json constsJson(const tk::Bundle &bundle);
 
 // `-D NAME=VALUE` texts -> {NAME: VALUE}. Throws tk::Error on a malformed one.
 std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines);
+// `--assume NAME=VALUE` arguments: integer values by name (tk::Error naming a
+// malformed one), as CompileOptions::assume takes them.
+std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes);
 // Every -D must name a const parameter of the kernel. Throws tk::Error
 // listing the consts otherwise.
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,

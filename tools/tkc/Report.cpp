@@ -27,6 +27,7 @@ struct ReportOptions {
   std::vector<std::string> args, defines, assume;
   int numWarps = 4, numStages = 3;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
+  bool noSpecialize = false;
 };
 
 using Json = nlohmann::ordered_json;
@@ -101,6 +102,7 @@ std::string text(const Report &r) {
   for (const tk::KernelParam &p : r.bundle.params)
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << r.bundle.numWarps << "\n";
+  if (!r.bundle.assumed.empty()) os << "assumed    " << assumedText(r.bundle) << "\n";
   os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << 32 * r.bundle.numWarps
      << " threads, every block run once on " << r.device << "\n";
   os << "figures    [sim] counted by the sim; [ptxas] ptxas -v for " << r.arch << "; [model] the performance model for "
@@ -171,6 +173,7 @@ Json json(const Report &r) {
             {"grid", {r.grid.x, r.grid.y, r.grid.z}},
             {"consts", consts},
             {"num_warps", r.bundle.numWarps},
+            {"assumed", r.bundle.assumed},
             {"registers", orNull(known, known ? r.ptxas->registers : 0)},
             {"spill_bytes", orNull(known, spill)},
             {"shared_bytes", r.bundle.sharedBytes + (known ? r.ptxas->sharedStaticBytes : 0)},
@@ -232,7 +235,8 @@ int runReport(const ReportOptions &o) {
   std::map<std::string, std::string> defines = parseDefines(o.defines);
   std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   checkDefines(o.kernel, params, defines);
-  spec.check(o.kernel, params);
+  // With the defines: a type const gives `x: *T` its type.
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines));
 
   // The report always runs on the sim: its counters are the measurement.
   std::unique_ptr<tk::Device> dev = tk::Device::open("sim");
@@ -240,18 +244,10 @@ int runReport(const ReportOptions &o) {
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;
-  for (const auto &[name, value] : parseDefines(o.assume)) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception &) {
-    }
-    if (used == 0 || used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
-    opts.assume[name] = v;
-  }
+  opts.assume = parseAssumes(o.assume);
   opts.archs = {r.arch};
   opts.ptxasResources = true;
+  if (opts.assume.empty() && !o.noSpecialize) opts.assume = spec.specialisation(params);
   try {
     r.bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
   } catch (const tk::CompileError &) {
@@ -306,10 +302,13 @@ std::function<int()> addReportCommand(CLI::App &app) {
   c->add_option("--arg", o->args, "NAME=SPEC for every non-const parameter (see tkc run)")->allow_extra_args(false);
   c->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  c->add_flag("--no-specialize", o->noSpecialize,
+              "report the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");
   c->add_option("--num-stages", o->numStages, "pipeline depth of loops over K (as tkc compile)")
       ->default_val(3)
       ->check(CLI::Range(1, 64));
-  c->add_option("--assume", o->assume, "NAME=VALUE: compile for this integer argument value (as tkc compile)")
+  c->add_option("--assume", o->assume,
+                "NAME=VALUE: compile for this integer argument value (as tkc compile) instead of the --arg values")
       ->allow_extra_args(false);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
   c->add_option("--arch", o->arch,

@@ -21,6 +21,7 @@ struct RunOptions {
   std::vector<std::string> args, defines;
   int numWarps = 4;
   uint64_t seed = LaunchSpec::kDefaultSeed;
+  bool noSpecialize = false;
 };
 
 
@@ -58,6 +59,7 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
   for (const tk::KernelParam &p : bundle.params)
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << bundle.numWarps << "\n";
+  if (!bundle.assumed.empty()) os << "assumed  " << assumedText(bundle) << "\n";
   os << "device   " << dev.name() << "\n";
   os << "grid     " << grid.x << " x " << grid.y << " x " << grid.z << " blocks of " << 32 * bundle.numWarps
      << " threads\n";
@@ -71,6 +73,7 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
     os << "barriers " << s.barriers << "\n";
     os << "instrs   " << s.warpInstructions << " issued by warps; threads ran " << s.threadInstructions << " ("
        << s.fpInstructions << " fp, " << s.specialInstructions << " math-library calls)\n";
+    os << "time     " << std::setprecision(4) << s.ms << " ms of sim time (the host's wall time, not a GPU's)\n";
   } else {
     os << "time     " << std::setprecision(4) << s.ms << " ms (CUDA events)\n";
   }
@@ -88,13 +91,15 @@ int runRun(const RunOptions &o) {
   // (slower) compile and before touching a device.
   std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   checkDefines(o.kernel, params, defines);
-  spec.check(o.kernel, params);
+  // With the defines: a type const gives `x: *T` its type.
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines));
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
   tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";
+  if (!o.noSpecialize) opts.assume = spec.specialisation(params);
   tk::Bundle bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
   tk::Dim3 grid = spec.grid(bundle);
 
@@ -106,7 +111,8 @@ int runRun(const RunOptions &o) {
   if (!o.json.empty()) {
     nlohmann::ordered_json j = {{"kernel", bundle.kernel},          {"device", dev->name()},
                                 {"grid", {grid.x, grid.y, grid.z}}, {"consts", constsJson(bundle)},
-                                {"num_warps", bundle.numWarps},     {"stats", statsJson(stats)}};
+                                {"num_warps", bundle.numWarps},     {"assumed", bundle.assumed},
+                                {"stats", statsJson(stats)}};
     writeFileAtomic(o.json, j.dump(2) + "\n");
   }
   std::cout << summary(bundle, *dev, grid, stats, bound) << std::flush;
@@ -132,6 +138,8 @@ std::function<int()> addRunCommand(CLI::App &app) {
   run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
       ->check(CLI::IsMember({"sim", "cuda"}));
   run->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);
+  run->add_flag("--no-specialize", o->noSpecialize,
+               "run the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");
   run->add_option("--json", o->json, "also write the kernel, device, grid, consts and launch stats as JSON");
   return [o] { return runRun(*o); };
 }

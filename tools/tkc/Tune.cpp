@@ -19,7 +19,7 @@ struct TuneCli {
   std::vector<std::string> args, defines, configs, keys, merge;
   int numWarps = 4, jobs = 0, maxSpillBytes = 256;
   uint64_t seed = LaunchSpec::kDefaultSeed, sampleBlocks = 512;
-  bool noCache = false;
+  bool noCache = false, noSpecialize = false;
 };
 
 // "I/N" -> (I, N).
@@ -65,11 +65,11 @@ int runTune(const TuneCli &o) {
 
   std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
-  spec.check(o.kernel, params);
-
   tk::TuneOptions opts;
   opts.compile.defines = parseDefines(o.defines);
   checkDefines(o.kernel, params, opts.compile.defines);
+  // With the defines: a type const gives `x: *T` its type.
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, opts.compile.defines));
   opts.gpu = o.gpu;
   tk::GpuSpec::named(o.gpu);  // an unknown GPU fails before any work
   opts.arch = o.arch;
@@ -78,6 +78,7 @@ int runTune(const TuneCli &o) {
   opts.cacheDir = o.cacheDir;
   opts.maxSpillBytes = o.maxSpillBytes;
   opts.sampleBlocks = o.sampleBlocks;
+  opts.specialise = !o.noSpecialize;
   if (!o.shard.empty()) std::tie(opts.shardIndex, opts.shardCount) = parseShard(o.shard);
   opts.progress = progressPrinter();
 
@@ -126,6 +127,8 @@ std::function<int()> addTuneCommand(CLI::App &app) {
   c->add_option("--arg", o->args, "NAME=SPEC for each non-const parameter (see tkc run)");
   c->add_option("-D,--define", o->defines, "fix a const parameter for every config: NAME=VALUE");
   c->add_option("--num-warps", o->numWarps, "num_warps of a --config that names none")->default_val(4);
+  c->add_flag("--no-specialize", o->noSpecialize,
+              "tune the general variants: do not specialise on integer arguments equal to 1 or divisible by 16");
   c->add_option("--device", o->device, "sim or cuda[:N] (default: a GPU if there is one, else the sim)");
   c->add_option("--seed", o->seed, "seed of rand/randn buffers");
   c->add_option("--config", o->configs, "a config 'C=V,C=V,num_warps=N,num_stages=S' (repeatable; replaces the file's space)");

@@ -9,8 +9,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "EmitCpp.h"
+#include "LaunchSpec.h"
 #include "lang/Frontend.h"
 #include "runtime/CacheFiles.h"
+#include "runtime/KernelLookup.h"
 #include "tk/compiler.h"
 
 namespace tkc {
@@ -51,11 +54,15 @@ bool writeOutput(const std::string &path, const std::string &text) {
   return false;
 }
 
-int runCheck(const std::string &file, const std::vector<std::string> &defineArgs, bool verify) {
+int runCheck(const std::string &file, const std::vector<std::string> &defineArgs, bool verify,
+             const std::vector<std::string> &importPaths) {
   std::map<std::string, std::string> defines;
   if (!parseDefines(defineArgs, defines)) return 1;
   tk::lang::DiagnosticEngine diags;
   tk::lang::Frontend fe(diags);
+  tk::CompileOptions importOpts;
+  importOpts.importPaths = importPaths;
+  fe.setImportRoots(tk::detail::importRoots(importOpts));
   // Every kernel is checked even after errors elsewhere in the file, so one
   // run reports as much as it can.
   fe.loadFile(file);
@@ -87,21 +94,26 @@ int main(int argc, char **argv) {
   CLI::App app{"tkc: the tk tile-language compiler"};
   app.require_subcommand(1);
 
-  std::string file, kernel, emit = "ptx", output;
-  std::vector<std::string> defines, archs, printAfter, assume;
+  std::string file, emit = "ptx", output, depfile, specialise = "auto";
+  std::vector<std::string> kernels, defines, archs, printAfter, assume, importPaths, tuneTables;
   int numWarps = 4, numStages = 3;
-  bool verify = false, noLibdevice = false, noCache = false;
+  bool verify = false, noLibdevice = false, noCache = false, skipMissing = false;
 
   CLI::App *check = app.add_subcommand("check", "Parse and type-check a .tk file (every kernel, default consts)");
   check->add_option("file", file, "the .tk source")->required();
   check->add_option("-D,--define", defines, "override a const parameter: NAME=VALUE");
+  check->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
   check->add_flag("--verify-diagnostics", verify,
                   "expect exactly the errors named by `// expected-error {{...}}` comments; exit 0 when they match");
 
   CLI::App *compile = app.add_subcommand("compile", "Compile one kernel of a .tk file");
   compile->add_option("file", file, "the .tk source")->required();
-  compile->add_option("-k,--kernel", kernel, "the kernel to compile")->required();
-  compile->add_option("-D,--define", defines, "set a const parameter: NAME=VALUE (repeatable)");
+  compile->add_option("-k,--kernel", kernels, "the kernel to compile (--emit cpp: repeatable; none: every kernel)");
+  compile->add_flag("--skip-missing-kernels", skipMissing, "--emit cpp: skip -k kernels the file does not define");
+  compile->add_option("-D,--define", defines,
+                      "set a const parameter: NAME=VALUE (repeatable; --emit cpp: several values of one name "
+                      "compile one variant each)");
+  compile->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   compile->add_option("--num-stages", numStages, "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
@@ -112,14 +124,23 @@ int main(int argc, char **argv) {
                       "NAME=VALUE: compile the variant a launch with this integer argument value gets (1, or a "
                       "multiple of 16, specialise; repeatable)");
   compile->add_option("--emit", emit, "stop after this stage")
-      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle"}))
+      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle", "cpp"}))
       ->default_val("ptx");
-  compile->add_option("-o,--output", output, "output file (default: stdout)");
+  compile->add_option("-o,--output", output, "output file (default: stdout); --emit cpp: DIR/NAME for NAME.h and NAME.cpp");
+  compile->add_option("--depfile", depfile, "write a Makefile depfile: the outputs depend on the .tk file and its imports");
+  compile->add_option("--tune-table", tuneTables,
+                      "--emit cpp: a `tkc tune --json` report; its best config is compiled and chosen by key values "
+                      "(repeatable)");
+  compile->add_option("--specialise", specialise,
+                      "--emit cpp: auto (also variants for integer arguments % 16 == 0 and == 1, chosen at launch) "
+                      "or none")
+      ->check(CLI::IsMember({"auto", "none"}));
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
   compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass (or 'all')");
 
   CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
   list->add_option("file", file, "the .tk source")->required();
+  list->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
 
   std::function<int()> runRun = tkc::addRunCommand(app);
   std::function<int()> runTune = tkc::addTuneCommand(app);
@@ -138,14 +159,16 @@ int main(int argc, char **argv) {
   }
 
   try {
-    if (check->parsed()) return runCheck(file, defines, verify);
+    if (check->parsed()) return runCheck(file, defines, verify, importPaths);
     if (app.got_subcommand("run")) return runRun();
     if (app.got_subcommand("tune")) return runTune();
     if (app.got_subcommand("cache")) return runCache();
     if (app.got_subcommand("report")) return runReport();
     if (list->parsed()) {
       std::ostringstream os;
-      for (const auto &[name, params] : tk::Compiler::kernels(file)) {
+      tk::CompileOptions listOpts;
+      listOpts.importPaths = importPaths;
+      for (const auto &[name, params] : tk::Compiler::kernels(file, listOpts)) {
         os << name << "(";
         for (size_t i = 0; i < params.size(); ++i) {
           const tk::KernelParam &p = params[i];
@@ -158,25 +181,12 @@ int main(int argc, char **argv) {
       return writeOutput("", os.str()) ? 0 : 1;
     }
     tk::CompileOptions opts;
-    if (!parseDefines(defines, opts.defines)) return 1;
+    opts.importPaths = importPaths;
+    if (emit != "cpp" && !parseDefines(defines, opts.defines)) return 1;
     if (!archs.empty()) opts.archs = archs;
     opts.numWarps = numWarps;
     opts.numStages = numStages;
-    for (const auto &[name, value] : [&] {
-           std::map<std::string, std::string> m;
-           if (!parseDefines(assume, m)) throw tk::Error("--assume expects NAME=VALUE");
-           return m;
-         }()) {
-      size_t used = 0;
-      long long v = 0;
-      try {
-        v = std::stoll(value, &used);
-      } catch (const std::exception &) {
-        used = 0;
-      }
-      if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
-      opts.assume[name] = v;
-    }
+    opts.assume = tkc::parseAssumes(assume);
     opts.cache = !noCache;
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
@@ -185,12 +195,36 @@ int main(int argc, char **argv) {
         {"tokens", tk::Stage::Tokens}, {"ast", tk::Stage::Ast}, {"tir", tk::Stage::Tir},
         {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"cubin", tk::Stage::Cubin},
         {"bundle", tk::Stage::Bundle}};
+    if (emit == "cpp") {
+      if (!assume.empty()) throw tk::Error("--emit cpp chooses integer specialisations itself (--specialise); drop --assume");
+      tkc::EmitCppOptions e;
+      e.file = file;
+      e.kernels = kernels;
+      e.skipMissing = skipMissing;
+      e.defines = defines;
+      e.tuneTables = tuneTables;
+      e.specialise = specialise;
+      e.compile = opts;
+      e.output = output;
+      e.depfile = depfile;
+      tkc::emitCpp(e);
+      return 0;
+    }
+    if (kernels.size() != 1) throw tk::Error("--emit " + emit + " compiles one kernel: give one -k (several are for --emit cpp)");
+    const std::string &kernel = kernels.front();
     if (emit == "cubin" && (output.empty() || output == "-")) {
       std::cerr << "tkc: error: --emit cubin writes a binary: give an output file with -o\n";
       return 1;
     }
     std::string text = tk::Compiler::emit(file, kernel, stages.at(emit), opts);
-    return writeOutput(output, text) ? 0 : 1;
+    if (!writeOutput(output, text)) return 1;
+    if (!depfile.empty()) {
+      if (output.empty() || output == "-") throw tk::Error("--depfile needs an output file (-o)");
+      std::string d = output + ":";
+      for (const std::string &f : tk::Compiler::dependencies(file, opts)) d += " " + f;
+      return writeOutput(depfile, d + "\n") ? 0 : 1;
+    }
+    return 0;
   } catch (const tk::CompileError &e) {
     std::cerr << e.what();
     return 1;

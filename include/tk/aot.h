@@ -1,0 +1,115 @@
+// What the launchers `tkc compile --emit cpp` generates stand on: tk::Status,
+// tk::Stream, and aot::Library, which loads a generated file's embedded
+// bundles on each device on first use. Part of tk::runtime: no LLVM, and a
+// generated launcher throws nothing. See docs/aot.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tk/runtime.h"
+
+struct tk_device;  // tk/aot_c.h
+
+namespace tk {
+
+// What a generated launcher returns: ok, or an error whose message names the
+// kernel and, where one is at fault, the argument. Success allocates nothing.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  static Status error(std::string message) {
+    Status s;
+    s.failed_ = true;
+    s.message_ = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return !failed_; }
+  const std::string &message() const { return message_; }
+
+ private:
+  bool failed_ = false;
+  std::string message_;
+};
+
+// Where a generated launcher runs its kernel: a device (on a GPU, its
+// default stream; launches return when the kernel has finished, as
+// Device::launch does).
+struct Stream {
+  Stream(Device &d) : device(&d) {}  // implicit: pass a Device where a Stream is asked for
+  Device *device;
+};
+
+// A buffer's device address as the typed pointer generated launchers take.
+template <class T>
+T *pointer(const Buffer &b) {
+  return reinterpret_cast<T *>(static_cast<uintptr_t>(b.address()));
+}
+
+namespace aot {
+
+// One compiled variant a generated file embeds: its bundle as JSON
+// (Bundle::toJson: tile IR for the sim, PTX per arch, signature).
+struct EmbeddedBundle {
+  const char *json;
+  size_t size;
+};
+
+// The variants of one generated file. Each device loads all of them on the
+// first launch (or load()) there; unload() drops them from one device.
+// Thread-safe, except that unload() must not race a launch on that device.
+class Library {
+ public:
+  // `name`: the generated file's name; `hash`: a hash of the sources and
+  // options it was generated from, which the header passes back to catch a
+  // header stale against its .cpp.
+  Library(const char *name, uint64_t hash, const EmbeddedBundle *bundles, size_t count);
+  ~Library();
+  Library(const Library &) = delete;
+  Library &operator=(const Library &) = delete;
+
+  Status load(Stream s, uint64_t headerHash);
+  void unload(Stream s);
+  // Launches variant `variant` of kernel `kernel` with `args[i]` pointing at
+  // launch parameter i's value (a uint64_t address for a pointer): the
+  // generated launcher has checked types, null and alignment already. Checks
+  // the grid and the header's hash; every failure is a Status.
+  Status launch(Stream s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
+                const void *const *args, size_t count);
+  // The bundle of variant `variant` as loaded on the stream's device (to
+  // inspect num_warps, consts, ...); null with `status` set on failure.
+  const Bundle *bundle(Stream s, size_t variant, Status &status);
+
+ private:
+  struct Loaded;
+  Loaded *find(const Stream &s);
+  Status loadOn(const Stream &s, uint64_t headerHash, Loaded *&out);
+
+  const char *name_;
+  uint64_t hash_;
+  const EmbeddedBundle *bundles_;
+  size_t count_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Loaded>> loaded_;
+};
+
+// The messages generated launchers return (cold paths, kept out of the
+// generated code): "KERNEL: argument 'x' (*f32) is a null pointer", "...
+// 0x1004 is not 16-byte aligned as the kernel assumes", "... no variant
+// compiled for BLOCK=512 (compiled: BLOCK=256, BLOCK=1024)".
+Status nullPointer(const char *kernel, const char *arg, const char *type);
+Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align);
+Status noVariant(const char *kernel, const std::string &wanted, const char *compiled);
+
+// For the C launchers (tk/aot_c.h): the device behind a tk_device, and a
+// Status as the C convention (0, or 1 with *error set).
+Device &deviceOf(tk_device *device);
+int cStatus(const Status &status, const char **error);
+
+}  // namespace aot
+}  // namespace tk

@@ -1,0 +1,40 @@
+/* The C side of tk's runtime, for the C launchers `tkc compile --emit cpp`
+ * declares in NAME_c.h: open a device, allocate and copy memory; the
+ * launchers take device addresses (tk_buffer_address). Every call that can
+ * fail returns 0 on success, else nonzero with *error (when error is not
+ * NULL) pointing at a message that stays valid until the calling thread's next
+ * failing call. No exception crosses this interface. docs/aot.md. */
+#ifndef TK_AOT_C_H
+#define TK_AOT_C_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tk_device tk_device;
+typedef struct tk_buffer tk_buffer;
+typedef struct tk_dim3 {
+  uint32_t x, y, z;
+} tk_dim3;
+
+/* spec: NULL or "" for the default device (a GPU, else the sim when linked),
+ * or "sim", "cuda", "cuda:N". */
+int tk_device_open(const char *spec, tk_device **device, const char **error);
+void tk_device_close(tk_device *device); /* buffers may outlive it */
+
+int tk_buffer_alloc(tk_device *device, size_t bytes, tk_buffer **buffer, const char **error);
+void tk_buffer_free(tk_buffer *buffer);
+uint64_t tk_buffer_address(const tk_buffer *buffer); /* what a launcher's pointer argument takes */
+
+int tk_copy_to_device(tk_device *device, tk_buffer *dst, const void *src, size_t bytes, const char **error);
+int tk_copy_to_host(tk_device *device, void *dst, const tk_buffer *src, size_t bytes, const char **error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TK_AOT_C_H */

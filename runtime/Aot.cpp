@@ -1,0 +1,141 @@
+// aot::Library (tk/aot.h): the embedded bundles of a generated launcher file,
+// parsed and loaded once per device, and the launch path of the typed
+// launchers -- a lookup under a mutex and the device's launch, no argument
+// vector of variants, no exceptions out.
+#include "tk/aot.h"
+
+#include <cstdio>
+
+#include "runtime/DeviceImpl.h"
+
+namespace tk::aot {
+
+struct Library::Loaded {
+  const DeviceImpl *device = nullptr;
+  std::vector<Kernel> kernels;  // one per embedded variant, in order
+};
+
+Library::Library(const char *name, uint64_t hash, const EmbeddedBundle *bundles, size_t count)
+    : name_(name), hash_(hash), bundles_(bundles), count_(count) {}
+
+Library::~Library() = default;
+
+namespace {
+std::string hex(uint64_t v) {
+  char s[24];
+  std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+  return s;
+}
+}  // namespace
+
+Library::Loaded *Library::find(const Stream &s) {
+  const DeviceImpl *d = s.device->impl_.get();
+  for (auto &l : loaded_)
+    if (l->device == d) return l.get();
+  return nullptr;
+}
+
+// With mutex_ held.
+Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
+  if (headerHash != hash_)
+    return Status::error(std::string(name_) + ".h does not match " + name_ + ".cpp (header generated as " +
+                         hex(headerHash) + ", sources as " + hex(hash_) +
+                         "): the header is stale against the kernels compiled in; regenerate both with `tkc compile "
+                         "--emit cpp` (tk_add_kernels does this when a .tk file changes) and rebuild");
+  if ((out = find(s))) return {};
+  auto l = std::make_unique<Loaded>();
+  l->device = s.device->impl_.get();
+  for (size_t i = 0; i < count_; ++i) {
+    try {
+      Bundle b = Bundle::fromJson(std::string(bundles_[i].json, bundles_[i].size),
+                                  std::string(name_) + ".cpp: embedded bundle " + std::to_string(i));
+      l->kernels.push_back(s.device->load(b));
+    } catch (const std::exception &e) {
+      return Status::error(std::string(name_) + ": cannot load on " + s.device->name() + ": " + e.what());
+    }
+  }
+  loaded_.push_back(std::move(l));
+  out = loaded_.back().get();
+  return {};
+}
+
+Status Library::load(Stream s, uint64_t headerHash) {
+  if (!s.device) return Status::error(std::string(name_) + ": load on a null device");
+  std::lock_guard<std::mutex> lock(mutex_);
+  Loaded *l = nullptr;
+  return loadOn(s, headerHash, l);
+}
+
+void Library::unload(Stream s) {
+  if (!s.device) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceImpl *d = s.device->impl_.get();
+  for (auto it = loaded_.begin(); it != loaded_.end(); ++it)
+    if ((*it)->device == d) {
+      loaded_.erase(it);
+      return;
+    }
+}
+
+const Bundle *Library::bundle(Stream s, size_t variant, Status &status) {
+  if (!s.device) {
+    status = Status::error(std::string(name_) + ": a null device");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  Loaded *l = find(s);
+  if (!l && !(status = loadOn(s, hash_, l))) return nullptr;
+  if (variant >= l->kernels.size()) {
+    status = Status::error(std::string(name_) + ": no variant " + std::to_string(variant));
+    return nullptr;
+  }
+  return &l->kernels[variant].bundle();
+}
+
+Status Library::launch(Stream s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
+                       const void *const *args, size_t count) {
+  if (!s.device) return Status::error(std::string(kernel) + ": launch on a null device (tk::Stream)");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+    return Status::error(std::string(kernel) + ": argument 'grid' (" + std::to_string(grid.x) + ", " +
+                         std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                         ") has a zero dimension: nothing to launch");
+  if (grid.y > 65535 || grid.z > 65535)
+    return Status::error(std::string(kernel) + ": argument 'grid': y and z are limited to 65535");
+  Loaded *l = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (headerHash != hash_ || !(l = find(s)))
+      if (Status st = loadOn(s, headerHash, l); !st) return st;
+  }
+  if (variant >= l->kernels.size()) return Status::error(std::string(kernel) + ": no variant " + std::to_string(variant));
+  const Kernel &k = l->kernels[variant];
+  // The device takes its arguments as a vector; one per thread, reused, so a
+  // launch allocates nothing once warm.
+  thread_local std::vector<const void *> values;
+  values.assign(args, args + count);
+  try {
+    k.device_->launch(k.handle_.get(), k.bundle_, grid, values, LaunchOptions{});
+  } catch (const std::exception &e) {
+    return Status::error(std::string(kernel) + ": " + e.what());
+  }
+  return {};
+}
+
+Status nullPointer(const char *kernel, const char *arg, const char *type) {
+  return Status::error(std::string(kernel) + ": argument '" + arg + "' (" + type + ") is a null pointer");
+}
+
+Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align) {
+  char a[32];
+  std::snprintf(a, sizeof a, "%p", address);
+  return Status::error(std::string(kernel) + ": argument '" + arg + "' (" + type + ") = " + a + " is not " +
+                       std::to_string(align) + "-byte aligned as the kernel assumes (declare the parameter `" + arg +
+                       ": " + type + " align(N)` to accept less)");
+}
+
+Status noVariant(const char *kernel, const std::string &wanted, const char *compiled) {
+  return Status::error(std::string(kernel) + ": no variant compiled for " + wanted + " (compiled: " + compiled +
+                       "); add it to the -D sets given to tkc (tk_add_kernels DEFINES)");
+}
+
+}  // namespace tk::aot

@@ -1,0 +1,82 @@
+// The C interface of tk/aot_c.h over tk::Device and tk::Buffer: every
+// tk::Error becomes a nonzero return and a thread-local message.
+#include "tk/aot_c.h"
+
+#include "tk/aot.h"
+
+struct tk_device {
+  std::unique_ptr<tk::Device> device;
+};
+struct tk_buffer {
+  tk::Buffer buffer;
+};
+
+namespace tk::aot {
+
+int cStatus(const Status &status, const char **error) {
+  if (status.ok()) return 0;
+  thread_local std::string message;
+  message = status.message();
+  if (error) *error = message.c_str();
+  return 1;
+}
+
+Device &deviceOf(tk_device *d) { return *d->device; }
+
+}  // namespace tk::aot
+
+namespace {
+
+// Runs f, turning an exception into the C error convention.
+template <class F>
+int guarded(const char **error, F &&f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::exception &e) {
+    return tk::aot::cStatus(tk::Status::error(e.what()), error);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int tk_device_open(const char *spec, tk_device **device, const char **error) {
+  return guarded(error, [&] {
+    auto d = std::make_unique<tk_device>();
+    d->device = spec && *spec ? tk::Device::open(std::string(spec)) : tk::Device::open();
+    *device = d.release();
+  });
+}
+
+void tk_device_close(tk_device *device) { delete device; }
+
+int tk_buffer_alloc(tk_device *device, size_t bytes, tk_buffer **buffer, const char **error) {
+  return guarded(error, [&] {
+    if (!device) throw tk::Error("tk_buffer_alloc: a null device");
+    auto b = std::make_unique<tk_buffer>();
+    b->buffer = device->device->alloc(bytes);
+    *buffer = b.release();
+  });
+}
+
+void tk_buffer_free(tk_buffer *buffer) { delete buffer; }
+
+uint64_t tk_buffer_address(const tk_buffer *buffer) { return buffer ? buffer->buffer.address() : 0; }
+
+int tk_copy_to_device(tk_device *device, tk_buffer *dst, const void *src, size_t bytes, const char **error) {
+  return guarded(error, [&] {
+    if (!device || !dst) throw tk::Error("tk_copy_to_device: a null device or buffer");
+    device->device->copyToDevice(dst->buffer, src, bytes);
+  });
+}
+
+int tk_copy_to_host(tk_device *device, void *dst, const tk_buffer *src, size_t bytes, const char **error) {
+  return guarded(error, [&] {
+    if (!device || !src) throw tk::Error("tk_copy_to_host: a null device or buffer");
+    device->device->copyToHost(dst, src->buffer, bytes);
+  });
+}
+
+}  // extern "C"

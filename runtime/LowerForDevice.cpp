@@ -1,0 +1,44 @@
+// The compiler's answer to a GPU that none of a bundle's PTX fits: its tile IR
+// lowered through NvptxTarget for the GPU's own arch. Registered with
+// tk_runtime (DeviceImpl.h) when tk_compiler is linked, so the runtime
+// itself carries no LLVM.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/NvptxTarget.h"
+#include "ir/Parser.h"
+#include "lower/LowerToLLVM.h"
+#include "runtime/ArchSelect.h"
+#include "runtime/DeviceImpl.h"
+
+namespace tk {
+
+namespace {
+std::string lowerForDevice(const Bundle &bundle, const std::string &arch) {
+  try {
+    nvptx::checkArch(arch);
+  } catch (const std::exception &) {
+    throw Error(noFittingPtx(bundle, arch) + "; tk cannot generate code for " + arch);
+  }
+  std::string error;
+  auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
+  if (!module || !module->lookup(bundle.kernel)) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
+  nvptx::CodegenOptions cg;
+  cg.arch = arch;
+  llvm::LLVMContext ctx;
+  nvptx::NvptxTarget target(cg);
+  auto lowered = lower::lowerToLLVM(*module->lookup(bundle.kernel), target, ctx);
+  return nvptx::emitPtx(*lowered.module, cg);
+}
+
+const bool registered = (registerPtxLowering(&lowerForDevice), true);
+}  // namespace
+
+}  // namespace tk
+
+// Named by tk_compiler's link options (-u) so the registrar is linked in.
+extern "C" {
+extern const int tk_compiler_anchor;
+const int tk_compiler_anchor = tk::registered ? 1 : 0;
+}

@@ -1,0 +1,82 @@
+/* The C launchers (elementwise_c.h from tk_add_kernels, tk/aot_c.h) from a
+ * C program: complex_activation on the sim at masked sizes against a double
+ * reference, then the errors a C caller gets -- a null pointer, a zero grid,
+ * a device that does not exist -- as return codes and messages. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elementwise_c.h"
+
+static int fail(const char *what, const char *error) {
+  fprintf(stderr, "%s: %s\n", what, error ? error : "(no message)");
+  return 1;
+}
+
+static int run(tk_device *dev, int32_t n) {
+  const char *error = NULL;
+  float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+  for (int32_t i = 0; i < n; ++i) {
+    x[i] = (float)rand() / RAND_MAX * 8 - 4;
+    y[i] = (float)rand() / RAND_MAX * 8 - 4;
+    out[i] = NAN;
+  }
+  tk_buffer *bx, *by, *bout;
+  if (tk_buffer_alloc(dev, n * sizeof(float), &bx, &error) || tk_buffer_alloc(dev, n * sizeof(float), &by, &error) ||
+      tk_buffer_alloc(dev, n * sizeof(float), &bout, &error))
+    return fail("alloc", error);
+  if (tk_copy_to_device(dev, bx, x, n * sizeof(float), &error) || tk_copy_to_device(dev, by, y, n * sizeof(float), &error) ||
+      tk_copy_to_device(dev, bout, out, n * sizeof(float), &error))
+    return fail("copy", error);
+  /* elementwise_c.h launches the first -D set: BLOCK=128. */
+  tk_dim3 grid = {(uint32_t)((n + 127) / 128), 1, 1};
+  if (complex_activation_c(dev, grid, (const float *)(uintptr_t)tk_buffer_address(bx),
+                           (const float *)(uintptr_t)tk_buffer_address(by), (float *)(uintptr_t)tk_buffer_address(bout),
+                           n, &error))
+    return fail("complex_activation_c", error);
+  if (tk_copy_to_host(dev, out, bout, n * sizeof(float), &error)) return fail("copy back", error);
+  for (int32_t i = 0; i < n; ++i) {
+    double a = x[i], b = y[i], want = (sin(a) * cos(b) + a) * b;
+    if (want < 0) want = 0;
+    if (!(fabs(out[i] - want) <= 1e-5 * (1 + fabs(want)))) {
+      fprintf(stderr, "n=%d: out[%d] = %g, want %g\n", n, i, out[i], want);
+      return 1;
+    }
+  }
+  tk_buffer_free(bx);
+  tk_buffer_free(by);
+  tk_buffer_free(bout);
+  free(x);
+  free(y);
+  free(out);
+  return 0;
+}
+
+int main(void) {
+  const char *error = NULL;
+  tk_device *dev;
+  srand(12345u ^ (unsigned)(uintptr_t)&error);
+  if (tk_device_open("sim", &dev, &error)) return fail("open", error);
+  if (elementwise_load_c(dev, &error)) return fail("load", error);
+  if (run(dev, 1) || run(dev, 781) || run(dev, 98433)) return 1;
+
+  tk_dim3 one = {1, 1, 1}, zero = {0, 1, 1};
+  if (!complex_activation_c(dev, one, NULL, NULL, NULL, 16, &error) ||
+      strcmp(error, "complex_activation: argument 'x' (*f32) is a null pointer") != 0)
+    return fail("a null pointer should fail so", error);
+  tk_buffer *b;
+  if (tk_buffer_alloc(dev, 64, &b, &error)) return fail("alloc", error);
+  float *p = (float *)(uintptr_t)tk_buffer_address(b);
+  if (!complex_activation_c(dev, zero, p, p, p, 16, &error) || !strstr(error, "argument 'grid' (0, 1, 1)"))
+    return fail("a zero grid should fail so", error);
+  tk_buffer_free(b);
+  elementwise_unload_c(dev);
+  tk_device_close(dev);
+
+  tk_device *none;
+  if (!tk_device_open("tpu", &none, &error) || !strstr(error, "unknown device 'tpu'"))
+    return fail("an unknown device should fail so", error);
+  printf("ok\n");
+  return 0;
+}

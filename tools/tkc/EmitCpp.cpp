@@ -1,0 +1,533 @@
+// `tkc compile --emit cpp` (EmitCpp.h): plans each kernel's variants -- the
+// const sets of -D or of tuning tables, times the integer specialisations --
+// compiles them, and writes NAME.h (typed launchers, configs, load/unload),
+// NAME_c.h (the same for C, default configs) and NAME.cpp (the bundles
+// embedded as raw strings, the dispatch).
+#include "EmitCpp.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "ir/IR.h"
+#include "ir/Parser.h"
+#include "runtime/CacheFiles.h"
+
+namespace tkc {
+
+namespace {
+
+using tk::Error;
+
+// One point a kernel is compiled at, before the integer specialisations.
+struct Config {
+  std::map<std::string, std::string> consts;  // -D values of this set
+  int numWarps = 4, numStages = 3;
+  std::map<std::string, std::string> key;  // tuning table: key argument -> value
+};
+
+// One compiled variant: a config and the facts assumed of integer arguments.
+struct Variant {
+  size_t config = 0;
+  std::map<std::string, std::string> facts;  // "1" or "16"
+  tk::Bundle bundle;
+};
+
+struct KernelPlan {
+  std::string name;
+  std::vector<tk::KernelParam> params;  // all, consts included, in order
+  std::vector<Config> configs;
+  std::vector<Variant> variants;  // by config, most specialised first
+  std::set<std::string> written;  // pointer parameters the kernel stores through
+};
+
+// The C++ type a generated launcher takes for a parameter of tk type `t`.
+std::string cppType(const std::string &t, const std::string &kernel, const std::string &param) {
+  static const std::map<std::string, std::string> scalars = {
+      {"bool", "bool"},     {"i8", "int8_t"},    {"i16", "int16_t"}, {"i32", "int32_t"},
+      {"i64", "int64_t"},   {"f32", "float"},    {"f64", "double"},  {"f16", "uint16_t"},
+      {"bf16", "uint16_t"}};
+  const bool pointer = !t.empty() && t[0] == '*';
+  auto it = scalars.find(pointer ? t.substr(1) : t);
+  if (it == scalars.end() || (!pointer && (t == "f16" || t == "bf16")))
+    throw Error("kernel '" + kernel + "': parameter '" + param + "' of type " + t +
+                " cannot be passed by a generated launcher yet");
+  return it->second;
+}
+
+bool isIntegerType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
+
+// A C++ identifier from a file name: "my-kernels" -> "my_kernels".
+std::string identifier(const std::string &name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
+  return out;
+}
+
+// The pointer parameters some store or atomic writes through: the def chain
+// of each written address traced back to parameters. An address through a
+// loop-carried value is not followed: every pointer counts as written then.
+std::set<std::string> writtenPointers(const tk::Bundle &b) {
+  std::string error;
+  auto module = tk::ir::parseModule(b.tir, b.kernel + ".tir", error);
+  tk::ir::Function *fn = module ? module->lookup(b.kernel) : nullptr;
+  std::set<std::string> all, out;
+  for (const tk::KernelParam &p : b.launchParams())
+    if (p.type[0] == '*') all.insert(p.name);
+  if (!fn) return all;
+  for (tk::ir::Op *op : fn->walk()) {
+    if (!op->is(tk::ir::OpKind::Store) && !op->is(tk::ir::OpKind::AtomicRmw) && !op->is(tk::ir::OpKind::AtomicCas))
+      continue;
+    std::vector<tk::ir::Value *> work = {op->operand(0)};
+    std::set<tk::ir::Value *> seen;
+    while (!work.empty()) {
+      tk::ir::Value *v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      if (tk::ir::Op *def = v->definingOp()) {
+        for (tk::ir::Value *o : def->operands()) work.push_back(o);
+      } else if (v->ownerBlock() == &fn->body && v->argIndex() >= 0 && size_t(v->argIndex()) < fn->params.size()) {
+        out.insert(fn->params[v->argIndex()].name);
+      } else {
+        return all;
+      }
+    }
+  }
+  return out;
+}
+
+// NAME=VALUE -> (NAME, VALUE); tk::Error naming `flag` otherwise.
+std::pair<std::string, std::string> splitDefine(const std::string &d, const char *flag) {
+  size_t eq = d.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == d.size())
+    throw Error(std::string(flag) + " expects NAME=VALUE, got '" + d + "'");
+  return {d.substr(0, eq), d.substr(eq + 1)};
+}
+
+// The configs of `k`: its tuning tables' best configs, else every
+// combination of the -D values that name its const parameters.
+std::vector<Config> plannedConfigs(const KernelPlan &k, const EmitCppOptions &opts,
+                                   const std::vector<std::pair<std::string, nlohmann::json>> &tables) {
+  std::map<std::string, std::vector<std::string>> values;  // const name -> values, as given
+  std::vector<std::string> order;
+  for (const std::string &d : opts.defines) {
+    auto [name, value] = splitDefine(d, "-D");
+    bool isConst = std::any_of(k.params.begin(), k.params.end(), [&](auto &p) { return p.isConst && p.name == name; });
+    if (!isConst) continue;
+    if (!values.count(name)) order.push_back(name);
+    auto &vs = values[name];
+    if (std::find(vs.begin(), vs.end(), value) == vs.end()) vs.push_back(value);
+  }
+  std::vector<Config> out;
+  for (const auto &[file, j] : tables) {
+    if (j.value("kernel", "") != k.name) continue;
+    const nlohmann::json &best = j.at("best");
+    if (!best.is_object()) throw Error(file + ": the tuning table has no best config (a shard's table?)");
+    Config c;
+    c.numWarps = best.at("num_warps").get<int>();
+    c.numStages = best.at("num_stages").get<int>();
+    for (const auto &[name, vs] : values) c.consts[name] = vs.front();
+    for (const auto &[name, v] : best.at("consts").items()) c.consts[name] = v.get<std::string>();
+    c.key = j.at("key").get<std::map<std::string, std::string>>();
+    out.push_back(c);
+  }
+  if (!out.empty()) {
+    for (const auto &[name, vs] : values)
+      if (vs.size() > 1)
+        throw Error("kernel '" + k.name + "': give several -D values of " + name + " or tuning tables, not both");
+    return out;
+  }
+  Config base;
+  base.numWarps = opts.compile.numWarps;
+  base.numStages = opts.compile.numStages;
+  out.push_back(base);
+  for (const std::string &name : order) {
+    std::vector<Config> next;
+    for (const Config &c : out)
+      for (const std::string &v : values[name]) {
+        Config n = c;
+        n.consts[name] = v;
+        next.push_back(n);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// The integer facts each config is compiled for, most specialised first:
+// every integer a multiple of 16; one of them 1 and the rest multiples of
+// 16; nothing (the general variant, last, always applies).
+std::vector<std::map<std::string, std::string>> factSets(const KernelPlan &k, const std::string &mode) {
+  std::vector<std::string> ints;
+  for (const tk::KernelParam &p : k.params)
+    if (!p.isConst && isIntegerType(p.type)) ints.push_back(p.name);
+  std::vector<std::map<std::string, std::string>> out;
+  if (mode == "auto" && !ints.empty()) {
+    std::map<std::string, std::string> all16;
+    for (const std::string &n : ints) all16[n] = "16";
+    out.push_back(all16);
+    for (const std::string &n : ints) {
+      auto one = all16;
+      one[n] = "1";
+      out.push_back(one);
+    }
+  }
+  out.push_back({});
+  return out;
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A raw string literal of `text`, its delimiter chosen not to occur in it.
+std::string rawLiteral(const std::string &text) {
+  std::string delim = "tk";
+  for (int i = 0; text.find(")" + delim + "\"") != std::string::npos; ++i) delim = "tk" + std::to_string(i);
+  return "R\"" + delim + "(" + text + ")" + delim + "\"";
+}
+
+uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex64(uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v << "ull";
+  return os.str();
+}
+
+// "BLOCK=256, num_warps=4" for a config's const struct fields.
+std::string describe(const Config &c, const std::vector<const tk::KernelParam *> &fields) {
+  std::string s;
+  for (const tk::KernelParam *p : fields) s += p->name + "=" + (c.consts.count(p->name) ? c.consts.at(p->name) : p->value) + ", ";
+  return s + "num_warps=" + std::to_string(c.numWarps);
+}
+
+// The value a config gives const `p` (its -D value or the kernel's default).
+std::string constValue(const Variant &v, const tk::KernelParam &p) {
+  for (const tk::KernelParam &q : v.bundle.params)
+    if (q.isConst && q.name == p.name) return q.value;
+  return p.value;
+}
+
+void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle, std::ostream &h, std::ostream &cpp,
+                 std::ostream &c) {
+  const std::string cfg = k.name + "_config";
+  // The config struct: integer and bool consts, and num_warps.
+  std::vector<const tk::KernelParam *> fields;
+  for (const tk::KernelParam &p : k.params)
+    if (p.isConst && (isIntegerType(p.type) || p.type == "bool")) fields.push_back(&p);
+  for (const tk::KernelParam &p : k.params) {
+    if (!p.isConst || std::find(fields.begin(), fields.end(), &p) != fields.end()) continue;
+    for (const Variant &v : k.variants)
+      if (constValue(v, p) != constValue(k.variants.front(), p))
+        throw Error("kernel '" + k.name + "': const parameter '" + p.name + "' of type " + p.type +
+                    " differs between variants; a generated launcher dispatches on integer and bool consts only");
+  }
+  std::vector<const tk::KernelParam *> launch, scalars;
+  for (const tk::KernelParam &p : k.params)
+    if (!p.isConst) {
+      launch.push_back(&p);
+      if (p.type[0] != '*') scalars.push_back(&p);
+    }
+  auto paramDecl = [&](const tk::KernelParam &p) {
+    std::string t = cppType(p.type, k.name, p.name);
+    if (p.type[0] == '*') return (k.written.count(p.name) ? "" : "const ") + t + " *" + p.name;
+    return t + " " + p.name;
+  };
+  std::string decls, names, scalarDecls, scalarNames;
+  for (const tk::KernelParam *p : launch) {
+    decls += ", " + paramDecl(*p);
+    names += ", " + p->name;
+  }
+  for (const tk::KernelParam *p : scalars) {
+    scalarDecls += (scalarDecls.empty() ? "" : ", ") + paramDecl(*p);
+    scalarNames += (scalarNames.empty() ? "" : ", ") + p->name;
+  }
+  std::string signature = k.name + "(";
+  for (size_t i = 0; i < k.params.size(); ++i)
+    signature += (i ? ", " : "") + std::string(k.params[i].isConst ? "const " : "") + k.params[i].name + ": " +
+                 k.params[i].type + (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
+  signature += ")";
+
+  h << "\n// ---- " << signature << "\n";
+  h << "// The consts and num_warps of one compiled variant.\nstruct " << cfg << " {\n";
+  for (const tk::KernelParam *p : fields) h << "  " << cppType(p->type, k.name, p->name) << " " << p->name << ";\n";
+  h << "  int num_warps;\n};\n";
+  h << "// The config a launch with these arguments takes: "
+    << (k.configs.front().key.empty() ? "the first compiled." : "the tuning table's entry of the nearest key values.")
+    << "\n" << cfg << " " << k.name << "_select(" << scalarDecls << ");\n";
+  h << "namespace " << lib << "_detail {\ntk::Status " << k.name << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const "
+    << cfg << " &config" << decls << ");\n}\n";
+  h << "// Launches the variant of `config` (a tk::Status error naming the kernel\n"
+    << "// and the argument when one is wrong or none was compiled for it).\n";
+  h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls
+    << ") {\n  return " << lib << "_detail::" << k.name << "(" << lib << "_hash, s, grid, config" << names << ");\n}\n";
+  h << "// Launches the selected config (" << k.name << "_select).\n";
+  h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid" << decls << ") {\n  return " << k.name
+    << "(s, grid, " << k.name << "_select(" << scalarNames << ")" << names << ");\n}\n";
+  h << "// The same with the grid computed from the selected config: gridOf(const " << cfg << " &) -> tk::Dim3.\n";
+  h << "template <class GridOf>\ninline tk::Status " << k.name << "(tk::Stream s, GridOf &&gridOf" << decls
+    << ") {\n  const " << cfg << " config = " << k.name << "_select(" << scalarNames << ");\n  return " << k.name
+    << "(s, tk::Dim3(gridOf(config)), config" << names << ");\n}\n";
+
+  // ---- the .cpp: select, then dispatch.
+  auto fieldValue = [](const Config &c, const tk::KernelParam &p) {
+    return c.consts.count(p.name) ? c.consts.at(p.name) : p.value;
+  };
+  cpp << "\n" << cfg << " " << k.name << "_select(" << scalarDecls << ") {\n";
+  for (const tk::KernelParam *p : scalars) cpp << "  (void)" << p->name << ";\n";
+  auto configInit = [&](const Config &c) {
+    std::string s = cfg + "{";
+    for (const tk::KernelParam *p : fields) s += fieldValue(c, *p) + ", ";
+    return s + std::to_string(c.numWarps) + "}";
+  };
+  if (k.configs.front().key.empty()) {
+    cpp << "  return " << configInit(k.configs.front()) << ";\n}\n";
+  } else {
+    // Nearest by summed |log2| distance of the key values: a size between two
+    // tuned sizes takes the config of the closer one.
+    cpp << "  auto far = [](double a, double b) { return std::fabs(std::log2(std::max(std::fabs(a), 1.0)) - "
+           "std::log2(std::max(std::fabs(b), 1.0))) + (a == b ? 0.0 : 1e-9); };\n";
+    cpp << "  double best = 1e300;\n  " << cfg << " chosen = " << configInit(k.configs.front()) << ";\n";
+    for (const Config &c : k.configs) {
+      cpp << "  if (double d = 0";
+      for (const auto &[name, value] : c.key) {
+        if (std::none_of(scalars.begin(), scalars.end(), [&](auto *p) { return p->name == name; }))
+          throw Error("kernel '" + k.name + "': tuning key '" + name + "' is not a scalar launch argument");
+        const std::string num = value == "true" ? "1" : value == "false" ? "0" : value;
+        cpp << " + far(double(" << name << "), " << num << ")";
+      }
+      cpp << "; d < best) {\n    best = d;\n    chosen = " << configInit(c) << ";\n  }\n";
+    }
+    cpp << "  return chosen;\n}\n";
+  }
+
+  std::string compiled;
+  for (const Config &c : k.configs) compiled += (compiled.empty() ? "" : "; ") + describe(c, fields);
+  cpp << "\ntk::Status " << lib << "_detail::" << k.name << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const "
+      << cfg << " &config" << decls << ") {\n";
+  // Pointer checks: the alignment of the first variant (every variant
+  // assumes the same of its pointers).
+  for (const tk::KernelParam *p : launch) {
+    if (p->type[0] != '*') continue;
+    cpp << "  if (!" << p->name << ") return tk::aot::nullPointer(" << quote(k.name) << ", " << quote(p->name) << ", "
+        << quote(p->type) << ");\n";
+    int64_t align = 0;
+    for (const tk::KernelParam &q : k.variants.front().bundle.params)
+      if (q.name == p->name) align = q.align;
+    if (align > 1)
+      cpp << "  if (reinterpret_cast<uintptr_t>(" << p->name << ") % " << align << " != 0) return tk::aot::misaligned("
+          << quote(k.name) << ", " << quote(p->name) << ", " << quote(p->type) << ", " << p->name << ", " << align
+          << ");\n";
+  }
+  // Facts: two bits per integer argument, 1: a multiple of 16, 2: equal to 1
+  // (tk::integerFact's rule).
+  std::vector<std::string> ints;
+  for (const tk::KernelParam *p : scalars)
+    if (isIntegerType(p->type)) ints.push_back(p->name);
+  cpp << "  uint64_t facts = 0;\n";
+  for (size_t i = 0; i < ints.size() && i < 32; ++i)
+    cpp << "  facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i << ";\n";
+  cpp << "  (void)facts;\n  size_t v = 0;\n";
+  for (size_t c = 0; c < k.configs.size(); ++c) {
+    cpp << "  " << (c ? "else if (" : "if (");
+    for (const tk::KernelParam *p : fields) cpp << "config." << p->name << " == " << fieldValue(k.configs[c], *p) << " && ";
+    cpp << "config.num_warps == " << k.configs[c].numWarps << ") {\n";
+    bool first = true;
+    for (size_t vi = 0; vi < k.variants.size(); ++vi) {
+      const Variant &var = k.variants[vi];
+      if (var.config != c) continue;
+      uint64_t mask = 0, want = 0;
+      for (size_t i = 0; i < ints.size() && i < 32; ++i)
+        if (auto f = var.facts.find(ints[i]); f != var.facts.end()) {
+          mask |= uint64_t(3) << 2 * i;
+          want |= uint64_t(f->second == "1" ? 2 : 1) << 2 * i;
+        }
+      if (mask == 0) cpp << "    " << (first ? "" : "else ") << "v = " << firstBundle + vi << ";\n";
+      else
+        cpp << "    " << (first ? "" : "else ") << "if ((facts & " << mask << "ull) == " << want << "ull) v = "
+            << firstBundle + vi << ";\n";
+      first = false;
+    }
+    cpp << "  }\n";
+  }
+  cpp << "  else {\n    std::string wanted;\n";
+  for (const tk::KernelParam *p : fields)
+    cpp << "    wanted += \"" << p->name << "=\" + std::to_string(config." << p->name << ") + \", \";\n";
+  cpp << "    wanted += \"num_warps=\" + std::to_string(config.num_warps);\n    return tk::aot::noVariant("
+      << quote(k.name) << ", wanted, " << quote(compiled) << ");\n  }\n";
+  std::string argList;
+  for (size_t i = 0; i < launch.size(); ++i) {
+    const tk::KernelParam *p = launch[i];
+    if (p->type[0] == '*') {
+      cpp << "  const uint64_t a" << i << " = reinterpret_cast<uintptr_t>(" << p->name << ");\n";
+      argList += std::string(i ? ", " : "") + "&a" + std::to_string(i);
+    } else {
+      argList += std::string(i ? ", " : "") + "&" + p->name;
+    }
+  }
+  cpp << "  const void *args[] = {" << (argList.empty() ? "nullptr" : argList) << "};\n";
+  cpp << "  return library().launch(s, header, " << quote(k.name) << ", v, grid, args, " << launch.size() << ");\n}\n";
+
+  // The C launcher: the selected config, the Status as 0 / 1 + *error.
+  c << "\n/* " << signature << ": the config " << k.name << "_select would choose. */\n";
+  c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error);\n";
+  cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error) {\n"
+      << "  if (!device) return tk::aot::cStatus(tk::Status::error(\"" << k.name << ": a null tk_device\"), error);\n"
+      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}" << names
+      << "), error);\n}\n";
+}
+
+}  // namespace
+
+void emitCpp(const EmitCppOptions &opts) {
+  if (opts.output.empty() || opts.output == "-") throw Error("--emit cpp writes two files: give -o DIR/NAME");
+  if (opts.specialise != "auto" && opts.specialise != "none")
+    throw Error("--specialise expects auto or none, got '" + opts.specialise + "'");
+  const std::filesystem::path out(opts.output);
+  const std::string base = out.filename().string();
+  const std::string lib = identifier(base);
+
+  std::vector<std::pair<std::string, nlohmann::json>> tables;
+  for (const std::string &file : opts.tuneTables) {
+    auto text = tk::cache::readFile(file);
+    if (!text) throw Error("cannot read tuning table '" + file + "'");
+    try {
+      nlohmann::json j = nlohmann::json::parse(*text);
+      j.at("kernel").get<std::string>();
+      j.at("key").get<std::map<std::string, std::string>>();
+      tables.push_back({file, j});
+    } catch (const nlohmann::json::exception &e) {
+      throw Error(file + ": not a tuning table from `tkc tune --json` (" + e.what() + ")");
+    }
+  }
+
+  const auto declared = tk::Compiler::kernels(opts.file, opts.compile);
+  std::vector<std::string> wanted;
+  for (const std::string &name : opts.kernels)
+    if (!opts.skipMissing || std::any_of(declared.begin(), declared.end(), [&](auto &d) { return d.first == name; }))
+      wanted.push_back(name);
+  if (opts.kernels.empty())
+    for (const auto &d : declared) wanted.push_back(d.first);
+  if (wanted.empty()) throw Error(opts.file + ": defines none of the kernels asked for");
+  std::vector<KernelPlan> plans;
+  for (const std::string &name : wanted) {
+    KernelPlan k;
+    k.name = name;
+    auto it = std::find_if(declared.begin(), declared.end(), [&](auto &d) { return d.first == name; });
+    if (it == declared.end()) {
+      std::string names;
+      for (auto &d : declared) names += (names.empty() ? "" : ", ") + d.first;
+      throw Error(opts.file + ": no kernel named '" + name + "' (kernels: " + names + ")");
+    }
+    if (std::count(wanted.begin(), wanted.end(), name) > 1) throw Error("-k " + name + " given twice");
+    k.params = it->second;
+    k.configs = plannedConfigs(k, opts, tables);
+    const auto facts = factSets(k, opts.specialise);
+    for (size_t c = 0; c < k.configs.size(); ++c)
+      for (const auto &f : facts) {
+        tk::CompileOptions co = opts.compile;
+        co.defines = k.configs[c].consts;
+        co.numWarps = k.configs[c].numWarps;
+        co.numStages = k.configs[c].numStages;
+        for (const auto &[param, fact] : f) co.assume[param] = fact == "1" ? 1 : 16;
+        k.variants.push_back(Variant{c, f, tk::Compiler::compileFile(opts.file, name, co)});
+      }
+    k.written = writtenPointers(k.variants.front().bundle);
+    plans.push_back(std::move(k));
+  }
+
+  // The hash ties the header to the bundles its .cpp embeds.
+  uint64_t hash = fnv1a("tk-emit-cpp-1");
+  for (const KernelPlan &k : plans)
+    for (const Variant &v : k.variants) hash = fnv1a(v.bundle.toJson(), hash);
+
+  std::ostringstream h, cpp;
+  const std::string source = std::filesystem::path(opts.file).filename().string();
+  h << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+    << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include \"tk/aot.h\"\n\n";
+  h << "// The bundles " << base << ".cpp embeds; a header from other sources is refused at load.\n";
+  h << "inline constexpr uint64_t " << lib << "_hash = " << hex64(hash) << ";\n";
+  h << "namespace " << lib << "_detail {\ntk::Status load(tk::Stream s, uint64_t header);\nvoid unload(tk::Stream s);\n}\n";
+  h << "// Loads every kernel of this file on the stream's device (launches do it on first use).\n";
+  h << "inline tk::Status " << lib << "_load(tk::Stream s) { return " << lib << "_detail::load(s, " << lib
+    << "_hash); }\n";
+  h << "// Frees them there; no launch of this file may be running on that device.\n";
+  h << "inline void " << lib << "_unload(tk::Stream s) { " << lib << "_detail::unload(s); }\n";
+
+  std::ostringstream c;
+  const std::string guard = "TK_GENERATED_" + lib + "_C_H";
+  c << "/* Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+    << " * C launchers: 0 on success, else nonzero with *error set (tk/aot_c.h). */\n#ifndef " << guard
+    << "\n#define " << guard << "\n\n#include \"tk/aot_c.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+    << "int " << lib << "_load_c(tk_device *device, const char **error);\nvoid " << lib
+    << "_unload_c(tk_device *device);\n";
+  cpp << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+      << "#include \"" << base << ".h\"\n#include \"" << base << "_c.h\"\n\n#include <algorithm>\n#include <cmath>\n#include <string>\n\nnamespace {\n\n";
+  size_t n = 0;
+  std::string table;
+  for (const KernelPlan &k : plans)
+    for (const Variant &v : k.variants) {
+      std::string facts;
+      for (const auto &[p, f] : v.facts) facts += " " + p + (f == "1" ? " == 1" : " % 16 == 0");
+      std::string consts;
+      for (const auto &[c, value] : k.configs[v.config].consts) consts += c + "=" + value + ", ";
+      cpp << "// " << k.name << ": " << consts << "num_warps=" << k.configs[v.config].numWarps
+          << (facts.empty() ? "" : ";" + facts)
+          << "\nconst char kBundle" << n << "[] = " << rawLiteral(v.bundle.toJson()) << ";\n";
+      table += "    {kBundle" + std::to_string(n) + ", sizeof kBundle" + std::to_string(n) + " - 1},\n";
+      ++n;
+    }
+  cpp << "\nconst tk::aot::EmbeddedBundle kBundles[] = {\n" << table << "};\n\n";
+  cpp << "tk::aot::Library &library() {\n  static tk::aot::Library lib(" << quote(base) << ", " << hex64(hash)
+      << ", kBundles, " << n << ");\n  return lib;\n}\n\n}  // namespace\n\n";
+  cpp << "tk::Status " << lib << "_detail::load(tk::Stream s, uint64_t header) { return library().load(s, header); }\n";
+  cpp << "void " << lib << "_detail::unload(tk::Stream s) { library().unload(s); }\n";
+  cpp << "\nextern \"C\" int " << lib << "_load_c(tk_device *device, const char **error) {\n"
+      << "  if (!device) return tk::aot::cStatus(tk::Status::error(\"" << base << ": a null tk_device\"), error);\n"
+      << "  return tk::aot::cStatus(" << lib << "_load(tk::aot::deviceOf(device)), error);\n}\n";
+  cpp << "extern \"C\" void " << lib << "_unload_c(tk_device *device) {\n  if (device) " << lib
+      << "_unload(tk::aot::deviceOf(device));\n}\n";
+  size_t first = 0;
+  for (const KernelPlan &k : plans) {
+    writeKernel(k, lib, first, h, cpp, c);
+    first += k.variants.size();
+  }
+  c << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+
+  std::string error;
+  const std::string hPath = opts.output + ".h", cppPath = opts.output + ".cpp", cPath = opts.output + "_c.h";
+  if (!tk::cache::writeAtomic(hPath, h.str(), error) || !tk::cache::writeAtomic(cPath, c.str(), error) ||
+      !tk::cache::writeAtomic(cppPath, cpp.str(), error))
+    throw Error(error);
+  if (!opts.depfile.empty()) {
+    // Make syntax: spaces in paths escaped; both outputs depend on every input.
+    auto escape = [](const std::string &p) {
+      std::string s;
+      for (char c : p) s += c == ' ' ? std::string("\\ ") : c == '$' ? std::string("$$") : std::string(1, c);
+      return s;
+    };
+    std::string d = escape(hPath) + " " + escape(cppPath) + " " + escape(cPath) + ":";
+    std::set<std::string> deps;
+    for (const std::string &f : tk::Compiler::dependencies(opts.file, opts.compile))
+      deps.insert(std::filesystem::absolute(f).lexically_normal().string());
+    for (const std::string &t : opts.tuneTables) deps.insert(std::filesystem::absolute(t).lexically_normal().string());
+    for (const std::string &f : deps) d += " \\\n  " + escape(f);
+    if (!tk::cache::writeAtomic(opts.depfile, d + "\n", error)) throw Error(error);
+  }
+}
+
+}  // namespace tkc
