@@ -71,6 +71,11 @@ class FunctionLowering {
     int64_t offset = 0;  // bytes from the shared base
     SharedSlotLayout slot;
     int64_t stages = 0;
+    // 0: the slot is sharedSlotLayout's row-major tile; 1 (2): it is the A
+    // (B) of wgmma dots of `plan`, in wgmmaOffsetA's (B's) swizzled layout,
+    // 1024-byte aligned, read in place through matrix descriptors.
+    int wgmmaOperand = 0;
+    WgmmaPlan plan;
   };
   // Places every ring named by the function's async_copy / shared_load ops
   // at the start of shared memory (ringBytes_); scratch follows them.
@@ -78,6 +83,8 @@ class FunctionLowering {
   void lowerAsyncCopy(ir::Op &op);
   void lowerAsyncWait(ir::Op &op);
   Regs lowerSharedLoad(ir::Op &op);
+  std::vector<int64_t> uniformDeltas(const ir::Type &t, const RegisterMap &rm,
+                                     const std::function<int64_t(int64_t, int64_t)> &offsetAt);
   // The first byte of slot `slot` (an i32) of ring `buffer`.
   llvm::Value *slotBase(int64_t buffer, llvm::Value *slot);
   // The slot a shared_load reads, when a tensor-core dot reads it in place
@@ -111,7 +118,6 @@ class FunctionLowering {
                  const ir::Location &loc);
 
   // LowerDotWgmma.cpp helpers
-  llvm::Value *swizzled(llvm::Value *off, int swizzleBytes);
   void stageForWgmma(const ir::Value *v, llvm::Value *base,
                      const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &offsetOf,
                      const ir::Location &loc);
@@ -172,6 +178,7 @@ class FunctionLowering {
   int scratchWhileRings_ = 0;
   std::map<int64_t, Ring> rings_;
   std::set<const ir::Value *> inPlace_;  // shared_load results only mma dots read
+  bool wgmmaRings_ = false;              // some ring feeds wgmma in place
 };
 
 }  // namespace tk::lower

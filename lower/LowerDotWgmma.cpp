@@ -63,39 +63,31 @@ WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
   return p;
 }
 
-// Byte offset of A's logical element (row, col) in its region: the row's
-// physical place (see the header), its slab, then the swizzle.
+// wgmmaOffsetA/B (Wgmma.h) as i32 LLVM IR.
+namespace {
+struct IrArith {
+  using V = llvm::Value *;
+  llvm::IRBuilderBase &b;
+  llvm::Value *c(int64_t v) const { return b.getInt32(static_cast<uint32_t>(v)); }
+  V add(V x, V y) const { return b.CreateAdd(x, y); }
+  V mul(V x, int64_t k) const { return b.CreateMul(x, c(k)); }
+  V div(V x, int64_t k) const { return b.CreateUDiv(x, c(k)); }
+  V rem(V x, int64_t k) const { return b.CreateURem(x, c(k)); }
+  V swizzle(V off, int bytes) const {
+    V bits = b.CreateAnd(b.CreateLShr(off, c(7)), c(bytes / 16 - 1));
+    return b.CreateXor(off, b.CreateShl(bits, c(4)));
+  }
+};
+}  // namespace
+
 llvm::Value *FunctionLowering::wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col) {
-  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
-  const int64_t W = 4 * p.warpgroups, Mg = p.M / p.warpgroups, E = p.swizzleA / 2;
-  llvm::Value *v = b_.CreateURem(b_.CreateUDiv(row, i32(8)), i32(W));
-  llvm::Value *g = b_.CreateURem(row, i32(8));
-  llvm::Value *r = b_.CreateUDiv(row, i32(8 * W));
-  llvm::Value *gi = b_.CreateUDiv(v, i32(4)), *w4 = b_.CreateURem(v, i32(4));
-  llvm::Value *phys = b_.CreateAdd(
-      b_.CreateMul(b_.CreateUDiv(r, i32(2)), i32(64)),
-      b_.CreateAdd(b_.CreateMul(w4, i32(16)), b_.CreateAdd(b_.CreateMul(b_.CreateURem(r, i32(2)), i32(8)), g)));
-  llvm::Value *off = b_.CreateMul(gi, i32(Mg * p.K * 2));
-  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateUDiv(col, i32(E)), i32(Mg * p.swizzleA)));
-  off = b_.CreateAdd(off, b_.CreateMul(phys, i32(p.swizzleA)));
-  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateURem(col, i32(E)), i32(2)));
-  return swizzled(off, p.swizzleA);
+  IrArith ar{b_};
+  return lower::wgmmaOffsetA(ar, p, row, col);
 }
 
 llvm::Value *FunctionLowering::wgmmaOffsetB(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col) {
-  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
-  const int64_t E = p.swizzleB / 2;
-  llvm::Value *off = b_.CreateMul(b_.CreateUDiv(col, i32(E)), i32(p.K * p.swizzleB));
-  off = b_.CreateAdd(off, b_.CreateMul(row, i32(p.swizzleB)));
-  off = b_.CreateAdd(off, b_.CreateMul(b_.CreateURem(col, i32(E)), i32(2)));
-  return swizzled(off, p.swizzleB);
-}
-
-// An S-byte swizzle on a byte offset from a 1024-byte aligned base: address
-// bits [4, 4 + log2(S / 16)) ^= bits [7, 7 + log2(S / 16)).
-llvm::Value *FunctionLowering::swizzled(llvm::Value *off, int swizzleBytes) {
-  llvm::Value *bits = b_.CreateAnd(b_.CreateLShr(off, b_.getInt32(7)), b_.getInt32(swizzleBytes / 16 - 1));
-  return b_.CreateXor(off, b_.CreateShl(bits, b_.getInt32(4)));
+  IrArith ar{b_};
+  return lower::wgmmaOffsetB(ar, p, row, col);
 }
 
 // Writes 2-D tile `v` (already f16/bf16) at base + offsetOf(row, col): a
@@ -139,9 +131,10 @@ llvm::Value *FunctionLowering::wgmmaDescriptor(llvm::Value *at, uint32_t leading
 Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA,
                                   llvm::Value *baseB, Regs acc, const ir::Location &loc) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
-  const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16, EA = p.swizzleA / 2;
+  const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16;
   RegisterMap rm(resultType.layout, resultType.shape);
-  // This thread's warpgroup region of A.
+  // This thread's warpgroup region of A: wgmmaOperandA's offset for
+  // warpgroup 0, from there.
   llvm::Value *gi = b_.CreateUDiv(warp_, i32(4));
   llvm::Value *regionA = b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * 2)));
   // The sim names a failing wgmma by its call's !tk.loc: the last call the
@@ -154,16 +147,15 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
         return;
       }
   };
+  auto descriptor = [&](llvm::Value *base, const WgmmaOperand &o) {
+    return wgmmaDescriptor(b_.CreateGEP(b_.getInt8Ty(), base, i32(o.offset)), o.leadingBytes, o.strideBytes,
+                           o.swizzleBytes);
+  };
   target_.wgmmaFence(b_);
   for (int64_t ks = 0; ks < steps; ++ks) {
-    const int64_t k0 = 16 * ks;
-    llvm::Value *atB = b_.CreateGEP(b_.getInt8Ty(), baseB, i32(k0 * p.swizzleB));
-    llvm::Value *descB = wgmmaDescriptor(atB, static_cast<uint32_t>(p.K * p.swizzleB),
-                                         static_cast<uint32_t>(8 * p.swizzleB), p.swizzleB);
+    llvm::Value *descB = descriptor(baseB, wgmmaOperandB(p, ks));
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t offA = k0 / EA * Mg * p.swizzleA + blk * 64 * p.swizzleA + k0 % EA * 2;
-      llvm::Value *descA = wgmmaDescriptor(b_.CreateGEP(b_.getInt8Ty(), regionA, i32(offA)), 16,
-                                           static_cast<uint32_t>(8 * p.swizzleA), p.swizzleA);
+      llvm::Value *descA = descriptor(regionA, wgmmaOperandA(p, 0, blk, ks));
       // D register i: n8 tile i / 4, row half (i % 4) / 2, column (i % 2).
       std::vector<int> reg;
       for (int64_t i = 0; i < p.N / 2; ++i)
@@ -179,22 +171,40 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
   return target_.wgmmaWaitGroup(b_, 0, acc);
 }
 
+// An operand a pipelined loop left in a ring slot is read there: the slot
+// has the operand's layout of the header (planRings), and the loop's async_wait
+// fenced the copies for the async proxy before its barrier. The others are
+// staged from registers into scratch.
 Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   const WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
-  // The swizzle patterns repeat every 1024 bytes of address.
-  useScratch(p.bytesA + p.bytesB, 1024);
-  llvm::Value *base = scratchBase(1024);
-  llvm::Value *baseB = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(p.bytesA)));
-  stageForWgmma(
-      op.operand(0), base, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
-  stageForWgmma(
-      op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
-  // Every thread's generic-proxy stores, fenced for the async proxy, then
-  // ordered before every warpgroup's reads by the barrier.
-  target_.fenceProxyAsync(b_);
-  barrier(op.loc());
-  Regs acc = issueWgmma(p, op.result()->type(), base, baseB, regs(op.operand(2)), op.loc());
-  barrier(op.loc());  // the buffer is reused by the next exchange
+  const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  const int64_t staged = (ringA ? 0 : p.bytesA) + (ringB ? 0 : p.bytesB);
+  llvm::Value *base = nullptr;
+  if (staged) {
+    // The swizzle patterns repeat every 1024 bytes of address.
+    useScratch(staged, 1024);
+    base = scratchBase(1024);
+  }
+  llvm::Value *baseA = ringA ? slotBase(ringA->intAttr("buffer"), regs(ringA->operand(0))[0]) : base;
+  llvm::Value *baseB = ringB ? slotBase(ringB->intAttr("buffer"), regs(ringB->operand(0))[0])
+                             : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA ? 0 : static_cast<uint32_t>(p.bytesA)));
+  if (!ringA)
+    stageForWgmma(
+        op.operand(0), baseA, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
+  if (!ringB)
+    stageForWgmma(
+        op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
+  if (staged) {
+    // Every thread's generic-proxy stores, fenced for the async proxy, then
+    // ordered before every warpgroup's reads by the barrier.
+    target_.fenceProxyAsync(b_);
+    barrier(op.loc());
+  }
+  Regs acc = issueWgmma(p, op.result()->type(), baseA, baseB, regs(op.operand(2)), op.loc());
+  // Scratch is reused by the next exchange. A ring slot needs no barrier:
+  // issueWgmma waits for its reads, and the next copy into the slot comes
+  // after the next iteration's async_wait barrier.
+  if (staged) barrier(op.loc());
   return acc;
 }
 

@@ -10,7 +10,12 @@
 
 namespace tk::lower {
 
+// Rings and scratch are placed from the base, whose alignment (1024 bytes
+// on NVPTX and the sim) covers every `align` asked for.
+static int64_t alignedUp(int64_t bytes, int64_t align) { return (bytes + align - 1) / align * align; }
+
 void FunctionLowering::planRings() {
+  std::vector<int64_t> order;
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::AsyncCopy) && !op->is(ir::OpKind::SharedLoad)) continue;
     const int64_t id = op->intAttr("buffer");
@@ -18,35 +23,57 @@ void FunctionLowering::planRings() {
     const ir::Type &t = op->is(ir::OpKind::AsyncCopy) ? op->operand(0)->type() : op->result()->type();
     const int64_t elt = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
     Ring r;
-    r.offset = ringBytes_;
     r.slot = sharedSlotLayout(t.shape[0], t.shape[1], elt);
     r.stages = op->intAttr("stages");
-    ringBytes_ += static_cast<int>(r.slot.bytes * r.stages);
     rings_[id] = r;
+    order.push_back(id);
   }
-  // A shared_load is read in place when every use is an a or b of a dot
-  // lowered on mma.sync (lowerDotMma reads the slot with ldmatrix).
   if (rings_.empty()) return;
+  // A shared_load is read in place when every use is an a or b of a dot on
+  // tensor cores: on mma.sync (lowerDotMma reads the row-major slot with
+  // ldmatrix), or on wgmma, all as the same operand of dots of one plan (the
+  // slot then takes that operand's layout, which the copies write).
   auto uses = ir::computeUses(fn_);
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
-    bool inPlace = !uses[op->result()].empty();
-    for (const auto &[user, index] : uses[op->result()]) {
-      ir::LayoutRef mma = tensorCoreLayout(*user, fn_.numWarps());
-      inPlace = inPlace && index < 2 && mma && ir::sameLayout(user->result()->type().layout, mma) &&
-                !dotOnWgmma(*user);
+    const auto &users = uses[op->result()];
+    bool mma = !users.empty(), wgmma = !users.empty();
+    int operand = -1;
+    WgmmaPlan plan;
+    for (const auto &[user, index] : users) {
+      ir::LayoutRef layout = tensorCoreLayout(*user, fn_.numWarps());
+      const bool tensorCores = index < 2 && layout && ir::sameLayout(user->result()->type().layout, layout);
+      const bool onWgmma = tensorCores && dotOnWgmma(*user);
+      mma = mma && tensorCores && !onWgmma;
+      if (!onWgmma || (operand >= 0 && (operand != int(index) || !(plan == wgmmaPlan(*user, fn_.numWarps())))))
+        wgmma = false;
+      if (wgmma) {
+        operand = static_cast<int>(index);
+        plan = wgmmaPlan(*user, fn_.numWarps());
+      }
     }
-    if (inPlace) inPlace_.insert(op->result());
+    if (!mma && !wgmma) continue;
+    inPlace_.insert(op->result());
+    if (wgmma) {
+      Ring &r = rings_.at(op->intAttr("buffer"));
+      r.wgmmaOperand = operand + 1;
+      r.plan = plan;
+      // The swizzle patterns repeat every 1024 bytes of address.
+      r.slot.bytes = alignedUp(operand == 0 ? plan.bytesA : plan.bytesB, 1024);
+      wgmmaRings_ = true;
+    }
+  }
+  for (int64_t id : order) {
+    Ring &r = rings_.at(id);
+    if (r.wgmmaOperand) ringBytes_ = static_cast<int>(alignedUp(ringBytes_, 1024));
+    r.offset = ringBytes_;
+    ringBytes_ += static_cast<int>(r.slot.bytes * r.stages);
   }
 }
 
 const ir::Op *FunctionLowering::inPlaceOperand(const ir::Value *v) const {
   return inPlace_.count(v) ? v->definingOp() : nullptr;
 }
-
-// Rings and scratch are placed from the base, whose alignment (1024 bytes
-// on NVPTX and the sim) covers every `align` asked for.
-static int64_t alignedUp(int64_t bytes, int64_t align) { return (bytes + align - 1) / align * align; }
 
 llvm::Value *FunctionLowering::scratchBase(int64_t align) {
   llvm::Value *base = target_.sharedBase(b_);
@@ -65,6 +92,32 @@ llvm::Value *FunctionLowering::slotBase(int64_t buffer, llvm::Value *slot) {
   llvm::Value *offset = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(r.offset)),
                                      b_.CreateMul(slot, b_.getInt32(static_cast<uint32_t>(r.slot.bytes))));
   return b_.CreateGEP(b_.getInt8Ty(), target_.sharedBase(b_), offset);
+}
+
+// For a 2-D tile in a blocked layout without replication, each register's
+// offset from register 0's under `offsetAt` when it is the same in every
+// thread (register r's element is the thread's first plus a constant, no
+// index wrapping around the tile; offsetAt's swizzle may still make the
+// distance depend on the thread): checked over every thread. Else empty.
+std::vector<int64_t> FunctionLowering::uniformDeltas(const ir::Type &t, const RegisterMap &rm,
+                                                     const std::function<int64_t(int64_t, int64_t)> &offsetAt) {
+  const ir::Layout &l = *rm.root().blocked;
+  if (t.rank() != 2 || rm.root().shape.size() != 2) return {};
+  const int64_t parts0 = int64_t(l.threadsPerWarp[0]) * l.warpsPerCTA[0];
+  const int64_t parts1 = int64_t(l.threadsPerWarp[1]) * l.warpsPerCTA[1];
+  std::vector<int64_t> deltas(static_cast<size_t>(rm.numRegisters()));
+  for (int64_t p0 = 0; p0 < parts0; ++p0)
+    for (int64_t p1 = 0; p1 < parts1; ++p1) {
+      const int64_t row = p0 * l.sizePerThread[0], col = p1 * l.sizePerThread[1];
+      const int64_t at0 = offsetAt(row, col);
+      for (int r = 0; r < rm.numRegisters(); ++r) {
+        std::vector<int> k = rm.coords(r);
+        const int64_t delta = offsetAt(row + rm.staticOffset(0, k[0]), col + rm.staticOffset(1, k[1])) - at0;
+        if (p0 == 0 && p1 == 0) deltas[static_cast<size_t>(r)] = delta;
+        else if (deltas[static_cast<size_t>(r)] != delta) return {};
+      }
+    }
+  return deltas;
 }
 
 // Each thread copies its runs of `vec` elements along dim 1 (the layout's
@@ -101,22 +154,28 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   // Replicated elements are copied by their owner only.
   llvm::Value *owner = rm.replicated() ? ownerPredicate(pt, rm) : nullptr;
 
-  // Without replication no index wraps around the tile, so register r sits
-  // a constant distance from register 0: one address per thread and
-  // immediate offsets, instead of an address per register held across the loop.
-  auto linear = [&](const std::vector<llvm::Value *> &idx) {
-    return b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1]);
+  // The byte offset of element (row, col) in the slot, as IR and on integers.
+  IntArith ia;
+  auto offsetAt = [&](int64_t row, int64_t col) -> int64_t {
+    if (ring.wgmmaOperand == 1) return lower::wgmmaOffsetA(ia, ring.plan, row, col);
+    if (ring.wgmmaOperand == 2) return lower::wgmmaOffsetB(ia, ring.plan, row, col);
+    return (row * ring.slot.rowStride + col) * elt;
   };
-  llvm::Value *first = owner ? nullptr : b_.CreateGEP(ty, base, linear(elementIndex(pt, rm, 0)));
+  auto offsetOf = [&](const std::vector<llvm::Value *> &idx) -> llvm::Value * {
+    if (ring.wgmmaOperand == 1) return wgmmaOffsetA(ring.plan, idx[0], idx[1]);
+    if (ring.wgmmaOperand == 2) return wgmmaOffsetB(ring.plan, idx[0], idx[1]);
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))),
+                                     idx[1]),
+                        b_.getInt32(static_cast<uint32_t>(elt)));
+  };
+  // One address per thread and an immediate offset per register, instead
+  // of an address per register held across the loop, where every thread's
+  // register r lies the same distance from its register 0.
+  std::vector<int64_t> deltas = owner ? std::vector<int64_t>{} : uniformDeltas(pt, rm, offsetAt);
+  llvm::Value *first = deltas.empty() ? nullptr : b_.CreateGEP(b_.getInt8Ty(), base, offsetOf(elementIndex(pt, rm, 0)));
   for (int r = 0; r < rm.numRegisters(); r += run) {
-    llvm::Value *dst;
-    if (first) {
-      std::vector<int> k = rm.coords(r);
-      const int64_t delta = rm.staticOffset(0, k[0]) * ring.slot.rowStride + rm.staticOffset(1, k[1]);
-      dst = b_.CreateGEP(ty, first, b_.getInt32(static_cast<uint32_t>(delta)));
-    } else {
-      dst = b_.CreateGEP(ty, base, linear(elementIndex(pt, rm, r)));
-    }
+    llvm::Value *dst = first ? b_.CreateGEP(b_.getInt8Ty(), first, b_.getInt32(static_cast<uint32_t>(deltas[r])))
+                             : b_.CreateGEP(b_.getInt8Ty(), base, offsetOf(elementIndex(pt, rm, r)));
     if (!async) {
       llvm::Value *v = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], llvm::Constant::getNullValue(ty), op.loc());
       ifThen(owner, [&] { tagShared(b_.CreateAlignedStore(v, dst, llvm::Align(static_cast<uint64_t>(elt))), op.loc()); },
@@ -141,6 +200,11 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
 // after its barrier and scratch starts at the base again.
 void FunctionLowering::lowerAsyncWait(ir::Op &op) {
   target_.cpAsyncWaitGroup(b_, static_cast<int>(op.intAttr("pending")));
+  // cp.async writes through the generic proxy and wgmma reads through the
+  // async proxy: each thread fences the copies it completed before the
+  // barrier that orders them before every warpgroup's wgmma (PTX ISA,
+  // "Async Proxy").
+  if (wgmmaRings_) target_.fenceProxyAsync(b_);
   barrier(op.loc());
   if (op.intAttr("pending") == 0 && !op.parentBlock()->parentOp()) ringsLive_ = false;
 }

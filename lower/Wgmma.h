@@ -18,9 +18,66 @@ struct WgmmaPlan {
   int warpgroups = 1;
   int swizzleA = 0, swizzleB = 0;
   int64_t bytesA = 0, bytesB = 0;
+  bool operator==(const WgmmaPlan &) const = default;
 };
 // For a dot wgmmaShape accepts.
 WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps);
+
+// Byte offset of A's logical element (row, col) from a 1024-byte aligned
+// base, and of B's (LowerDotWgmma.cpp's header gives the layouts), in any
+// integer arithmetic `ar` (V add(V, V), mul / div / rem (V, int64_t) and
+// swizzle(V, bytes)): the lowering emits it as LLVM IR, and evaluates it on
+// integers to find a copy's addresses that lie a constant distance apart in
+// every thread (LowerPipeline.cpp). One definition, so the two agree.
+template <class Ar>
+typename Ar::V wgmmaOffsetA(Ar &ar, const WgmmaPlan &p, typename Ar::V row, typename Ar::V col) {
+  const int64_t W = 4 * p.warpgroups, Mg = p.M / p.warpgroups, E = p.swizzleA / 2;
+  auto v = ar.rem(ar.div(row, 8), W), g = ar.rem(row, 8), r = ar.div(row, 8 * W);
+  auto gi = ar.div(v, 4), w4 = ar.rem(v, 4);
+  // The physical row: 16 w4 + 8h + g of m64 block b, for r = 2b + h.
+  auto phys = ar.add(ar.add(ar.mul(ar.div(r, 2), 64), ar.mul(w4, 16)), ar.add(ar.mul(ar.rem(r, 2), 8), g));
+  auto off = ar.add(ar.mul(gi, Mg * p.K * 2), ar.mul(ar.div(col, E), Mg * p.swizzleA));
+  off = ar.add(off, ar.add(ar.mul(phys, p.swizzleA), ar.mul(ar.rem(col, E), 2)));
+  return ar.swizzle(off, p.swizzleA);
+}
+template <class Ar>
+typename Ar::V wgmmaOffsetB(Ar &ar, const WgmmaPlan &p, typename Ar::V row, typename Ar::V col) {
+  const int64_t E = p.swizzleB / 2;
+  auto off = ar.add(ar.mul(ar.div(col, E), p.K * p.swizzleB), ar.mul(row, p.swizzleB));
+  return ar.swizzle(ar.add(off, ar.mul(ar.rem(col, E), 2)), p.swizzleB);
+}
+
+// Where the matrix descriptors of one wgmma point: A of m64 block `block` of
+// warpgroup `warpgroup` at k16 step `kStep` (K-major, SBO the next 8 rows),
+// and B at k16 step `kStep` (N-major, LBO the next slab of N, SBO the next 8
+// k): the start's byte offset from A's (B's) base, its leading and stride
+// byte offsets and swizzle. What the offsets above lay out, these read.
+struct WgmmaOperand {
+  int64_t offset = 0;
+  uint32_t leadingBytes = 0, strideBytes = 0;
+  int swizzleBytes = 0;
+};
+inline WgmmaOperand wgmmaOperandA(const WgmmaPlan &p, int64_t warpgroup, int64_t block, int64_t kStep) {
+  const int64_t Mg = p.M / p.warpgroups, EA = p.swizzleA / 2, k0 = 16 * kStep;
+  return {warpgroup * Mg * p.K * 2 + k0 / EA * Mg * p.swizzleA + block * 64 * p.swizzleA + k0 % EA * 2, 16,
+          static_cast<uint32_t>(8 * p.swizzleA), p.swizzleA};
+}
+inline WgmmaOperand wgmmaOperandB(const WgmmaPlan &p, int64_t kStep) {
+  return {16 * kStep * p.swizzleB, static_cast<uint32_t>(p.K * p.swizzleB), static_cast<uint32_t>(8 * p.swizzleB),
+          p.swizzleB};
+}
+
+// wgmmaOffsetA/B on integers. The S-byte swizzle of an offset from a
+// 1024-byte aligned base: address bits [4, 4 + log2(S / 16)) ^= bits
+// [7, 7 + log2(S / 16)).
+struct IntArith {
+  using V = int64_t;
+  V add(V a, V b) const { return a + b; }
+  V mul(V a, int64_t c) const { return a * c; }
+  V div(V a, int64_t c) const { return a / c; }
+  V rem(V a, int64_t c) const { return a % c; }
+  V swizzle(V off, int bytes) const { return off ^ ((off >> 7 & (bytes / 16 - 1)) << 4); }
+};
 
 // Bits 16-29 (leading byte offset), 32-45 (stride byte offset), each stored
 // >> 4, and 62-63 (swizzle mode: 1 for 128 bytes, 2 for 64, 3 for 32, 0 for

@@ -156,6 +156,31 @@ TEST(StdlibMatmul, OnWgmma) {
   check(*dev, Problem{512, 512, 512}, {}, 4, 3, false, "sm_90a");  // 128 x 128 x 32: 4 wgmma m64n128k16 per K step
 }
 
+// Pipelined on sm_90a: wgmma reads the cp.async ring slots in place through
+// matrix descriptors (the slots in its swizzled layouts), at every depth,
+// ragged sizes, 16-byte cp.async and copies through registers, 4 and 8 warps
+// on wgmma and 1 and 2 on mma.sync, under the race check (no slot read
+// before its wait) and the sim's check that the copies were fenced for the
+// async proxy before wgmma reads them.
+TEST(StdlibMatmul, OnWgmmaFromTheRing) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const std::map<std::string, std::string> tiles = {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}};
+  for (int stages : {2, 3, 4})
+    for (bool unit : {false, true}) {
+      SCOPED_TRACE(unit ? "unit strides" : "run-time strides");
+      for (Problem p : {Problem{1, 1, 1}, Problem{127, 127, 127}, Problem{70, 40, 500}, Problem{33, 20, 1023}})
+        check(*dev, p, tiles, 4, stages, unit, "sm_90a");
+      check(*dev, Problem{96, 80, 100, true, true}, tiles, 4, stages, unit, "sm_90a");
+    }
+  check(*dev, Problem{130, 70, 200}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8, 4, true, "sm_90a");
+  check(*dev, Problem{300, 260, 200}, {{"BLOCK_M", "128"}, {"BLOCK_N", "256"}, {"BLOCK_K", "64"}}, 8, 3, true,
+        "sm_90a");
+  check(*dev, Problem{100, 200, 48}, {{"BLOCK_M", "32"}, {"BLOCK_N", "64"}, {"BLOCK_K", "16"}}, 2, 4, true, "sm_90a");
+  check(*dev, Problem{50, 30, 70}, {{"BLOCK_M", "16"}, {"BLOCK_N", "32"}, {"BLOCK_K", "16"}}, 1, 3, true, "sm_90a");
+  check(*dev, Problem{257, 250, 160}, {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}, 4, 4, true,
+        "sm_90a");
+}
+
 TEST(StdlibMatmul, Batched) {
   auto dev = tk::Device::open("sim");
   const int Z = 3, M = 70, N = 40, K = 48;

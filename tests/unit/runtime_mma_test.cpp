@@ -198,10 +198,22 @@ TEST(TensorCores, PipelinedStdlibMatmulPtx) {
     EXPECT_EQ(count(ptx, "cp.async.commit_group"), 4u) << arch;
     EXPECT_GE(count(ptx, "cp.async.wait_group"), 2u) << arch;
     if (arch == "sm_90a") {
-      // The ring slots go to registers and through wgmma's staging: 2 m64
-      // blocks x 2 k16 steps of m64n128k16.
+      // wgmma reads the ring slots in place: 2 m64 blocks x 2 k16 steps of
+      // m64n128k16, and between the loop's wait and them no shared load or
+      // store. Each wait is followed by fence.proxy.async before its barrier.
       EXPECT_EQ(count(ptx, "wgmma.mma_async"), 4u) << arch;
       EXPECT_EQ(count(ptx, "mma.sync.aligned.m16n8k16"), 0u) << arch;
+      EXPECT_EQ(count(ptx, "ldmatrix"), 0u) << arch;
+      const size_t wait = ptx.find("cp.async.wait_group 2;"), first = ptx.find("wgmma.mma_async");
+      ASSERT_LT(wait, first);
+      const std::string loop = ptx.substr(wait, first - wait);
+      EXPECT_EQ(count(loop, "ld.shared"), 0u) << loop;
+      EXPECT_EQ(count(loop, "st.shared"), 0u) << loop;
+      for (size_t at = ptx.find("cp.async.wait_group"); at != std::string::npos;
+           at = ptx.find("cp.async.wait_group", at + 1)) {
+        const size_t fence = ptx.find("fence.proxy.async.shared::cta;", at), bar = ptx.find("bar.sync", at);
+        EXPECT_LT(fence, bar) << "no fence.proxy.async between the wait at " << at << " and its barrier";
+      }
     } else {
       // Warps [4, 1]: per k16 step 2 ldmatrix.x4 of A and 16 ldmatrix.x2 of B.
       EXPECT_EQ(count(ptx, "mma.sync.aligned.m16n8k16"), 64u) << arch;
