@@ -204,7 +204,7 @@ class LayoutAssigner {
       const LayoutRef &l = anchor_[const_cast<Op *>(def)];
       return l->kind == ir::Layout::Kind::Blocked ? l : nullptr;
     }
-    if (LayoutRef mma = tensorCoreLayout(*def, fn_.numWarps())) return mma;
+    if (LayoutRef mma = tensorCoreLayout(*def, fn_)) return mma;
     if (def->is(OpKind::Trans)) return transposedLayout(naturalLayout(def->operand(0), depth + 1));
     if (def->is(OpKind::Reduce)) {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
@@ -321,7 +321,7 @@ class LayoutAssigner {
         for (Value *v : op->operands()) demand(v, anchor_[op]);
         continue;
       }
-      if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
+      if (LayoutRef mma = tensorCoreLayout(*op, fn_)) {
         demand(op->operand(0), dotOperandLayout(op->operand(0)));
         demand(op->operand(1), dotOperandLayout(op->operand(1)));
         demand(op->operand(2), mma);
@@ -372,7 +372,7 @@ class LayoutAssigner {
         }
         continue;
       }
-      if (LayoutRef mma = tensorCoreLayout(*op, fn_.numWarps())) {
+      if (LayoutRef mma = tensorCoreLayout(*op, fn_)) {
         op->setOperand(0, lookup(op->operand(0), dotOperandLayout(op->operand(0))));
         op->setOperand(1, lookup(op->operand(1), dotOperandLayout(op->operand(1))));
         op->setOperand(2, lookup(op->operand(2), mma));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <variant>
 
 namespace tk::lower {
 
@@ -50,18 +51,25 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps) {
   return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }
 
+bool wgmmaLayouts(const ir::Function &fn) {
+  auto it = fn.attrs.find("wgmma");
+  return it != fn.attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second) != 0;
+}
+
+ir::LayoutRef wgmmaLayout(int numWarps) { return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0}); }
+
 // The result layout of a dot that runs on tensor cores (f16 x f16 or bf16 x
 // bf16 into f32, a shape of whole m16n8k16 tiles), else null. Like a load's,
 // it is fixed by the op, not by its uses: they get conversions.
-ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps) {
+ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn) {
   if (!op.is(ir::OpKind::Dot)) return nullptr;
   const ir::Type &a = op.operand(0)->type(), &b = op.operand(1)->type(), &r = op.result()->type();
   const ir::ScalarKind in = a.elem.scalar;
   if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || b.elem.scalar != in ||
       r.elem.scalar != ir::ScalarKind::F32)
     return nullptr;
-  if (wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps))
-    return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0});
+  const int numWarps = fn.numWarps();
+  if (wgmmaLayouts(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
 }
 

@@ -30,13 +30,23 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps);
 // 256 (so B's rows take a 32-byte swizzle at least), K a multiple of 16.
 bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps);
 
+// Whether `fn` is laid out for wgmma: its `wgmma` attribute, which the
+// compiler sets when one of the archs it compiles for runs wgmma
+// (archHasWgmma, lower/Target.h).
+bool wgmmaLayouts(const ir::Function &fn);
+// mmaLayout's register layout with warps [numWarps, 1]: on sm_90a exactly
+// wgmma's D fragments once A's rows are permuted as they are staged
+// (LowerDotWgmma.cpp).
+ir::LayoutRef wgmmaLayout(int numWarps);
+
 // The result layout of a dot that runs on tensor cores -- f16 x f16 or bf16
-// x bf16 into f32, a shape of whole m16n8k16 tiles: mmaLayout -- else null.
-// A shape wgmma can take gets mmaLayout's warps [numWarps, 1] on every arch:
-// its registers are then exactly wgmma's D fragments once A's rows are
-// permuted as they are staged (LowerDotWgmma.cpp), so one tile IR serves
-// mma.sync and wgmma.
-ir::LayoutRef tensorCoreLayout(const ir::Op &op, int numWarps);
+// x bf16 into f32, a shape of whole m16n8k16 tiles -- else null: in a
+// function laid out for wgmma, wgmmaLayout for a shape wgmma can take, else
+// mmaLayout. mma.sync runs either (with warps [numWarps, 1] each warp loads
+// more B fragments: 240 registers against 223 for the 128 x 128 x 32 matmul
+// on sm_80, docs/perf.md), so one tile IR serves every arch of a bundle; a
+// dot reaches wgmma only in wgmmaLayout.
+ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn);
 
 // The 2-D blocked layout `l` with its dims swapped: a thread holds element
 // (j, i) of a tile in it where it holds (i, j) in `l`, in the same register

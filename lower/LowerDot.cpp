@@ -51,7 +51,7 @@ void FunctionLowering::stageTile(const ir::Value *v, llvm::Value *base, int64_t 
 // accumulator's type (f16/bf16 widened to f32, i8 to i32). K > 16 runs as
 // an LLVM loop of one step per iteration; smaller K is unrolled.
 Regs FunctionLowering::lowerDot(ir::Op &op) {
-  if (ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps()); mma && ir::sameLayout(op.result()->type().layout, mma))
+  if (ir::LayoutRef mma = tensorCoreLayout(op, fn_); mma && ir::sameLayout(op.result()->type().layout, mma))
     return dotOnWgmma(op) ? lowerDotWgmma(op) : lowerDotMma(op);
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t K = at.shape[1], N = bt.shape[1];

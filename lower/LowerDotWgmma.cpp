@@ -42,9 +42,8 @@ int swizzleFor(int64_t elems) {
 
 bool FunctionLowering::dotOnWgmma(const ir::Op &op) const {
   if (!op.is(ir::OpKind::Dot) || !target_.hasWgmma()) return false;
-  ir::LayoutRef mma = tensorCoreLayout(op, fn_.numWarps());
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
-  return mma && ir::sameLayout(op.result()->type().layout, mma) &&
+  return tensorCoreLayout(op, fn_) && ir::sameLayout(op.result()->type().layout, wgmmaLayout(fn_.numWarps())) &&
          wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn_.numWarps());
 }
 

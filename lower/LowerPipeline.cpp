@@ -41,7 +41,7 @@ void FunctionLowering::planRings() {
     int operand = -1;
     WgmmaPlan plan;
     for (const auto &[user, index] : users) {
-      ir::LayoutRef layout = tensorCoreLayout(*user, fn_.numWarps());
+      ir::LayoutRef layout = tensorCoreLayout(*user, fn_);
       const bool tensorCores = index < 2 && layout && ir::sameLayout(user->result()->type().layout, layout);
       const bool onWgmma = tensorCores && dotOnWgmma(*user);
       mma = mma && tensorCores && !onWgmma;

@@ -71,7 +71,7 @@ class LoopPipeliner {
     if (it == uses_.end() || it->second.empty()) return false;
     for (const auto &[user, index] : it->second)
       if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ ||
-          !tensorCoreLayout(*user, fn_.numWarps()))
+          !tensorCoreLayout(*user, fn_))
         return false;
     return true;
   }

@@ -73,6 +73,11 @@ inline int mathFnArity(MathFn f) {
   return 1;
 }
 
+// The archs with warpgroup tensor cores (wgmma): sm_90a. NvptxTarget and
+// the sim's Target answer hasWgmma() by it; the compiler lays a kernel out
+// for wgmma when one of its archs is one (lower/Layouts.h, wgmmaLayouts).
+inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
+
 class Target {
  public:
   virtual ~Target() = default;

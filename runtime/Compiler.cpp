@@ -4,6 +4,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <atomic>
 #include <sstream>
 
@@ -72,6 +73,9 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   if (!fn || l.diags.hasErrors()) throw CompileError(l.diags.render());
   // The tile pipeline reads it (pipeline-dot-operands); the IR's text keeps it.
   fn->attrs["num_stages"] = int64_t{opts.numStages};
+  // Dots take wgmma's accumulator layout when an arch runs wgmma; the others
+  // then run mma.sync in it (lower/Layouts.h, tensorCoreLayout).
+  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["wgmma"] = int64_t{1};
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));

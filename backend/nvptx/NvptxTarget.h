@@ -58,7 +58,7 @@ class NvptxTarget : public lower::Target {
   // wgmma on sm_90a: LLVM 19 has no intrinsics for it, so each instruction
   // is inline PTX with side effects (never moved across the barrier and
   // fences around it); accumulators are tied in/out "f" registers.
-  bool hasWgmma() const override { return arch_ == "sm_90a"; }
+  bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
   llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;
   void fenceProxyAsync(llvm::IRBuilderBase &b) const override;
   void wgmmaFence(llvm::IRBuilderBase &b) const override;

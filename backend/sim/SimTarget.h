@@ -83,7 +83,7 @@ class SimTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
-  bool hasWgmma() const override { return arch_ == "sm_90a"; }
+  bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
   // The offset from the block's shared base: the sim's shared window starts
   // at address 0, as a GPU's dynamic shared memory does.
   llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;

@@ -38,9 +38,11 @@ struct Problem {
 // `stages`: num_stages; `unitStrides`: compiled assuming the inner strides
 // are 1 and the row strides multiples of 16 (so operand copies are 16-byte
 // cp.async, not scalar); `arch`: the one the bundle is compiled for, so the
-// arch the sim emulates (sm_90a: dot on wgmma).
+// arch the sim emulates (sm_90a: dot on wgmma); `alsoFor`: more archs the
+// bundle is compiled for (their PTX is not run).
 void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4,
-           int stages = 3, bool unitStrides = false, const std::string &arch = "sm_80") {
+           int stages = 3, bool unitStrides = false, const std::string &arch = "sm_80",
+           const std::vector<std::string> &alsoFor = {}) {
   SCOPED_TRACE(arch + " stages " + std::to_string(stages) + " M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) +
                " K=" + std::to_string(p.K) +
                (p.transA ? " A^T" : "") + (p.transB ? " B^T" : "") + " act " + std::to_string(p.act));
@@ -59,6 +61,7 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   tk::CompileOptions o;
   o.numWarps = warps;
   o.archs = {arch};
+  o.archs.insert(o.archs.end(), alsoFor.begin(), alsoFor.end());
   o.numStages = stages;
   if (unitStrides)
     o.assume = {{p.transA ? "stride_am" : "stride_ak", 1}, {p.transB ? "stride_bk" : "stride_bn", 1},
@@ -179,6 +182,18 @@ TEST(StdlibMatmul, OnWgmmaFromTheRing) {
   check(*dev, Problem{50, 30, 70}, {{"BLOCK_M", "16"}, {"BLOCK_N", "32"}, {"BLOCK_K", "16"}}, 1, 3, true, "sm_90a");
   check(*dev, Problem{257, 250, 160}, {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}, 4, 4, true,
         "sm_90a");
+}
+
+// A bundle for sm_80 and sm_90a is laid out for wgmma (warps [num_warps, 1]);
+// on sm_80 mma.sync runs in that layout, ldmatrix reading the row-major ring
+// slots: the sim emulates sm_80 here.
+TEST(StdlibMatmul, MmaSyncInWgmmasLayout) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (int stages : {1, 3})
+    for (Problem p : {Problem{127, 127, 127}, Problem{70, 40, 500}, Problem{96, 80, 100, true, true}})
+      check(*dev, p, {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 4, stages, true, "sm_80", {"sm_90a"});
+  check(*dev, Problem{130, 70, 200}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8, 4, true, "sm_80",
+        {"sm_90a"});
 }
 
 TEST(StdlibMatmul, Batched) {
