@@ -16,9 +16,11 @@ static int64_t alignedUp(int64_t bytes, int64_t align) { return (bytes + align -
 
 void FunctionLowering::planRings() {
   std::vector<int64_t> order;
+  std::map<int64_t, std::vector<const ir::Op *>> copies;
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::AsyncCopy) && !op->is(ir::OpKind::SharedLoad)) continue;
     const int64_t id = op->intAttr("buffer");
+    if (op->is(ir::OpKind::AsyncCopy)) copies[id].push_back(op);
     if (rings_.count(id)) continue;
     const ir::Type &t = op->is(ir::OpKind::AsyncCopy) ? op->operand(0)->type() : op->result()->type();
     const int64_t elt = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
@@ -32,7 +34,13 @@ void FunctionLowering::planRings() {
   // A shared_load is read in place when every use is an a or b of a dot on
   // tensor cores: on mma.sync (lowerDotMma reads the row-major slot with
   // ldmatrix), or on wgmma, all as the same operand of dots of one plan (the
-  // slot then takes that operand's layout, which the copies write).
+  // slot then takes that operand's layout, which the copies write) where
+  // every copy into it reaches its chunks by constant offsets from one
+  // address per thread. Otherwise (a copy layout of one element per thread
+  // along rows the swizzle tells apart: run-time strides) each element would
+  // need its own swizzled address held across the loop, which costs more
+  // than loading the slot and staging it (the 128 x 128 x 32 matmul with
+  // run-time strides on sm_90a: 332 bytes of spill stores, against 68).
   auto uses = ir::computeUses(fn_);
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
@@ -50,6 +58,17 @@ void FunctionLowering::planRings() {
       if (wgmma) {
         operand = static_cast<int>(index);
         plan = wgmmaPlan(*user, fn_.numWarps());
+      }
+    }
+    if (wgmma) {
+      IntArith ia;
+      for (const ir::Op *copy : copies[op->intAttr("buffer")]) {
+        const ir::Type &pt = copy->operand(0)->type();
+        RegisterMap rm(pt.layout, pt.shape);
+        auto offsetAt = [&](int64_t row, int64_t col) {
+          return operand == 0 ? lower::wgmmaOffsetA(ia, plan, row, col) : lower::wgmmaOffsetB(ia, plan, row, col);
+        };
+        wgmma = wgmma && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
       }
     }
     if (!mma && !wgmma) continue;
