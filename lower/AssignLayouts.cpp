@@ -3,6 +3,7 @@
 #include "lower/AssignLayouts.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -438,7 +439,34 @@ class LayoutAssigner {
 
 }  // namespace
 
+// Whether some reduction along dim 1 of a 2-D tile reads (through up to 8
+// ops, and what loops and ifs yield) the result of a dot: softmax over a
+// row of scores.
+static bool reducesDotRows(ir::Function &fn) {
+  std::function<bool(const Value *, int)> fromDot = [&](const Value *v, int depth) {
+    const Op *def = v->definingOp();
+    if (!def || depth > 8) return false;
+    if (def->is(OpKind::Dot)) return true;
+    for (const Value *o : def->operands())
+      if (o->type().isTile() && fromDot(o, depth + 1)) return true;
+    // A loop's or if's results: what its regions yield.
+    for (const auto &region : def->regions())
+      if (!region->ops().empty())
+        for (const Value *o : region->ops().back()->operands())
+          if (o->type().isTile() && fromDot(o, depth + 1)) return true;
+    return false;
+  };
+  for (Op *op : fn.walk())
+    if (op->is(OpKind::Reduce) && op->intAttr("axis") == 1 && op->operand(0)->type().rank() == 2 &&
+        fromDot(op->operand(0), 0))
+      return true;
+  return false;
+}
+
 bool assignLayouts(ir::Function &fn) {
+  // Rows whole in each warp keep such a reduction inside the warp (flash
+  // attention on sm_80: 128 registers against 155 with mmaLayout's split).
+  if (reducesDotRows(fn)) fn.attrs["row_warps"] = int64_t{1};
   LayoutAssigner(fn).run();
   return true;
 }

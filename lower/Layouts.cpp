@@ -51,8 +51,8 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps) {
   return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }
 
-bool wgmmaLayouts(const ir::Function &fn) {
-  auto it = fn.attrs.find("wgmma");
+bool rowWarps(const ir::Function &fn) {
+  auto it = fn.attrs.find("row_warps");
   return it != fn.attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second) != 0;
 }
 
@@ -69,7 +69,7 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn) {
       r.elem.scalar != ir::ScalarKind::F32)
     return nullptr;
   const int numWarps = fn.numWarps();
-  if (wgmmaLayouts(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
+  if (rowWarps(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
 }
 

@@ -75,7 +75,7 @@ inline int mathFnArity(MathFn f) {
 
 // The archs with warpgroup tensor cores (wgmma): sm_90a. NvptxTarget and
 // the sim's Target answer hasWgmma() by it; the compiler lays a kernel out
-// for wgmma when one of its archs is one (lower/Layouts.h, wgmmaLayouts).
+// for wgmma when one of its archs is one (lower/Layouts.h, rowWarps).
 inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
 
 class Target {

@@ -75,7 +75,7 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   fn->attrs["num_stages"] = int64_t{opts.numStages};
   // Dots take wgmma's accumulator layout when an arch runs wgmma; the others
   // then run mma.sync in it (lower/Layouts.h, tensorCoreLayout).
-  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["wgmma"] = int64_t{1};
+  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["row_warps"] = int64_t{1};
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));
