@@ -185,8 +185,9 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
     base = scratchBase(1024);
   }
   llvm::Value *baseA = ringA ? slotBase(ringA->intAttr("buffer"), regs(ringA->operand(0))[0]) : base;
-  llvm::Value *baseB = ringB ? slotBase(ringB->intAttr("buffer"), regs(ringB->operand(0))[0])
-                             : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA ? 0 : static_cast<uint32_t>(p.bytesA)));
+  llvm::Value *baseB =
+      ringB ? slotBase(ringB->intAttr("buffer"), regs(ringB->operand(0))[0])
+            : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA ? 0 : static_cast<uint32_t>(p.bytesA)));
   if (!ringA)
     stageForWgmma(
         op.operand(0), baseA, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());

@@ -132,8 +132,10 @@ std::vector<int64_t> FunctionLowering::uniformDeltas(const ir::Type &t, const Re
       for (int r = 0; r < rm.numRegisters(); ++r) {
         std::vector<int> k = rm.coords(r);
         const int64_t delta = offsetAt(row + rm.staticOffset(0, k[0]), col + rm.staticOffset(1, k[1])) - at0;
-        if (p0 == 0 && p1 == 0) deltas[static_cast<size_t>(r)] = delta;
-        else if (deltas[static_cast<size_t>(r)] != delta) return {};
+        if (p0 == 0 && p1 == 0)
+          deltas[static_cast<size_t>(r)] = delta;
+        else if (deltas[static_cast<size_t>(r)] != delta)
+          return {};
       }
     }
   return deltas;
@@ -183,9 +185,9 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   auto offsetOf = [&](const std::vector<llvm::Value *> &idx) -> llvm::Value * {
     if (ring.wgmmaOperand == 1) return wgmmaOffsetA(ring.plan, idx[0], idx[1]);
     if (ring.wgmmaOperand == 2) return wgmmaOffsetB(ring.plan, idx[0], idx[1]);
-    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))),
-                                     idx[1]),
-                        b_.getInt32(static_cast<uint32_t>(elt)));
+    return b_.CreateMul(
+        b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1]),
+        b_.getInt32(static_cast<uint32_t>(elt)));
   };
   // One address per thread and an immediate offset per register, instead
   // of an address per register held across the loop, where every thread's

@@ -70,8 +70,7 @@ class LoopPipeliner {
     auto it = uses_.find(load.result());
     if (it == uses_.end() || it->second.empty()) return false;
     for (const auto &[user, index] : it->second)
-      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ ||
-          !tensorCoreLayout(*user, fn_))
+      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !tensorCoreLayout(*user, fn_))
         return false;
     return true;
   }

@@ -245,8 +245,9 @@ TEST(TensorCores, PipelinedStdlibMatmulPtx) {
   };
   for (const auto &[arch, ptx] : ptxs)
     EXPECT_LE(resources(arch, ptx, "unit strides"), 243) << arch << ": Triton 3.9 needs 243 on sm_80";
-  std::map<std::string, int64_t> triton = {{"stride_ak", 1}, {"stride_bn", 1}, {"stride_cn", 1}, {"stride_am", 16},
-                                           {"stride_bk", 16}, {"stride_cm", 16}, {"M", 16}, {"N", 16}, {"K", 16}};
+  std::map<std::string, int64_t> triton = {{"stride_ak", 1},  {"stride_bn", 1},  {"stride_cn", 1},
+                                           {"stride_am", 16}, {"stride_bk", 16}, {"stride_cm", 16},
+                                           {"M", 16},         {"N", 16},         {"K", 16}};
   EXPECT_LE(resources("sm_90a", compile("sm_90a", triton), "Triton's facts"), 180);
 }
 
