@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "backend/sim/Runtime.h"
+#include "backend/sim/Wgmma.h"
 
 namespace tk::sim {
 
@@ -49,6 +50,11 @@ void cpAsyncIssue(void *dst, const void *src, int32_t bytes, int32_t srcBytes, u
   RaceShadow &race = b->worker->race;
   if (race.enabled() && d >= base && d - base + c.bytes <= b->sharedBytes)
     race.beginAsync(t->tid, sharedSite, uint32_t(d - base), c.bytes);
+  // The copy may land any time until its wait_group.
+  if (d >= base && d - base + c.bytes <= b->sharedBytes)
+    checkWgmmaOverwrite(*t, d - base, c.bytes, [&] {
+      return "cp.async of " + std::to_string(bytes) + " bytes" + siteSuffix(*b->launch, sharedSite);
+    });
   t->copies.push_back(c);
 }
 

@@ -220,6 +220,9 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   b.printed.clear();
   for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(32u, b.nthreads - 32 * i), 0, 0};
   std::fill(b.warpgroupArrived.begin(), b.warpgroupArrived.end(), 0);
+  if (b.wgmmaReadingCount) std::fill(b.wgmmaReading.begin(), b.wgmmaReading.end(), 0);
+  for (auto &reads : b.wgmmaInFlight) reads.clear();
+  b.wgmmaReadingCount = 0;
   // Shared memory starts as garbage on a GPU: poison it so reading before
   // writing shows up (0xff bytes: NaN as f32, -1 as an integer).
   std::memset(w.shared.data(), 0xff, cfg.sharedBytes);
@@ -367,6 +370,9 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   w.memoryHint = 0;
   w.block.warps.assign((n + 31) / 32, WarpState{});
   w.block.warpgroupArrived.assign((n + 127) / 128, 0);
+  w.block.wgmmaReading.assign((l.cfg.sharedBytes + 15) / 16, 0);
+  w.block.wgmmaInFlight.assign((n + 127) / 128, {});
+  w.block.wgmmaReadingCount = 0;
   w.counters = Counters{};
 }
 

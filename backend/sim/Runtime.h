@@ -125,6 +125,20 @@ struct BlockCtx {
   uint32_t barrierSite = ~0u;  // site of the barrier being waited at, when located
   std::vector<WarpState> warps;
   std::vector<uint8_t> warpgroupArrived;  // per warpgroup: its warps waiting at wgmma
+  // Shared memory that wgmma.mma_async instructions still read (Wgmma.cpp):
+  // issued, their group not yet completed by a wait_group. A GPU reads the
+  // operands any time until then, so a write to those bytes meanwhile is a
+  // fault (the sim itself reads them at issue). Per 16-byte chunk, how many
+  // such instructions read it; per warpgroup, each instruction's chunks with
+  // the result count that ends it (WgmmaThread::results) and its name.
+  struct WgmmaReads {
+    uint32_t resultsEnd = 0;
+    std::string what;
+    std::vector<uint32_t> chunks;
+  };
+  std::vector<uint16_t> wgmmaReading;
+  std::vector<std::vector<WgmmaReads>> wgmmaInFlight;
+  uint64_t wgmmaReadingCount = 0;  // the sum of wgmmaReading: 0 skips the check
   // Lines `print` made, in the order printed (thread by thread); the thread's
   // print group (Target::beginPrintGroup), the element and the thread order
   // them at the end.

@@ -86,6 +86,7 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
   float A[64][16], B[16][256];
   uint64_t requests = 0, wavefronts = 0;
   bool ok = true;
+  std::vector<uint32_t> chunks;  // the 16-byte chunks it reads, until its wait
   auto read = [&](const MatrixDescriptor &d, bool mnMajor, uint32_t extent, auto &&store) {
     for (uint32_t mg = 0; mg < extent / 8 && ok; ++mg)
       for (uint32_t kh = 0; kh < 2 && ok; ++kh) {
@@ -104,6 +105,7 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
             RaceShadow::Race race;
             if (w.race.access(t0.tid, site, /*write=*/false, a, 16, race)) l.fail(raceMessage(b, race));
           }
+          chunks.push_back(a / 16);
           uint16_t e[8];
           std::memcpy(e, b.shared + a, 16);
           for (uint32_t q = 0; q < 8; ++q) {
@@ -147,6 +149,12 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
       for (uint32_t k = 0; k < 16; ++k) c = c + A[row][k] * B[k][col];
       s.results.push_back(c);
       s.acc[r] = token(uint32_t(s.results.size() - 1));
+    }
+    if (i == 0) {
+      BlockCtx::WgmmaReads reads{uint32_t(s.results.size()), wgmmaName(t0) + siteSuffix(l, site), std::move(chunks)};
+      for (uint32_t c : reads.chunks) ++b.wgmmaReading[c];
+      b.wgmmaReadingCount += reads.chunks.size();
+      b.wgmmaInFlight[t0.warp / 4].push_back(std::move(reads));
     }
   }
 }
@@ -225,6 +233,17 @@ Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
 void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count) {
   WgmmaThread &s = t.wg;
   while (s.groupEnds.size() - s.completedGroups > pending) s.completed = s.groupEnds[s.completedGroups++];
+  // The completed instructions read nothing more (a group completes for the
+  // whole warpgroup, so the first of its threads to wait releases them).
+  BlockCtx &b = *t.block;
+  auto &inFlight = b.wgmmaInFlight[t.warp / 4];
+  size_t done = 0;
+  while (done < inFlight.size() && inFlight[done].resultsEnd <= s.completed) {
+    for (uint32_t c : inFlight[done].chunks) --b.wgmmaReading[c];
+    b.wgmmaReadingCount -= inFlight[done].chunks.size();
+    ++done;
+  }
+  inFlight.erase(inFlight.begin(), inFlight.begin() + ptrdiff_t(done));
   for (uint32_t i = 0; i < count; ++i)
     if (uint32_t index; isToken(acc[i], index) && index < s.completed) acc[i] = s.results[index];
   s.fenced = false;
@@ -232,6 +251,22 @@ void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count) {
     s.results.clear();
     s.groupEnds.clear();
     s.completedGroups = s.completed = 0;
+  }
+}
+
+void checkWgmmaOverwrite(ThreadCtx &t, uint64_t offset, uint64_t bytes, const std::function<std::string()> &what) {
+  BlockCtx &b = *t.block;
+  if (!b.wgmmaReadingCount || bytes == 0) return;
+  for (uint64_t c = offset / 16; c <= (offset + bytes - 1) / 16 && c < b.wgmmaReading.size(); ++c) {
+    if (!b.wgmmaReading[c]) continue;
+    LaunchCtx &l = *b.launch;
+    for (uint32_t g = 0; g < b.wgmmaInFlight.size(); ++g)
+      for (const BlockCtx::WgmmaReads &r : b.wgmmaInFlight[g])
+        if (std::find(r.chunks.begin(), r.chunks.end(), uint32_t(c)) != r.chunks.end())
+          return l.fail("kernel " + l.kernel->name + ": " + what() + ", " + blockName(b) + ", thread " +
+                        std::to_string(t.tid) + ", writes shared offset " + std::to_string(16 * c) + " while " +
+                        r.what + " of warpgroup " + std::to_string(g) +
+                        " still reads it: a wgmma.wait_group must complete it first");
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "backend/sim/Runtime.h"
 
@@ -41,6 +42,11 @@ Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp);
 // results among `acc[0 .. count)` by the values.
 void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count);
 void wgmmaCommit(ThreadCtx &t);
+
+// A write of `bytes` at shared offset `offset` by thread `t` (`what`, a
+// phrase naming the access and its line): a launch fault when a
+// wgmma.mma_async still reads any of those bytes (BlockCtx::wgmmaReading).
+void checkWgmmaOverwrite(ThreadCtx &t, uint64_t offset, uint64_t bytes, const std::function<std::string()> &what);
 
 // "wgmma.mma_async.m64n128k16.f16" for messages.
 std::string wgmmaName(const ThreadCtx &t);

@@ -104,6 +104,7 @@ struct Case {
   uint32_t startA = 0, startB = 8192;
   bool noProxyFence = false, noFence = false;
   bool warp3Exits = false;  // warp 3 returns before the wgmma
+  bool storeBeforeWait = false;  // every thread writes a word of A between commit and wait
   int threads = 128;
 };
 
@@ -149,6 +150,8 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   Value *dB = b.getInt64(descriptor(c.startB, lboOf(c, true), sboOf(c, true), modeOf(c.swizzleB)));
   std::vector<Value *> d = t.wgmmaMmaAsync(b, c.n, c.bf16, c.mA, c.mB, dA, dB, acc);
   t.wgmmaCommitGroup(b);
+  if (c.storeBeforeWait)
+    k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(c.startA / 4))), 4, "over.tk:9:5");
   auto out = [&](int arg, const std::vector<Value *> &v) {
     for (int i = 0; i < c.n / 2; ++i)
       k.store(v[i], k.gep(k.f32(), k.arg(arg), b.CreateAdd(b.CreateMul(tid, b.getInt32(c.n / 2)), b.getInt32(i))));
@@ -362,6 +365,12 @@ TEST(SimWgmma, FaultsAreLaunchErrors) {
   EXPECT_NE(
       runWgmma(c, A, B, C).error.find("warpgroup 0: 3 of its 4 warps arrived; warp 3 never will, which has exited"),
       std::string::npos);
+  c = Case{};
+  c.storeBeforeWait = true;  // the operands are read until the wait_group
+  EXPECT_NE(runWgmma(c, A, B, C).error.find("(over.tk:9:5), block (0,0,0), thread 0, writes shared offset 0 while "
+                                            "wgmma.mma_async.m64n32k16.f16 of warpgroup 0 still reads it"),
+            std::string::npos)
+      << runWgmma(c, A, B, C).error;
   c = Case{};
   c.threads = 64;
   EXPECT_NE(runWgmma(c, A, B, C).error.find("the block has 2 warps; wgmma needs the 4 warps of warpgroup 0"),
