@@ -250,8 +250,9 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
   if (b->worker->race.enabled()) checkRace(t, s, siteId, a - base, mask);
   if (s.isStore() || s.isAtomic()) {
     t->wg.unfencedWrite = b->counters.barriers + 1;
-    checkWgmmaOverwrite(*t, lo - base, hi - lo,
-                        [&] { return std::string("shared ") + s.verb() + " of " + std::to_string(hi - lo) + " bytes" + siteLoc(s); });
+    checkWgmmaOverwrite(*t, lo - base, hi - lo, [&] {
+      return std::string("shared ") + s.verb() + " of " + std::to_string(hi - lo) + " bytes" + siteLoc(s);
+    });
   }
   if (SiteCounters *ps = b->worker->perSite)
     ps[siteId].bytes += s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;

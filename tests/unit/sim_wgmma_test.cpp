@@ -367,8 +367,9 @@ TEST(SimWgmma, FaultsAreLaunchErrors) {
       std::string::npos);
   c = Case{};
   c.storeBeforeWait = true;  // the operands are read until the wait_group
-  EXPECT_NE(runWgmma(c, A, B, C).error.find("(over.tk:9:5), block (0,0,0), thread 0, writes shared offset 0 while "
-                                            "wgmma.mma_async.m64n32k16.f16 of warpgroup 0 still reads it"),
+  EXPECT_NE(runWgmma(c, A, B, C)
+                .error.find("(over.tk:9:5), block (0,0,0), thread 0, writes shared offset 0 while "
+                            "wgmma.mma_async.m64n32k16.f16 of warpgroup 0 still reads it"),
             std::string::npos)
       << runWgmma(c, A, B, C).error;
   c = Case{};
