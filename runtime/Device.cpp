@@ -26,7 +26,17 @@ Buffer Buffer::offset(size_t bytes) const {
 }
 
 Device::Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
-Device::~Device() = default;
+Device::~Device() { impl_->closed = true; }
+
+namespace {
+// Why a buffer or kernel of `owner` cannot be used on `self`, or "".
+std::string foreign(const std::shared_ptr<DeviceImpl> &owner, const std::shared_ptr<DeviceImpl> &self,
+                    const std::string &what) {
+  if (owner == self) return "";
+  return what + " belongs to " + (owner->closed ? "a device that has been destroyed" : "another device (" + owner->name() + ")") +
+         ": buffers and kernels are used on the Device that made them";
+}
+}  // namespace
 
 std::unique_ptr<Device> Device::open() {
   if (const char *env = std::getenv("TK_DEVICE"); env && *env) return open(std::string(env));
@@ -82,12 +92,16 @@ Buffer Device::alloc(size_t bytes) {
 
 void Device::copyToDevice(const Buffer &dst, const void *src, size_t bytes) {
   if (!dst) throw Error("copy to an empty buffer");
+  if (!src && bytes) throw Error("copy to a buffer from a null host pointer");
+  if (auto why = foreign(dst.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy to a buffer: " + why);
   if (bytes > dst.size()) throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
   impl_->copyToDevice(dst.address(), src, bytes);
 }
 
 void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
   if (!src) throw Error("copy from an empty buffer");
+  if (!dst && bytes) throw Error("copy from a buffer to a null host pointer");
+  if (auto why = foreign(src.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy from a buffer: " + why);
   if (bytes > src.size()) throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.size()));
   impl_->copyToHost(dst, src.address(), bytes);
 }
@@ -121,6 +135,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
 LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts) {
   const Bundle &b = kernel.bundle();
   if (!kernel.handle_) throw Error("kernel '" + b.kernel + "' is not loaded on a device");
+  if (auto why = foreign(kernel.device_, impl_, "the kernel '" + b.kernel + "'"); !why.empty()) throw Error(why);
   const std::vector<KernelParam> params = b.launchParams();
   const std::string who = "launch of '" + b.kernel + "'";
   if (args.size() != params.size())
@@ -137,6 +152,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       const Buffer *buf = std::get_if<Buffer>(&args[i]);
       if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
       if (!*buf) throw Error(where + " is an empty buffer");
+      if (auto why = foreign(buf->alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
       if (p.align > 1 && buf->address() % p.align != 0)
         throw Error(where + ": address 0x" + [&] {
           char s[32];
