@@ -25,3 +25,4 @@ tk_add_unit_test(runtime_attention_test SOURCES unit/runtime_attention_test.cpp 
 tk_add_unit_test(runtime_report_test SOURCES unit/runtime_report_test.cpp LIBS tk)
 tk_add_unit_test(runtime_trans_test SOURCES unit/runtime_trans_test.cpp LIBS tk)
 tk_add_unit_test(runtime_assume_test SOURCES unit/runtime_assume_test.cpp LIBS tk)
+tk_add_unit_test(runtime_files_test SOURCES unit/runtime_files_test.cpp LIBS tk)
