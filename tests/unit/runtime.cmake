@@ -30,3 +30,4 @@ tk_add_unit_test(runtime_builtins_test SOURCES unit/runtime_builtins_test.cpp LI
 # Type and string consts (tests/kernels/generic.tk), f16/bf16 scalar
 # arguments, Device::fill/zero, the sim's LaunchStats::ms.
 tk_add_unit_test(runtime_generic_test SOURCES unit/runtime_generic_test.cpp LIBS tk)
+tk_add_unit_test(runtime_files_test SOURCES unit/runtime_files_test.cpp LIBS tk)
