@@ -1,6 +1,6 @@
 // tests/kernels/random.tk on the sim: randint, rand and randn against a plain
-// C++ Philox 4x32 written here (itself checked against Random123's published
-// known-answer vectors), the first word of those vectors through a kernel,
+// C++ Philox 4x32 and 4x64 written here (itself checked against Random123's
+// published known-answer vectors), the first word of those vectors through a kernel,
 // the statistics of rand and randn at 2^20 elements, bit-identical streams
 // across block sizes and warp counts, and PTX that ptxas accepts.
 #include <gtest/gtest.h>
@@ -32,9 +32,25 @@ std::array<uint32_t, 4> philoxRef(std::array<uint32_t, 4> c, std::array<uint32_t
   return c;
 }
 
+// Philox 4x64: the same rounds on 64-bit words, 64x64->128 products.
+std::array<uint64_t, 4> philox64Ref(std::array<uint64_t, 4> c, std::array<uint64_t, 2> k, int rounds = 10) {
+  for (int r = 0; r < rounds; ++r) {
+    if (r > 0) k = {k[0] + 0x9E3779B97F4A7C15u, k[1] + 0xBB67AE8584CAA73Bu};
+    unsigned __int128 p0 = (unsigned __int128)0xD2E7470EE14C6C93u * c[0];
+    unsigned __int128 p1 = (unsigned __int128)0xCA5A826395121157u * c[2];
+    c = {uint64_t(p1 >> 64) ^ c[1] ^ k[0], uint64_t(p1), uint64_t(p0 >> 64) ^ c[3] ^ k[1], uint64_t(p0)};
+  }
+  return c;
+}
+
 // Triton's stream: key = the seed's 64 bits, counter = (offset, 0, 0, 0).
 std::array<uint32_t, 4> stream(int64_t seed, int32_t offset, int rounds = 10) {
   return philoxRef({uint32_t(offset), 0, 0, 0}, {uint32_t(uint64_t(seed)), uint32_t(uint64_t(seed) >> 32)}, rounds);
+}
+
+// i64 offsets: key = (seed, 0), Philox 4x64.
+std::array<uint64_t, 4> stream64(int64_t seed, int64_t offset) {
+  return philox64Ref({uint64_t(offset), 0, 0, 0}, {uint64_t(seed), 0});
 }
 
 // uint32 -> [0, 1) as Triton maps it: negatives folded by ~x, then one f32
@@ -46,11 +62,18 @@ float uniformRef(uint32_t bits) {
   return float(x) * 0x1.fffffep-32f;
 }
 
+// uint64 -> [0, 1): the same with i64 and Triton's 64-bit scale.
+float uniform64Ref(uint64_t bits) {
+  int64_t x = int64_t(bits);
+  if (x < 0) x = ~x;
+  return float(x) * 0x1.fffffcp-64f;
+}
+
 // Box-Muller in double from the kernel's f32 inputs: the f32 angle and the
 // clamped f32 uniform, so the comparison measures only f32 log/sqrt/cos.
-double normalRef(uint32_t w0, uint32_t w1) {
-  float u1 = std::max(uniformRef(w0), 1.0e-7f);
-  float theta = 6.283185307179586f * uniformRef(w1);
+double normalRef(float uniform0, float uniform1) {
+  float u1 = std::max(uniform0, 1.0e-7f);
+  float theta = 6.283185307179586f * uniform1;
   return std::sqrt(-2.0 * std::log(double(u1))) * std::cos(double(theta));
 }
 
@@ -72,6 +95,28 @@ const Kat kKats[] = {
      {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
 };
 
+// The philox4x64 lines of the same file.
+struct Kat64 {
+  int rounds;
+  std::array<uint64_t, 4> ctr;
+  std::array<uint64_t, 2> key;
+  std::array<uint64_t, 4> want;
+};
+const Kat64 kKats64[] = {
+    {7, {0, 0, 0, 0}, {0, 0}, {0x5dc8ee6268ec62cd, 0x139bc570b6c125a0, 0x84d6deb4fb65f49e, 0xaff7583376d378c2}},
+    {7, {~0ull, ~0ull, ~0ull, ~0ull}, {~0ull, ~0ull},
+     {0x071dd84367903154, 0x48e2bbdc722b37d1, 0x6afa9890bb89f76c, 0x9194c8d8ada56ac7}},
+    {7, {0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0, 0x082efa98ec4e6c89},
+     {0x452821e638d01377, 0xbe5466cf34e90c6c},
+     {0x513a366704edf755, 0xf05d9924c07044d3, 0xbef2cb9cbea74c6c, 0x8db948de4caa1f8a}},
+    {10, {0, 0, 0, 0}, {0, 0}, {0x16554d9eca36314c, 0xdb20fe9d672d0fdc, 0xd7e772cee186176b, 0x7e68b68aec7ba23b}},
+    {10, {~0ull, ~0ull, ~0ull, ~0ull}, {~0ull, ~0ull},
+     {0x87b092c3013fe90b, 0x438c3c67be8d0224, 0x9cc7d7c69cd777b6, 0xa09caebf594f0ba0}},
+    {10, {0x243f6a8885a308d3, 0x13198a2e03707344, 0xa4093822299f31d0, 0x082efa98ec4e6c89},
+     {0x452821e638d01377, 0xbe5466cf34e90c6c},
+     {0xa528f45403e61d95, 0x38c72dbd566e9788, 0xa5a1610e72fd18b5, 0x57bd43b5e52b7fe6}},
+};
+
 int64_t freshSeed() {
   static std::mt19937_64 rng(std::random_device{}());
   return int64_t(rng());
@@ -85,6 +130,7 @@ uint32_t bitsOf(float f) {
 
 TEST(Random, ReferenceMatchesRandom123Vectors) {
   for (const Kat &k : kKats) EXPECT_EQ(philoxRef(k.ctr, k.key, k.rounds), k.want) << k.rounds << " rounds";
+  for (const Kat64 &k : kKats64) EXPECT_EQ(philox64Ref(k.ctr, k.key, k.rounds), k.want) << k.rounds << " rounds";
 }
 
 // Seed 0 and offset 0 are Random123's all-zero vectors: word 0 of the
@@ -120,7 +166,34 @@ TEST(Random, StreamsMatchReference) {
       const std::string what = "seed=" + std::to_string(seed) + " offset=" + std::to_string(base + i);
       ASSERT_EQ(uint32_t(gotBits[i]), w[0]) << what;
       ASSERT_EQ(bitsOf(gotU[i]), bitsOf(uniformRef(w[0]))) << what;
-      double want = normalRef(w[0], w[1]);
+      double want = normalRef(uniformRef(w[0]), uniformRef(w[1]));
+      ASSERT_LE(std::abs(gotG[i] - want), 2e-6 * std::max(1.0, std::abs(want))) << what << " randn " << gotG[i];
+    }
+  }
+}
+
+// i64 offsets: Philox 4x64 with key (seed, 0), offsets past 2^32 and
+// negative ones; seed 0 at offset 0 is Random123's all-zero 4x64 vector.
+TEST(Random, I64OffsetsTakePhilox4x64) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "streams64"));
+  for (int n : kSizes) {
+    const int64_t seed = n == 1 ? 0 : freshSeed();
+    const int64_t base = n == 1 ? 0 : freshSeed() >> 8;
+    tk::Buffer bits = dev->upload(std::vector<int64_t>(n, 0x7eadbeef)), u = dev->upload(std::vector<float>(n, NAN)),
+               g = dev->upload(std::vector<float>(n, NAN));
+    (*dev)(k, {blocks(n)}, bits, u, g, int32_t(n), seed, base);
+    auto gotBits = dev->download<int64_t>(bits, n);
+    auto gotU = dev->download<float>(u, n), gotG = dev->download<float>(g, n);
+    if (n == 1) {
+      EXPECT_EQ(uint64_t(gotBits[0]), 0x16554d9eca36314cu);
+    }
+    for (int i = 0; i < n; ++i) {
+      auto w = stream64(seed, base + i);
+      const std::string what = "seed=" + std::to_string(seed) + " offset=" + std::to_string(base + i);
+      ASSERT_EQ(uint64_t(gotBits[i]), w[0]) << what;
+      ASSERT_EQ(bitsOf(gotU[i]), bitsOf(uniform64Ref(w[0]))) << what;
+      double want = normalRef(uniform64Ref(w[0]), uniform64Ref(w[1]));
       ASSERT_LE(std::abs(gotG[i] - want), 2e-6 * std::max(1.0, std::abs(want))) << what << " randn " << gotG[i];
     }
   }
