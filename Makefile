@@ -5,8 +5,14 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
+ASAN_BUILD ?= build-asan
+# The sanitizer build checks the parts that read untrusted text: the front end
+# and the tile IR (their unit tests, and every bad input under tests/errors
+# through lang_tests). They link no LLVM, so the build stays small enough
+# for CI (docs/internals.md, "Sanitizers").
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-.PHONY: all deps configure build demo test fuzz bench install deb clean
+.PHONY: all deps configure build demo test asan fuzz bench install deb clean
 
 all: build
 
@@ -26,6 +32,15 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j2
+
+asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)"
+	ninja -C $(ASAN_BUILD) ir_tests lang_tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  TK_CACHE_DIR=$(ASAN_BUILD)/test-cache $(ASAN_BUILD)/tests/ir_tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  TK_CACHE_DIR=$(ASAN_BUILD)/test-cache $(ASAN_BUILD)/tests/lang_tests
 
 fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS)

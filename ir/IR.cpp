@@ -180,7 +180,88 @@ std::string attrStr(const Attr &a) {
 
 Op::Op(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType, Location loc)
     : kind_(kind), operands_(std::move(operands)), loc_(std::move(loc)) {
+  linkOperands();
   if (resultType) addResult(std::move(*resultType));
+}
+
+Op::~Op() { dropAllReferences(); }
+
+// ---------------------------------------------------------------- use-lists
+
+void linkUse(Use &u) {
+  if (!u.value) return;
+  u.prev = nullptr;
+  u.next = u.value->firstUse_;
+  if (u.next) u.next->prev = &u;
+  u.value->firstUse_ = &u;
+}
+
+void unlinkUse(Use &u) {
+  if (!u.value) return;
+  if (u.prev) u.prev->next = u.next;
+  else u.value->firstUse_ = u.next;
+  if (u.next) u.next->prev = u.prev;
+  u.prev = u.next = nullptr;
+  u.value = nullptr;
+}
+
+void Op::linkOperands() {
+  uses_ = std::make_unique<Use[]>(operands_.size());
+  for (size_t i = 0; i < operands_.size(); ++i) {
+    uses_[i].user = this;
+    uses_[i].index = i;
+    uses_[i].value = operands_[i];
+    linkUse(uses_[i]);
+  }
+}
+
+void Op::unlinkOperands() {
+  for (size_t i = 0; i < operands_.size(); ++i) unlinkUse(uses_[i]);
+}
+
+void Op::setOperand(size_t i, Value *v) {
+  Use &u = uses_[i];
+  operands_.at(i) = v;
+  unlinkUse(u);
+  u.value = v;
+  linkUse(u);
+}
+
+void Op::setOperands(std::vector<Value *> ops) {
+  unlinkOperands();
+  operands_ = std::move(ops);
+  linkOperands();
+}
+
+void Op::dropAllReferences() {
+  unlinkOperands();
+  for (auto &r : regions_)
+    for (auto &op : r->ops()) op->dropAllReferences();
+}
+
+Value::~Value() {
+  while (firstUse_) {
+    Use *u = firstUse_;
+    u->user->operands_[u->index] = nullptr;
+    unlinkUse(*u);
+  }
+}
+
+size_t Value::numUses() const {
+  size_t n = 0;
+  for (const Use *u = firstUse_; u; u = u->next) ++n;
+  return n;
+}
+
+std::vector<std::pair<Op *, size_t>> Value::uses() const {
+  std::vector<std::pair<Op *, size_t>> out;
+  for (const Use *u = firstUse_; u; u = u->next) out.push_back({u->user, u->index});
+  return out;
+}
+
+void Value::replaceAllUsesWith(Value *to) {
+  if (to == this) return;
+  while (firstUse_) firstUse_->user->setOperand(firstUse_->index, to);
 }
 
 Value *Op::addResult(Type t) {
@@ -217,6 +298,10 @@ const std::string &Op::strAttr(const std::string &k) const {
 }
 
 // ---------------------------------------------------------------- blocks
+
+Block::~Block() {
+  for (auto &op : ops_) op->dropAllReferences();
+}
 
 Value *Block::addArgument(Type t) {
   args_.push_back(std::make_unique<Value>(std::move(t), nullptr, this, static_cast<int>(args_.size())));
@@ -280,11 +365,7 @@ std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind i
   }
 }
 
-void replaceAllUses(Function &fn, Value *from, Value *to) {
-  for (Op *op : fn.walk())
-    for (size_t i = 0; i < op->numOperands(); ++i)
-      if (op->operand(i) == from) op->setOperand(i, to);
-}
+void replaceAllUses(Function &, Value *from, Value *to) { from->replaceAllUsesWith(to); }
 
 std::map<const Value *, std::vector<std::pair<Op *, size_t>>> computeUses(Function &fn) {
   std::map<const Value *, std::vector<std::pair<Op *, size_t>>> uses;

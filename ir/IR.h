@@ -108,12 +108,28 @@ std::string attrStr(const Attr &a);
 
 class Op;
 class Block;
+class Value;
+
+// One operand slot of an op, linked into the use-list of the value it holds,
+// so that a value's uses are found and replaced in time proportional to
+// their number (not to the size of the function).
+struct Use {
+  Op *user = nullptr;
+  size_t index = 0;  // the operand's position in user->operands()
+  Value *value = nullptr;
+  Use *prev = nullptr, *next = nullptr;
+};
 
 // An SSA value: the result of an op or an argument of a block.
 class Value {
  public:
   Value(Type type, Op *def, Block *owner, int index)
       : type_(std::move(type)), def_(def), owner_(owner), index_(index) {}
+  // A value destroyed while still used leaves its users with a null operand
+  // (which the verifier reports) rather than a dangling pointer.
+  ~Value();
+  Value(const Value &) = delete;
+  Value &operator=(const Value &) = delete;
   const Type &type() const { return type_; }
   void setType(Type t) { type_ = std::move(t); }
   Op *definingOp() const { return def_; }  // null for block arguments
@@ -124,17 +140,31 @@ class Value {
   const std::string &nameHint() const { return name_; }
   void setNameHint(std::string n) { name_ = std::move(n); }
 
+  // The ops that use this value, one entry per operand slot (an op using
+  // it twice appears twice), most recent first.
+  bool hasUses() const { return firstUse_ != nullptr; }
+  size_t numUses() const;
+  std::vector<std::pair<Op *, size_t>> uses() const;
+  // Every use of this value now uses `to` (which must have the same type).
+  void replaceAllUsesWith(Value *to);
+
  private:
+  friend void linkUse(Use &u);
+  friend void unlinkUse(Use &u);
   Type type_;
   Op *def_;
   Block *owner_;
   int index_;
   std::string name_;
+  Use *firstUse_ = nullptr;
 };
 
 class Op {
  public:
   Op(OpKind kind, std::vector<Value *> operands, std::optional<Type> resultType, Location loc);
+  ~Op();
+  Op(const Op &) = delete;
+  Op &operator=(const Op &) = delete;
   OpKind kind() const { return kind_; }
   const OpInfo &info() const { return opInfo(kind_); }
   bool is(OpKind k) const { return kind_ == k; }
@@ -143,8 +173,11 @@ class Op {
   const std::vector<Value *> &operands() const { return operands_; }
   Value *operand(size_t i) const { return operands_.at(i); }
   size_t numOperands() const { return operands_.size(); }
-  void setOperand(size_t i, Value *v) { operands_.at(i) = v; }
-  void setOperands(std::vector<Value *> ops) { operands_ = std::move(ops); }
+  void setOperand(size_t i, Value *v);
+  void setOperands(std::vector<Value *> ops);
+  // Unlinks this op's operands, and those of the ops in its regions, from
+  // their values' use-lists (before a block is destroyed as a whole).
+  void dropAllReferences();
 
   // The first result (null when the op has none): most ops have at most one.
   Value *result() const { return results_.empty() ? nullptr : results_[0].get(); }
@@ -173,8 +206,13 @@ class Op {
   void setParentBlock(Block *b) { parent_ = b; }
 
  private:
+  friend class Value;
+  void linkOperands();
+  void unlinkOperands();
+
   OpKind kind_;
   std::vector<Value *> operands_;
+  std::unique_ptr<Use[]> uses_;  // parallel to operands_
   std::vector<std::unique_ptr<Value>> results_;
   Location loc_;
   std::map<std::string, Attr> attrs_;
@@ -187,6 +225,13 @@ class Block {
  public:
   using OpList = std::list<std::unique_ptr<Op>>;
   using iterator = OpList::iterator;
+
+  Block() = default;
+  // Drops every reference first: ops die in list order, users after the
+  // values they use.
+  ~Block();
+  Block(const Block &) = delete;
+  Block &operator=(const Block &) = delete;
 
   Value *addArgument(Type t);
   const std::vector<std::unique_ptr<Value>> &arguments() const { return args_; }
@@ -246,9 +291,10 @@ class Module {
 bool isReduceKind(const std::string &kind);
 std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in);
 
-// Replaces every use of `from` by `to` in `fn` (both must have equal types).
+// Replaces every use of `from` by `to` (both must have equal types); `fn`
+// is the function both belong to. O(uses of `from`).
 void replaceAllUses(Function &fn, Value *from, Value *to);
-// Uses of each value in `fn`: op and operand index.
+// Uses of each value in `fn`, in program order: op and operand index.
 std::map<const Value *, std::vector<std::pair<Op *, size_t>>> computeUses(Function &fn);
 
 // Inserts ops at a point in a block; the op factory of the IR.

@@ -19,8 +19,9 @@ struct ParseError {
 };
 
 // Nesting (regions, slice layouts) deeper than this is refused rather than
-// risking the stack on hostile input.
-constexpr int kMaxDepth = 64;
+// risking the stack on hostile input. The front end nests up to 256
+// statements deep and 128 guards of possible jumps (lang/Jumps.cpp).
+constexpr int kMaxDepth = 512;
 
 bool isIdentHead(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "ir/Printer.h"
 
@@ -29,7 +31,7 @@ std::string shapeStr(const std::vector<int64_t> &s) {
 
 class Verifier {
  public:
-  explicit Verifier(const Function &fn) : fn_(fn), names_(fn) {}
+  explicit Verifier(const Function &fn) : fn_(fn) {}
 
   bool run(std::string &error) {
     checkFunction();
@@ -47,7 +49,7 @@ class Verifier {
 
   void opError(const Op &op, const std::string &msg) {
     errors_.push_back(where(op.loc()) + ": error: '" + op.info().mnemonic + "' op: " + msg + "\n  in @" + fn_.name +
-                      ": " + printOpSummary(op, names_));
+                      ": " + printOpSummary(op, names()));
   }
 
   // --------------------------------------------------------- types and layouts
@@ -106,16 +108,17 @@ class Verifier {
   // --------------------------------------------------------- structure
 
   void checkFunction() {
+    visible_.reserve(2 * fn_.body.ops().size() + fn_.body.arguments().size());
     if (fn_.params.size() != fn_.body.arguments().size())
       fnError(std::to_string(fn_.params.size()) + " params describe " + std::to_string(fn_.body.arguments().size()) +
               " body arguments");
     for (size_t i = 0; i < fn_.body.arguments().size(); ++i) {
       const Value *arg = fn_.body.argument(i);
       std::string p = typeProblem(arg->type());
-      if (!p.empty()) fnError("parameter " + names_(arg) + ": " + p);
+      if (!p.empty()) fnError("parameter " + names()(arg) + ": " + p);
       if (i < fn_.params.size() && fn_.params[i].align) {
-        if (!arg->type().isPtr()) fnError("parameter " + names_(arg) + ": only pointers have an alignment");
-        else if (!isPow2(fn_.params[i].align)) fnError("parameter " + names_(arg) + ": alignment must be a power of two");
+        if (!arg->type().isPtr()) fnError("parameter " + names()(arg) + ": only pointers have an alignment");
+        else if (!isPow2(fn_.params[i].align)) fnError("parameter " + names()(arg) + ": alignment must be a power of two");
       }
       visible_.insert(arg);
     }
@@ -131,7 +134,7 @@ class Verifier {
       for (size_t i = 0; i < op.numOperands(); ++i) {
         if (!op.operand(i)) opError(op, "operand " + std::to_string(i) + " is null");
         else if (!visible_.count(op.operand(i)))
-          opError(op, "operand " + std::to_string(i) + " (" + names_(op.operand(i)) + ") is not defined before its use");
+          opError(op, "operand " + std::to_string(i) + " (" + names()(op.operand(i)) + ") is not defined before its use");
       }
       const bool last = std::next(it) == block.ops().end();
       if (op.is(OpKind::Return) && (!isBody || !last)) opError(op, "must be the last op of the kernel body");
@@ -148,7 +151,8 @@ class Verifier {
         for (const Value *a : args) visible_.erase(a);
       }
       checkOp(op);
-      for (const Value *r : op.results()) {
+      for (size_t i = 0; i < op.numResults(); ++i) {
+        const Value *r = op.result(i);
         visible_.insert(r);
         added.push_back(r);
       }
@@ -175,14 +179,14 @@ class Verifier {
     }
     for (const Value *v : op.operands())
       if (!v) return;  // reported above
-    for (const Value *r : op.results()) {
-      std::string p = typeProblem(r->type());
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      std::string p = typeProblem(op.result(i)->type());
       if (!p.empty()) {
         opError(op, p);
         return;
       }
     }
-    if (op.is(OpKind::For) || op.is(OpKind::If)) {
+    if (op.is(OpKind::For) || op.is(OpKind::If) || op.is(OpKind::While)) {
       checkControlFlow(op);
       return;
     }
@@ -232,6 +236,10 @@ class Verifier {
   // for: %lb, %ub, %step (one scalar int type), then one init per result;
   // one region with (iv, carried...) arguments. if: a scalar i1, two regions.
   void checkControlFlow(const Op &op) {
+    if (op.is(OpKind::While)) {
+      checkWhile(op);
+      return;
+    }
     if (op.is(OpKind::If)) {
       if (op.operand(0)->type() != Type::scalar(ScalarKind::I1))
         opError(op, "the condition must be a scalar i1, not " + op.operand(0)->type().str());
@@ -273,6 +281,45 @@ class Verifier {
                         t.str() + ")");
     }
     checkYield(op, body, op.results(), "the body");
+  }
+
+  // while: one init per result; two regions taking the carried values, the
+  // first yielding a scalar i1, the second the next carried values.
+  void checkWhile(const Op &op) {
+    if (op.numResults() != op.numOperands()) {
+      opError(op, "has " + std::to_string(op.numOperands()) + " initial values for " +
+                      std::to_string(op.numResults()) + " results");
+      return;
+    }
+    if (op.regions().size() != 2) {
+      opError(op, "needs two regions (before, body), has " + std::to_string(op.regions().size()));
+      return;
+    }
+    for (size_t i = 0; i < op.numResults(); ++i)
+      if (op.operand(i)->type() != op.result(i)->type())
+        opError(op, "carried value " + std::to_string(i) + ": initial value and result must have one type (" +
+                        op.result(i)->type().str() + ")");
+    for (int r = 0; r < 2; ++r) {
+      const Block &region = *op.regions()[r];
+      if (region.arguments().size() != op.numResults()) {
+        opError(op, std::string(r ? "the body" : "the before region") + " must take the " +
+                        std::to_string(op.numResults()) + " carried values");
+        return;
+      }
+      for (size_t i = 0; i < op.numResults(); ++i)
+        if (region.argument(i)->type() != op.result(i)->type())
+          opError(op, std::string(r ? "the body" : "the before region") + "'s argument " + std::to_string(i) +
+                          " must have the carried type " + op.result(i)->type().str());
+    }
+    const Block &before = *op.regions()[0];
+    if (before.ops().empty() || !before.ops().back()->is(OpKind::Yield)) {
+      if (before.ops().empty()) opError(op, "the before region is empty: a region must end with 'yield'");
+    } else {
+      const Op &y = *before.ops().back();
+      if (y.numOperands() != 1 || !y.operand(0) || y.operand(0)->type() != Type::scalar(ScalarKind::I1))
+        opError(op, "the before region must yield one scalar i1 (whether the body runs again)");
+    }
+    checkYield(op, *op.regions()[1], op.results(), "the body");
   }
 
   void checkOpRules(const Op &op) {
@@ -561,13 +608,21 @@ class Verifier {
       case OpKind::Yield:
       case OpKind::For:
       case OpKind::If:
+      case OpKind::While:
         return;
     }
   }
 
   const Function &fn_;
-  ValueNames names_;
-  std::set<const Value *> visible_;
+  // Names for messages, made on the first error: numbering every value
+  // costs more than verifying a correct function.
+  const ValueNames &names() {
+    if (!names_) names_ = std::make_unique<ValueNames>(fn_);
+    return *names_;
+  }
+
+  std::unique_ptr<ValueNames> names_;
+  std::unordered_set<const Value *> visible_;
   std::vector<std::string> errors_;
   std::map<int64_t, std::pair<Type, int64_t>> rings_;  // shared ring -> (slot type, stages)
 };

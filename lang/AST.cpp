@@ -74,6 +74,9 @@ void dumpStmt(const Stmt &s, int indent, std::string &out) {
     case StmtKind::If: out += "if"; break;
     case StmtKind::Return: out += "return"; break;
     case StmtKind::Block: out += "block"; break;
+    case StmtKind::While: out += "while"; break;
+    case StmtKind::Break: out += "break"; break;
+    case StmtKind::Continue: out += "continue"; break;
     case StmtKind::Error: out += "error"; break;
   }
   out += where(s.loc) + "\n";

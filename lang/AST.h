@@ -70,6 +70,9 @@ enum class StmtKind {
   If,      // if value { body } else { elseBody }
   Return,  // return [value];
   Block,   // { body }
+  While,     // while value { body }
+  Break,     // break;
+  Continue,  // continue;
   Error,
 };
 

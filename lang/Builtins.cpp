@@ -14,6 +14,7 @@ using ir::Type;
 
 namespace {
 constexpr int64_t kMaxTileElements = int64_t{1} << 20;
+constexpr int64_t kMaxElementsPerThread = 2048;
 
 // The math built-ins are the tile IR's math ops (ir/Ops.def), by mnemonic:
 // exp ... ceil, erf, log1p, expm1 take one operand, pow and atan2 two.
@@ -123,6 +124,16 @@ bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &lo
                      std::to_string(kMaxTileElements) + " elements)");
       return false;
     }
+  }
+  // Each thread holds its share of a tile in registers; far past the
+  // register file it spills, and compiles for minutes.
+  const int64_t threads = 32 * int64_t{numWarps_};
+  if (n / threads > kMaxElementsPerThread) {
+    error(loc, "a tile of shape " + shapeStr(shape) + " puts " + std::to_string(n / threads) +
+                   " elements in each thread's registers (num_warps = " + std::to_string(numWarps_) +
+                   "): the budget is " + std::to_string(kMaxElementsPerThread) +
+                   " per thread (255 32-bit registers hold far fewer); use more warps or a smaller tile");
+    return false;
   }
   return true;
 }

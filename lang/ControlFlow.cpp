@@ -1,8 +1,7 @@
 // AST -> tile IR for control flow decided at run time: `for i in range(...)`
-// loops that carry the `var`s their body assigns, `if`/`else` on a runtime
-// scalar bool that merges the `var`s its branches assign, and `return` under
-// a runtime condition, which moves the rest of the kernel into the branches
-// that do not return (the tile IR's control flow is structured).
+// and `while cond` loops that carry the `var`s their body assigns, and
+// `if`/`else` on a runtime scalar bool that merges the `var`s its branches
+// assign. Jumps out of them (return, break, continue) are flags: Jumps.cpp.
 #include <algorithm>
 
 #include "lang/IRGen.h"
@@ -15,22 +14,22 @@ using ir::Type;
 
 namespace {
 
-// Names assigned anywhere in `body`: nested blocks, branches and loops.
-void assignedNames(const std::vector<ast::StmtPtr> &body, std::vector<std::string> &out) {
-  for (const ast::StmtPtr &s : body) {
-    if (s->kind == ast::StmtKind::Assign && s->target && s->target->kind == ast::ExprKind::Name &&
-        std::find(out.begin(), out.end(), s->target->text) == out.end())
-      out.push_back(s->target->text);
-    assignedNames(s->body, out);
-    assignedNames(s->elseBody, out);
+// Names assigned anywhere in `body` from `from` on: nested blocks, branches
+// and loops; `return VALUE` assigns a fn's result.
+void assignedNames(const std::vector<ast::StmtPtr> &body, size_t from, std::vector<std::string> &out) {
+  auto add = [&](const std::string &n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (size_t i = from; i < body.size(); ++i) {
+    const ast::Stmt &s = *body[i];
+    if (s.kind == ast::StmtKind::Assign && s.target && s.target->kind == ast::ExprKind::Name) add(s.target->text);
+    if (s.kind == ast::StmtKind::Return && s.value) add(kResultVar);
+    assignedNames(s.body, 0, out);
+    assignedNames(s.elseBody, 0, out);
   }
 }
 
-bool containsReturn(const std::vector<ast::StmtPtr> &body) {
-  for (const ast::StmtPtr &s : body)
-    if (s->kind == ast::StmtKind::Return || containsReturn(s->body) || containsReturn(s->elseBody)) return true;
-  return false;
-}
+}  // namespace
 
 // A region of `op` with `argTypes` arguments, appended to it.
 ir::Block *addRegion(ir::Op *op, const std::vector<Type> &argTypes) {
@@ -41,27 +40,43 @@ ir::Block *addRegion(ir::Op *op, const std::vector<Type> &argTypes) {
   return op->regions().back().get();
 }
 
-}  // namespace
-
-// The outer `var`s that `stmts` assign (others are the body's own, or errors
-// that genAssign reports).
+// The outer `var`s that `bodies` assign (others are the body's own, or
+// errors that genAssign reports), and a fn's result once a `return` may set it.
 std::vector<IRGen::Carried> IRGen::carriedVars(const std::vector<const std::vector<ast::StmtPtr> *> &bodies) {
   std::vector<std::string> names;
-  for (const auto *b : bodies) assignedNames(*b, names);
+  for (const auto *b : bodies) assignedNames(*b, 0, names);
+  return carriedNamed(names);
+}
+
+std::vector<IRGen::Carried> IRGen::carriedVars(const std::vector<ast::StmtPtr> &body, size_t from) {
+  std::vector<std::string> names;
+  assignedNames(body, from, names);
+  return carriedNamed(names);
+}
+
+std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &names) {
   std::vector<Carried> out;
   for (const std::string &n : names) {
-    Binding *b = lookup(n);
-    if (b && b->isVar && b->value.ok()) out.push_back({n, b->value});
+    for (size_t d = scopes_.size(); d-- > 0;) {
+      auto it = scopes_[d].find(n);
+      if (it == scopes_[d].end()) continue;
+      if (it->second.isVar && (it->second.value.ok() || n == kResultVar)) out.push_back({n, it->second.value, d});
+      break;
+    }
   }
   return out;
 }
 
-// The value of each carried var now, materialised as an IR value of its type.
+IRGen::Binding *IRGen::binding(const Carried &c) { return &scopes_[c.depth][c.name]; }
+
+// The value of each carried var now, materialised as an IR value of its
+// type; null for a fn's result that has none yet.
 std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carried, const ast::Loc &loc) {
   std::vector<ir::Value *> out;
   for (const Carried &c : carried) {
-    TV now = lookup(c.name)->value;
-    out.push_back(coerce(now.ok() ? now : c.before, c.before.type, loc));
+    TV now = binding(c)->value;
+    if (!now.ok()) now = c.before;
+    out.push_back(now.ok() ? coerce(now, c.before.ok() ? c.before.type : now.type, loc) : nullptr);
   }
   return out;
 }
@@ -70,43 +85,56 @@ std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carrie
 void IRGen::bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded) {
   for (size_t i = 0; i < carried.size(); ++i) {
     ir::Value *result = op->addResult(yielded[i]->type());
-    result->setNameHint(carried[i].name);
-    lookup(carried[i].name)->value = value(result);
+    if (carried[i].name != kResultVar) result->setNameHint(carried[i].name);
+    binding(carried[i])->value = value(result);
   }
 }
 
-// grammar: FOR IDENT IN range(a[, b[, step]]) block
-// i runs over a, a+step, ... while below b (above b for a negative step), as
-// in Python; the vars the body assigns are carried from one iteration to the
-// next and hold their last values after the loop.
-void IRGen::genRuntimeFor(const ast::Stmt &s) {
+// Loop bounds of `for i in range(...)`, checked and converted to one type.
+bool IRGen::rangeBounds(const ast::Stmt &s, RangeBounds &out) {
   const ast::Expr &r = *s.value;
   std::vector<TV> bounds;
-  if (!rangeArgs(r, bounds)) return;
+  if (!rangeArgs(r, bounds)) return false;
   ScalarKind k = ScalarKind::I32;
   for (size_t i = 0; i < bounds.size(); ++i) {
     const TV &v = bounds[i];
     if (v.type.isTile() || !v.type.isInt() || v.type.isBool()) {
       error(r.args[i]->loc, "range bounds must be scalar integers, not " + typeName(v));
-      return;
+      return false;
     }
     if (!v.weak && v.type.elem.scalar == ScalarKind::I64) k = ScalarKind::I64;
   }
   for (size_t i = 0; i < bounds.size(); ++i)
-    if (bounds[i].weak && !checkWeakFits(bounds[i], k, r.args[i]->loc)) return;
+    if (bounds[i].weak && !checkWeakFits(bounds[i], k, r.args[i]->loc)) return false;
   if (bounds.size() == 3 && bounds[2].cst && bounds[2].cst->i == 0) {
     error(r.args[2]->loc, "range step must not be 0");
+    return false;
+  }
+  out.type = Type::scalar(k);
+  TV zero = constant(ConstValue::ofInt(0), k, false), one = constant(ConstValue::ofInt(1), k, false);
+  out.lb = coerce(bounds.size() == 1 ? zero : bounds[0], out.type, s.loc);
+  out.ub = coerce(bounds.size() == 1 ? bounds[0] : bounds[1], out.type, s.loc);
+  out.step = coerce(bounds.size() == 3 ? bounds[2] : one, out.type, s.loc);
+  if (bounds.size() < 3) out.stepSign = 1;
+  else if (bounds[2].cst) out.stepSign = bounds[2].cst->i > 0 ? 1 : -1;
+  return true;
+}
+
+// grammar: FOR IDENT IN range(a[, b[, step]]) block
+// i runs over a, a+step, ... while below b (above b for a negative step), as
+// in Python; the vars the body assigns are carried from one iteration to the
+// next and hold their last values after the loop. A body that may `break` or
+// `return` makes a `while` loop, which can stop early.
+void IRGen::genRuntimeFor(const ast::Stmt &s) {
+  RangeBounds range;
+  if (!rangeBounds(s, range)) return;
+  if (mayJump(s.body, ast::StmtKind::Break) || mayJump(s.body, ast::StmtKind::Return)) {
+    genLoop(s, &range);
     return;
   }
-  const Type it = Type::scalar(k);
-  TV zero = constant(ConstValue::ofInt(0), k, false), one = constant(ConstValue::ofInt(1), k, false);
-  std::vector<ir::Value *> operands = {
-      coerce(bounds.size() == 1 ? zero : bounds[0], it, s.loc),
-      coerce(bounds.size() == 1 ? bounds[0] : bounds[1], it, s.loc),
-      coerce(bounds.size() == 3 ? bounds[2] : one, it, s.loc),
-  };
+  std::vector<ir::Value *> operands = {range.lb, range.ub, range.step};
   std::vector<Carried> carried = carriedVars({&s.body});
-  std::vector<Type> argTypes = {it};
+  std::vector<Type> argTypes = {range.type};
   for (ir::Value *v : currentValues(carried, s.loc)) {
     operands.push_back(v);
     argTypes.push_back(v->type());
@@ -117,7 +145,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   ir::Block *body = addRegion(loop, argTypes);
   body->argument(0)->setNameHint(s.name);
   for (size_t i = 0; i < carried.size(); ++i) {
-    lookup(carried[i].name)->value = value(body->argument(i + 1));
+    binding(carried[i])->value = value(body->argument(i + 1));
     body->argument(i + 1)->setNameHint(carried[i].name);
   }
   auto outer = std::move(builder_);
@@ -127,6 +155,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   ++loopDepth_;
   genStmts(s.body);
   --loopDepth_;
+  jumps_ = {};  // a `continue` ends only its iteration
   scopes_.pop_back();
   std::vector<ir::Value *> next = currentValues(carried, s.loc);
   builder_->setLoc(irLoc(s.loc));
@@ -135,71 +164,143 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   bindResults(loop, carried, next);
 }
 
-// grammar: IF expr block [ELSE (block | if_stmt)], the condition a runtime
-// scalar bool. Without a `return` in it, each branch starts from the vars'
-// values before the `if`, and the vars either assigns are merged after it.
-void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
-  const bool returns = containsReturn(s.body) || containsReturn(s.elseBody);
-  // A `return` in a loop or fn is reported by genReturn; in an unrolled
-  // loop the rest of the kernel includes the later iterations, which the
-  // frames below do not hold.
-  if (returns && loopDepth_ == 0 && unrollDepth_ == 0 && inlineStack_.empty()) {
-    genReturningIf(s, cond);
-    return;
+// grammar: WHILE expr block
+void IRGen::genWhile(const ast::Stmt &s) { genLoop(s, nullptr); }
+
+// A `while` op: the carried vars, then (for a `for` loop) the induction
+// variable, then the flags of a `break` and a `return` in the body, which
+// stop the loop. The condition is evaluated only while no flag is set.
+void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
+  std::vector<Carried> carried = carriedVars({&s.body});
+  for (const Carried &c : carried)
+    if (!c.before.ok()) {
+      error(s.loc, "a 'return' with a value inside a runtime loop needs an earlier 'return' of the fn to fix the "
+                   "type of its result");
+      return;
+    }
+  const bool hasBreak = mayJump(s.body, ast::StmtKind::Break);
+  const bool hasReturn = mayJump(s.body, ast::StmtKind::Return);
+  const Type i1 = Type::scalar(ScalarKind::I1);
+  std::vector<ir::Value *> inits = currentValues(carried, s.loc);
+  if (range) inits.push_back(range->lb);
+  for (bool flag : {hasBreak, hasReturn})
+    if (flag) inits.push_back(flagValue(TV{}, s.loc));
+  std::vector<Type> types;
+  for (ir::Value *v : inits) types.push_back(v->type());
+
+  builder_->setLoc(irLoc(s.loc));
+  ir::Op *loop = builder_->create(OpKind::While, inits, std::nullopt);
+  ir::Block *before = addRegion(loop, types), *body = addRegion(loop, types);
+  auto outer = std::move(builder_);
+  const size_t ivAt = carried.size(), brkAt = ivAt + (range ? 1 : 0), retAt = brkAt + (hasBreak ? 1 : 0);
+
+  // The condition, from the carried values.
+  builder_ = std::make_unique<ir::Builder>(before);
+  for (size_t i = 0; i < carried.size(); ++i) binding(carried[i])->value = value(before->argument(i));
+  ir::Value *stop = nullptr;
+  if (hasBreak) stop = before->argument(brkAt);
+  if (hasReturn) stop = stop ? emit(OpKind::Or, {stop, before->argument(retAt)}, i1, s.loc) : before->argument(retAt);
+  ir::Value *cond = nullptr;
+  if (range) {
+    cond = rangeCondition(before->argument(ivAt), *range, s.loc);
+    if (stop) cond = emit(OpKind::And, {cond, emit(OpKind::Not, {stop}, i1, s.loc)}, i1, s.loc);
+  } else if (!stop) {
+    cond = loopCondition(*s.value);
+  } else {
+    builder_->setLoc(irLoc(s.loc));
+    ir::Op *test = builder_->create(OpKind::If, {stop}, i1);
+    auto inner = std::move(builder_);
+    builder_ = std::make_unique<ir::Builder>(addRegion(test, {}));
+    builder_->create(OpKind::Yield, {flagValue(TV{}, s.loc)}, std::nullopt);
+    builder_ = std::make_unique<ir::Builder>(addRegion(test, {}));
+    ir::Value *c = loopCondition(*s.value);
+    builder_->setLoc(irLoc(s.loc));
+    builder_->create(OpKind::Yield, {c}, std::nullopt);
+    builder_ = std::move(inner);
+    cond = test->result();
   }
+  builder_->setLoc(irLoc(s.loc));
+  builder_->create(OpKind::Yield, {cond}, std::nullopt);
+
+  // The body, with no flag set on entry.
+  builder_ = std::make_unique<ir::Builder>(body);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    binding(carried[i])->value = value(body->argument(i));
+    body->argument(i)->setNameHint(carried[i].name);
+  }
+  scopes_.emplace_back();
+  if (range) {
+    bind(s.name, value(body->argument(ivAt)));
+    body->argument(ivAt)->setNameHint(s.name);
+  }
+  jumps_ = {};
+  ++loopDepth_;
+  genStmts(s.body);
+  --loopDepth_;
+  scopes_.pop_back();
+  std::vector<ir::Value *> next = currentValues(carried, s.loc);
+  if (range) next.push_back(emit(OpKind::Add, {body->argument(ivAt), range->step}, range->type, s.loc));
+  if (hasBreak) next.push_back(flagValue(jumps_.brk, s.loc));
+  if (hasReturn) next.push_back(flagValue(jumps_.ret, s.loc));
+  builder_->setLoc(irLoc(s.loc));
+  builder_->create(OpKind::Yield, next, std::nullopt);
+  builder_ = std::move(outer);
+
+  for (size_t i = 0; i < types.size(); ++i) loop->addResult(types[i]);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    loop->result(i)->setNameHint(carried[i].name);
+    binding(carried[i])->value = value(loop->result(i));
+  }
+  jumps_ = {};
+  if (hasReturn) jumps_.ret = value(loop->result(retAt));
+}
+
+// iv < ub for a positive step, iv > ub for a negative one (known or not).
+ir::Value *IRGen::rangeCondition(ir::Value *iv, const RangeBounds &range, const ast::Loc &loc) {
+  const Type i1 = Type::scalar(ScalarKind::I1);
+  auto cmp = [&](ir::Value *a, ir::Value *b, const char *p) {
+    return emit(OpKind::Cmp, {a, b}, i1, loc, {{"predicate", std::string(p)}});
+  };
+  if (range.stepSign) return cmp(iv, range.ub, range.stepSign > 0 ? "lt" : "gt");
+  ir::Value *zero = emitConst(ConstValue::ofInt(0), range.type, loc);
+  ir::Value *up = emit(OpKind::And, {cmp(range.step, zero, "gt"), cmp(iv, range.ub, "lt")}, i1, loc);
+  ir::Value *down = emit(OpKind::And, {cmp(range.step, zero, "lt"), cmp(iv, range.ub, "gt")}, i1, loc);
+  return emit(OpKind::Or, {up, down}, i1, loc);
+}
+
+// A while loop's condition: a scalar bool (false after an error).
+ir::Value *IRGen::loopCondition(const ast::Expr &e) {
+  TV c = genValue(e);
+  if (c.ok() && (!c.type.isBool() || c.type.isTile())) {
+    error(e.loc, "a 'while' condition must be a scalar bool, not " + typeName(c));
+    c = TV{};
+  }
+  return flagValue(c, e.loc);
+}
+
+// grammar: IF expr block [ELSE (block | if_stmt)], the condition a runtime
+// scalar bool. Each branch starts from the vars' values before the `if`, and
+// the vars either assigns are merged after it, with the flags of the jumps
+// either may take.
+void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
   std::vector<Carried> carried = carriedVars({&s.body, &s.elseBody});
   builder_->setLoc(irLoc(s.loc));
   ir::Op *branch = builder_->create(OpKind::If, {cond}, std::nullopt);
   auto outer = std::move(builder_);
-  std::vector<ir::Value *> yielded;
+  std::vector<BranchEnd> ends(2);
   for (int r = 0; r < 2; ++r) {
     builder_ = std::make_unique<ir::Builder>(addRegion(branch, {}));
-    for (const Carried &c : carried) lookup(c.name)->value = c.before;
-    scopes_.emplace_back();
-    ++branchDepth_;
-    genStmts(r ? s.elseBody : s.body);
-    --branchDepth_;
-    scopes_.pop_back();
-    yielded = currentValues(carried, s.loc);
-    builder_->setLoc(irLoc(s.loc));
-    builder_->create(OpKind::Yield, yielded, std::nullopt);
-  }
-  builder_ = std::move(outer);
-  bindResults(branch, carried, yielded);
-}
-
-// An `if` with a `return` in it: each branch that does not end the kernel
-// goes on with the rest of it (the statements after the `if` in every
-// enclosing statement list), so nothing follows the `if` itself.
-void IRGen::genReturningIf(const ast::Stmt &s, ir::Value *cond) {
-  const auto savedScopes = scopes_;
-  std::vector<size_t> savedNext;
-  for (const Frame &f : frames_) savedNext.push_back(f.next);
-  builder_->setLoc(irLoc(s.loc));
-  ir::Op *branch = builder_->create(OpKind::If, {cond}, std::nullopt);
-  auto outer = std::move(builder_);
-  for (int r = 0; r < 2; ++r) {
-    scopes_ = savedScopes;
-    for (size_t k = 0; k < frames_.size(); ++k) frames_[k].next = savedNext[k];
-    builder_ = std::make_unique<ir::Builder>(addRegion(branch, {}));
+    for (const Carried &c : carried) binding(c)->value = c.before;
+    jumps_ = {};
     scopes_.emplace_back();
     genStmts(r ? s.elseBody : s.body);
     scopes_.pop_back();
-    // By index: the statements generated here push frames of their own,
-    // which may move the stack.
-    for (size_t k = frames_.size(); k-- > 0 && !returned_;) {
-      scopes_.resize(frames_[k].scopeDepth);
-      while (frames_[k].next < frames_[k].stmts->size() && !returned_ && !diags_.tooManyErrors())
-        genStmt(*(*frames_[k].stmts)[frames_[k].next++]);
-    }
-    returned_ = false;
-    builder_->setLoc(irLoc(s.loc));
-    builder_->create(OpKind::Yield, {}, std::nullopt);
+    ends[r].vals = currentValues(carried, s.loc);
+    ends[r].jumps = jumps_;
+    ends[r].builder = std::move(builder_);
   }
   builder_ = std::move(outer);
-  scopes_ = savedScopes;
-  for (Frame &f : frames_) f.next = f.stmts->size();
-  returned_ = true;  // every path of the rest was generated in the branches
+  mergeBranches(branch, carried, ends, s.loc);
 }
 
 }  // namespace tk::lang

@@ -54,9 +54,11 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   std::vector<TV> args;
   std::map<std::string, ScalarKind> typeVars;  // T -> the element type this call gives it
   if (!bindFnArgs(e, fn, args, typeVars)) return invalid();
+  fnTable_->used.insert(&fn);
 
   // The body sees its params, its type variables and the global fns,
-  // nothing of the caller.
+  // nothing of the caller. Its result is a var that `return VALUE` assigns;
+  // a `break` in it cannot leave the caller's loop.
   auto callerScopes = std::move(scopes_);
   scopes_.assign(1, {});
   for (const auto &[name, kind] : typeVars) {
@@ -66,24 +68,26 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
     bind(name, t);
   }
   for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
+  if (fn.hasResult) bind(kResultVar, TV{}, true);
+  const Jumps callerJumps = jumps_;
+  const int callerLoops = loopDepth_;
+  jumps_ = {};
+  loopDepth_ = 0;
   inlineStack_.push_back(&fn);
   const int errorsBefore = diags_.errorCount();
+  genStmts(fn.body);
   TV result;
   result.k = TV::K::Void;
-  bool ended = false;
-  for (size_t i = 0; i < fn.body.size() && !diags_.tooManyErrors(); ++i) {
-    const ast::Stmt &s = *fn.body[i];
-    if (s.kind == ast::StmtKind::Return && i + 1 == fn.body.size()) {
-      result = fnResult(s, fn);
-      ended = true;
-    } else {
-      genStmt(s);
-    }
+  if (fn.hasResult) {
+    result = scopes_.front()[kResultVar].value;
+    const bool returned = jumps_.ret.ok() && jumps_.ret.cst && jumps_.ret.cst->i;
+    if ((!returned || !result.ok()) && diags_.errorCount() == errorsBefore)
+      error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
+                        typeText(fn.result) + ")");
   }
-  if (!ended && fn.hasResult && diags_.errorCount() == errorsBefore)
-    error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
-                      typeText(fn.result) + ")");
   inlineStack_.pop_back();
+  jumps_ = callerJumps;
+  loopDepth_ = callerLoops;
   scopes_ = std::move(callerScopes);
   if (diags_.errorCount() != errorsBefore || !result.ok()) {
     failedFns_.insert(&fn);
@@ -193,7 +197,7 @@ TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Para
   return v;
 }
 
-// grammar: RETURN [expr] ';'   as the last statement of a fn body.
+// The value of `return [expr];` in a fn, checked against its result type.
 TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
   TV none;
   none.k = TV::K::Void;
@@ -223,6 +227,40 @@ TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
     return invalid();
   }
   return v;
+}
+
+void IRGen::checkFnAlone(const ast::Decl &fn, int64_t tileSize, ScalarKind typeVarKind) {
+  ir::Function scratch;
+  scratch.name = fn.name;
+  fn_ = &scratch;
+  builder_ = std::make_unique<ir::Builder>(&scratch.body);
+  resetScopes();
+  jumps_ = {};
+  loopDepth_ = guardDepth_ = 0;
+  for (const ast::Param &p : fn.params)
+    if (!scalarKind(p.type.name) && !lookup(p.type.name)) {  // a type variable (checked at load)
+      TV t;
+      t.k = TV::K::TypeArg;
+      t.typeArg = typeVarKind;
+      bind(p.type.name, t);
+    }
+  for (const ast::Param &p : fn.params) {
+    const ScalarKind k = scalarKind(p.type.name).value_or(typeVarKind);
+    ir::ElemType elem{k, p.type.ptrDepth > 0};
+    ir::Type t = tileSize ? ir::Type::tile(elem, {tileSize}) : ir::Type{elem, {}, nullptr};
+    bind(p.name, value(scratch.addParam(p.name, t)));
+  }
+  if (fn.hasResult) bind(kResultVar, TV{}, true);
+  inlineStack_.assign(1, &fn);
+  const int errorsBefore = diags_.errorCount();
+  genStmts(fn.body);
+  const bool returned = jumps_.ret.ok() && jumps_.ret.cst && jumps_.ret.cst->i;
+  if (fn.hasResult && (!returned || !scopes_.front()[kResultVar].value.ok()) && diags_.errorCount() == errorsBefore)
+    error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
+                      typeText(fn.result) + ")");
+  inlineStack_.clear();
+  builder_.reset();
+  fn_ = nullptr;
 }
 
 // grammar (a call): static_assert(cond [, "message"])
@@ -255,29 +293,6 @@ TV IRGen::staticAssert(const ast::Expr &e) {
     return invalid();
   }
   return none;
-}
-
-// `return;` in a kernel: the last statement (handled by lowerKernel), or
-// inside a compile-time `if`, where it ends code generation of the kernel.
-void IRGen::genReturn(const ast::Stmt &s) {
-  if (!inlineStack_.empty()) {
-    error(s.loc, "'return' before the end of a fn is not supported yet (it must be the fn's last statement)");
-    return;
-  }
-  if (s.value) {
-    error(s.value->loc, "a kernel returns no value: use 'return;'");
-    return;
-  }
-  if (loopDepth_ > 0) {
-    error(s.loc, "'return' inside a runtime 'for' loop is not supported (a loop runs all its iterations; "
-                 "guard the work with an 'if' or a mask instead)");
-    return;
-  }
-  if (branchDepth_ > 0) {
-    error(s.loc, "'return' under a runtime condition inside a static_range loop is not supported");
-    return;
-  }
-  returned_ = true;
 }
 
 }  // namespace tk::lang

@@ -3,9 +3,15 @@
 // one kernel.
 #include "lang/Frontend.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -36,16 +42,48 @@ std::string normalPath(const std::string &p) { return std::filesystem::path(p).l
 std::string baseName(const std::string &p) { return std::filesystem::path(p).filename().generic_string(); }
 }  // namespace
 
+namespace {
+// The whole of a regular file, or why not. Read to its end rather than
+// trusting its size (files under /proc report 0), stopping at the cap, and
+// with every read error reported (`/proc/self/mem` fails at offset 0).
+std::optional<std::string> readText(const std::string &path, std::string &why) {
+  struct stat st;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = ::fstat(fd, &st) != 0 ? std::strerror(errno) : S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file";
+    ::close(fd);
+    return std::nullopt;
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxFileBytes) {
+      why = "it is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB";
+      ::close(fd);
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return text;
+}
+}  // namespace
+
 std::optional<std::string> Frontend::readFile(const std::string &path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxFileBytes) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  if (!in || in.bad()) return std::nullopt;
-  return ss.str();
+  std::string why;
+  return readText(path, why);
 }
 
 void Frontend::reset() {
@@ -60,10 +98,11 @@ void Frontend::reset() {
 }
 
 bool Frontend::loadFile(const std::string &path) {
-  auto text = readFile(path);
+  std::string why;
+  auto text = readText(path, why);
   if (!text) {
     reset();
-    diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "'");
+    diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "': " + why);
     return false;
   }
   return loadSource(*text, path);
@@ -119,13 +158,18 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
     // absolute name is only itself.
     std::string target = normalPath((dir / d.name).generic_string());
     std::optional<std::string> text;
+    std::string why;  // why the file beside the importer could not be read
+    auto read = [&](const std::string &path, std::string &reason) {
+      return reader_ ? reader_(path) : readText(path, reason);
+    };
     const bool known = loaded_.count(target) || std::find(stack.begin(), stack.end(), target) != stack.end();
-    if (!known) text = reader_ ? reader_(target) : readFile(target);
+    if (!known) text = read(target, why);
     if (!known && !text && !std::filesystem::path(d.name).is_absolute())
       for (const ImportRoot &root : roots_) {
         if (d.name.rfind(root.prefix, 0) != 0) continue;
         std::string candidate = normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string());
-        if ((text = reader_ ? reader_(candidate) : readFile(candidate))) {
+        std::string ignored;
+        if ((text = read(candidate, ignored))) {
           target = candidate;
           break;
         }
@@ -148,7 +192,8 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
         if (d.name.rfind(root.prefix, 0) == 0)
           looked += ", " + lang::quoted(normalPath((std::filesystem::path(root.dir) / d.name.substr(root.prefix.size())).generic_string()));
       diags_.error(d.loc, "cannot read imported file " + lang::quoted(d.name) +
-                              (looked != lang::quoted(d.name) ? " (looked for " + looked + ")" : ""));
+                              (looked != lang::quoted(d.name) ? " (looked for " + looked + ")" : "") +
+                              (why.empty() ? "" : ": " + why));
       continue;
     }
     imported_.push_back(parseText(*text, target));
@@ -485,6 +530,35 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   if (!loadOk_) return nullptr;
   if (fn && sigOut) *sigOut = sig;
   return fn;
+}
+
+void Frontend::checkUnusedFns() {
+  if (!module_) return;
+  for (const ast::Decl &d : module_->decls) {
+    if (d.kind != ast::DeclKind::Fn || fns_->bad.count(&d) || fns_->used.count(&d)) continue;
+    // A fn is generic over shapes, and over element types where it has type
+    // variables: it passes when scalars or tiles, of floats or of integers,
+    // work.
+    std::vector<Diagnostic> first;
+    bool ok = false;
+    for (ir::ScalarKind typeVar : {ir::ScalarKind::F32, ir::ScalarKind::I32})
+      for (int64_t tile : {0, 2}) {
+        if (ok) break;
+        DiagnosticEngine scratch;
+        IRGen gen(scratch, file_);
+        gen.setFns(fns_.get());
+        gen.checkFnAlone(d, tile, typeVar);
+        ok = !scratch.hasErrors();
+        if (first.empty()) first = scratch.diagnostics();
+      }
+    if (ok) continue;
+    for (const Diagnostic &diag : first) {
+      if (diag.severity == Diagnostic::Severity::Error) diags_.error(diag.loc, diag.message);
+      else if (diag.severity == Diagnostic::Severity::Warning) diags_.warning(diag.loc, diag.message);
+      else diags_.note(diag.loc, diag.message);
+    }
+    diags_.note(d.loc, "in " + quoted(d.name) + ", which no kernel calls (checked with scalar arguments)");
+  }
 }
 
 }  // namespace tk::lang

@@ -106,6 +106,12 @@ class Frontend {
                                             int numWarps, KernelSig *sigOut = nullptr,
                                             const std::map<std::string, int64_t> &assume = {});
 
+  // Type-checks the body of every fn of the loaded file that no kernel
+  // lowered so far has called (`tkc check` runs it after the kernels), with
+  // scalar arguments of the params' types, else tiles of them; reports the
+  // scalar attempt's errors when neither type-checks.
+  void checkUnusedFns();
+
   DiagnosticEngine &diags() { return diags_; }
 
  private:

@@ -301,7 +301,8 @@ class Evaluator {
     unaryKind(e, a.kind);
     if (e.text == "!") return HostValue::ofBool(!a.i);
     if (a.kind == Kind::Float) return HostValue::ofFloat(-a.f);
-    return HostValue::ofInt(checked(e, a.i == INT64_MIN, -a.i));
+    // Checked before negating: -INT64_MIN is undefined behaviour.
+    return HostValue::ofInt(a.i == INT64_MIN ? checked(e, true, 0) : -a.i);
   }
 
   HostValue binary(const Expr &e) const {
@@ -348,7 +349,7 @@ class Evaluator {
     Kind k = callKind(e, kinds);
     if (e.text == "abs") {
       if (k == Kind::Float) return HostValue::ofFloat(std::fabs(args[0].f));
-      return HostValue::ofInt(checked(e, args[0].i == INT64_MIN, args[0].i < 0 ? -args[0].i : args[0].i));
+      return HostValue::ofInt(args[0].i == INT64_MIN ? checked(e, true, 0) : args[0].i < 0 ? -args[0].i : args[0].i);
     }
     if (e.text == "cdiv") {
       int64_t x = args[0].i, y = args[1].i;

@@ -104,6 +104,8 @@ std::optional<std::vector<int64_t>> IRGen::broadcast(const std::vector<const TV 
     }
     shape = *s;
   }
+  // Each operand fits the limit, but their broadcast may not.
+  if (!checkTileShape(shape, loc)) return std::nullopt;
   return shape;
 }
 
@@ -125,9 +127,9 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   failedFns_.clear();
   inlinedCalls_ = 0;
   quietFailure_ = false;
-  frames_.clear();
-  returned_ = false;
-  loopDepth_ = unrollDepth_ = branchDepth_ = 0;
+  jumps_ = {};
+  loopDepth_ = guardDepth_ = 0;
+  numWarps_ = numWarps;
   for (const ast::Param &p : kernel.params) {
     if (p.isConst) {
       for (const ConstBinding &c : consts) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,12 +49,20 @@ struct TV {
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
 };
 
+// The binding of a fn's result while its body is inlined: `return VALUE`
+// assigns it like a var (no identifier can name it).
+inline const std::string kResultVar = "return";
+
+// A region of `op` with `argTypes` arguments, appended to it.
+ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
+
 // The fn helpers every kernel of a load can call (the main file's and those
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
 struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
   std::set<const ast::Decl *> bad;
+  mutable std::set<const ast::Decl *> used;  // inlined by some kernel (Frontend::checkUnusedFns)
 };
 
 class IRGen {
@@ -80,6 +89,12 @@ class IRGen {
   // A fn's type variable: one capital letter (`fn f(x: T) -> T`).
   static bool isTypeVariable(const std::string &name) { return name.size() == 1 && name[0] >= 'A' && name[0] <= 'Z'; }
 
+  // Type-checks `fn`'s body alone, its params bound to values of their
+  // types (tiles of `tileSize` elements, or scalars for 0).
+  // Checks a fn no kernel calls, on scalars (tileSize 0) or tiles of
+  // tileSize, its type variables (a generic fn's T) all set to typeVarKind.
+  void checkFnAlone(const ast::Decl &fn, int64_t tileSize, ir::ScalarKind typeVarKind);
+
   // The fns calls may inline (none when unset).
   void setFns(const FnTable *fns) { fnTable_ = fns; }
   // True for names the language reserves for built-ins (a fn may not take them).
@@ -87,24 +102,59 @@ class IRGen {
 
  private:
   // Statements (IRGenStmt.cpp).
-  void genStmts(const std::vector<ast::StmtPtr> &body);
+  void genStmts(const std::vector<ast::StmtPtr> &body, size_t from = 0);
   void genStmt(const ast::Stmt &s);
   void genAssign(const ast::Stmt &s);
   void genFor(const ast::Stmt &s);
   bool rangeArgs(const ast::Expr &r, std::vector<TV> &out);
   void genIf(const ast::Stmt &s);
+  void unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 from, __int128 trips, int errorsBefore);
 
   // Runtime control flow (ControlFlow.cpp).
-  struct Carried {  // a `var` a loop or branch assigns, and its value before
+  struct Carried {  // a `var` a loop or branch assigns, its value before, its scope
     std::string name;
     TV before;
+    size_t depth = 0;  // index in scopes_
+  };
+  struct RangeBounds {  // of `range(...)`, converted to `type`
+    ir::Type type;
+    ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
+    int stepSign = 0;  // 1 or -1 when known while compiling
   };
   void genRuntimeFor(const ast::Stmt &s);
+  bool rangeBounds(const ast::Stmt &s, RangeBounds &out);
+  void genWhile(const ast::Stmt &s);
+  void genLoop(const ast::Stmt &s, const RangeBounds *range);
+  ir::Value *rangeCondition(ir::Value *iv, const RangeBounds &range, const ast::Loc &loc);
+  ir::Value *loopCondition(const ast::Expr &e);
   void genRuntimeIf(const ast::Stmt &s, ir::Value *cond);
-  void genReturningIf(const ast::Stmt &s, ir::Value *cond);
   std::vector<Carried> carriedVars(const std::vector<const std::vector<ast::StmtPtr> *> &bodies);
+  std::vector<Carried> carriedVars(const std::vector<ast::StmtPtr> &body, size_t from);
+  std::vector<Carried> carriedNamed(const std::vector<std::string> &names);
   std::vector<ir::Value *> currentValues(const std::vector<Carried> &carried, const ast::Loc &loc);
   void bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded);
+
+  // Jumps (Jumps.cpp): the flags of the `return`, `break` and `continue` the
+  // path being generated may have taken since the statement it started at.
+  // Each is invalid (not taken), a constant true (taken) or a runtime i1.
+  struct Jumps {
+    TV ret, brk, cont;
+  };
+  struct BranchEnd {  // a region of an `if` before its yield
+    std::unique_ptr<ir::Builder> builder;
+    std::vector<ir::Value *> vals;
+    Jumps jumps;
+  };
+  bool mayHaveJumped() const;
+  bool surelyJumped() const;
+  TV jumped() const;
+  static bool mayJump(const std::vector<ast::StmtPtr> &body, ast::StmtKind kind, bool nestedLoop = false);
+  ir::Value *flagValue(const TV &f, const ast::Loc &loc);
+  ir::Value *skipCondition(const ast::Loc &loc);
+  void guardRest(const std::vector<ast::StmtPtr> &body, size_t from);
+  void guard(std::vector<Carried> &carried, const ast::Loc &loc, const std::function<void()> &rest);
+  void mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::vector<BranchEnd> &ends, const ast::Loc &loc);
+  void genLoopJump(const ast::Stmt &s);
 
   // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
   struct Binding {
@@ -112,6 +162,7 @@ class IRGen {
     bool isVar = false;
   };
   Binding *lookup(const std::string &name);
+  Binding *binding(const Carried &c);
   void bind(const std::string &name, TV v, bool isVar = false);
   std::vector<std::string> namesInScope() const;
   void resetScopes() { scopes_.assign(1, {}); }
@@ -208,20 +259,10 @@ class IRGen {
   std::set<const ast::Decl *> failedFns_;
   int inlinedCalls_ = 0;
   bool quietFailure_ = false;
-  // `return;` of a kernel ends the code generation of the path it is on
-  // (`returned_`). The statement lists being generated, innermost last, with
-  // the next statement of each and the scope depth it runs at: the rest of
-  // the kernel, which an `if` that returns moves into its branches.
-  struct Frame {
-    const std::vector<ast::StmtPtr> *stmts;
-    size_t next;
-    size_t scopeDepth;
-  };
-  std::vector<Frame> frames_;
-  bool returned_ = false;
-  int loopDepth_ = 0;    // runtime `for` bodies being generated
-  int unrollDepth_ = 0;  // static_range bodies being generated
-  int branchDepth_ = 0;  // runtime `if` branches that merge values
+  Jumps jumps_;
+  int numWarps_ = 4;    // of the kernel being lowered: the threads a tile spreads over
+  int loopDepth_ = 0;   // loop bodies being generated in this kernel or fn (what `break` may leave)
+  int guardDepth_ = 0;  // statement lists nested under a possible jump
 };
 
 }  // namespace tk::lang

@@ -27,19 +27,24 @@ void IRGen::bind(const std::string &name, TV v, bool isVar) { scopes_.back()[nam
 std::vector<std::string> IRGen::namesInScope() const {
   std::vector<std::string> names;
   for (const auto &scope : scopes_)
-    for (const auto &[n, b] : scope) names.push_back(n);
+    for (const auto &[n, b] : scope)
+      if (n != kResultVar) names.push_back(n);
   return names;
 }
 
 // ---------------------------------------------------------------- statements
 
-void IRGen::genStmts(const std::vector<ast::StmtPtr> &body) {
-  frames_.push_back(Frame{&body, 0, scopes_.size()});
-  const size_t me = frames_.size() - 1;
-  // By index: an `if` that returns may consume the rest of this list.
-  while (frames_[me].next < body.size() && !diags_.tooManyErrors() && !returned_)
-    genStmt(*body[frames_[me].next++]);
-  frames_.pop_back();
+// After a statement that surely jumped the rest of the list is unreachable
+// (and not generated); after one that may have, it runs under a guard.
+void IRGen::genStmts(const std::vector<ast::StmtPtr> &body, size_t from) {
+  for (size_t i = from; i < body.size() && !diags_.tooManyErrors(); ++i) {
+    genStmt(*body[i]);
+    if (surelyJumped()) return;
+    if (mayHaveJumped() && i + 1 < body.size()) {
+      guardRest(body, i + 1);
+      return;
+    }
+  }
 }
 
 void IRGen::genStmt(const ast::Stmt &s) {
@@ -73,6 +78,13 @@ void IRGen::genStmt(const ast::Stmt &s) {
       scopes_.emplace_back();
       genStmts(s.body);
       scopes_.pop_back();
+      return;
+    case ast::StmtKind::While:
+      genWhile(s);
+      return;
+    case ast::StmtKind::Break:
+    case ast::StmtKind::Continue:
+      genLoopJump(s);
       return;
     case ast::StmtKind::Error:
       return;
@@ -181,18 +193,34 @@ void IRGen::genFor(const ast::Stmt &s) {
     return;
   }
   unrolledIterations_ += static_cast<int>(trips);
-  const int errorsBefore = diags_.errorCount();
-  for (Wide k = 0; k < trips; ++k) {
+  unroll(s, start, step, 0, trips, diags_.errorCount());
+  jumps_.brk = TV{};  // a `break` leaves only this loop
+}
+
+// Iterations `from` to `trips` of a static_range loop. A `continue` ends its
+// iteration; after an iteration that may have left the loop (`break`,
+// `return`), the rest run under a guard.
+void IRGen::unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 from, __int128 trips, int errorsBefore) {
+  for (__int128 k = from; k < trips; ++k) {
     const int64_t i = static_cast<int64_t>(start + k * step);
-    if (diags_.tooManyErrors() || returned_) return;
+    if (diags_.tooManyErrors()) return;
     scopes_.emplace_back();
     bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false));
-    ++unrollDepth_;
+    ++loopDepth_;
     genStmts(s.body);
-    --unrollDepth_;
+    --loopDepth_;
     scopes_.pop_back();
+    jumps_.cont = TV{};
     // One report of a body's errors is enough, not one per iteration.
-    if (diags_.errorCount() > errorsBefore) return;
+    if (diags_.errorCount() > errorsBefore || surelyJumped()) return;
+    if (mayHaveJumped() && k + 1 < trips) {
+      std::vector<Carried> carried = carriedVars({&s.body});
+      guard(carried, s.loc, [&] {
+        unroll(s, start, step, k + 1, trips, errorsBefore);
+        jumps_.brk = TV{};
+      });
+      return;
+    }
   }
 }
 

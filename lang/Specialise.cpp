@@ -3,6 +3,7 @@
 #include "lang/Specialise.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 
 #include "lang/IRGen.h"
@@ -30,6 +31,20 @@ std::optional<ConstValue> parseDefine(const std::string &text, ir::ScalarKind ki
   const char *b = text.data(), *e = text.data() + text.size();
   if (b != e && *b == '+') ++b;
   if (!ir::isFloat(kind)) {
+    // As the language writes integers: decimal, or hex after 0x (and a sign).
+    const bool negative = b != e && *b == '-';
+    const char *digits = negative ? b + 1 : b;
+    const bool hex = e - digits > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+    if (hex) {
+      uint64_t u = 0;
+      auto [p, ec] = std::from_chars(digits + 2, e, u, 16);
+      if (ec != std::errc() || p != e || *(digits + 2) == '+' || *(digits + 2) == '-' ||
+          u > (negative ? uint64_t{1} << 63 : uint64_t(INT64_MAX)))
+        return std::nullopt;
+      const int64_t v = negative ? static_cast<int64_t>(0 - u) : static_cast<int64_t>(u);
+      if (!fitsIn(v, kind)) return std::nullopt;
+      return ConstValue::ofInt(v);
+    }
     int64_t v = 0;
     auto [p, ec] = std::from_chars(b, e, v);
     if (ec != std::errc() || p != e || b == e || !fitsIn(v, kind)) return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "lower/AxisInfo.h"
@@ -52,6 +53,10 @@ class LayoutAssigner {
 
   void run() {
     std::vector<Op *> ops = fn_.walk();
+    // Where each op sits, for inserting conversions after it: found once,
+    // since a search of its block per op would be quadratic (list iterators
+    // stay valid as ops are inserted around them).
+    recordPositions(fn_.body);
     chooseAnchors(ops);
     // A value carried around a loop or merged by an `if` holds one layout
     // everywhere it flows: chosen from what its uses want when the loop's
@@ -101,15 +106,22 @@ class LayoutAssigner {
   // (computed once per iteration), else the natural layout of what the body
   // yields, else of the result's uses, else the default; for each tile an
   // `if` merges, the then branch's natural layout, else its result's.
+  // A `while` is a `for` without an induction variable, whose `before`
+  // region's arguments are used as the body's.
   void chooseCarriedLayouts(const std::vector<Op *> &ops) {
     for (Op *op : ops) {
-      if (!op->is(OpKind::For) && !op->is(OpKind::If)) continue;
+      if (!op->is(OpKind::For) && !op->is(OpKind::If) && !op->is(OpKind::While)) continue;
+      const bool isWhile = op->is(OpKind::While);
       for (size_t i = 0; i < op->numResults(); ++i) {
         Value *r = op->result(i);
         if (!r->type().isTile()) continue;
         LayoutRef l = op->is(OpKind::For) ? firstDemand(op->regions()[0]->argument(i + 1)) : nullptr;
+        if (isWhile) {
+          l = firstDemand(op->regions()[1]->argument(i));
+          if (!l) l = firstDemand(op->regions()[0]->argument(i));
+        }
         if (!l) {
-          const ir::Block &region = *op->regions()[0];
+          const ir::Block &region = *op->regions()[isWhile ? 1 : 0];
           l = naturalLayout(region.ops().back()->operand(i));
         }
         if (!l) l = firstDemand(r);
@@ -122,6 +134,8 @@ class LayoutAssigner {
   // The layout of result `i` of the `for`/`if` that `region` belongs to.
   LayoutRef carriedLayout(const Op &yield, size_t i) {
     Op *parent = yield.parentBlock()->parentOp();
+    // A while's `before` region yields its scalar condition.
+    if (parent && parent->is(OpKind::While) && yield.parentBlock() == parent->regions()[0].get()) return nullptr;
     return parent ? carried_[parent->result(i)] : nullptr;
   }
   void chooseAnchors(const std::vector<Op *> &ops) {
@@ -248,7 +262,7 @@ class LayoutAssigner {
       return;
     }
     std::vector<std::pair<LayoutRef, Value *>> reductions;  // by operand layout
-    auto pos = std::next(block->find(op));
+    auto pos = after(op);
     for (const LayoutRef &w : want) {
       LayoutRef in = reduceInputLayout(*op, w);
       Value *reduced = nullptr;
@@ -285,11 +299,19 @@ class LayoutAssigner {
         b.setLoc(op->loc());
         settle(body->argument(i + 1), l, b);
       }
+      if (op->is(OpKind::While)) {
+        op->setOperand(i, lookup(op->operand(i), l));
+        for (auto &region : op->regions()) {
+          ir::Builder b(region.get(), region->ops().begin());
+          b.setLoc(op->loc());
+          settle(region->argument(i), l, b);
+        }
+      }
       // After the wait that drains a pipelined loop's copies, so that the
       // conversion may use the shared memory of its rings.
-      auto after = std::next(op->parentBlock()->find(op));
-      while (after != op->parentBlock()->ops().end() && (*after)->is(OpKind::AsyncWait)) ++after;
-      ir::Builder b(op->parentBlock(), after);
+      auto pos = after(op);
+      while (pos != op->parentBlock()->ops().end() && (*pos)->is(OpKind::AsyncWait)) ++pos;
+      ir::Builder b(op->parentBlock(), pos);
       b.setLoc(op->loc());
       settle(r, l, b);
     }
@@ -332,8 +354,9 @@ class LayoutAssigner {
         for (const LayoutRef &l : demands_[op->result()]) demand(op->operand(0), reduceInputLayout(*op, l));
         continue;
       }
-      if (op->is(OpKind::For)) {  // initial values (nothing before carried layouts are chosen)
-        for (size_t i = 0; i < op->numResults(); ++i) demand(op->operand(3 + i), carried_[op->result(i)]);
+      if (op->is(OpKind::For) || op->is(OpKind::While)) {  // initial values (nothing before carried layouts are chosen)
+        const size_t first = op->is(OpKind::For) ? 3 : 0;
+        for (size_t i = 0; i < op->numResults(); ++i) demand(op->operand(first + i), carried_[op->result(i)]);
         continue;
       }
       if (op->is(OpKind::Yield)) {
@@ -366,7 +389,7 @@ class LayoutAssigner {
         const LayoutRef &l = anchor_[op];
         for (size_t i = 0; i < op->numOperands(); ++i) op->setOperand(i, lookup(op->operand(i), l));
         if (op->result()) {
-          ir::Builder b(block, std::next(block->find(op)));
+          ir::Builder b(block, after(op));
           b.setLoc(op->loc());
           settle(op->result(), l, b);
         }
@@ -376,7 +399,7 @@ class LayoutAssigner {
         op->setOperand(0, lookup(op->operand(0), dotOperandLayout(op->operand(0))));
         op->setOperand(1, lookup(op->operand(1), dotOperandLayout(op->operand(1))));
         op->setOperand(2, lookup(op->operand(2), mma));
-        ir::Builder b(block, std::next(block->find(op)));
+        ir::Builder b(block, after(op));
         b.setLoc(op->loc());
         settle(op->result(), mma, b);
         continue;
@@ -385,7 +408,7 @@ class LayoutAssigner {
         rewriteReduce(op);
         continue;
       }
-      if (op->is(OpKind::For) || op->is(OpKind::If)) {
+      if (op->is(OpKind::For) || op->is(OpKind::If) || op->is(OpKind::While)) {
         rewriteCarried(op);
         continue;
       }
@@ -405,7 +428,7 @@ class LayoutAssigner {
       }
       // The op itself takes the first layout; clones follow it for the rest.
       std::vector<Value *> originals = op->operands();
-      auto pos = std::next(block->find(op));
+      auto pos = after(op);
       for (size_t k = 0; k < want.size(); ++k) {
         Op *target = op;
         if (k > 0) {
@@ -427,7 +450,16 @@ class LayoutAssigner {
     }
   }
 
+  void recordPositions(ir::Block &b) {
+    for (auto it = b.ops().begin(); it != b.ops().end(); ++it) {
+      at_[it->get()] = it;
+      for (auto &r : (*it)->regions()) recordPositions(*r);
+    }
+  }
+  ir::Block::iterator after(const Op *op) const { return std::next(at_.at(op)); }
+
   ir::Function &fn_;
+  std::unordered_map<const Op *, ir::Block::iterator> at_;
   AxisInfoAnalysis axis_;
   std::map<Op *, LayoutRef> anchor_;
   std::map<Value *, std::vector<LayoutRef>> demands_;

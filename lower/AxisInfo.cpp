@@ -66,6 +66,7 @@ void AxisInfoAnalysis::visitBlock(const ir::Block &block) {
   for (const auto &op : block.ops()) {
     if (op->is(ir::OpKind::For)) visitFor(*op);
     else if (op->is(ir::OpKind::If)) visitIf(*op);
+    else if (op->is(ir::OpKind::While)) visitWhile(*op);
     else if (op->result()) info_[op->result()] = visit(*op);
   }
 }
@@ -93,6 +94,28 @@ void AxisInfoAnalysis::visitFor(const ir::Op &op) {
     if (!changed) break;
   }
   for (size_t i = 0; i < op.numResults(); ++i) info_[op.result(i)] = info_[body.argument(i + 1)];
+}
+
+// As a `for`'s carried values: both regions see the initial values widened
+// by what the body yields.
+void AxisInfoAnalysis::visitWhile(const ir::Op &op) {
+  const ir::Block &before = *op.regions()[0], &body = *op.regions()[1];
+  for (size_t i = 0; i < op.numOperands(); ++i) info_[before.argument(i)] = info_[body.argument(i)] = get(op.operand(i));
+  const ir::Op &yield = *body.ops().back();
+  for (int round = 0; round < 64; ++round) {
+    visitBlock(before);
+    visitBlock(body);
+    bool changed = false;
+    for (size_t i = 0; i < yield.numOperands(); ++i) {
+      AxisInfo next = meet(info_[body.argument(i)], get(yield.operand(i)));
+      if (!sameInfo(next, info_[body.argument(i)])) {
+        info_[before.argument(i)] = info_[body.argument(i)] = next;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (size_t i = 0; i < op.numResults(); ++i) info_[op.result(i)] = info_[body.argument(i)];
 }
 
 void AxisInfoAnalysis::visitIf(const ir::Op &op) {

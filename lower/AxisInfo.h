@@ -43,6 +43,7 @@ class AxisInfoAnalysis {
   void visitBlock(const ir::Block &block);
   void visitFor(const ir::Op &op);
   void visitIf(const ir::Op &op);
+  void visitWhile(const ir::Op &op);
   AxisInfo visit(const ir::Op &op) const;
   std::map<const ir::Value *, AxisInfo> info_;
 };

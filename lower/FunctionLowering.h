@@ -78,6 +78,7 @@ class FunctionLowering {
   std::vector<Regs> lowerRegion(ir::Block &block);
   void lowerFor(ir::Op &op);
   void lowerIf(ir::Op &op);
+  void lowerWhile(ir::Op &op);
 
  private:
   Regs lowerOp(ir::Op &op);

@@ -1,7 +1,7 @@
 // Lowering of structured control flow. A `for` becomes a loop whose header
 // tests the bound and holds phis for the induction variable and for every
-// register of the carried values; an `if` becomes a branch and a join with
-// phis. Scalars are the same in every thread of a block (they derive from
+// register of the carried values; a `while` the same with its `before`
+// region as the test; an `if` becomes a branch and a join with phis. Scalars are the same in every thread of a block (they derive from
 // arguments, program ids and block-wide reductions), so these branches never
 // diverge inside a block, and barriers in a loop body or a branch are reached
 // by all of its threads.
@@ -25,6 +25,7 @@ std::vector<Regs> FunctionLowering::lowerRegion(ir::Block &block) {
       }
       case ir::OpKind::For: lowerFor(op); break;
       case ir::OpKind::If: lowerIf(op); break;
+      case ir::OpKind::While: lowerWhile(op); break;
       default: {
         Regs r = lowerOp(op);
         if (op.result()) values_[op.result()] = std::move(r);
@@ -86,6 +87,37 @@ void FunctionLowering::lowerFor(ir::Op &op) {
 
   iv->addIncoming(lb, pre);
   iv->addIncoming(ivNext, latch);
+  addIncoming(carried, inits, pre);
+  addIncoming(carried, next, latch);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < op.numResults(); ++i) values_[op.result(i)] = carried[i];
+}
+
+void FunctionLowering::lowerWhile(ir::Op &op) {
+  loc_ = op.loc();
+  std::vector<Regs> inits;
+  for (ir::Value *v : op.operands()) inits.push_back(regs(v));
+
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx_, "while.header", llfn_);
+  auto *bodyBB = llvm::BasicBlock::Create(ctx_, "while.body", llfn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "while.exit", llfn_);
+  b_.CreateBr(header);
+
+  b_.SetInsertPoint(header);
+  std::vector<Regs> carried = phisFor(b_, inits);
+  ir::Block &before = *op.regions()[0], &body = *op.regions()[1];
+  for (size_t i = 0; i < carried.size(); ++i) values_[before.argument(i)] = carried[i];
+  std::vector<Regs> cond = lowerRegion(before);
+  if (cond.size() != 1 || cond[0].size() != 1) throw std::logic_error("lowering: a while condition is not one i1");
+  b_.CreateCondBr(cond[0][0], bodyBB, exit);
+
+  b_.SetInsertPoint(bodyBB);
+  for (size_t i = 0; i < carried.size(); ++i) values_[body.argument(i)] = carried[i];
+  std::vector<Regs> next = lowerRegion(body);
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  b_.CreateBr(header);
+
   addIncoming(carried, inits, pre);
   addIncoming(carried, next, latch);
   b_.SetInsertPoint(exit);

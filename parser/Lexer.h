@@ -14,6 +14,7 @@ enum class Tok {
   End, Ident, Int, Float, String, TypeName,
   KwKernel, KwFn, KwImport, KwLet, KwVar, KwConst, KwFor, KwIn, KwIf, KwElse, KwReturn,
   KwAs, KwTrue, KwFalse, KwNone, KwAlign,
+  KwWhile, KwBreak, KwContinue,
   LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Colon, Semi, Arrow,
   Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
   Plus, Minus, Star, Slash, Percent, Shl, Shr, Lt, Le, Gt, Ge, EqEq, Ne,

@@ -41,6 +41,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %token KERNEL "'kernel'" FN "'fn'" IMPORT "'import'" LET "'let'" VAR "'var'" CONST "'const'"
 %token ALIGN "'align'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" RETURN "'return'" AS "'as'"
 %token TRUE "'true'" FALSE "'false'" NONE "'None'"
+%token WHILE "'while'" BREAK "'break'" CONTINUE "'continue'"
 %token LPAREN "'('" RPAREN "')'" LBRACKET "'['" RBRACKET "']'" LBRACE "'{'" RBRACE "'}'"
 %token COMMA "','" COLON "':'" SEMI "';'" ARROW "'->'"
 %token ASSIGN "'='" PLUS_ASSIGN "'+='" MINUS_ASSIGN "'-='" STAR_ASSIGN "'*='" SLASH_ASSIGN "'/='"
@@ -59,6 +60,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %type <std::vector<StmtPtr>> stmts block
 %type <ElsePart> else_part
 %type <StmtPtr> stmt if_stmt
+%type <StmtPtr> loop_jump
 %type <std::string> assign_op
 %type <Decl> decl_body
 %type <std::vector<Attribute>> attributes
@@ -200,6 +202,7 @@ stmt:
     $$->value = std::move($4); $$->body = std::move($5); $$ = ctx.finish(std::move($$));
   }
 | if_stmt { $$ = std::move($1); }
+| loop_jump { $$ = std::move($1); }
 | RETURN SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = ctx.loc(@1);
   }
@@ -212,6 +215,16 @@ stmt:
     $$->body = std::move($1); $$ = ctx.finish(std::move($$));
   }
 | error SEMI { yyerrok; $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Error; $$->loc = ctx.loc(@1); }
+;
+
+// `while cond { ... }`, `break;` and `continue;` (lang/ControlFlow.cpp).
+loop_jump:
+  WHILE expr block {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::While; $$->loc = ctx.loc(@1);
+    $$->value = std::move($2); $$->body = std::move($3); $$ = ctx.finish(std::move($$));
+  }
+| BREAK SEMI { $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Break; $$->loc = ctx.loc(@1); }
+| CONTINUE SEMI { $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Continue; $$->loc = ctx.loc(@1); }
 ;
 
 assign_op:
@@ -366,6 +379,9 @@ Parser::symbol_type yylex(ParseContext &ctx) {
     case Tok::KwVar: return Parser::make_VAR(l);
     case Tok::KwConst: return Parser::make_CONST(l);
     case Tok::KwAlign: return Parser::make_ALIGN(l);
+    case Tok::KwWhile: return Parser::make_WHILE(l);
+    case Tok::KwBreak: return Parser::make_BREAK(l);
+    case Tok::KwContinue: return Parser::make_CONTINUE(l);
     case Tok::KwFor: return Parser::make_FOR(l);
     case Tok::KwIn: return Parser::make_IN(l);
     case Tok::KwIf: return Parser::make_IF(l);

@@ -19,6 +19,7 @@ const char *tokName(Tok t) {
       "END", "IDENT", "INT", "FLOAT", "STRING", "TYPE",
       "KW_KERNEL", "KW_FN", "KW_IMPORT", "KW_LET", "KW_VAR", "KW_CONST", "KW_FOR", "KW_IN", "KW_IF",
       "KW_ELSE", "KW_RETURN", "KW_AS", "KW_TRUE", "KW_FALSE", "KW_NONE", "KW_ALIGN",
+      "KW_WHILE", "KW_BREAK", "KW_CONTINUE",
       "LPAREN", "RPAREN", "LBRACKET", "RBRACKET", "LBRACE", "RBRACE", "COMMA", "COLON", "SEMI", "ARROW",
       "ASSIGN", "PLUS_ASSIGN", "MINUS_ASSIGN", "STAR_ASSIGN", "SLASH_ASSIGN",
       "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "SHL", "SHR", "LT", "LE", "GT", "GE", "EQEQ", "NE",
@@ -36,7 +37,8 @@ Tok keywordOrIdent(const std::string &s) {
       {"align", Tok::KwAlign}, {"true", Tok::KwTrue}, {"false", Tok::KwFalse}, {"None", Tok::KwNone},
       {"bool", Tok::TypeName}, {"i8", Tok::TypeName}, {"i16", Tok::TypeName}, {"i32", Tok::TypeName},
       {"i64", Tok::TypeName}, {"f16", Tok::TypeName}, {"bf16", Tok::TypeName}, {"f32", Tok::TypeName},
-      {"f64", Tok::TypeName}};
+      {"f64", Tok::TypeName},
+      {"while", Tok::KwWhile}, {"break", Tok::KwBreak}, {"continue", Tok::KwContinue}};
   auto it = kw.find(s);
   return it == kw.end() ? Tok::Ident : it->second;
 }
@@ -171,7 +173,9 @@ void Lexer::string(const unsigned char *start, const unsigned char *end) {
 
 LexResult Lexer::run() {
   const unsigned char *YYCURSOR = begin_, *YYMARKER = begin_;
-  lineStart_ = begin_;
+  // A UTF-8 byte order mark (editors on Windows write one) is not text.
+  if (end_ - begin_ >= 3 && begin_[0] == 0xEF && begin_[1] == 0xBB && begin_[2] == 0xBF) YYCURSOR += 3;
+  lineStart_ = YYCURSOR;
   for (;;) {
     if (diags_.tooManyErrors()) { out_.stopped = true; break; }
     const unsigned char *tok = YYCURSOR;

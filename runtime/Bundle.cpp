@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "runtime/CacheFiles.h"
@@ -14,7 +16,7 @@ namespace tk {
 namespace {
 using nlohmann::json;
 
-// FNV-1a over the fields a device runs, to catch corruption.
+// FNV-1a over every field, to catch corruption.
 std::string checksum(const Bundle &b) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string &s) {
@@ -22,14 +24,15 @@ std::string checksum(const Bundle &b) {
     h = (h ^ 0xff) * 1099511628211ull;
   };
   mix(b.kernel);
+  mix(b.source);
   mix(b.tir);
   for (const auto &[arch, ptx] : b.ptx) {
     mix(arch);
     mix(ptx);
   }
   for (const KernelParam &p : b.params)
-    mix(p.name + ":" + p.type + "=" + p.value + "@" + std::to_string(p.align) + (p.noSpecialize ? "!" : "%") +
-        std::to_string(p.multipleOf));
+    mix(p.name + ":" + p.type + "=" + p.value + (p.isConst ? "/const/" : "/") + std::to_string(p.align) +
+        (p.noSpecialize ? "!" : "%") + std::to_string(p.multipleOf));
   mix(std::to_string(b.numWarps) + "/" + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
   for (const auto &[name, fact] : b.assumed) mix(name + "~" + fact);
   for (const auto &[arch, r] : b.resources)
@@ -38,6 +41,47 @@ std::string checksum(const Bundle &b) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+// The launch parameters the tile IR's kernel header declares, as
+// (name, type in the params' spelling: "*f32", "bool"), or nullopt when the
+// header cannot be read.
+std::optional<std::vector<std::pair<std::string, std::string>>> irParams(const std::string &tir,
+                                                                         const std::string &kernel) {
+  const std::string head = "kernel @" + kernel + "(";
+  size_t at = tir.find(head);
+  if (at == std::string::npos) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = at + head.size();
+  int depth = 0;
+  std::string item;
+  auto flush = [&]() -> bool {
+    if (item.find_first_not_of(' ') == std::string::npos) return true;
+    size_t pct = item.find('%'), colon = item.find(':');
+    if (pct == std::string::npos || colon == std::string::npos || colon < pct) return false;
+    std::string name = item.substr(pct + 1, colon - pct - 1);
+    std::string type = item.substr(colon + 1);
+    type = type.substr(type.find_first_not_of(' '));
+    type = type.substr(0, type.find_first_of(" {"));
+    if (type.rfind("ptr<", 0) == 0 && type.back() == '>') type = "*" + type.substr(4, type.size() - 5);
+    if (type == "i1") type = "bool";
+    out.push_back({name, type});
+    item.clear();
+    return true;
+  };
+  for (; i < tir.size(); ++i) {
+    const char c = tir[i];
+    if (c == '{' || c == '<') ++depth;
+    if (c == '}' || c == '>') --depth;
+    if (depth == 0 && (c == ',' || c == ')')) {
+      if (!flush()) return std::nullopt;
+      if (c == ')') return out;
+      continue;
+    }
+    if (c == '\n') return std::nullopt;
+    item += c;
+  }
+  return std::nullopt;
 }
 
 template <class T>
@@ -169,6 +213,15 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   if (b.numStages < 1) throw Error(what + ": num_stages " + std::to_string(b.numStages) + " is not positive");
   if (field<std::string>(j, "checksum", what) != checksum(b))
     throw Error(what + ": corrupted (checksum mismatch)");
+  // A bundle made by hand (with a matching checksum) must still describe
+  // the kernel it holds: a launch is checked against `params`.
+  const auto fromIr = irParams(b.tir, b.kernel);
+  if (!fromIr) throw Error(what + ": its tile IR has no readable header for kernel '" + b.kernel + "'");
+  const std::vector<KernelParam> launch = b.launchParams();
+  bool same = fromIr->size() == launch.size();
+  for (size_t i = 0; same && i < launch.size(); ++i)
+    same = (*fromIr)[i].first == launch[i].name && (*fromIr)[i].second == launch[i].type;
+  if (!same) throw Error(what + ": its parameters do not match those of its tile IR");
   return b;
 }
 
@@ -177,12 +230,27 @@ void Bundle::save(const std::string &path) const {
   if (!cache::writeAtomic(path, toJson(), error)) throw Error(error);
 }
 
+// Bundles are read whole: a regular file, and no larger than this (a big
+// kernel with PTX for every arch is a few MiB).
+constexpr uint64_t kMaxBundleBytes = uint64_t{256} << 20;
+
 Bundle Bundle::load(const std::string &path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) throw Error("cannot read '" + path + "': " + ec.message());
+  if (!std::filesystem::is_regular_file(status))
+    throw Error("cannot read '" + path + "': " + (std::filesystem::is_directory(status) ? "it is a directory" : "it is not a regular file"));
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error("cannot read '" + path + "': " + ec.message());
+  if (size > kMaxBundleBytes)
+    throw Error("cannot read '" + path + "': " + std::to_string(size) + " bytes is more than a bundle holds (at most " +
+                std::to_string(kMaxBundleBytes >> 20) + " MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return fromJson(ss.str(), path);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size) || in.bad()) throw Error("cannot read '" + path + "': a read failed");
+  return fromJson(text, path);
 }
 
 }  // namespace tk

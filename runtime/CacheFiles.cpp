@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,9 +19,69 @@ namespace tk::cache {
 
 namespace fs = std::filesystem;
 
+namespace {
+// Writes all of `bytes` to `fd`; false with errno set on failure.
+bool writeAll(int fd, const std::string &bytes) {
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) {
+      errno = EIO;
+      return false;
+    }
+    p += n;
+    left -= size_t(n);
+  }
+  return true;
+}
+
+// A device, FIFO or stream of this process (/dev/null, /dev/stdout): written
+// where it is, since renaming a file over it would replace the node.
+bool writeInPlace(const std::string &path, const std::string &bytes, std::string &error) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  bool ok = fd >= 0 && writeAll(fd, bytes);
+  int saved = ok ? 0 : errno;
+  if (fd >= 0 && ::close(fd) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) error = "cannot write '" + path + "': " + std::strerror(saved ? saved : EIO);
+  return ok;
+}
+}  // namespace
+
 bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error, bool makeParents) {
+  struct stat st;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    error = "cannot write '" + path + "': " + std::strerror(EISDIR);
+    return false;
+  }
+  // /dev/stdout may name a regular file the shell redirected to: replacing
+  // that file would lose the output.
+  const bool stream = path == "/dev/stdout" || path == "/dev/stderr" || path.rfind("/dev/fd/", 0) == 0 ||
+                      path.rfind("/proc/self/fd/", 0) == 0;
+  if ((exists && !S_ISREG(st.st_mode)) || stream) return writeInPlace(path, bytes, error);
   fs::path target(path);
   std::error_code ec;
+  // Through a symlink the file it names is replaced, and the link stays.
+  struct stat lst;
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char *real = ::realpath(path.c_str(), nullptr)) {
+      target = real;
+      std::free(real);
+    } else {
+      fs::path to = fs::read_symlink(target, ec);
+      if (ec) {
+        error = "cannot write '" + path + "': " + ec.message();
+        return false;
+      }
+      target = to.is_absolute() ? to : target.parent_path() / to;
+    }
+  }
   if (makeParents && target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) {
     error = "cannot create '" + target.parent_path().string() + "': " + ec.message();
@@ -45,25 +106,14 @@ bool writeAtomic(const std::string &path, const std::string &bytes, std::string 
     error = "cannot write in '" + dir.string() + "': " + std::strerror(errno);
     return false;
   }
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  bool ok = true;
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    p += n;
-    left -= size_t(n);
-  }
+  // A replaced file keeps its permissions.
+  bool ok = (!exists || ::fchmod(fd, st.st_mode & 07777) == 0) && writeAll(fd, bytes);
   int saved = ok ? 0 : errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
     saved = errno;
   }
-  if (ok && std::rename(name.c_str(), path.c_str()) != 0) {
+  if (ok && std::rename(name.c_str(), target.c_str()) != 0) {
     ok = false;
     saved = errno;
   }

@@ -14,9 +14,12 @@ namespace tk::cache {
 // Writes `bytes` to `path` so that readers see either the old file or the
 // whole new one: a fresh temporary file beside it (".tmp-NAME.PID.N", created
 // with O_EXCL, so a planted file or symlink of that name is never followed),
-// then rename over `path`. With `makeParents` (cache entries), missing parent
+// then rename over `path`. A symlink's target is replaced (the link stays);
+// devices, FIFOs and the process's streams (/dev/null, /dev/stdout,
+// /dev/fd/N) are written in place. With `makeParents` (cache entries), missing parent
 // directories are created; a user's output path must exist. False, with
-// `error` set, when any step fails; no file is left behind then.
+// `error` set ("cannot write 'PATH': reason"), when any step fails; no file
+// is left behind then.
 bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error, bool makeParents = false);
 
 // The whole file, or nullopt when it cannot be read.

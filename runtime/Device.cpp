@@ -64,7 +64,17 @@ void registerPtxLowering(PtxLowering lower) { ptxLowering() = lower; }
 PtxLowering registeredPtxLowering() { return ptxLowering().load(); }
 
 Device::Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
-Device::~Device() = default;
+Device::~Device() { impl_->closed = true; }
+
+namespace {
+// Why a buffer or kernel of `owner` cannot be used on `self`, or "".
+std::string foreign(const std::shared_ptr<DeviceImpl> &owner, const std::shared_ptr<DeviceImpl> &self,
+                    const std::string &what) {
+  if (owner == self) return "";
+  return what + " belongs to " + (owner->closed ? "a device that has been destroyed" : "another device (" + owner->name() + ")") +
+         ": buffers and kernels are used on the Device that made them";
+}
+}  // namespace
 
 std::unique_ptr<Device> Device::open() {
   if (const char *env = std::getenv("TK_DEVICE"); env && *env) return open(std::string(env));
@@ -123,12 +133,16 @@ Buffer Device::alloc(size_t bytes) {
 
 void Device::copyToDevice(const Buffer &dst, const void *src, size_t bytes) {
   if (!dst) throw Error("copy to an empty buffer");
+  if (!src && bytes) throw Error("copy to a buffer from a null host pointer");
+  if (auto why = foreign(dst.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy to a buffer: " + why);
   if (bytes > dst.size()) throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
   impl_->copyToDevice(dst.address(), src, bytes);
 }
 
 void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
   if (!src) throw Error("copy from an empty buffer");
+  if (!dst && bytes) throw Error("copy from a buffer to a null host pointer");
+  if (auto why = foreign(src.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy from a buffer: " + why);
   if (bytes > src.size()) throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.size()));
   impl_->copyToHost(dst, src.address(), bytes);
 }
@@ -136,6 +150,7 @@ void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
 void Device::fill(const Buffer &buffer, const Arg &value) {
   if (!buffer) throw Error("fill of an empty buffer");
   if (std::holds_alternative<Buffer>(value)) throw Error("fill takes a scalar value, not a buffer");
+  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("fill of a buffer: " + why);
   const void *pattern = std::visit([](const auto &v) -> const void * { return &v; }, value);
   const size_t bytes = std::visit([](const auto &v) { return sizeof v; }, value);
   if (buffer.size() % bytes != 0)
@@ -146,6 +161,7 @@ void Device::fill(const Buffer &buffer, const Arg &value) {
 
 void Device::zero(const Buffer &buffer) {
   if (!buffer) throw Error("zero of an empty buffer");
+  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("zero of a buffer: " + why);
   const uint8_t z = 0;
   impl_->fill(buffer.address(), &z, 1, buffer.size());
 }
@@ -180,6 +196,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
 LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts) {
   const Bundle &b = kernel.bundle();
   if (!kernel.handle_) throw Error("kernel '" + b.kernel + "' is not loaded on a device");
+  if (auto why = foreign(kernel.device_, impl_, "the kernel '" + b.kernel + "'"); !why.empty()) throw Error(why);
   const std::vector<KernelParam> params = b.launchParams();
   const std::string who = "launch of '" + b.kernel + "'";
   if (args.size() != params.size())
@@ -196,6 +213,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       const Buffer *buf = std::get_if<Buffer>(&args[i]);
       if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
       if (!*buf) throw Error(where + " is an empty buffer");
+      if (auto why = foreign(buf->alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
       if (p.align > 1 && buf->address() % p.align != 0)
         throw Error(where + ": address 0x" + [&] {
           char s[32];

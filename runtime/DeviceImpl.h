@@ -36,6 +36,8 @@ class DeviceImpl {
   }
 
   std::atomic<size_t> live{0}, peak{0};
+  // Set when its Device is destroyed; buffers and kernels may outlive it.
+  std::atomic<bool> closed{false};
 };
 
 // Memory a Buffer refers to; freed with the last Buffer that shares it.

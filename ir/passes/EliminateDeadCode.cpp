@@ -16,29 +16,23 @@ static bool hasEffects(const Op &op) {
   return !op.hasTrait(OpTrait::Pure);
 }
 
-static bool unused(const Op &op, std::map<const Value *, int> &uses) {
-  for (const Value *r : op.results())
-    if (uses[r] > 0) return false;
+static bool unused(const Op &op) {
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (op.result(i)->hasUses()) return false;
   return true;
 }
 
-// Drops the uses that `op` and everything in its regions make.
-static void dropUses(const Op &op, std::map<const Value *, int> &uses) {
-  for (Value *v : op.operands()) --uses[v];
-  for (const auto &region : op.regions())
-    for (const auto &inner : region->ops()) dropUses(*inner, uses);
-}
-
-static bool sweepBlock(Block &block, std::map<const Value *, int> &uses) {
+// Erasing an op unlinks its operands (and those of its regions' ops) from
+// their use-lists, so the ops it used may become dead in the same sweep.
+static bool sweepBlock(Block &block) {
   bool changed = false;
   for (auto &op : block.ops())
-    for (auto &region : op->regions()) changed |= sweepBlock(*region, uses);
+    for (auto &region : op->regions()) changed |= sweepBlock(*region);
   for (auto it = block.ops().end(); it != block.ops().begin();) {
     --it;
     Op &op = **it;
-    if (op.is(OpKind::Yield) || op.is(OpKind::Return) || hasEffects(op) || !unused(op, uses)) continue;
+    if (op.is(OpKind::Yield) || op.is(OpKind::Return) || hasEffects(op) || !unused(op)) continue;
     if (op.numResults() == 0 && op.regions().empty()) continue;  // kept for its effects
-    dropUses(op, uses);
     it = block.erase(it);
     changed = true;
   }
@@ -46,12 +40,9 @@ static bool sweepBlock(Block &block, std::map<const Value *, int> &uses) {
 }
 
 bool eliminateDeadCode(Function &fn) {
-  std::map<const Value *, int> uses;
-  for (Op *op : fn.walk())
-    for (Value *v : op->operands()) ++uses[v];
   bool changed = false;
   // Ops in a region may keep outer ops alive; repeat until nothing moves.
-  while (sweepBlock(fn.body, uses)) changed = true;
+  while (sweepBlock(fn.body)) changed = true;
   return changed;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the front-end fuzzer with clang-19 (libFuzzer + ASan) in its own
+# Builds the front-end fuzzer with clang-19 (libFuzzer + ASan + UBSan) in its own
 # build directory and runs it for N seconds (default 60) on a corpus seeded
 # from stdlib/*.tk, tests/kernels/, tests/errors/ and tests/fuzz/seeds/. Fails when it finds a crash.
 #   tests/fuzz/run.sh [seconds]      BUILD_DIR=... to choose the build dir
@@ -11,8 +11,8 @@ build=${BUILD_DIR:-$root/build-fuzz}
 cmake -S "$root/tests/fuzz" -B "$build" -G Ninja \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address" \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" >/dev/null
+  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
 ninja -C "$build" frontend_fuzzer
 
 corpus=$build/fuzz-corpus

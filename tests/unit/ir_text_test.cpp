@@ -267,7 +267,7 @@ TEST(IrText, SurvivesTruncationAndGarbage) {
     }
   }
   std::string deep = "kernel @k(%a: i32) {\n";
-  for (int i = 0; i < 200; ++i) deep += "%v" + std::to_string(i) + " = neg %a ({\n";
+  for (int i = 0; i < 600; ++i) deep += "%v" + std::to_string(i) + " = neg %a ({\n";
   std::string error;
   EXPECT_FALSE(parseModule(deep, "t.tir", error));
   EXPECT_NE(error.find("nested too deeply"), std::string::npos) << error;

@@ -40,6 +40,7 @@ TEST_P(LangErrors, MatchExpectedDiagnostics) {
     bool loaded = fe.loadFile(path);
     if (loaded || lowerAfterErrors)
       for (const KernelSig &k : fe.kernels()) fe.lowerKernel(k.name, {}, 4);
+    fe.checkUnusedFns();
     ASSERT_TRUE(diags.hasErrors()) << path << " should not pass the front end";
     std::string report;
     EXPECT_TRUE(verifyDiagnostics(diags.sources(), diags.diagnostics(), report)) << report << "\n" << diags.render();
@@ -97,7 +98,7 @@ TEST(LangDiagnostics, UnreadableFileAndUnknownKernel) {
   DiagnosticEngine diags;
   Frontend fe(diags);
   EXPECT_FALSE(fe.loadFile("/nonexistent/dir/x.tk"));
-  EXPECT_EQ(diags.render(), "/nonexistent/dir/x.tk: error: cannot read file '/nonexistent/dir/x.tk'\n");
+  EXPECT_EQ(diags.render(), "/nonexistent/dir/x.tk: error: cannot read file '/nonexistent/dir/x.tk': No such file or directory\n");
   EXPECT_EQ(fe.lowerKernel("k", {}, 4), nullptr);
   EXPECT_EQ(diags.errorCount(), 2);
   EXPECT_FALSE(fe.loadFile(TK_SOURCE_DIR "/tests/errors"));  // a directory

@@ -13,6 +13,7 @@
 #include "ir/Printer.h"
 #include "lower/LowerToLLVM.h"
 #include "lower/Pipeline.h"
+#include "TestSeed.h"
 
 using namespace tk;
 
@@ -78,7 +79,7 @@ std::vector<float> randomVector(size_t n, std::mt19937 &rng) {
 TEST(LowerSim, MaskedElementwiseMatchesTheCpuAtEverySize) {
   Compiled c = compile(kAxpy);
   sim::Simulator simulator;
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(tk::test::testSeed());
   for (int n : {1, 781, 1023, 1024, 98433}) {
     auto x = randomVector(n, rng), y = randomVector(n, rng);
     float *dx = static_cast<float *>(simulator.memory().allocate(n * 4));
@@ -138,7 +139,7 @@ kernel @transpose(%x: ptr<f32> {align = 16}, %out: ptr<f32> {align = 16}) {num_w
   EXPECT_NE(c.tir.find("convert_layout"), std::string::npos) << c.tir;
   EXPECT_EQ(c.sharedBytes, 4 * 256 * 4);
   sim::Simulator simulator;
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(tk::test::testSeed());
   auto x = randomVector(1024, rng);
   float *dx = static_cast<float *>(simulator.memory().allocate(4096));
   float *dout = static_cast<float *>(simulator.memory().allocate(4096));

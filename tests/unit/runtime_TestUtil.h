@@ -5,14 +5,15 @@
 #include <random>
 #include <vector>
 
+#include "TestSeed.h"
 #include "tk/half.h"
 
 namespace tk::test {
 
 // n floats uniform in [lo, hi), from a generator seeded once per process
-// from std::random_device, so every run sees new inputs.
+// from testSeed(), so every run sees new inputs and a failure can be replayed.
 inline std::vector<float> randomFloats(size_t n, float lo, float hi) {
-  static std::mt19937 rng(std::random_device{}());
+  static std::mt19937 rng(tk::test::testSeed());
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<float> v(n);
   for (float &f : v) f = d(rng);
@@ -23,7 +24,7 @@ inline std::vector<float> randomFloats(size_t n, float lo, float hi) {
 // and every product and sum of up to 1024 of them is exact in f32, whatever
 // the order the sum is taken in (so tensor-core results compare exactly).
 inline std::vector<float> exactHalfInputs(size_t n) {
-  static std::mt19937 rng(std::random_device{}());
+  static std::mt19937 rng(tk::test::testSeed());
   std::uniform_int_distribution<int> d(-128, 128);
   std::vector<float> v(n);
   for (float &f : v) f = float(d(rng)) / 64;

@@ -90,6 +90,22 @@ TEST(Device, BuffersAndKernelsMayOutliveTheDeviceObject) {
   kernel = tk::Kernel();
 }
 
+TEST(Device, ForeignBuffersKernelsAndNullPointersAreRefused) {
+  auto a = tk::Device::open("sim"), b = tk::Device::open("sim");
+  tk::Buffer buf = a->upload(std::vector<float>(4, 1.0f));
+  tk::Kernel kernel = a->load(tk::Compiler::compileFile(kStdlib, "gelu"));
+  EXPECT_ERROR_CONTAINS(a->copyToDevice(buf, nullptr, 16), "null host pointer");
+  EXPECT_ERROR_CONTAINS(a->copyToHost(nullptr, buf, 16), "null host pointer");
+  EXPECT_ERROR_CONTAINS(b->copyToDevice(buf, std::vector<float>(4).data(), 16), "belongs to another device");
+  EXPECT_ERROR_CONTAINS(b->fill(buf, 1.0f), "fill of a buffer: the buffer belongs to another device");
+  EXPECT_ERROR_CONTAINS(b->zero(buf), "zero of a buffer: the buffer belongs to another device");
+  tk::Buffer mine = b->upload(std::vector<float>(4, 0.0f));
+  EXPECT_ERROR_CONTAINS((*b)(kernel, {1}, mine, mine, int32_t(4)), "the kernel 'gelu' belongs to another device");
+  EXPECT_ERROR_CONTAINS((*a)(kernel, {1}, buf, mine, int32_t(4)), "argument 1 ('out', *f32): the buffer belongs to another device");
+  a.reset();
+  EXPECT_ERROR_CONTAINS(b->download<float>(buf, 4), "belongs to a device that has been destroyed");
+}
+
 class Launch : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -117,3 +117,112 @@ TEST(ControlFlow, RuntimeStepAndI64Bounds) {
     EXPECT_NEAR(dev->download<float>(out, 1)[0], ref, 1e-5 * 100) << "step " << step;
   }
 }
+
+TEST(ControlFlow, WhileWithBreakAndContinue) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "sum_until"));
+  for (int n : {0, 1, 97, 781}) {
+    const int rows = 4;
+    auto x = randomFloats(size_t(rows) * n + 1, -1, 1);
+    const float limit = 0.1f * n;
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(rows, NAN)),
+               steps = dev->upload(std::vector<int32_t>(rows, -7));
+    (*dev)(k, {rows}, dx, out, steps, int32_t(n), limit);
+    auto o = dev->download<float>(out, rows);
+    auto s = dev->download<int32_t>(steps, rows);
+    for (int r = 0; r < rows; ++r) {
+      double acc = 0;
+      float accf = 0;
+      int i = 0;
+      while (i < n) {
+        float v = x[size_t(r) * n + i];
+        ++i;
+        if (v < 0) continue;
+        acc += v;
+        accf += v;
+        if (accf > limit) break;
+      }
+      EXPECT_EQ(s[r], i) << "n " << n << " row " << r;
+      EXPECT_NEAR(o[r], acc, 1e-5 * (acc + 1)) << "n " << n << " row " << r;
+    }
+  }
+}
+
+TEST(ControlFlow, ForLeftByBreakAndReturn) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "first_chunk_above"));
+  const int rows = 6, block = 64;
+  for (int cols : {1, 781, 1023}) {
+    auto x = randomFloats(size_t(rows) * cols, -1, 1);
+    const float t = 2.0f, stop = 0.999f;
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(rows * block, NAN)),
+               found = dev->upload(std::vector<int32_t>(rows, -7));
+    (*dev)(k, {rows}, dx, out, found, int32_t(cols), t, stop);
+    auto o = dev->download<float>(out, rows * block);
+    auto f = dev->download<int32_t>(found, rows);
+    for (int r = 0; r < rows; ++r) {
+      int at = -1;
+      bool returned = false;
+      for (int c = 0; c < cols && !returned && at < 0; c += block) {
+        float mx = -INFINITY, sum = 0;
+        for (int j = 0; j < block; ++j) {
+          float v = c + j < cols ? x[size_t(r) * cols + c + j] : 0.0f;
+          mx = std::max(mx, v);
+          sum += v;
+        }
+        if (mx >= stop) returned = true;
+        else if (sum > t) at = c;
+      }
+      if (returned) {
+        EXPECT_EQ(f[r], -7) << "cols " << cols << " row " << r;
+        for (int j = 0; j < block; ++j) ASSERT_TRUE(std::isnan(o[r * block + j]));
+        continue;
+      }
+      ASSERT_EQ(f[r], at) << "cols " << cols << " row " << r;
+      for (int j = 0; j < block; ++j) {
+        float want = at < 0 ? 0.0f : at + j < cols ? x[size_t(r) * cols + at + j] : 0.0f;
+        ASSERT_EQ(o[r * block + j], want) << "cols " << cols << " row " << r << " j " << j;
+      }
+    }
+  }
+}
+
+TEST(ControlFlow, FnReturnsEarly) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "activations"));
+  for (int kind : {0, 1, 2, 5}) {
+    for (int n : {1, 781}) {
+      auto x = randomFloats(n, -4, 4);
+      tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
+      (*dev)(k, {(n + 255) / 256}, dx, out, int32_t(n), int32_t(kind));
+      auto o = dev->download<float>(out, n);
+      for (int i = 0; i < n; ++i) {
+        double v = x[i];
+        double want = kind == 0 ? std::max(v, 0.0) : kind == 1 ? v / (1 + std::exp(-v)) : kind == 5 ? 3 * v : v;
+        ASSERT_NEAR(o[i], want, 1e-5 * (std::fabs(want) + 1)) << "kind " << kind << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(ControlFlow, GuardsInARow) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "guards"));
+  const int programs = 200;
+  tk::Buffer out = dev->upload(std::vector<int32_t>(programs, 12345));
+  (*dev)(k, {programs}, out);
+  auto o = dev->download<int32_t>(out, programs);
+  for (int pid = 0; pid < programs; ++pid) {
+    int r = 0, want = 0;
+    bool returned = false;
+    for (int i = 0; i < 6 && !returned; ++i) {
+      if (pid % (i + 2) == 0) {
+        want = r;
+        returned = true;
+      } else {
+        r += i;
+      }
+    }
+    EXPECT_EQ(o[pid], returned ? want : -r) << pid;
+  }
+}

@@ -12,6 +12,7 @@
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
 #include "tk/runtime.h"
+#include "TestSeed.h"
 
 namespace {
 
@@ -52,7 +53,7 @@ std::string launchError(tk::Device &dev, const tk::Kernel &k, tk::Dim3 grid, con
 TEST(DevicePrint, TilesAndScalarsOncePerElement) {
   Captured c;
   tk::Kernel k = c.load("print_1d");
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(tk::test::testSeed());
   for (int n : {5, 11}) {
     const int blocks = (n + 7) / 8;
     std::vector<int32_t> x(n);
@@ -89,7 +90,7 @@ TEST(DevicePrint, TwoDimensionalTileRowMajor) {
   Captured c;
   tk::Kernel k = c.load("print_2d");
   std::vector<float> x = [] {
-    std::mt19937 rng(std::random_device{}());
+    std::mt19937 rng(tk::test::testSeed());
     std::vector<float> v(32);
     for (float &f : v) f = float(int(rng() % 2001) - 1000) / 8.0f;
     return v;
@@ -120,7 +121,7 @@ TEST(DevicePrint, SeveralValuesAndABarePrefix) {
 TEST(DevicePrint, WideTileInRowMajorOrder) {
   Captured c;
   tk::Kernel k = c.load("print_wide");
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(tk::test::testSeed());
   std::vector<int32_t> x(2048);
   for (auto &v : x) v = int32_t(rng());
   tk::Buffer dx = c.dev->upload(x);
@@ -167,7 +168,7 @@ TEST(DevicePrint, GoesToStdoutByDefault) {
 TEST(DeviceAssert, PassingAssertsLetTheKernelRun) {
   Captured c;
   tk::Kernel k = c.load("check_positive");
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(tk::test::testSeed());
   for (int n : {1, 781, 1023}) {
     std::vector<int32_t> x(n);
     for (auto &v : x) v = int32_t(rng() % 1000) + 1;

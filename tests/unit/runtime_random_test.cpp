@@ -11,6 +11,7 @@
 #include <random>
 
 #include "backend/nvptx/Ptxas.h"
+#include "TestSeed.h"
 #include "backend/nvptx/Toolkit.h"
 #include "tk/runtime.h"
 
@@ -118,7 +119,7 @@ const Kat64 kKats64[] = {
 };
 
 int64_t freshSeed() {
-  static std::mt19937_64 rng(std::random_device{}());
+  static std::mt19937_64 rng(tk::test::testSeed());
   return int64_t(rng());
 }
 

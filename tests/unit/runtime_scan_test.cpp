@@ -13,6 +13,7 @@
 #include "backend/nvptx/Toolkit.h"
 #include "runtime_TestUtil.h"
 #include "tk/runtime.h"
+#include "TestSeed.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ const std::string kFile = TK_SOURCE_DIR "/tests/kernels/scans.tk";
 using tk::test::randomFloats;
 
 std::vector<int32_t> randomInts(size_t n, int32_t lo, int32_t hi) {
-  static std::mt19937 rng(std::random_device{}());
+  static std::mt19937 rng(tk::test::testSeed());
   std::uniform_int_distribution<int32_t> d(lo, hi);
   std::vector<int32_t> v(n);
   for (int32_t &x : v) x = d(rng);

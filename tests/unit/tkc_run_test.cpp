@@ -15,6 +15,7 @@
 
 #include "LaunchSpec.h"
 #include "Npy.h"
+#include "TestSeed.h"
 
 namespace {
 
@@ -64,7 +65,7 @@ std::string errorOf(F &&f) {
 }
 
 std::vector<float> randomFloats(size_t n) {
-  static std::mt19937 rng(std::random_device{}());
+  static std::mt19937 rng(tk::test::testSeed());
   std::uniform_real_distribution<float> d(-4, 4);
   std::vector<float> v(n);
   for (float &f : v) f = d(rng);

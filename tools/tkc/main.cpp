@@ -3,7 +3,10 @@
 // run` launches a kernel once (Run.cpp).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -44,9 +47,12 @@ bool parseDefines(const std::vector<std::string> &in, std::map<std::string, std:
 // Writes `text` to `path` (stdout for "" or "-") without leaving a partial file.
 bool writeOutput(const std::string &path, const std::string &text) {
   if (path.empty() || path == "-") {
+    errno = 0;
     std::cout << text;
     if (!text.empty() && text.back() != '\n') std::cout << '\n';
-    return bool(std::cout.flush());
+    if (std::cout.flush()) return true;
+    std::cerr << "tkc: error: cannot write to standard output: " << std::strerror(errno ? errno : EIO) << "\n";
+    return false;
   }
   std::string error;
   if (tk::cache::writeAtomic(path, text, error)) return true;
@@ -73,6 +79,7 @@ int runCheck(const std::string &file, const std::vector<std::string> &defineArgs
           if (p.name == name && p.isConst) mine[name] = value;
       fe.lowerKernel(k.name, mine, 4);
   }
+  fe.checkUnusedFns();
   if (verify) {
     if (!diags.sources().text(file)) {
       std::cerr << diags.render();
@@ -147,6 +154,26 @@ int main(int argc, char **argv) {
   std::function<int()> runCache = tkc::addCacheCommand(app);
   std::function<int()> runReport = tkc::addReportCommand(app);
 
+  // CLI11 answers both a misspelt command and an unknown leading option with
+  // "A subcommand is required": name what was wrong instead.
+  if (argc > 1) {
+    const std::string first = argv[1];
+    std::string commands;
+    bool known = false;
+    for (const CLI::App *sub : app.get_subcommands({})) {
+      commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == first;
+    }
+    if (!known && first != "-h" && first != "--help") {
+      if (first.empty() || first[0] != '-')
+        std::cerr << "tkc: error: unknown command '" << first << "' (commands: " << commands << ")\n";
+      else
+        std::cerr << "tkc: error: unknown option '" << first << "': options follow the command (tkc COMMAND "
+                  << "[OPTIONS]; commands: " << commands << ")\n";
+      std::cerr << "(run `tkc --help` for usage)\n";
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -183,7 +210,12 @@ int main(int argc, char **argv) {
     tk::CompileOptions opts;
     opts.importPaths = importPaths;
     if (emit != "cpp" && !parseDefines(defines, opts.defines)) return 1;
-    if (!archs.empty()) opts.archs = archs;
+    // Repeats name one target once (in the order first given).
+    if (!archs.empty()) {
+      opts.archs.clear();
+      for (const std::string &a : archs)
+        if (std::find(opts.archs.begin(), opts.archs.end(), a) == opts.archs.end()) opts.archs.push_back(a);
+    }
     opts.numWarps = numWarps;
     opts.numStages = numStages;
     opts.assume = tkc::parseAssumes(assume);
