@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   }
   const int n = 1 << log2n;
   const std::string file = TK_STDLIB_DIR "/elementwise.tk";
-  const Entry entries[] = {{"complex_activation", 2}, {"sincos_chain", 1}, {"gelu", 1}};
+  const Entry entries[] = {{"complex_activation", 2}, {"sincos_chain", 1}, {"gelu", 1}, {"swiglu", 2}};
   try {
     auto dev = tk::Device::open("sim");
     tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
     };
     for (const Entry &e : entries) compileLatency(file, e.kernel);
     compileLatency(TK_STDLIB_DIR "/similarity.tk", "similarity");
+    compileLatency(TK_STDLIB_DIR "/dropout.tk", "dropout");
+    compileLatency(TK_STDLIB_DIR "/loss.tk", "cross_entropy");
 
     std::printf("\nsim traffic at n = 2^%d, default config (BLOCK 1024, 4 warps)\n", log2n);
     std::printf("%-20s %14s %14s %8s %10s %10s %12s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req",
@@ -85,6 +87,47 @@ int main(int argc, char **argv) {
                   double(s.bytesMoved()) / ideal, s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
                   s.storeRequests ? double(s.storeSectors) / s.storeRequests : 0.0,
                   s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0, secs);
+    }
+
+    // dropout: one read and one write per element, the mask computed (Philox)
+    // rather than read.
+    {
+      tk::Bundle b = tk::Compiler::compileFile(TK_STDLIB_DIR "/dropout.tk", "dropout");
+      tk::Kernel k = dev->load(b);
+      std::vector<float> host(n);
+      for (float &f : host) f = dist(rng);
+      tk::Buffer x = dev->upload(host), out = dev->alloc(size_t(n) * 4);
+      auto t0 = std::chrono::steady_clock::now();
+      tk::LaunchStats s = (*dev)(k, {uint32_t(n / b.constInt("BLOCK"))}, x, out, int32_t(n), 0.5f, int64_t(1234));
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      uint64_t ideal = uint64_t(2) * n * 4;
+      std::printf("%-20s %14llu %14llu %8.4f %10.2f %10.2f %12.2f %9.2f\n", "dropout",
+                  static_cast<unsigned long long>(s.bytesMoved()), static_cast<unsigned long long>(ideal),
+                  double(s.bytesMoved()) / ideal, s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
+                  s.storeRequests ? double(s.storeSectors) / s.storeRequests : 0.0,
+                  s.sharedRequests ? double(s.sharedWavefronts) / s.sharedRequests : 0.0, secs);
+    }
+
+    std::printf("\nsim traffic of stdlib/loss.tk, cross_entropy of 64 rows x V 32000 (LLaMA's vocabulary)\n");
+    {
+      const int rows = 64, V = 32000;
+      std::vector<float> host(size_t(rows) * V);
+      for (float &f : host) f = dist(rng);
+      std::vector<int32_t> targets(rows);
+      for (int r = 0; r < rows; ++r) targets[r] = int32_t(rng() % V);
+      tk::Buffer x = dev->upload(host), t = dev->upload(targets), loss = dev->alloc(size_t(rows) * 4);
+      tk::Bundle b = tk::Compiler::compileFile(TK_STDLIB_DIR "/loss.tk", "cross_entropy");
+      tk::Kernel k = dev->load(b);
+      const uint32_t programs = uint32_t((rows + b.constInt("BLOCK_R") - 1) / b.constInt("BLOCK_R"));
+      auto t0 = std::chrono::steady_clock::now();
+      tk::LaunchStats s = (*dev)(k, {programs}, x, t, loss, int32_t(rows), int32_t(V), int32_t(-100));
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // Ideal: the logits once, the targets and the losses.
+      const uint64_t ideal = uint64_t(rows) * V * 4 + uint64_t(rows) * 8;
+      std::printf("%-28s %14s %14s %8s %10s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req", "sim s");
+      std::printf("%-28s %14llu %14llu %8.4f %10.2f %9.2f\n", "cross_entropy", static_cast<unsigned long long>(s.bytesMoved()),
+                  static_cast<unsigned long long>(ideal), double(s.bytesMoved()) / ideal,
+                  s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0, secs);
     }
 
     std::printf("\nsim traffic of stdlib/normalization.tk, 16384 rows x D 256 (the Puzzler's seed size)\n");
@@ -161,7 +204,7 @@ int main(int argc, char **argv) {
     std::printf("\nptxas -v (CUDA toolkit: %s)\n", toolkit.hasPtxas() ? toolkit.ptxas.c_str() : "not found");
     if (!toolkit.hasPtxas()) return 0;
     std::printf("%-28s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
-    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk", "similarity.tk"}) {
+    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk", "similarity.tk", "dropout.tk", "loss.tk"}) {
       const std::string path = std::string(TK_STDLIB_DIR "/") + stdlibFile;
       for (const auto &[name, params] : tk::Compiler::kernels(path))
         for (const char *arch : {"sm_80", "sm_90"}) {

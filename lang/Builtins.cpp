@@ -41,6 +41,12 @@ const std::set<std::string> &laterBuiltins() {
   return names;
 }
 
+// Random numbers (Random.cpp); the *4x names get a located error there.
+const std::set<std::string> &randomBuiltins() {
+  static const std::set<std::string> names = {"rand", "randn", "randint", "randint4x", "rand4x", "randn4x"};
+  return names;
+}
+
 struct Signature {
   size_t minPos, maxPos;
   std::set<std::string> named;
@@ -80,6 +86,7 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, op] : classifyOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
+  for (const std::string &n : randomBuiltins()) names.push_back(n);
   for (const char *n : {"sum", "max", "min", "argmax", "argmin", "cumsum", "dot", "atomic_add", "atomic_max", "atomic_cas",
                        "print", "assert"})
     names.push_back(n);
@@ -169,6 +176,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   if (name == "atomic_add" || name == "atomic_max" || name == "atomic_cas") return atomicCall(e);
   if (name == "static_assert") return staticAssert(e);
   if (name == "print" || name == "assert") return debugCall(e);
+  if (randomBuiltins().count(name)) return randomCall(e);
   if (fnTable_)
     if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
   if (laterBuiltins().count(name)) {

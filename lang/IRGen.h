@@ -4,6 +4,7 @@
 // type spelled out. Internal to lang/; the API is lang/Frontend.h.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -201,6 +202,9 @@ class IRGen {
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).
   TV atomicCall(const ast::Expr &e);
+  // rand randn randint: Triton's Philox 4x32 stream (Random.cpp).
+  TV randomCall(const ast::Expr &e);
+  std::array<ir::Value *, 4> philox(ir::Value *seed, ir::Value *counter, int64_t rounds, const ast::Loc &loc);
   // print and assert (Debug.cpp).
   TV debugCall(const ast::Expr &e);
   TV printCall(const ast::Expr &e);

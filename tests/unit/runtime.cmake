@@ -31,3 +31,8 @@ tk_add_unit_test(runtime_builtins_test SOURCES unit/runtime_builtins_test.cpp LI
 # arguments, Device::fill/zero, the sim's LaunchStats::ms.
 tk_add_unit_test(runtime_generic_test SOURCES unit/runtime_generic_test.cpp LIBS tk)
 tk_add_unit_test(runtime_files_test SOURCES unit/runtime_files_test.cpp LIBS tk)
+# rand/randn/randint (tests/kernels/random.tk) against a C++ Philox and
+# Random123's vectors.
+tk_add_unit_test(runtime_random_test SOURCES unit/runtime_random_test.cpp LIBS tk tk_nvptx)
+# The stdlib's dropout, swiglu and cross_entropy.
+tk_add_unit_test(runtime_llm_kernels_test SOURCES unit/runtime_llm_kernels_test.cpp LIBS tk)
