@@ -1,17 +1,25 @@
-// The compiler driver behind tk::Compiler: front end, tile-IR pipeline,
-// lowering through NvptxTarget, PTX per arch, packed into a Bundle.
+// The compiler driver behind tk::Compiler: front end (or a .tir file), tile-IR
+// pipeline, lowering through NvptxTarget, PTX per arch, packed into a Bundle;
+// and every stage's text for `tkc compile --emit`.
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/NvptxTarget.h"
 #include "backend/nvptx/Ptxas.h"
+#include "backend/sim/SimTarget.h"
+#include "backend/sim/Simulator.h"
+#include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/Verifier.h"
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
 #include "lower/Pipeline.h"
@@ -64,7 +72,36 @@ struct Specialised {
   lang::KernelSig sig;
 };
 
-Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+// --print-after names a pass of the tile pipeline, or "all".
+void checkPrintAfter(const CompileOptions &opts) {
+  const std::vector<std::string> passes = Compiler::pipelinePasses();
+  for (const std::string &p : opts.printAfter) {
+    if (p == "all" || std::find(passes.begin(), passes.end(), p) != passes.end()) continue;
+    std::string known;
+    for (const std::string &q : passes) known += q + ", ";
+    throw Error("--print-after: unknown pass '" + p + "' (the tile pipeline's passes: " + known + "or all)");
+  }
+}
+
+void runTilePipeline(ir::Module &module, const std::string &kernel, const CompileOptions &opts) {
+  ir::PipelineOptions po;
+  po.verifyEach = opts.verifyEachPass;
+  po.dump = opts.dump;
+  for (const std::string &p : opts.printAfter) {
+    if (p == "all") po.printAfterAll = true;
+    else po.printAfter.insert(p);
+  }
+  try {
+    lower::tilePipeline().run(module, po);
+  } catch (const std::runtime_error &e) {
+    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
+  }
+}
+
+// The kernel through the front end and, unless `runPipeline` is false (the
+// tile IR before passes), the tile pipeline.
+Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts,
+                       bool runPipeline = true) {
   detail::findKernel(l.fe->kernels(), path, kernel);
   if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
     throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
@@ -79,19 +116,53 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));
-  ir::PipelineOptions po;
-  po.verifyEach = opts.verifyEachPass;
-  po.dump = opts.dump;
-  for (const std::string &p : opts.printAfter) {
-    if (p == "all") po.printAfterAll = true;
-    else po.printAfter.insert(p);
-  }
-  try {
-    lower::tilePipeline().run(*s.module, po);
-  } catch (const std::runtime_error &e) {
-    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
-  }
+  if (runPipeline) runTilePipeline(*s.module, kernel, opts);
   return s;
+}
+
+bool isTirFile(const std::string &path) { return path.size() > 4 && path.compare(path.size() - 4, 4, ".tir") == 0; }
+
+// True when every tile value has a layout: the tile pipeline already ran.
+bool hasLayouts(ir::Function &fn) {
+  for (ir::Op *op : fn.walk())
+    for (ir::Value *v : op->results())
+      if (v->type().isTile() && !v->type().layout) return false;
+  return true;
+}
+
+// Kernel `kernel` of a printed tile-IR file, verified. IR without layouts
+// (`--emit tir-raw`) runs the tile pipeline unless `runPipeline` is false; IR
+// with them (`--emit tir`, a bundle's) is lowered as it is.
+Specialised loadTir(const std::string &path, const std::string &kernel, const CompileOptions &opts,
+                    bool runPipeline) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  std::string error;
+  Specialised s;
+  s.module = ir::parseModule(text.str(), path, error);
+  if (!s.module) throw CompileError(error + "\n");
+  if (!ir::verifyModule(*s.module, error)) throw CompileError(path + ": error: invalid tile IR:\n" + error + "\n");
+  s.fn = s.module->lookup(kernel);
+  if (!s.fn) {
+    std::string names;
+    for (const auto &f : s.module->functions) names += (names.empty() ? "" : ", ") + f->name;
+    throw Error("'" + path + "' has no kernel '" + kernel + "' (it has: " + names + ")");
+  }
+  if (!runPipeline) return s;
+  if (!hasLayouts(*s.fn)) runTilePipeline(*s.module, kernel, opts);
+  else if (!opts.printAfter.empty())
+    throw Error("--print-after: '" + path + "' has layouts already (the tile pipeline's output), so no pass runs on it");
+  return s;
+}
+
+std::string printLlvm(const llvm::Module &m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return os.str();
 }
 
 struct Llvm {
@@ -160,6 +231,7 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
 // source, so an edit to an imported file misses as it must.
 Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
   if (opts.archs.empty()) throw Error("no target architecture given");
+  checkPrintAfter(opts);
   if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, path, kernel, opts);
   auto warn = cache::orStderr(opts.warn);
   const std::string dir = cacheDirectory(opts.cacheDir);
@@ -189,8 +261,11 @@ Bundle Compiler::compileSource(const std::string &source, const std::string &fil
 }
 
 std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage, const CompileOptions &opts) {
+  checkPrintAfter(opts);
+  const bool tir = isTirFile(path);
   Loaded l;
   if (stage == Stage::Tokens || stage == Stage::Ast) {
+    if (tir) throw Error("'" + path + "' is tile IR: it has no tokens or AST (emit tir-raw, tir, llvm, ... from it)");
     l.fe = std::make_unique<lang::Frontend>(l.diags);
     l.fe->setImportRoots(detail::importRoots(opts));
     l.fe->loadFile(path);
@@ -198,18 +273,47 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
     if (l.diags.hasErrors()) throw CompileError(l.diags.render());
     return text;
   }
-  load(l, nullptr, path, opts);
-  if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
-  Specialised s = specialise(l, path, kernel, opts);
-  if (stage == Stage::Tir) return ir::printFunction(*s.fn);
+  Specialised s;
+  if (tir) {
+    if (stage == Stage::Bundle)
+      throw Error("--emit bundle needs the .tk source: a bundle carries the kernel's signature, which '" + path +
+                  "' does not");
+    s = loadTir(path, kernel, opts, stage != Stage::TirRaw);
+  } else {
+    load(l, nullptr, path, opts);
+    if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
+    s = specialise(l, path, kernel, opts, stage != Stage::TirRaw);
+  }
+  if (stage == Stage::TirRaw || stage == Stage::Tir) return ir::printFunction(*s.fn);
   const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();
   nvptx::CodegenOptions cg = codegenOptions(opts, arch);
+  if (stage == Stage::SimLlvm || stage == Stage::SimLlvmOpt) {
+    // As the sim device lowers a bundle (runtime/SimDevice.cpp): emulating
+    // the first arch.
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    sim::SimTarget target(arch);
+    lower::LoweredKernel lowered;
+    try {
+      lowered = lower::lowerToLLVM(*s.fn, target, *ctx);
+    } catch (const std::logic_error &e) {
+      throw Error(std::string("internal compiler error while lowering '") + s.fn->name + "' for the sim: " + e.what());
+    }
+    if (stage == Stage::SimLlvm) return printLlvm(*lowered.module);
+    try {
+      return sim::Program::optimizedIR(std::move(lowered.module), std::move(ctx));
+    } catch (const std::exception &e) {
+      throw Error(e.what());
+    }
+  }
   auto llvm = lowerFor(*s.fn, cg);
-  if (stage == Stage::Llvm) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    llvm->lowered.module->print(os, nullptr);
-    return os.str();
+  if (stage == Stage::Llvm) return printLlvm(*llvm->lowered.module);
+  if (stage == Stage::LlvmOpt) {
+    try {
+      nvptx::optimizeModule(*llvm->lowered.module, cg);
+    } catch (const std::exception &e) {
+      throw Error(std::string("optimising the LLVM IR for ") + arch + " failed: " + e.what());
+    }
+    return printLlvm(*llvm->lowered.module);
   }
   std::string ptx = nvptx::emitPtx(*llvm->lowered.module, cg);
   if (stage == Stage::Ptx) return ptx;
@@ -221,6 +325,13 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   } catch (const std::runtime_error &e) {
     throw Error(std::string("ptxas failed: ") + e.what());
   }
+}
+
+std::vector<std::string> Compiler::pipelinePasses() {
+  std::vector<std::string> out;
+  for (const std::string &p : lower::tilePipeline().flags())
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
 }
 
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }

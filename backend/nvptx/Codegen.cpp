@@ -182,7 +182,9 @@ static void optimize(Module &m, TargetMachine &tm, int opt) {
   mpm.run(m, mam);
 }
 
-std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
+// Checks `o`, sets `m`'s target, links libdevice when needed and runs the
+// optimisation pipeline: everything emitPtx does before code generation.
+static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   checkArch(o.arch);
   if (o.optLevel < 0 || o.optLevel > 3)
     throw std::invalid_argument("optLevel " + std::to_string(o.optLevel) + " is not in 0..3");
@@ -206,8 +208,16 @@ std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   auto t1 = clock::now();
   optimize(m, *tm, o.optLevel);
   diags.throwIfAny("optimization");
-  auto t2 = clock::now();
+  if (times) *times = {ms(t0, t1), ms(t1, clock::now()), 0};
+  return tm;
+}
 
+void optimizeModule(Module &m, const CodegenOptions &o) { optimizeForArch(m, o, nullptr); }
+
+std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
+  std::unique_ptr<TargetMachine> tm = optimizeForArch(m, o, times);
+  ScopedDiagnostics diags(m.getContext());
+  auto t2 = std::chrono::steady_clock::now();
   SmallString<0> ptx;
   raw_svector_ostream os(ptx);
   legacy::PassManager pm;
@@ -215,7 +225,7 @@ std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
     throw std::runtime_error("the NVPTX target cannot emit PTX");
   pm.run(m);
   diags.throwIfAny("code generation");
-  if (times) *times = {ms(t0, t1), ms(t1, t2), ms(t2, clock::now())};
+  if (times) times->codegenMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2).count();
   return std::string(ptx.str());
 }
 

@@ -42,5 +42,9 @@ struct CodegenTimes {
 // std::runtime_error when libdevice is needed but cannot be loaded or the
 // module fails to verify or to compile.
 std::string emitPtx(llvm::Module &m, const CodegenOptions &o, CodegenTimes *times = nullptr);
+// emitPtx's steps before code generation (checks, target, libdevice link,
+// the optimisation pipeline) on `m` in place: the IR the NVPTX code
+// generator reads (`tkc compile --emit llvm-opt`). Throws as emitPtx does.
+void optimizeModule(llvm::Module &m, const CodegenOptions &o);
 
 }  // namespace tk::nvptx

@@ -78,11 +78,10 @@ void optimize(Module &m, TargetMachine &tm) {
   mpm.run(m, mam);
 }
 
-}  // namespace
-
-std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx) {
-  if (!m || !ctx) throw SimError("sim: Program::compile needs a module and its context");
-  if (&m->getContext() != ctx.get()) throw SimError("sim: Program::compile: the module belongs to another context");
+// Everything Program::compile does before the JIT: checks, kernel discovery
+// into `impl`, instrumentation, trampolines, O2 and the block counters. Returns
+// the host machine builder the module was optimised for.
+orc::JITTargetMachineBuilder prepareForJit(Module *m, Program::Impl &impl) {
   const HostTarget &host = hostTarget();
 
   const std::string &triple = m->getTargetTriple();
@@ -97,9 +96,6 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   std::string err;
   raw_string_ostream os(err);
   if (verifyModule(*m, &os)) throw SimError("sim: invalid module " + m->getName().str() + ": " + os.str());
-
-  std::unique_ptr<Program> prog(new Program());
-  Impl &impl = *prog->impl_;
 
   std::vector<Function *> kernels;
   for (Function &f : *m) {
@@ -138,6 +134,27 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   // After O2, so the counts describe the code that runs, and nothing moves or
   // merges the increments.
   countInstructions(*m, impl.blocks);
+  return jtmb;
+}
+
+}  // namespace
+
+std::string Program::optimizedIR(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx) {
+  if (!m || !ctx) throw SimError("sim: Program::optimizedIR needs a module and its context");
+  Impl scratch;
+  prepareForJit(m.get(), scratch);
+  std::string text;
+  raw_string_ostream os(text);
+  m->print(os, nullptr);
+  return os.str();
+}
+
+std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx) {
+  if (!m || !ctx) throw SimError("sim: Program::compile needs a module and its context");
+  if (&m->getContext() != ctx.get()) throw SimError("sim: Program::compile: the module belongs to another context");
+  std::unique_ptr<Program> prog(new Program());
+  Impl &impl = *prog->impl_;
+  orc::JITTargetMachineBuilder jtmb = prepareForJit(m.get(), impl);
 
   impl.jit = orThrow(orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating the JIT");
   // Link errors (an unresolved symbol) reach the session's reporter, not the

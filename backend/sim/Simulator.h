@@ -138,6 +138,10 @@ class Program {
   // Kernels are the functions SimTarget::markKernel marked. Throws SimError
   // when the module is invalid or was not lowered for sim.
   static std::unique_ptr<Program> compile(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
+  // The text of the module as compile would JIT it (instrumented, with its
+  // trampolines, after O2 and the block counters): `tkc compile --emit
+  // sim-llvm-opt`. Throws SimError as compile does.
+  static std::string optimizedIR(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
   ~Program();
 
   bool hasKernel(const std::string &name) const;

@@ -115,8 +115,12 @@ struct Bundle {
   static Bundle load(const std::string &path);
 };
 
-// How far `tkc compile --emit` goes.
-enum class Stage { Tokens, Ast, Tir, Llvm, Ptx, Cubin, Bundle };
+// How far `tkc compile --emit` goes. TirRaw is the tile IR as the front end
+// made it, before any pass; Tir after the tile pipeline. Llvm and LlvmOpt are
+// the NVPTX module before and after libdevice + O3 (what the code generator
+// reads); SimLlvm and SimLlvmOpt the sim's, before and after instrumentation +
+// O2 (what the sim JITs).
+enum class Stage { Tokens, Ast, Tir, Llvm, Ptx, Cubin, Bundle, TirRaw, LlvmOpt, SimLlvm, SimLlvmOpt };
 
 class Compiler {
  public:
@@ -125,11 +129,17 @@ class Compiler {
   static Bundle compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts = {});
   static Bundle compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
                               const CompileOptions &opts = {});
-  // The text of one stage (tokens, AST, tile IR after the pipeline, LLVM IR
-  // for the first arch, PTX for the first arch, bundle JSON), or the bytes of
-  // a cubin for the first arch (needs ptxas from the CUDA toolkit).
+  // The text of one stage (tokens, AST, tile IR before or after the pipeline,
+  // LLVM IR for the first arch or the sim before or after optimisation, PTX
+  // for the first arch, bundle JSON), or the bytes of a cubin for the first
+  // arch (needs ptxas from the CUDA toolkit). A `path` ending in `.tir` is
+  // printed tile IR (`--emit tir` or `tir-raw`): one without layouts runs the
+  // tile pipeline, one with them is lowered as it is.
   static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
                           const CompileOptions &opts = {});
+  // The passes of the tile pipeline, in order, each once: what printAfter
+  // may name (with "all"); others are a tk::Error listing these.
+  static std::vector<std::string> pipelinePasses();
   // The files a compile of `path` reads: `path` and every file it imports,
   // found as `opts` says (the depfile of `tkc compile --depfile`).
   static std::vector<std::string> dependencies(const std::string &path, const CompileOptions &opts = {});

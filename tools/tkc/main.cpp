@@ -1,6 +1,7 @@
 // tkc: the tk compiler driver. `tkc check` runs the front end; `tkc compile`
-// stops after any stage (--emit tokens|ast|tir|llvm|ptx|cubin|bundle); `tkc
-// run` launches a kernel once (Run.cpp).
+// stops after any stage (--emit tokens|ast|tir-raw|tir|llvm|llvm-opt|sim-llvm|
+// sim-llvm-opt|ptx|cubin|bundle|cpp) and reads .tir as well as .tk; `tkc run`
+// launches a kernel once (Run.cpp).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
                   "expect exactly the errors named by `// expected-error {{...}}` comments; exit 0 when they match");
 
   CLI::App *compile = app.add_subcommand("compile", "Compile one kernel of a .tk file");
-  compile->add_option("file", file, "the .tk source")->required();
+  compile->add_option("file", file, "the .tk source, or printed tile IR (.tir) for --emit tir-raw|tir|llvm*|sim-llvm*|ptx|cubin")->required();
   compile->add_option("-k,--kernel", kernels, "the kernel to compile (--emit cpp: repeatable; none: every kernel)");
   compile->add_flag("--skip-missing-kernels", skipMissing, "--emit cpp: skip -k kernels the file does not define");
   compile->add_option("-D,--define", defines,
@@ -131,7 +132,8 @@ int main(int argc, char **argv) {
                       "NAME=VALUE: compile the variant a launch with this integer argument value gets (1, or a "
                       "multiple of 16, specialise; repeatable)");
   compile->add_option("--emit", emit, "stop after this stage")
-      ->check(CLI::IsMember({"tokens", "ast", "tir", "llvm", "ptx", "cubin", "bundle", "cpp"}))
+      ->check(CLI::IsMember({"tokens", "ast", "tir-raw", "tir", "llvm", "llvm-opt", "sim-llvm", "sim-llvm-opt", "ptx",
+                             "cubin", "bundle", "cpp"}))
       ->default_val("ptx");
   compile->add_option("-o,--output", output, "output file (default: stdout); --emit cpp: DIR/NAME for NAME.h and NAME.cpp");
   compile->add_option("--depfile", depfile, "write a Makefile depfile: the outputs depend on the .tk file and its imports");
@@ -143,7 +145,7 @@ int main(int argc, char **argv) {
                       "or none")
       ->check(CLI::IsMember({"auto", "none"}));
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
-  compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass (or 'all')");
+  compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass of the tile pipeline (or 'all'); an unknown name is an error listing them");
 
   CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
   list->add_option("file", file, "the .tk source")->required();
@@ -226,7 +228,8 @@ int main(int argc, char **argv) {
     static const std::map<std::string, tk::Stage> stages = {
         {"tokens", tk::Stage::Tokens}, {"ast", tk::Stage::Ast}, {"tir", tk::Stage::Tir},
         {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"cubin", tk::Stage::Cubin},
-        {"bundle", tk::Stage::Bundle}};
+        {"bundle", tk::Stage::Bundle}, {"tir-raw", tk::Stage::TirRaw}, {"llvm-opt", tk::Stage::LlvmOpt},
+        {"sim-llvm", tk::Stage::SimLlvm}, {"sim-llvm-opt", tk::Stage::SimLlvmOpt}};
     if (emit == "cpp") {
       if (!assume.empty()) throw tk::Error("--emit cpp chooses integer specialisations itself (--specialise); drop --assume");
       tkc::EmitCppOptions e;
