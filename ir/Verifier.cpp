@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -622,7 +623,11 @@ class Verifier {
   }
 
   std::unique_ptr<ValueNames> names_;
-  std::unordered_set<const Value *> visible_;
+  // The verifier runs after every pass: its set's nodes come from one
+  // arena, freed at once, instead of a malloc and a free per value (a third
+  // of `tkc compile` on a kernel of 16k op pairs went to those).
+  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::unordered_set<const Value *> visible_{&arena_};
   std::vector<std::string> errors_;
   std::map<int64_t, std::pair<Type, int64_t>> rings_;  // shared ring -> (slot type, stages)
 };

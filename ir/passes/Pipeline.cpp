@@ -62,8 +62,12 @@ bool PassPipeline::run(Module &module, const PipelineOptions &opts) const {
   if (opts.verifyEach && !verifyModule(module, error)) throw std::runtime_error("verifier failed on the input:\n" + error);
   bool changed = false;
   for (const Entry &pass : passes_) {
-    for (auto &fn : module.functions) changed |= pass.run(*fn);
-    if (opts.verifyEach && !verifyModule(module, error))
+    bool passChanged = false;
+    for (auto &fn : module.functions) passChanged |= pass.run(*fn);
+    changed |= passChanged;
+    // A pass that changed nothing left the IR the verifier last accepted:
+    // verifying it again would cost a walk of the whole module for nothing.
+    if (opts.verifyEach && passChanged && !verifyModule(module, error))
       throw std::runtime_error("verifier failed after pass '" + pass.flag + "':\n" + error);
     if (opts.dump && (opts.printAfterAll || opts.printAfter.count(pass.flag))) {
       PrintOptions po;
