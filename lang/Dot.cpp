@@ -75,6 +75,8 @@ TV IRGen::dotCall(const ast::Expr &e) {
                      ": the inner dims differ (" + std::to_string(K) + " and " + std::to_string(b.type.shape[0]) + ")");
     return invalid();
   }
+  // Both operands fit the limits, but their M x N product may not.
+  if (!checkTileShape({M, N}, e.loc)) return invalid();
   const Type rt = Type::tile(ir::ElemType{*accElem, false}, {M, N});
   ir::Value *acc = nullptr;
   if (acce) {
