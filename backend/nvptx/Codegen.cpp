@@ -3,6 +3,8 @@
 // version (+ptx80), so nothing edits the PTX text afterwards.
 #include "backend/nvptx/Codegen.h"
 
+#include "backend/nvptx/StorePredicates.h"
+
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -206,6 +208,7 @@ std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   auto t1 = clock::now();
   optimize(m, *tm, o.optLevel);
   diags.throwIfAny("optimization");
+  recomputeStorePredicates(m);
   auto t2 = clock::now();
 
   SmallString<0> ptx;
