@@ -3,6 +3,8 @@
 // version (+ptx80), so nothing edits the PTX text afterwards.
 #include "backend/nvptx/Codegen.h"
 
+#include "backend/nvptx/StorePredicates.h"
+
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -208,6 +210,7 @@ static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOp
   auto t1 = clock::now();
   optimize(m, *tm, o.optLevel);
   diags.throwIfAny("optimization");
+  recomputeStorePredicates(m);
   if (times) *times = {ms(t0, t1), ms(t1, clock::now()), 0};
   return tm;
 }

@@ -5,6 +5,7 @@
 #include "backend/nvptx/NvptxTarget.h"
 
 #include "backend/nvptx/ApproxMath.h"
+#include "backend/nvptx/StorePredicates.h"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
@@ -258,6 +259,7 @@ void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value 
   CallInst *call = b.CreateCall(asmFn, args);
   call->setOnlyWritesMemory();
   call->setDoesNotThrow();
+  call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeStorePredicates rewrites it
   tag(*call);
 }
 
