@@ -49,6 +49,10 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
     try {
       Bundle b = Bundle::fromJson(std::string(bundles_[i].json, bundles_[i].size),
                                   std::string(name_) + ".cpp: embedded bundle " + std::to_string(i));
+      for (size_t c = 0; c < bundles_[i].cubinCount; ++c) {
+        const EmbeddedCubin &cubin = bundles_[i].cubins[c];
+        b.cubins[cubin.arch].assign(reinterpret_cast<const char *>(cubin.data), cubin.size);
+      }
       l->kernels.push_back(s.device->load(b));
     } catch (const std::exception &e) {
       return Status::error(std::string(name_) + ": cannot load on " + s.device->name() + ": " + e.what());

@@ -26,6 +26,12 @@ std::string bestPtxArch(const Bundle &bundle, const std::string &device) {
   return best;
 }
 
+std::string bestCubinArch(const Bundle &bundle, const std::string &device) {
+  const std::string arch = bestPtxArch(bundle, device);
+  if (arch.empty() || archNumber(arch) != archNumber(device) || !bundle.cubins.count(arch)) return "";
+  return arch;
+}
+
 std::string noFittingPtx(const Bundle &bundle, const std::string &device) {
   std::string archs;
   for (const auto &[arch, ptx] : bundle.ptx) archs += (archs.empty() ? "" : ", ") + arch;

@@ -14,6 +14,12 @@ namespace tk {
 // ("sm_90a") only on that very arch. "" when none fits.
 std::string bestPtxArch(const Bundle &bundle, const std::string &device);
 
+// The arch of the cubin in `bundle` a GPU of arch `device` loads instead of
+// JIT-compiling PTX: the one bestPtxArch picks when the bundle carries its
+// cubin and it is the device's own arch ("sm_90" or "sm_90a" on sm_90); ""
+// otherwise (no cubin, or only older archs': their PTX is JIT-compiled).
+std::string bestCubinArch(const Bundle &bundle, const std::string &device);
+
 // "bundle for 'K' carries PTX for sm_90a, sm_100 but this GPU is sm_86 ...":
 // what a load says when bestPtxArch finds nothing and no compiler is linked.
 std::string noFittingPtx(const Bundle &bundle, const std::string &device);

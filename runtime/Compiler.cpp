@@ -337,9 +337,10 @@ std::vector<std::string> Compiler::pipelinePasses() {
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }
 
 std::vector<KernelParam> Compiler::signature(const std::string &path, const std::string &kernel,
-                                            const std::map<std::string, std::string> &defines) {
+                                            const std::map<std::string, std::string> &defines,
+                                            const CompileOptions &opts) {
   Loaded l;
-  load(l, nullptr, path);
+  load(l, nullptr, path, opts);
   detail::findKernel(l.fe->kernels(), path, kernel);
   lang::KernelSig sig;
   if (!l.fe->lowerKernel(kernel, defines, 4, &sig) || l.diags.hasErrors()) throw CompileError(l.diags.render());

@@ -1,5 +1,6 @@
 // A CUDA GPU as a tk device, through the Driver API (backend/cuda). Bundles
-// load the PTX of the best arch they carry for the GPU, or, when the compiler
+// load the cubin of the GPU's own arch when they carry one (generated
+// launchers embed them), else the PTX of the best arch they carry, or, when the compiler
 // is linked, are lowered from their tile IR for the GPU's own arch when they
 // carry none that fits (DeviceImpl.h, registerPtxLowering). No LLVM here:
 // this file is part of tk_runtime.
@@ -48,16 +49,19 @@ class CudaDevice final : public DeviceImpl {
   std::shared_ptr<void> load(const Bundle &bundle) override {
     const std::string arch = "sm_" + std::to_string(ctx_.computeCapability());
     const std::string best = bestPtxArch(bundle, arch);
-    std::string ptx;
-    if (!best.empty()) {
-      ptx = bundle.ptx.at(best);
+    std::string image;  // a cubin or PTX text: the driver tells them apart
+    if (const std::string cubin = bestCubinArch(bundle, arch); !cubin.empty()) {
+      // Assembled ahead of time for this very arch: no JIT at load.
+      image = bundle.cubins.at(cubin);
+    } else if (!best.empty()) {
+      image = bundle.ptx.at(best);
     } else if (PtxLowering lower = registeredPtxLowering()) {
-      ptx = lower(bundle, arch);
+      image = lower(bundle, arch);
     } else {
       throw Error(noFittingPtx(bundle, arch));
     }
     return wrap([&] {
-      auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(ptx));
+      auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(image));
       k->function = ctx_.function(k->module, bundle.kernel);
       return k;
     });

@@ -53,11 +53,21 @@ T *pointer(const Buffer &b) {
 
 namespace aot {
 
+// A cubin a generated file embeds for one arch of a variant.
+struct EmbeddedCubin {
+  const char *arch;  // "sm_90a"
+  const unsigned char *data;
+  size_t size;
+};
+
 // One compiled variant a generated file embeds: its bundle as JSON
-// (Bundle::toJson: tile IR for the sim, PTX per arch, signature).
+// (Bundle::toJson: tile IR for the sim, PTX per arch, signature), and the
+// cubins of its archs when tkc found ptxas (Bundle::cubins).
 struct EmbeddedBundle {
   const char *json;
   size_t size;
+  const EmbeddedCubin *cubins = nullptr;
+  size_t cubinCount = 0;
 };
 
 // The variants of one generated file. Each device loads all of them on the

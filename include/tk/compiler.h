@@ -98,6 +98,11 @@ struct Bundle {
   std::vector<std::string> archs;          // CompileOptions::archs: the sim emulates the first
   std::string tir;                         // layout-assigned tile IR, with source locations
   std::map<std::string, std::string> ptx;  // arch -> PTX
+  // arch -> the cubin ptxas assembled from ptx[arch]: filled by generated
+  // launchers (docs/aot.md), which embed them beside the JSON; a GPU of
+  // exactly that arch loads it instead of JIT-compiling the PTX. Not part
+  // of toJson.
+  std::map<std::string, std::string> cubins;
   std::map<std::string, Resources> resources;  // arch -> ptxas's figures (CompileOptions::ptxasResources)
   // Integer argument -> the fact this variant assumes of it: "1" (equal to
   // 1) or "N" (a multiple of N, a power of two: "16" from a launch's value,
@@ -150,8 +155,10 @@ class Compiler {
                                                                               const CompileOptions &opts = {});
   // One kernel's parameters specialised by `defines`: the const values and
   // the types they give `x: *T`. CompileError for bad defines or source.
+  // Imports are found as `opts` says (importPaths).
   static std::vector<KernelParam> signature(const std::string &path, const std::string &kernel,
-                                            const std::map<std::string, std::string> &defines);
+                                            const std::map<std::string, std::string> &defines,
+                                            const CompileOptions &opts = {});
   // What compiles since the last reset actually ran the pipeline (cache
   // misses) and how many were answered by the compile cache. Process-wide.
   struct CacheStats {

@@ -162,6 +162,30 @@ TEST(Aot, PtxForAnotherArchNamesBoth) {
       << message;
 }
 
+TEST(Aot, CubinOfTheDevicesOwnArchIsLoadedElsePtx) {
+  tk::Bundle b;
+  b.kernel = "k";
+  b.ptx = {{"sm_80", "."}, {"sm_90", "."}, {"sm_90a", "."}};
+  b.cubins = {{"sm_80", "\x7f" "ELF80"}, {"sm_90", "\x7f" "ELF90"}};
+  // Exactly the device's arch: the cubin of the PTX bestPtxArch picks.
+  EXPECT_EQ(tk::bestCubinArch(b, "sm_80"), "sm_80");
+  EXPECT_EQ(tk::bestCubinArch(b, "sm_90"), tk::bestPtxArch(b, "sm_90"));
+  EXPECT_FALSE(tk::bestCubinArch(b, "sm_90").empty());
+  // An older arch's cubin is not loaded on a newer GPU: its PTX is JIT-compiled.
+  EXPECT_EQ(tk::bestPtxArch(b, "sm_86"), "sm_80");
+  EXPECT_EQ(tk::bestCubinArch(b, "sm_86"), "");
+  // Nothing fits, or no cubin embedded: PTX (or the error) as before.
+  EXPECT_EQ(tk::bestCubinArch(b, "sm_75"), "");
+  b.cubins.clear();
+  EXPECT_EQ(tk::bestCubinArch(b, "sm_80"), "");
+  // An arch-specific cubin runs on its own arch only.
+  tk::Bundle a;
+  a.ptx = {{"sm_90a", "."}};
+  a.cubins = {{"sm_90a", "\x7f" "ELF"}};
+  EXPECT_EQ(tk::bestCubinArch(a, "sm_90"), "sm_90a");
+  EXPECT_EQ(tk::bestCubinArch(a, "sm_100"), "");
+}
+
 TEST(Aot, RuntimeWithoutCompilerOpensTheLinkedSim) {
   // This test links tk_runtime and tk_sim_device only: the sim registered
   // itself, and a device kind nobody linked is named as such.

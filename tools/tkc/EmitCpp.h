@@ -26,6 +26,9 @@ struct EmitCppOptions {
   // that are multiples of 16 and equal to 1, chosen at launch; "none": only
   // the general variant.
   std::string specialise = "auto";
+  // Embed each variant's cubin per arch when the CUDA toolkit's ptxas is
+  // found (--no-cubin: PTX only).
+  bool cubins = true;
   tk::CompileOptions compile;  // archs, num_warps, import paths, cache...
   std::string output;          // DIR/name: writes DIR/name.h, DIR/name_c.h and DIR/name.cpp
   std::string depfile;         // when set, a Makefile depfile of the inputs

@@ -507,9 +507,10 @@ std::map<std::string, int64_t> LaunchSpec::specialisation(const std::vector<tk::
   return tk::launchSpecialisation(params, args);
 }
 
-std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel) {
+std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel,
+                                          const tk::CompileOptions &opts) {
   std::string names;
-  for (const auto &[name, ps] : tk::Compiler::kernels(file)) {
+  for (const auto &[name, ps] : tk::Compiler::kernels(file, opts)) {
     if (name == kernel) return ps;
     names += (names.empty() ? "" : ", ") + name;
   }

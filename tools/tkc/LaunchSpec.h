@@ -114,7 +114,9 @@ struct LaunchSpec {
 
 // The parameters of kernel `kernel` of `file` (consts included). Throws
 // tk::Error naming the kernels the file has when there is no such kernel.
-std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel);
+// `opts`: where imports are found (importPaths).
+std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel,
+                                          const tk::CompileOptions &opts = {});
 
 // What a compiled variant assumes of its integer arguments, for people:
 // "n % 16 == 0, stride == 1" ("" when nothing).

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "Npy.h"
 #include "tk/compiler.h"
@@ -24,7 +25,7 @@ namespace {
 
 struct ReportOptions {
   std::string file, kernel, grid, json, gpu = "h100", arch;
-  std::vector<std::string> args, defines, assume;
+  std::vector<std::string> args, defines, assume, importPaths;
   int numWarps = 4, numStages = 3;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
   bool noSpecialize = false;
@@ -233,14 +234,15 @@ int runReport(const ReportOptions &o) {
   r.arch = o.arch.empty() ? r.gpu->arch : o.arch;
   LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   std::map<std::string, std::string> defines = parseDefines(o.defines);
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
+  tk::CompileOptions opts;
+  opts.importPaths = o.importPaths;
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts);
   checkDefines(o.kernel, params, defines);
   // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines));
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines, opts));
 
   // The report always runs on the sim: its counters are the measurement.
   std::unique_ptr<tk::Device> dev = tk::Device::open("sim");
-  tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;
@@ -301,6 +303,7 @@ std::function<int()> addReportCommand(CLI::App &app) {
       ->required();
   c->add_option("--arg", o->args, "NAME=SPEC for every non-const parameter (see tkc run)")->allow_extra_args(false);
   c->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
+  addImportPathOption(*c, o->importPaths);
   c->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   c->add_flag("--no-specialize", o->noSpecialize,
               "report the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "Npy.h"
 #include "tk/compiler.h"
@@ -18,7 +19,7 @@ namespace {
 
 struct RunOptions {
   std::string file, kernel, grid, device, json;
-  std::vector<std::string> args, defines;
+  std::vector<std::string> args, defines, importPaths;
   int numWarps = 4;
   uint64_t seed = LaunchSpec::kDefaultSeed;
   bool noSpecialize = false;
@@ -89,13 +90,14 @@ int runRun(const RunOptions &o) {
 
   // Check the command line against the kernel's signature before the
   // (slower) compile and before touching a device.
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
+  tk::CompileOptions opts;
+  opts.importPaths = o.importPaths;
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts);
   checkDefines(o.kernel, params, defines);
   // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines));
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines, opts));
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
-  tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";
@@ -134,6 +136,7 @@ std::function<int()> addRunCommand(CLI::App &app) {
                   "DTYPE[COUNT]:INIT[>OUT.npy], INIT one of rand randn zeros ones arange @FILE.npy")
       ->allow_extra_args(false);
   run->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
+  addImportPathOption(*run, o->importPaths);
   run->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
       ->check(CLI::IsMember({"sim", "cuda"}));

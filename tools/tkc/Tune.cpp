@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 
+#include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "Npy.h"
 #include "tk/tune.h"
@@ -16,7 +17,7 @@ namespace {
 
 struct TuneCli {
   std::string file, kernel, grid, device, json, plot, cacheDir, shard, prune, gpu = "H100", arch;
-  std::vector<std::string> args, defines, configs, keys, merge;
+  std::vector<std::string> args, defines, configs, keys, merge, importPaths;
   int numWarps = 4, jobs = 0, maxSpillBytes = 256;
   uint64_t seed = LaunchSpec::kDefaultSeed, sampleBlocks = 512;
   bool noCache = false, noSpecialize = false;
@@ -63,13 +64,14 @@ int runTune(const TuneCli &o) {
   if (o.kernel.empty()) throw tk::Error("tkc tune needs -k KERNEL");
   if (o.grid.empty()) throw tk::Error("tkc tune needs --grid EXPR[,EXPR[,EXPR]]");
 
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel);
-  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   tk::TuneOptions opts;
+  opts.compile.importPaths = o.importPaths;
+  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts.compile);
+  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
   opts.compile.defines = parseDefines(o.defines);
   checkDefines(o.kernel, params, opts.compile.defines);
   // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, opts.compile.defines));
+  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, opts.compile.defines, opts.compile));
   opts.gpu = o.gpu;
   tk::GpuSpec::named(o.gpu);  // an unknown GPU fails before any work
   opts.arch = o.arch;
@@ -126,6 +128,7 @@ std::function<int()> addTuneCommand(CLI::App &app) {
   c->add_option("--grid", o->grid, "blocks: 1 to 3 tk expressions over scalar args and consts, e.g. 'cdiv(n, BLOCK)'");
   c->add_option("--arg", o->args, "NAME=SPEC for each non-const parameter (see tkc run)");
   c->add_option("-D,--define", o->defines, "fix a const parameter for every config: NAME=VALUE");
+  addImportPathOption(*c, o->importPaths);
   c->add_option("--num-warps", o->numWarps, "num_warps of a --config that names none")->default_val(4);
   c->add_flag("--no-specialize", o->noSpecialize,
               "tune the general variants: do not specialise on integer arguments equal to 1 or divisible by 16");

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "EmitCpp.h"
+#include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "lang/Frontend.h"
 #include "runtime/CacheFiles.h"
@@ -105,12 +106,12 @@ int main(int argc, char **argv) {
   std::string file, emit = "ptx", output, depfile, specialise = "auto";
   std::vector<std::string> kernels, defines, archs, printAfter, assume, importPaths, tuneTables;
   int numWarps = 4, numStages = 3;
-  bool verify = false, noLibdevice = false, noCache = false, skipMissing = false;
+  bool verify = false, noLibdevice = false, noCache = false, skipMissing = false, noCubin = false;
 
   CLI::App *check = app.add_subcommand("check", "Parse and type-check a .tk file (every kernel, default consts)");
   check->add_option("file", file, "the .tk source")->required();
   check->add_option("-D,--define", defines, "override a const parameter: NAME=VALUE");
-  check->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
+  tkc::addImportPathOption(*check, importPaths);
   check->add_flag("--verify-diagnostics", verify,
                   "expect exactly the errors named by `// expected-error {{...}}` comments; exit 0 when they match");
 
@@ -121,7 +122,7 @@ int main(int argc, char **argv) {
   compile->add_option("-D,--define", defines,
                       "set a const parameter: NAME=VALUE (repeatable; --emit cpp: several values of one name "
                       "compile one variant each)");
-  compile->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
+  tkc::addImportPathOption(*compile, importPaths);
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   compile->add_option("--num-stages", numStages, "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
@@ -144,12 +145,13 @@ int main(int argc, char **argv) {
                       "--emit cpp: auto (also variants for integer arguments % 16 == 0 and == 1, chosen at launch) "
                       "or none")
       ->check(CLI::IsMember({"auto", "none"}));
+  compile->add_flag("--no-cubin", noCubin, "--emit cpp: embed PTX only, no cubins even when ptxas is found");
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
   compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass of the tile pipeline (or 'all'); an unknown name is an error listing them");
 
   CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
   list->add_option("file", file, "the .tk source")->required();
-  list->add_option("-I,--import-path", importPaths, "look for imports in DIR too (repeatable; then $TK_PATH)");
+  tkc::addImportPathOption(*list, importPaths);
 
   std::function<int()> runRun = tkc::addRunCommand(app);
   std::function<int()> runTune = tkc::addTuneCommand(app);
@@ -242,6 +244,7 @@ int main(int argc, char **argv) {
       e.compile = opts;
       e.output = output;
       e.depfile = depfile;
+      e.cubins = !noCubin;
       tkc::emitCpp(e);
       return 0;
     }
