@@ -8,6 +8,7 @@
 #include <random>
 
 #include "tk/half.h"
+#include "tk/jit.h"
 #include "tk/runtime.h"
 #include "TestSeed.h"
 
@@ -15,10 +16,13 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR "/stdlib/attention.tk";
 
-// `arch` is the one the sim emulates (sm_90a: both dots on wgmma).
-void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80") {
+// `arch` is the one the sim emulates (sm_90a: both dots on wgmma);
+// `specialise`: run the variant L specialises (L == 1 or a multiple of 16:
+// what tk::JitKernel launches), not the general one.
+void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80",
+           bool specialise = false) {
   SCOPED_TRACE(arch + " " + "heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
-               (causal ? " causal" : ""));
+               (causal ? " causal" : "") + (specialise ? " specialised" : ""));
   static std::mt19937 rng(tk::test::testSeed());
   std::uniform_real_distribution<float> dist(-1, 1);
   const size_t n = size_t(heads) * L * D;
@@ -34,11 +38,16 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
   o.archs = {arch};
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};
   if (D == 128) o.defines["BLOCK_N"] = "32";
+  const float scale = 1.0f / std::sqrt(float(D));
+  if (specialise) {
+    const std::vector<tk::Arg> args = {tk::Buffer(), tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(L), scale};
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(kFile, "attention", o.defines), args);
+    EXPECT_EQ(o.assume.count("L"), 1u);
+  }
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "attention", o);
   if (arch == "sm_90a") EXPECT_NE(bundle.ptx[arch].find("wgmma.mma_async"), std::string::npos);
   const int64_t bm = bundle.constInt("BLOCK_M");
   tk::Buffer dq = dev.upload(hq), dk = dev.upload(hk), dv = dev.upload(hv), dout = dev.upload(std::vector<float>(n, NAN));
-  const float scale = 1.0f / std::sqrt(float(D));
   dev(dev.load(bundle), {uint32_t((L + bm - 1) / bm), uint32_t(heads)}, dq, dk, dv, dout, int32_t(L), scale);
   std::vector<float> got = dev.download<float>(dout, n);
   double worst = 0;
@@ -74,6 +83,16 @@ TEST(StdlibAttention, ShortAndRaggedSequences) {
     for (int L : {1, 127}) {
       check(*dev, 2, L, 64, causal);
       check(*dev, 1, L, 128, causal);
+    }
+}
+
+// L == 1 and L a multiple of 16 as the variants a launch specialises.
+TEST(StdlibAttention, SpecialisedOnTheSequenceLength) {
+  auto dev = tk::Device::open("sim");
+  for (bool causal : {false, true})
+    for (int L : {1, 256}) {
+      check(*dev, 2, L, 64, causal, "sm_80", true);
+      check(*dev, 1, L, 128, causal, "sm_80", true);
     }
 }
 

@@ -8,15 +8,17 @@
 #include <functional>
 #include <random>
 
-#include "tk/runtime.h"
-#include "runtime_TestUtil.h"
 #include "TestSeed.h"
+#include "runtime_TestUtil.h"
+#include "runtime_Variants.h"
+#include "tk/runtime.h"
 
 namespace {
 
 const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
 const std::string kCasts = TK_SOURCE_DIR "/tests/kernels/casts.tk";
-const int kSizes[] = {1, 781, 1023, 98433};
+// 1 and 98304 (a multiple of 16) give facts a launch specialises on.
+const int kSizes[] = {1, 781, 1023, 98304, 98433};
 
 std::unique_ptr<tk::Device> sim() { return tk::Device::open("sim"); }
 
@@ -40,32 +42,37 @@ double relError(const std::vector<float> &got, const std::vector<double> &ref) {
   return std::sqrt(err / std::max(norm, double(ref.size())));
 }
 
-// A unary or binary f32 stdlib kernel against its reference at every size.
+// A unary or binary f32 stdlib kernel against its reference at every size,
+// as the general variant and as the one each size specialises (n == 1, n a
+// multiple of 16: runtime_Variants.h).
 void checkElementwise(const std::string &kernel, int inputs, const std::function<double(double, double)> &ref,
                       const std::map<std::string, std::string> &defines = {}) {
   auto dev = sim();
   tk::CompileOptions opts;
   opts.defines = defines;
-  tk::Bundle bundle = tk::Compiler::compileFile(kStdlib, kernel, opts);
-  tk::Kernel k = dev->load(bundle);
-  for (int n : kSizes) {
-    std::vector<std::vector<float>> in;
-    std::vector<tk::Arg> args;
-    for (int i = 0; i < inputs; ++i) {
-      in.push_back(randomFloats(n, -4, 4));
-      args.push_back(dev->upload(in.back()));
+  for (tk::test::Variant v : tk::test::kVariants) {
+    tk::test::VariantKernel k(*dev, kStdlib, kernel, opts, v);
+    for (int n : kSizes) {
+      SCOPED_TRACE(kernel + " n=" + std::to_string(n) + " " + tk::test::variantName(v));
+      std::vector<std::vector<float>> in;
+      std::vector<tk::Arg> args;
+      for (int i = 0; i < inputs; ++i) {
+        in.push_back(randomFloats(n, -4, 4));
+        args.push_back(dev->upload(in.back()));
+      }
+      tk::Buffer out = dev->upload(std::vector<float>(n, NAN));
+      args.push_back(out);
+      args.push_back(int32_t(n));
+      if (!k.differs(args)) continue;
+      tk::LaunchStats s = k.launch({blocks(n, k.kernel(args).bundle())}, args);
+      std::vector<float> got = dev->download<float>(out, n);
+      std::vector<double> want(n);
+      for (int i = 0; i < n; ++i) want[i] = ref(in[0][i], inputs > 1 ? in[1][i] : 0.0);
+      for (int i = 0; i < n; ++i) ASSERT_FALSE(std::isnan(got[i])) << " i=" << i;
+      EXPECT_LT(relError(got, want), 1e-5);
+      // Every element read once per input and written once: nothing more.
+      EXPECT_EQ(s.bytesMoved(), uint64_t(n) * 4 * (inputs + 1));
     }
-    tk::Buffer out = dev->upload(std::vector<float>(n, NAN));
-    args.push_back(out);
-    args.push_back(int32_t(n));
-    tk::LaunchStats s = dev->launch(k, {blocks(n, bundle)}, args);
-    std::vector<float> got = dev->download<float>(out, n);
-    std::vector<double> want(n);
-    for (int i = 0; i < n; ++i) want[i] = ref(in[0][i], inputs > 1 ? in[1][i] : 0.0);
-    for (int i = 0; i < n; ++i) ASSERT_FALSE(std::isnan(got[i])) << kernel << " n=" << n << " i=" << i;
-    EXPECT_LT(relError(got, want), 1e-5) << kernel << " n=" << n;
-    // Every element read once per input and written once: nothing more.
-    EXPECT_EQ(s.bytesMoved(), uint64_t(n) * 4 * (inputs + 1)) << kernel << " n=" << n;
   }
 }
 
@@ -85,13 +92,12 @@ TEST(StdlibElementwise, ComplexActivationAtOtherBlockSizes) {
 
 TEST(StdlibElementwise, SinCosChainOfEveryLength) {
   for (int chain : {1, 4, 7}) {
-    checkElementwise(
-        "sincos_chain", 1,
-        [chain](double x, double) {
-          for (int i = 0; i < chain; ++i) x = i % 2 == 0 ? std::sin(x) : std::cos(x);
-          return x;
-        },
-        {{"CHAIN", std::to_string(chain)}});
+    checkElementwise("sincos_chain", 1,
+                     [chain](double x, double) {
+                       for (int i = 0; i < chain; ++i) x = i % 2 == 0 ? std::sin(x) : std::cos(x);
+                       return x;
+                     },
+                     {{"CHAIN", std::to_string(chain)}});
   }
 }
 

@@ -11,12 +11,14 @@
 #include <random>
 
 #include "runtime_TestUtil.h"
+#include "runtime_Variants.h"
 #include "tk/runtime.h"
 
 namespace {
 
 const std::string kStdlib = TK_SOURCE_DIR "/stdlib/";
-const int kSizes[] = {1, 781, 1023, 98433};
+// 1 and 98304 (a multiple of 16) give facts a launch specialises on.
+const int kSizes[] = {1, 781, 1023, 98304, 98433};
 
 uint32_t blocks(int64_t n, int64_t block) { return uint32_t((n + block - 1) / block); }
 
@@ -44,32 +46,47 @@ int64_t freshSeed() {
   return int64_t(rng());
 }
 
-tk::Kernel load(tk::Device &dev, const std::string &file, const std::string &kernel,
-                const std::map<std::string, std::string> &defines = {}, int warps = 4) {
+tk::CompileOptions options(const std::map<std::string, std::string> &defines, int warps) {
   tk::CompileOptions opts;
   opts.defines = defines;
   opts.numWarps = warps;
-  return dev.load(tk::Compiler::compileFile(kStdlib + file, kernel, opts));
+  return opts;
+}
+
+tk::Kernel load(tk::Device &dev, const std::string &file, const std::string &kernel,
+                const std::map<std::string, std::string> &defines = {}, int warps = 4) {
+  return dev.load(tk::Compiler::compileFile(kStdlib + file, kernel, options(defines, warps)));
+}
+
+// `kernel` as variant `v` (runtime_Variants.h).
+tk::test::VariantKernel load(tk::Device &dev, const std::string &file, const std::string &kernel, tk::test::Variant v,
+                             const std::map<std::string, std::string> &defines = {}) {
+  return tk::test::VariantKernel(dev, kStdlib + file, kernel, options(defines, 4), v);
 }
 
 // The kept elements are exactly those where the reference rand(seed, i)
 // exceeds p, each x * (1 / (1 - p)) in f32.
 TEST(Dropout, MaskAndScaleMatchReference) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = load(*dev, "dropout.tk", "dropout");
-  for (int n : kSizes)
-    for (float p : {0.0f, 0.25f, 0.5f, 1.0f}) {
-      const int64_t seed = freshSeed();
-      auto x = tk::test::randomFloats(n, -4, 4);
-      tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
-      (*dev)(k, {blocks(n, 1024)}, dx, out, int32_t(n), p, seed);
-      auto got = dev->download<float>(out, n);
-      const float scale = 1.0f / (1.0f - p);
-      for (int i = 0; i < n; ++i) {
-        const bool keep = rand01(seed, i) > p;
-        ASSERT_EQ(got[i], keep ? x[i] * scale : 0.0f) << "n=" << n << " p=" << p << " i=" << i << " seed=" << seed;
+  for (tk::test::Variant v : tk::test::kVariants) {
+    tk::test::VariantKernel k = load(*dev, "dropout.tk", "dropout", v);
+    for (int n : kSizes)
+      for (float p : {0.0f, 0.25f, 0.5f, 1.0f}) {
+        const int64_t seed = freshSeed();
+        auto x = tk::test::randomFloats(n, -4, 4);
+        tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
+        const std::vector<tk::Arg> args = {dx, out, int32_t(n), p, seed};
+        if (!k.differs(args)) continue;
+        k.launch({blocks(n, 1024)}, args);
+        auto got = dev->download<float>(out, n);
+        const float scale = 1.0f / (1.0f - p);
+        for (int i = 0; i < n; ++i) {
+          const bool keep = rand01(seed, i) > p;
+          ASSERT_EQ(got[i], keep ? x[i] * scale : 0.0f)
+              << tk::test::variantName(v) << " n=" << n << " p=" << p << " i=" << i << " seed=" << seed;
+        }
       }
-    }
+  }
 }
 
 // Over 2^20 elements the kept fraction is 1 - p within 1 % (and within 5
@@ -109,65 +126,75 @@ TEST(Dropout, SameMaskAcrossBlockSizesAndWarps) {
       (*dev)(k, {blocks(n, block)}, dx, out, int32_t(n), 0.3f, seed);
       auto got = dev->download<float>(out, n);
       if (first.empty()) first = got;
-      EXPECT_EQ(std::memcmp(got.data(), first.data(), size_t(n) * 4), 0)
-          << "BLOCK " << block << " num_warps " << warps;
+      EXPECT_EQ(std::memcmp(got.data(), first.data(), size_t(n) * 4), 0) << "BLOCK " << block << " num_warps " << warps;
     }
 }
 
 TEST(Swiglu, MatchesDoubleReference) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = load(*dev, "elementwise.tk", "swiglu");
-  for (int n : kSizes) {
-    auto a = tk::test::randomFloats(n, -12, 12), b = tk::test::randomFloats(n, -3, 3);
-    if (n > 2) a[0] = -100.0f, a[1] = 100.0f;  // exp(-a) under- and overflows
-    tk::Buffer da = dev->upload(a), db = dev->upload(b), out = dev->upload(std::vector<float>(n, NAN));
-    (*dev)(k, {blocks(n, 1024)}, da, db, out, int32_t(n));
-    auto got = dev->download<float>(out, n);
-    for (int i = 0; i < n; ++i) {
-      const double want = double(a[i]) / (1.0 + std::exp(-double(a[i]))) * b[i];
-      ASSERT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::abs(want))) << "a=" << a[i] << " b=" << b[i];
+  for (tk::test::Variant v : tk::test::kVariants) {
+    tk::test::VariantKernel k = load(*dev, "elementwise.tk", "swiglu", v);
+    for (int n : kSizes) {
+      auto a = tk::test::randomFloats(n, -12, 12), b = tk::test::randomFloats(n, -3, 3);
+      if (n > 2) a[0] = -100.0f, a[1] = 100.0f;  // exp(-a) under- and overflows
+      tk::Buffer da = dev->upload(a), db = dev->upload(b), out = dev->upload(std::vector<float>(n, NAN));
+      const std::vector<tk::Arg> args = {da, db, out, int32_t(n)};
+      if (!k.differs(args)) continue;
+      k.launch({blocks(n, 1024)}, args);
+      auto got = dev->download<float>(out, n);
+      for (int i = 0; i < n; ++i) {
+        const double want = double(a[i]) / (1.0 + std::exp(-double(a[i]))) * b[i];
+        ASSERT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::abs(want)))
+            << tk::test::variantName(v) << " n=" << n << " a=" << a[i] << " b=" << b[i];
+      }
     }
   }
 }
 
 // Vocabularies of one element, shorter and longer than a tile (the default
-// BLOCK_V is 2048), LLaMA's 32000 and an odd 98433; odd row counts; some
-// targets ignored. Logits span +-20 around a per-row offset of up to 1000,
-// so an unshifted exp would overflow.
+// BLOCK_V is 2048), LLaMA's 32000, 4096 and an odd 98433; odd row counts;
+// some targets ignored; as both variants (runtime_Variants.h). Logits span
+// +-20 around a per-row offset of up to 1000, so an unshifted exp would
+// overflow.
 TEST(CrossEntropy, MatchesDoubleReference) {
   auto dev = tk::Device::open("sim");
   static std::mt19937 rng(tk::test::testSeed());
   const int32_t ignore = -100;
-  for (auto [rows, V, defines] :
-       {std::tuple{7, 1, std::map<std::string, std::string>{}}, std::tuple{37, 781, std::map<std::string, std::string>{}},
-        std::tuple{5, 1023, std::map<std::string, std::string>{{"BLOCK_R", "4"}, {"BLOCK_V", "256"}}},
-        std::tuple{3, 32000, std::map<std::string, std::string>{}},
-        std::tuple{3, 98433, std::map<std::string, std::string>{{"BLOCK_R", "2"}, {"BLOCK_V", "4096"}}}}) {
-    tk::Kernel k = load(*dev, "loss.tk", "cross_entropy", defines);
-    auto x = tk::test::randomFloats(size_t(rows) * V, -20, 20);
-    auto shift = tk::test::randomFloats(rows, -1000, 1000);
-    std::vector<int32_t> t(rows);
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < V; ++c) x[size_t(r) * V + c] += shift[r];
-      t[r] = rows > 1 && r % 5 == 2 ? ignore : int32_t(rng() % V);
+  for (tk::test::Variant v : tk::test::kVariants)
+    for (auto [rows, V, defines] :
+         {std::tuple{7, 1, std::map<std::string, std::string>{}},
+          std::tuple{37, 781, std::map<std::string, std::string>{}},
+          std::tuple{5, 1023, std::map<std::string, std::string>{{"BLOCK_R", "4"}, {"BLOCK_V", "256"}}},
+          std::tuple{3, 32000, std::map<std::string, std::string>{}},
+          std::tuple{16, 4096, std::map<std::string, std::string>{}},
+          std::tuple{3, 98433, std::map<std::string, std::string>{{"BLOCK_R", "2"}, {"BLOCK_V", "4096"}}}}) {
+      tk::test::VariantKernel k = load(*dev, "loss.tk", "cross_entropy", v, defines);
+      auto x = tk::test::randomFloats(size_t(rows) * V, -20, 20);
+      auto shift = tk::test::randomFloats(rows, -1000, 1000);
+      std::vector<int32_t> t(rows);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < V; ++c) x[size_t(r) * V + c] += shift[r];
+        t[r] = rows > 1 && r % 5 == 2 ? ignore : int32_t(rng() % V);
+      }
+      tk::Buffer dx = dev->upload(x), dt = dev->upload(t), out = dev->upload(std::vector<float>(rows, NAN));
+      const std::vector<tk::Arg> args = {dx, dt, out, int32_t(rows), int32_t(V), ignore};
+      if (!k.differs(args)) continue;
+      const int64_t br = k.general().bundle().constInt("BLOCK_R");
+      k.launch({blocks(rows, br)}, args);
+      auto got = dev->download<float>(out, rows);
+      for (int r = 0; r < rows; ++r) {
+        const float *row = &x[size_t(r) * V];
+        double top = -INFINITY, sum = 0;
+        for (int c = 0; c < V; ++c) top = std::max(top, double(row[c]));
+        for (int c = 0; c < V; ++c) sum += std::exp(double(row[c]) - top);
+        const double want = t[r] == ignore ? 0.0 : top + std::log(sum) - row[t[r]];
+        // Two f32 roundings at the scale of the row's max (near 1000: 2^-14
+        // each), plus the f32 sum's relative error in the log.
+        const double tol = 4 * 0x1p-24 * std::max(1.0, std::abs(top)) + 2e-6 * std::max(1.0, std::abs(want));
+        ASSERT_NEAR(got[r], want, tol) << tk::test::variantName(v) << " rows=" << rows << " V=" << V << " r=" << r
+                                       << " target=" << t[r];
+      }
     }
-    tk::Buffer dx = dev->upload(x), dt = dev->upload(t), out = dev->upload(std::vector<float>(rows, NAN));
-    const int64_t br = k.bundle().constInt("BLOCK_R");
-    (*dev)(k, {blocks(rows, br)}, dx, dt, out, int32_t(rows), int32_t(V), ignore);
-    auto got = dev->download<float>(out, rows);
-    for (int r = 0; r < rows; ++r) {
-      const float *row = &x[size_t(r) * V];
-      double top = -INFINITY, sum = 0;
-      for (int c = 0; c < V; ++c) top = std::max(top, double(row[c]));
-      for (int c = 0; c < V; ++c) sum += std::exp(double(row[c]) - top);
-      const double want = t[r] == ignore ? 0.0 : top + std::log(sum) - row[t[r]];
-      // Two f32 roundings at the scale of the row's max (near 1000: 2^-14
-      // each), plus the f32 sum's relative error in the log.
-      const double tol = 4 * 0x1p-24 * std::max(1.0, std::abs(top)) + 2e-6 * std::max(1.0, std::abs(want));
-      ASSERT_NEAR(got[r], want, tol)
-          << "rows=" << rows << " V=" << V << " r=" << r << " target=" << t[r];
-    }
-  }
 }
 
 // A target outside [0, V) that is not ignore_index reads nothing and gives NaN.

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "runtime_TestUtil.h"
+#include "tk/jit.h"
 #include "tk/runtime.h"
 #include "tk/tune.h"
 
@@ -35,9 +36,9 @@ struct Problem {
 };
 
 // Runs matmul on `p` with consts `defines` and checks C element by element.
-// `stages`: num_stages; `unitStrides`: compiled assuming the inner strides
-// are 1 and the row strides multiples of 16 (so operand copies are 16-byte
-// cp.async, not scalar); `arch`: the one the bundle is compiled for, so the
+// `stages`: num_stages; `unitStrides`: unit inner strides and row strides
+// padded to multiples of 16, run by the variant those values specialise (so
+// operand copies are 16-byte cp.async, not scalar); `arch`: the one the bundle is compiled for, so the
 // arch the sim emulates (sm_90a: dot on wgmma); `alsoFor`: more archs the
 // bundle is compiled for (their PTX is not run).
 void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string> defines = {}, int warps = 4,
@@ -63,12 +64,20 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   o.archs = {arch};
   o.archs.insert(o.archs.end(), alsoFor.begin(), alsoFor.end());
   o.numStages = stages;
-  if (unitStrides)
-    o.assume = {{p.transA ? "stride_am" : "stride_ak", 1}, {p.transB ? "stride_bk" : "stride_bn", 1},
-                {p.transA ? "stride_ak" : "stride_am", 16}, {p.transB ? "stride_bn" : "stride_bk", 16}};
   o.defines = defines;
   if (p.bias) o.defines["HAS_BIAS"] = "true";
   o.defines["ACT"] = std::to_string(p.act);
+  const int32_t sam = p.transA ? 1 : lda, sak = p.transA ? lda : 1;
+  const int32_t sbk = p.transB ? 1 : ldb, sbn = p.transB ? ldb : 1;
+  // With unitStrides the bundle is the variant these arguments specialise
+  // (what tk::JitKernel launches): the unit inner strides, the padded row
+  // strides, and M, N, K where they are 1 or multiples of 16.
+  if (unitStrides) {
+    const std::vector<tk::Arg> ints = {tk::Buffer(), tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(p.M),
+                                       int32_t(p.N), int32_t(p.K), sam, sak, sbk, sbn, int32_t(p.N), int32_t(1)};
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(kFile, "matmul", o.defines), ints);
+    EXPECT_EQ(o.assume.count(p.transA ? "stride_am" : "stride_ak"), 1u);
+  }
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul", o);
   if (arch == "sm_90a" && warps >= 4)  // every config below takes wgmma with 4 and 8 warps
     EXPECT_NE(bundle.ptx[arch].find("wgmma.mma_async"), std::string::npos);
@@ -76,8 +85,6 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(p.M) * p.N, NAN));
   const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
   const uint32_t grid = uint32_t(((p.M + bm - 1) / bm) * ((p.N + bn - 1) / bn));
-  const int32_t sam = p.transA ? 1 : lda, sak = p.transA ? lda : 1;
-  const int32_t sbk = p.transB ? 1 : ldb, sbn = p.transB ? ldb : 1;
   dev(dev.load(bundle), {grid}, da, db, dc, dbias, int32_t(p.M), int32_t(p.N), int32_t(p.K), sam, sak, sbk, sbn,
       int32_t(p.N), int32_t(1));
   std::vector<float> got = dev.download<float>(dc, size_t(p.M) * p.N);

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
-#include "tk/runtime.h"
 #include "runtime_TestUtil.h"
+#include "runtime_Variants.h"
+#include "tk/runtime.h"
 
 namespace {
 
@@ -42,17 +44,20 @@ struct Result {
 // Random x, y uniform in [-2, 2) (about 44% of pairs are within 1, so counts
 // spread over 0..n_samples), an output poisoned with -1, one launch over the
 // 2-D grid of output tiles.
-Result runSimilarity(tk::Device &dev, const tk::Kernel &k, int nSamples, int nDim, std::vector<float> &x,
-                     std::vector<float> &y) {
-  const tk::Bundle &b = k.bundle();
+// Empty when the variant `k` would run is the general one, already run.
+std::optional<Result> runSimilarity(tk::Device &dev, tk::test::VariantKernel &k, int nSamples, int nDim,
+                                    std::vector<float> &x, std::vector<float> &y) {
+  const tk::Bundle &b = k.general().bundle();
   x = randomFloats(size_t(nSamples) * nDim, -2, 2);
   y = randomFloats(size_t(nSamples) * nDim, -2, 2);
   // A zero-sample input still needs a valid (never read) pointer.
   tk::Buffer dx = x.empty() ? dev.alloc(16) : dev.upload(x), dy = y.empty() ? dev.alloc(16) : dev.upload(y);
   tk::Buffer out = dev.upload(std::vector<int32_t>(size_t(nDim) * nDim, -1));
   const tk::Dim3 grid{uint32_t(cdiv(nDim, b.constInt("BLOCK_I"))), uint32_t(cdiv(nDim, b.constInt("BLOCK_J")))};
+  const std::vector<tk::Arg> args = {dx, dy, out, int32_t(nSamples), int32_t(nDim)};
+  if (!k.differs(args)) return std::nullopt;
   Result r;
-  r.stats = dev(k, grid, dx, dy, out, int32_t(nSamples), int32_t(nDim));
+  r.stats = k.launch(grid, args);
   r.out = dev.download<int32_t>(out, size_t(nDim) * nDim);
   return r;
 }
@@ -60,35 +65,42 @@ Result runSimilarity(tk::Device &dev, const tk::Kernel &k, int nSamples, int nDi
 void expectCounts(const Result &r, const std::vector<float> &x, const std::vector<float> &y, int nSamples, int nDim) {
   const std::vector<int32_t> ref = referenceCounts(x, y, nSamples, nDim);
   for (size_t e = 0; e < ref.size(); ++e)
-    ASSERT_EQ(r.out[e], ref[e]) << nSamples << " samples x " << nDim << " dims, out[" << e / nDim << ", "
-                                << e % nDim << "]";
+    ASSERT_EQ(r.out[e], ref[e]) << nSamples << " samples x " << nDim << " dims, out[" << e / nDim << ", " << e % nDim
+                                << "]";
 }
 
 }  // namespace
 
+// As the general variant and as the one each launch specialises on
+// (n_samples or n_dim equal to 1 or multiples of 16: runtime_Variants.h).
 TEST(Similarity, ExactCountsAtRaggedSizes) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "similarity"));
-  for (int nDim : {1, 33, 127, 200})
-    for (int nSamples : {1, 5, 64}) {
-      std::vector<float> x, y;
-      Result r = runSimilarity(*dev, k, nSamples, nDim, x, y);
-      expectCounts(r, x, y, nSamples, nDim);
-      // The counts spread (all 0 or all n_samples would hide a wrong
-      // comparison): 7/16 of the pairs are within 1 on average.
-      if (nDim >= 33) {
-        const auto [lo, hi] = std::minmax_element(r.out.begin(), r.out.end());
-        EXPECT_LT(*lo, *hi) << nSamples << "x" << nDim;
+  for (tk::test::Variant v : tk::test::kVariants) {
+    tk::test::VariantKernel k(*dev, kFile, "similarity", {}, v);
+    for (int nDim : {1, 33, 127, 200, 256})
+      for (int nSamples : {1, 5, 64}) {
+        SCOPED_TRACE(std::string(tk::test::variantName(v)) + " " + std::to_string(nSamples) + "x" +
+                     std::to_string(nDim));
+        std::vector<float> x, y;
+        std::optional<Result> r = runSimilarity(*dev, k, nSamples, nDim, x, y);
+        if (!r) continue;
+        expectCounts(*r, x, y, nSamples, nDim);
+        // The counts spread (all 0 or all n_samples would hide a wrong
+        // comparison): 7/16 of the pairs are within 1 on average.
+        if (nDim >= 33) {
+          const auto [lo, hi] = std::minmax_element(r->out.begin(), r->out.end());
+          EXPECT_LT(*lo, *hi);
+        }
       }
-    }
+  }
 }
 
 TEST(Similarity, NoSamplesGiveZeroCounts) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "similarity"));
+  tk::test::VariantKernel k(*dev, kFile, "similarity", {}, tk::test::Variant::General);
   for (int nDim : {1, 127}) {
     std::vector<float> x, y;
-    Result r = runSimilarity(*dev, k, 0, nDim, x, y);
+    Result r = *runSimilarity(*dev, k, 0, nDim, x, y);
     for (size_t e = 0; e < r.out.size(); ++e) ASSERT_EQ(r.out[e], 0) << nDim << " dims, element " << e;
     EXPECT_EQ(r.stats.globalLoadBytes, 0u);
     EXPECT_EQ(r.stats.globalStoreBytes, uint64_t(nDim) * nDim * 4);
@@ -97,9 +109,9 @@ TEST(Similarity, NoSamplesGiveZeroCounts) {
 
 TEST(Similarity, NoRaceUnderTheRaceCheck) {
   auto dev = tk::Device::open("sim:racecheck");
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "similarity"));
+  tk::test::VariantKernel k(*dev, kFile, "similarity", {}, tk::test::Variant::General);
   std::vector<float> x, y;
-  Result r = runSimilarity(*dev, k, 5, 127, x, y);
+  Result r = *runSimilarity(*dev, k, 5, 127, x, y);
   expectCounts(r, x, y, 5, 127);
 }
 
@@ -118,12 +130,12 @@ TEST(Similarity, NoRaceUnderTheRaceCheck) {
 // go down from there. The output is written once, n_dim^2 i32.
 TEST(Similarity, TrafficOfTheTiling) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "similarity"));
-  const tk::Bundle &b = k.bundle();
+  tk::test::VariantKernel k(*dev, kFile, "similarity", {}, tk::test::Variant::General);
+  const tk::Bundle &b = k.general().bundle();
   const uint64_t W = b.numWarps;
   for (auto [nSamples, nDim] : {std::pair{64, 200}, std::pair{5, 33}, std::pair{3, 130}}) {
     std::vector<float> x, y;
-    Result r = runSimilarity(*dev, k, nSamples, nDim, x, y);
+    Result r = *runSimilarity(*dev, k, nSamples, nDim, x, y);
     expectCounts(r, x, y, nSamples, nDim);
     const uint64_t gi = cdiv(nDim, b.constInt("BLOCK_I")), gj = cdiv(nDim, b.constInt("BLOCK_J"));
     const uint64_t tileBytes = 4ull * nSamples * nDim * (gj + gi);
