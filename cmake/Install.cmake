@@ -8,7 +8,7 @@ set(TK_STDLIB_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/tk/stdlib)
 
 # The static libraries behind tk::sim and tk::compiler: installed so those
 # link, exported under tk::internal_* names nobody should use directly.
-set(tk_internal_libs tk_cuda tk_sim tk_lang tk_ast tk_parser tk_hostexpr tk_ir tk_lower tk_nvptx tk_llvm)
+set(tk_internal_libs tk_cuda tk_sim tk_lang tk_syntax tk_parser tk_hostexpr tk_ir tk_lower tk_nvptx tk_llvm)
 foreach(lib IN LISTS tk_internal_libs)
   string(REGEX REPLACE "^tk_" "internal_" name ${lib})
   set_target_properties(${lib} PROPERTIES EXPORT_NAME ${name})

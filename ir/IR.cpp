@@ -136,12 +136,6 @@ std::optional<OpKind> opFromMnemonic(const std::string &m) {
   return std::nullopt;
 }
 
-std::string Location::str() const {
-  if (!known()) return "<unknown>";
-  return (file.empty() ? std::string("<input>") : file) + ":" + std::to_string(line) + ":" +
-         std::to_string(col);
-}
-
 static std::string formatDouble(double d) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, d);

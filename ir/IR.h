@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/Layout.h"
+#include "syntax/Location.h"
 
 namespace tk::ir {
 
@@ -94,13 +95,8 @@ const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> opFromMnemonic(const std::string &m);
 const std::vector<OpInfo> &allOps();
 
-// A source location; file names are interned by the front end.
-struct Location {
-  std::string file;  // empty: unknown
-  int line = 0, col = 0;
-  bool known() const { return line > 0; }
-  std::string str() const;  // "file:line:col" or "<unknown>"
-};
+// Ops carry the source location they came from (syntax/Location.h).
+using Location = tk::Location;
 
 // Attribute values: integers, floats, strings, integer lists.
 using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;

@@ -17,7 +17,7 @@
 #include <set>
 #include <sstream>
 
-#include "lang/AST.h"
+#include "syntax/AST.h"
 #include "lang/HostExpr.h"
 #include "lang/IRGen.h"
 #include "lang/Specialise.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ir/IR.h"
-#include "lang/Diagnostics.h"
+#include "syntax/Diagnostics.h"
 
 namespace tk::lang {
 

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <set>
 
-#include "lang/AST.h"
+#include "syntax/AST.h"
 #include "lang/Compare.h"
-#include "lang/Diagnostics.h"
+#include "syntax/Diagnostics.h"
 #include "parser/Lexer.h"
 #include "parser/Parser.h"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "ir/IR.h"
-#include "lang/AST.h"
-#include "lang/Diagnostics.h"
+#include "syntax/AST.h"
+#include "syntax/Diagnostics.h"
 #include "lang/Typing.h"
 
 namespace tk::lang {

@@ -3,7 +3,7 @@
 #include <functional>
 #include <set>
 
-#include "lang/AST.h"
+#include "syntax/AST.h"
 #include "lang/HostExpr.h"
 #include "lang/IRGen.h"
 #include "lang/Specialise.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/IR.h"
-#include "lang/Diagnostics.h"
+#include "syntax/Diagnostics.h"
 
 namespace tk::parser {
 

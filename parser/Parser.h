@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lang/AST.h"
-#include "lang/Diagnostics.h"
+#include "syntax/AST.h"
+#include "syntax/Diagnostics.h"
 #include "parser/Lexer.h"
 
 namespace tk::parser {

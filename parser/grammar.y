@@ -1,5 +1,5 @@
 // The .tk grammar (Bison, LALR(1), C++). Actions build the AST of
-// lang/AST.h through ParseContext, which also caps the depth of trees. One
+// syntax/AST.h through ParseContext, which also caps the depth of trees. One
 // grammar has two entries: the driver injects START_MODULE before a file's
 // tokens and START_EXPR before a lone expression's (host expressions such as
 // `--grid cdiv(n, BLOCK)`).

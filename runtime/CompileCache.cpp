@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "lang/Diagnostics.h"
+#include "syntax/Diagnostics.h"
 #include "runtime/CacheFiles.h"
 #include "tk_build_id.h"
 

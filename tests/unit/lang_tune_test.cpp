@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "lang/AST.h"
+#include "syntax/AST.h"
 #include "lang/Frontend.h"
 #include "lang/HostExpr.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/IR.h"
+#include "syntax/Location.h"
 
 namespace tk::lang {
 
@@ -29,7 +29,7 @@ class SourceManager {
 
 struct Diagnostic {
   enum class Severity { Error, Warning, Note } severity = Severity::Error;
-  ir::Location loc;
+  tk::Location loc;
   std::string message;
 };
 
@@ -39,10 +39,10 @@ class DiagnosticEngine {
  public:
   static constexpr int kMaxErrors = 50;
 
-  void error(ir::Location loc, std::string message);
-  void warning(ir::Location loc, std::string message);
+  void error(tk::Location loc, std::string message);
+  void warning(tk::Location loc, std::string message);
   // A note belongs to the error or warning reported just before it.
-  void note(ir::Location loc, std::string message);
+  void note(tk::Location loc, std::string message);
 
   bool hasErrors() const { return errorCount_ > 0; }
   int errorCount() const { return errorCount_; }
@@ -60,7 +60,7 @@ class DiagnosticEngine {
   static std::string renderOne(const Diagnostic &d, const SourceManager &sm);
 
  private:
-  void add(Diagnostic::Severity s, ir::Location loc, std::string message);
+  void add(Diagnostic::Severity s, tk::Location loc, std::string message);
 
   std::vector<Diagnostic> diags_;
   SourceManager sources_;

@@ -1,6 +1,6 @@
 // Prints the AST as an indented tree (`tkc compile --emit ast`), one node per
 // line with its line:col.
-#include "lang/AST.h"
+#include "syntax/AST.h"
 
 #include <cstdio>
 

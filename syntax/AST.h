@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "ir/IR.h"
+#include "syntax/Location.h"
 
 namespace tk::lang::ast {
 
-using Loc = ir::Location;
+using Loc = tk::Location;
 
 // Deeper expressions and statements are replaced by an error node.
 constexpr int kMaxDepth = 256;

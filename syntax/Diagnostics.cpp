@@ -1,6 +1,6 @@
 // Diagnostics: collection, rendering with the source line and a caret, and
 // the `expected-error {{...}}` checker behind `tkc check --verify-diagnostics`.
-#include "lang/Diagnostics.h"
+#include "syntax/Diagnostics.h"
 
 #include <algorithm>
 
@@ -44,7 +44,7 @@ std::string quoted(const std::string &name) {
   return "'" + (name.size() > 64 ? name.substr(0, 60) + "..." : name) + "'";
 }
 
-void DiagnosticEngine::add(Diagnostic::Severity s, ir::Location loc, std::string message) {
+void DiagnosticEngine::add(Diagnostic::Severity s, tk::Location loc, std::string message) {
   // A safety net for messages that quote huge input.
   if (message.size() > 1000) message = message.substr(0, 1000) + "...";
   if (s == Diagnostic::Severity::Note) {
@@ -64,13 +64,13 @@ void DiagnosticEngine::add(Diagnostic::Severity s, ir::Location loc, std::string
   diags_.push_back({s, std::move(loc), std::move(message)});
 }
 
-void DiagnosticEngine::error(ir::Location loc, std::string message) {
+void DiagnosticEngine::error(tk::Location loc, std::string message) {
   add(Diagnostic::Severity::Error, std::move(loc), std::move(message));
 }
-void DiagnosticEngine::warning(ir::Location loc, std::string message) {
+void DiagnosticEngine::warning(tk::Location loc, std::string message) {
   add(Diagnostic::Severity::Warning, std::move(loc), std::move(message));
 }
-void DiagnosticEngine::note(ir::Location loc, std::string message) {
+void DiagnosticEngine::note(tk::Location loc, std::string message) {
   add(Diagnostic::Severity::Note, std::move(loc), std::move(message));
 }
 
