@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
 
   CLI::App *compile = app.add_subcommand("compile", "Compile one kernel of a .tk file");
   compile->add_option("file", file, "the .tk source, or printed tile IR (.tir) for --emit tir-raw|tir|llvm*|sim-llvm*|ptx|cubin")->required();
-  compile->add_option("-k,--kernel", kernels, "the kernel to compile (--emit cpp: repeatable; none: every kernel)");
+  compile->add_option("-k,--kernel", kernels, "the kernel to compile (none: the file's only kernel; --emit cpp: repeatable, none: every kernel)");
   compile->add_flag("--skip-missing-kernels", skipMissing, "--emit cpp: skip -k kernels the file does not define");
   compile->add_option("-D,--define", defines,
                       "set a const parameter: NAME=VALUE (repeatable; --emit cpp: several values of one name "
@@ -247,6 +247,18 @@ int main(int argc, char **argv) {
       e.cubins = !noCubin;
       tkc::emitCpp(e);
       return 0;
+    }
+    // Without -k, a file of one kernel means that kernel (as nvcc compiles a
+    // file whole); a file of several must name one.
+    if (kernels.empty() && file.size() > 3 && file.compare(file.size() - 3, 3, ".tk") == 0) {
+      std::string names;
+      for (const auto &k : tk::Compiler::kernels(file, opts)) {
+        kernels.push_back(k.first);
+        names += (names.empty() ? "" : ", ") + k.first;
+      }
+      if (kernels.size() > 1)
+        throw tk::Error(file + " defines " + std::to_string(kernels.size()) + " kernels (" + names +
+                        "): choose one with -k");
     }
     if (kernels.size() != 1) throw tk::Error("--emit " + emit + " compiles one kernel: give one -k (several are for --emit cpp)");
     const std::string &kernel = kernels.front();
