@@ -399,9 +399,12 @@ class Verifier {
         std::vector<bool> seen(src.rank(), false);
         bool perm = static_cast<int>(order.size()) == src.rank();
         for (int d : order)
-          if (!perm || d < 0 || d >= src.rank() || seen[d]) perm = false;
-          else seen[d] = true;
-        if (!perm) return opError(op, "'order' must be a permutation of the operand's " + std::to_string(src.rank()) + " dims");
+          if (!perm || d < 0 || d >= src.rank() || seen[d])
+            perm = false;
+          else
+            seen[d] = true;
+        if (!perm)
+          return opError(op, "'order' must be a permutation of the operand's " + std::to_string(src.rank()) + " dims");
         std::vector<int64_t> want;
         for (int d : order) want.push_back(src.shape[d]);
         if (rt->shape != want || rt->elem != src.elem)

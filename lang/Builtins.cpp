@@ -36,8 +36,7 @@ const std::map<std::string, OpKind> &classifyOps() {
 }
 
 const std::set<std::string> &laterBuiltins() {
-  static const std::set<std::string> names = {
-      "range"};
+  static const std::set<std::string> names = {"range"};
   return names;
 }
 

@@ -13,8 +13,8 @@ using ir::ScalarKind;
 using ir::Type;
 
 const std::set<std::string> &IRGen::shapeBuiltinNames() {
-  static const std::set<std::string> names = {"trans", "permute", "expand_dims", "broadcast_to",
-                                              "reshape", "join", "split"};
+  static const std::set<std::string> names = {"trans",   "permute", "expand_dims", "broadcast_to",
+                                              "reshape", "join",    "split"};
   return names;
 }
 
@@ -61,8 +61,9 @@ TV IRGen::shapeCall(const ast::Expr &e) {
   }
   const int rank = x.type.rank();
   if (name == "split") {
-    error(e.loc, "'split' is not supported yet: tk has no tuples; take the halves of a last axis of 2 with "
-                 "sum(where(arange(2) == 0, t, 0), axis: -1) and the same with == 1");
+    error(e.loc,
+          "'split' is not supported yet: tk has no tuples; take the halves of a last axis of 2 with "
+          "sum(where(arange(2) == 0, t, 0), axis: -1) and the same with == 1");
     return invalid();
   }
   if (name == "expand_dims") {
@@ -136,8 +137,8 @@ TV IRGen::shapeCall(const ast::Expr &e) {
     bool perm = static_cast<int>(order.size()) == rank;
     for (size_t i = 0; perm && i < sorted.size(); ++i) perm = sorted[i] == static_cast<int64_t>(i);
     if (!perm) {
-      error(list.loc, shapeStr(order) + " is not a permutation of the " + std::to_string(rank) + " dims of " +
-                          typeName(x));
+      error(list.loc,
+            shapeStr(order) + " is not a permutation of the " + std::to_string(rank) + " dims of " + typeName(x));
       return invalid();
     }
   }
@@ -175,10 +176,11 @@ TV IRGen::joinCall(const ast::Expr &e, TV a, TV b) {
     TV r = value(emit(OpKind::ExpandDims, {v}, v->type().withShape(s), e.loc, {{"axis", int64_t(s.size() - 1)}}));
     return r;
   };
-  ir::Value *k = emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {2}), e.loc, {{"start", int64_t{0}}, {"end", int64_t{2}}});
+  ir::Value *k = emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {2}), e.loc,
+                      {{"start", int64_t{0}}, {"end", int64_t{2}}});
   ir::Value *zero = emit(OpKind::Constant, {}, k->type(), e.loc, {{"value", int64_t{0}}});
-  TV first = value(emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc,
-                        {{"predicate", std::string("eq")}}));
+  TV first = value(
+      emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("eq")}}));
   return whereCall(e, first, lastAxis(a), lastAxis(b));
 }
 

@@ -117,7 +117,8 @@ std::vector<int64_t> elementOf(const ir::LayoutRef &layout, const std::vector<in
       below *= l.threadsPerWarp[o];
       wbelow *= l.warpsPerCTA[o];
     }
-    const int64_t part = int64_t((warp / wbelow) % l.warpsPerCTA[d]) * l.threadsPerWarp[d] + (lane / below) % l.threadsPerWarp[d];
+    const int64_t part =
+        int64_t((warp / wbelow) % l.warpsPerCTA[d]) * l.threadsPerWarp[d] + (lane / below) % l.threadsPerWarp[d];
     rootIdx[d] = (part * l.sizePerThread[d] + rm.staticOffset(static_cast<int>(d), k[d])) % root.shape[d];
   }
   std::vector<int64_t> idx;
@@ -149,7 +150,8 @@ TEST(Layouts, PermutedLayoutKeepsEveryRegistersElement) {
       for (int tid = 0; tid < 128; ++tid)
         for (int r = 0; r < rm.numRegisters(); ++r) {
           auto res = elementOf(l, resultShape, tid, r), op = elementOf(operand, operandShape, tid, r);
-          for (int i = 0; i < 3; ++i) ASSERT_EQ(op[order[i]], res[i]) << operand->str() << " thread " << tid << " register " << r;
+          for (int i = 0; i < 3; ++i)
+            ASSERT_EQ(op[order[i]], res[i]) << operand->str() << " thread " << tid << " register " << r;
         }
       // The inverse permutation undoes it.
       EXPECT_TRUE(ir::sameLayout(lower::permutedLayout(operand, lower::inversePermutation(order)), l));

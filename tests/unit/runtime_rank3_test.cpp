@@ -63,8 +63,9 @@ TEST(Rank3, ReductionsAndScansAlongEveryAxis) {
       auto x = randomFloats(n, -4, 4);
       auto at = [&](int b, int r, int c) { return double(x[(size_t(b) * R + r) * C + c]); };
       auto poison = [&](size_t m) { return dev->upload(std::vector<float>(m, NAN)); };
-      tk::Buffer dx = dev->upload(x), s0 = poison(size_t(R) * C), s1 = poison(size_t(B) * C), s2 = poison(size_t(B) * R),
-                 mx = poison(size_t(B) * R), mn = poison(size_t(R) * C), c0 = poison(n), c1 = poison(n), c2 = poison(n);
+      tk::Buffer dx = dev->upload(x), s0 = poison(size_t(R) * C), s1 = poison(size_t(B) * C),
+                 s2 = poison(size_t(B) * R), mx = poison(size_t(B) * R), mn = poison(size_t(R) * C), c0 = poison(n),
+                 c1 = poison(n), c2 = poison(n);
       tk::Buffer amx = dev->upload(std::vector<int32_t>(size_t(B) * R, -1));
       (*dev)(k, {1}, dx, s0, s1, s2, mx, amx, mn, c0, c1, c2, B, R, C);
       auto g0 = dev->download<float>(s0, size_t(R) * C), g1 = dev->download<float>(s1, size_t(B) * C),
@@ -186,6 +187,84 @@ TEST(Shapes, PermuteBroadcastReshapeJoin) {
           ASSERT_NEAR(gr[size_t(b) * R + r], row, 1e-5 * C) << "reshaped sum at " << b << ", " << r;
         }
     }
+}
+
+}  // namespace
+
+namespace {
+
+// stdlib/rope.tk against a double reference: q and k of [batch, seq, heads,
+// D] with different head counts (grouped-query attention), tables of D / 2
+// and of D columns (the second half repeating the first, as Hugging Face
+// builds them), sequence lengths and head counts that leave tiles partly
+// masked, and f16 storage.
+TEST(Rope, MatchesDoubleReference) {
+  auto dev = tk::Device::open("sim:racecheck");
+  struct Case {
+    int batch, seq, qHeads, kHeads, D;
+    bool fullTable;
+    const char *type;
+  };
+  for (Case c : {Case{2, 7, 8, 2, 64, false, "f32"}, Case{1, 13, 5, 5, 32, true, "f32"},
+                 Case{3, 4, 12, 4, 16, true, "f32"}, Case{2, 5, 3, 1, 64, false, "f16"}}) {
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.seq) + " q_heads " + std::to_string(c.qHeads) +
+                 " k_heads " + std::to_string(c.kHeads) + " D " + std::to_string(c.D) + " " + c.type);
+    tk::CompileOptions o;
+    o.defines = {{"D", std::to_string(c.D)}, {"T", c.type}};
+    tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/rope.tk", "rope", o);
+    const bool half = std::string(c.type) == "f16";
+    // f16 inputs are exact multiples of 1/64 so the reference sees what the kernel reads.
+    auto values = [&](size_t n) { return half ? tk::test::exactHalfInputs(n) : randomFloats(n, -2, 2); };
+    const int cols = c.fullTable ? c.D : c.D / 2;
+    const size_t nq = size_t(c.batch) * c.seq * c.qHeads * c.D, nk = size_t(c.batch) * c.seq * c.kHeads * c.D;
+    auto q = values(nq), k = values(nk);
+    std::vector<float> cosT(size_t(c.seq) * cols), sinT(size_t(c.seq) * cols);
+    for (int s = 0; s < c.seq; ++s)
+      for (int j = 0; j < cols; ++j) {
+        const double theta = s * std::pow(10000.0, -2.0 * (j % (c.D / 2)) / c.D);
+        cosT[size_t(s) * cols + j] = float(std::cos(theta));
+        sinT[size_t(s) * cols + j] = float(std::sin(theta));
+      }
+    if (half) {
+      // Tables rounded to f16 on the host, so the reference uses the same values.
+      for (float &v : cosT) v = tk::halfBitsToFloat(tk::floatToHalfBits(v));
+      for (float &v : sinT) v = tk::halfBitsToFloat(tk::floatToHalfBits(v));
+    }
+    auto up = [&](const std::vector<float> &v) { return half ? dev->upload(tk::test::f16Values(v)) : dev->upload(v); };
+    auto poison = [&](size_t n) {
+      return half ? dev->upload(std::vector<uint16_t>(n, 0x7e00)) : dev->upload(std::vector<float>(n, NAN));
+    };
+    tk::Buffer dq = up(q), dk = up(k), dc = up(cosT), ds = up(sinT), qo = poison(nq), ko = poison(nk);
+    const int64_t bs = bundle.constInt("BLOCK_S"), bh = bundle.constInt("BLOCK_H");
+    const uint32_t grid[3] = {uint32_t((c.seq + bs - 1) / bs), uint32_t(c.batch),
+                              uint32_t((std::max(c.qHeads, c.kHeads) + bh - 1) / bh)};
+    (*dev)(dev->load(bundle), {grid[0], grid[1], grid[2]}, dq, dk, dc, ds, qo, ko, c.seq, c.qHeads, c.kHeads, cols);
+    auto check = [&](const std::vector<float> &x, const tk::Buffer &out, int heads, const char *what) {
+      std::vector<float> got(x.size());
+      if (half) {
+        auto bits = dev->download<uint16_t>(out, x.size());
+        for (size_t i = 0; i < x.size(); ++i) got[i] = tk::halfBitsToFloat(bits[i]);
+      } else {
+        got = dev->download<float>(out, x.size());
+      }
+      const int H = c.D / 2;
+      for (int b = 0; b < c.batch; ++b)
+        for (int s = 0; s < c.seq; ++s)
+          for (int h = 0; h < heads; ++h)
+            for (int j = 0; j < H; ++j) {
+              const size_t base = ((size_t(b) * c.seq + s) * heads + h) * c.D;
+              const double x1 = x[base + j], x2 = x[base + j + H];
+              const double cs = cosT[size_t(s) * cols + j], sn = sinT[size_t(s) * cols + j];
+              const double y1 = x1 * cs - x2 * sn, y2 = x2 * cs + x1 * sn;
+              const double tol =
+                  half ? 2e-3 * (1 + std::fabs(y1) + std::fabs(y2)) : 1e-6 * (1 + std::fabs(x1) + std::fabs(x2));
+              ASSERT_NEAR(got[base + j], y1, tol) << what << " " << b << ", " << s << ", " << h << ", " << j;
+              ASSERT_NEAR(got[base + j + H], y2, tol) << what << " " << b << ", " << s << ", " << h << ", " << j + H;
+            }
+    };
+    check(q, qo, c.qHeads, "q");
+    check(k, ko, c.kHeads, "k");
+  }
 }
 
 }  // namespace
