@@ -268,3 +268,40 @@ TEST(Rope, MatchesDoubleReference) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Rank3, LoopCarriedTilesAndPermutedReductions) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (int warps : {1, 4}) {
+    SCOPED_TRACE(std::to_string(warps) + " warps");
+    tk::CompileOptions o;
+    o.numWarps = warps;
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "loop_permute", o));
+    const int B = 2, R = 4, C = 32, K = 5;
+    const size_t n = size_t(B) * R * C;
+    auto x = randomFloats(n * K, -2, 2);
+    tk::Buffer dx = dev->upload(x), acc = dev->upload(std::vector<float>(n, NAN)),
+               rows = dev->upload(std::vector<float>(size_t(B) * R, NAN)),
+               scan = dev->upload(std::vector<float>(n, NAN));
+    (*dev)(k, {1}, dx, acc, rows, scan, K);
+    auto ga = dev->download<float>(acc, n), gr = dev->download<float>(rows, size_t(B) * R),
+         gs = dev->download<float>(scan, n);
+    for (int b = 0; b < B; ++b)
+      for (int r = 0; r < R; ++r) {
+        double row = 0;
+        for (int c = 0; c < C; ++c) {
+          const size_t i = (size_t(b) * R + r) * C + c;
+          double total = 0, prefix = 0;
+          for (int kk = 0; kk < K; ++kk) total += x[kk * n + i];
+          for (int bb = 0; bb <= b; ++bb) prefix += x[(size_t(bb) * R + r) * C + c];
+          row += x[i];
+          ASSERT_NEAR(ga[i], total, 1e-5) << "loop at " << b << ", " << r << ", " << c;
+          ASSERT_NEAR(gs[i], prefix, 1e-5) << "scan at " << b << ", " << r << ", " << c;
+        }
+        ASSERT_NEAR(gr[size_t(b) * R + r], row, 1e-4) << "row sum at " << b << ", " << r;
+      }
+  }
+}
+
+}  // namespace
