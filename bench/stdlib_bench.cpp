@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
     compileLatency(TK_STDLIB_DIR "/similarity.tk", "similarity");
     compileLatency(TK_STDLIB_DIR "/dropout.tk", "dropout");
     compileLatency(TK_STDLIB_DIR "/loss.tk", "cross_entropy");
+    compileLatency(TK_STDLIB_DIR "/rope.tk", "rope");
 
     std::printf("\nsim traffic at n = 2^%d, default config (BLOCK 1024, 4 warps)\n", log2n);
     std::printf("%-20s %14s %14s %8s %10s %10s %12s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req",
@@ -128,6 +129,37 @@ int main(int argc, char **argv) {
       std::printf("%-28s %14llu %14llu %8.4f %10.2f %9.2f\n", "cross_entropy", static_cast<unsigned long long>(s.bytesMoved()),
                   static_cast<unsigned long long>(ideal), double(s.bytesMoved()) / ideal,
                   s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0, secs);
+    }
+
+    std::printf(
+        "\nsim traffic of stdlib/rope.tk, q [2, 512, 32, 128] and k [2, 512, 8, 128] (grouped-query "
+        "heads), tables [512, 64]\n");
+    {
+      const int batch = 2, seq = 512, qHeads = 32, kHeads = 8, D = 128, cols = D / 2;
+      tk::CompileOptions o;
+      o.defines = {{"D", std::to_string(D)}};
+      tk::Bundle b = tk::Compiler::compileFile(TK_STDLIB_DIR "/rope.tk", "rope", o);
+      tk::Kernel k = dev->load(b);
+      const size_t nq = size_t(batch) * seq * qHeads * D, nk = size_t(batch) * seq * kHeads * D;
+      std::vector<float> host(nq);
+      for (float &f : host) f = dist(rng);
+      tk::Buffer q = dev->upload(host), kk = dev->upload(std::vector<float>(host.begin(), host.begin() + nk));
+      tk::Buffer cs = dev->upload(std::vector<float>(size_t(seq) * cols, 0.5f)),
+                 sn = dev->upload(std::vector<float>(size_t(seq) * cols, 0.25f));
+      tk::Buffer qo = dev->alloc(nq * 4), ko = dev->alloc(nk * 4);
+      const int64_t bs = b.constInt("BLOCK_S"), bh = b.constInt("BLOCK_H");
+      auto t0 = std::chrono::steady_clock::now();
+      tk::LaunchStats s = (*dev)(k, {uint32_t((seq + bs - 1) / bs), uint32_t(batch), uint32_t((qHeads + bh - 1) / bh)},
+                                 q, kk, cs, sn, qo, ko, int32_t(seq), int32_t(qHeads), int32_t(kHeads), int32_t(cols));
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // Ideal: q and k read and written once, the tables once per batch.
+      const uint64_t ideal = 2 * uint64_t(nq + nk) * 4 + uint64_t(batch) * 2 * seq * cols * 4;
+      std::printf("%-28s %14s %14s %8s %10s %10s %9s\n", "kernel", "bytes", "ideal", "ratio", "ld sec/req",
+                  "st sec/req", "sim s");
+      std::printf("%-28s %14llu %14llu %8.4f %10.2f %10.2f %9.2f\n", "rope",
+                  static_cast<unsigned long long>(s.bytesMoved()), static_cast<unsigned long long>(ideal),
+                  double(s.bytesMoved()) / ideal, s.loadRequests ? double(s.loadSectors) / s.loadRequests : 0.0,
+                  s.storeRequests ? double(s.storeSectors) / s.storeRequests : 0.0, secs);
     }
 
     std::printf("\nsim traffic of stdlib/normalization.tk, 16384 rows x D 256 (the Puzzler's seed size)\n");
@@ -204,7 +236,8 @@ int main(int argc, char **argv) {
     std::printf("\nptxas -v (CUDA toolkit: %s)\n", toolkit.hasPtxas() ? toolkit.ptxas.c_str() : "not found");
     if (!toolkit.hasPtxas()) return 0;
     std::printf("%-28s %-6s %10s %14s %14s\n", "kernel", "arch", "registers", "spill stores", "spill loads");
-    for (const char *stdlibFile : {"elementwise.tk", "normalization.tk", "similarity.tk", "dropout.tk", "loss.tk"}) {
+    for (const char *stdlibFile :
+         {"elementwise.tk", "normalization.tk", "similarity.tk", "dropout.tk", "loss.tk", "rope.tk"}) {
       const std::string path = std::string(TK_STDLIB_DIR "/") + stdlibFile;
       for (const auto &[name, params] : tk::Compiler::kernels(path))
         for (const char *arch : {"sm_80", "sm_90"}) {

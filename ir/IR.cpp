@@ -344,6 +344,18 @@ Function *Module::lookup(const std::string &n) const {
   return nullptr;
 }
 
+std::vector<int> transOrder(const Op &trans) {
+  std::vector<int> order;
+  auto it = trans.attrs().find("order");
+  if (it == trans.attrs().end()) {
+    for (int d = trans.operand(0)->type().rank() - 1; d >= 0; --d) order.push_back(d);
+    return order;
+  }
+  if (const auto *list = std::get_if<std::vector<int64_t>>(&it->second))
+    for (int64_t d : *list) order.push_back(static_cast<int>(d));
+  return order;
+}
+
 bool isReduceKind(const std::string &k) {
   return k == "sum" || k == "max" || k == "min" || k == "argmax" || k == "argmin";
 }

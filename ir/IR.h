@@ -287,6 +287,11 @@ class Module {
 bool isReduceKind(const std::string &kind);
 std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in);
 
+// The permutation a `trans` op applies: result dim i is operand dim
+// order[i]. Its `order` attribute, else the operand's dims reversed (the
+// 2-D transpose). Empty when `order` is not a list.
+std::vector<int> transOrder(const Op &trans);
+
 // Replaces every use of `from` by `to` (both must have equal types); `fn`
 // is the function both belong to. O(uses of `from`).
 void replaceAllUses(Function &fn, Value *from, Value *to);

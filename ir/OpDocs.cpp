@@ -17,7 +17,10 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Splat: return "`%r = splat %s : tile<128xf32>`";
     case OpKind::Broadcast: return "`%r = broadcast %t : tile<64x128xf32>` (from `tile<1x128xf32>`)";
     case OpKind::ExpandDims: return "`%r = expand_dims %t {axis = 1} : tile<64x1xf32>`";
-    case OpKind::Trans: return "`%r = trans %t : tile<32x64xf16>`";
+    case OpKind::Trans:
+      return "`%r = trans %t : tile<32x64xf16>` (2-D), `%r = trans %t {order = [2, 0, 1]} : tile<64x4x8xf32>` (from "
+             "`tile<4x8x64xf32>`)";
+    case OpKind::Reshape: return "`%r = reshape %t : tile<4x64xf32>` (from `tile<256xf32>`)";
     case OpKind::ConvertLayout: return "`%r = convert_layout %t : tile<128xf32, #blocked<...>>`";
     case OpKind::Reduce:
       return "`%r = reduce %t {axis = 1, kind = \"sum\"} : tile<64xf32>` (from `tile<64x128xf32>`; sum max min argmax "

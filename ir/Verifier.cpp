@@ -394,10 +394,27 @@ class Verifier {
       }
       case OpKind::Trans: {
         const Type &src = operandType(0);
-        if (!src.isTile() || src.rank() != 2) return opError(op, "operand must be a 2-D tile, not " + src.str());
-        std::vector<int64_t> want = {src.shape[1], src.shape[0]};
+        if (!src.isTile()) return opError(op, "operand must be a tile, not " + src.str());
+        const std::vector<int> order = transOrder(op);
+        std::vector<bool> seen(src.rank(), false);
+        bool perm = static_cast<int>(order.size()) == src.rank();
+        for (int d : order)
+          if (!perm || d < 0 || d >= src.rank() || seen[d])
+            perm = false;
+          else
+            seen[d] = true;
+        if (!perm)
+          return opError(op, "'order' must be a permutation of the operand's " + std::to_string(src.rank()) + " dims");
+        std::vector<int64_t> want;
+        for (int d : order) want.push_back(src.shape[d]);
         if (rt->shape != want || rt->elem != src.elem)
           opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
+        return;
+      }
+      case OpKind::Reshape: {
+        const Type &src = operandType(0);
+        if (!src.isTile() || !rt->isTile() || src.elem != rt->elem || src.numElements() != rt->numElements())
+          opError(op, "must keep the element type and count: " + src.str() + " to " + rt->str());
         return;
       }
       case OpKind::Reduce: {

@@ -36,8 +36,7 @@ const std::map<std::string, OpKind> &classifyOps() {
 }
 
 const std::set<std::string> &laterBuiltins() {
-  static const std::set<std::string> names = {
-      "reshape", "broadcast_to", "range"};
+  static const std::set<std::string> names = {"range"};
   return names;
 }
 
@@ -70,7 +69,6 @@ const std::map<std::string, Signature> &signatures() {
       {"fma", {3, 3, {}, "fma(a, b, c)"}},
       {"maximum", {2, 2, {}, "maximum(a, b)"}},
       {"minimum", {2, 2, {}, "minimum(a, b)"}},
-      {"trans", {1, 1, {}, "trans(t)"}},
       {"clamp", {3, 3, {}, "clamp(x, lo, hi)"}},
       {"cdiv", {2, 2, {}, "cdiv(a, b)"}},
   };
@@ -87,6 +85,7 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   for (const std::string &n : laterBuiltins()) names.push_back(n);
   for (const std::string &n : randomBuiltins()) names.push_back(n);
+  for (const std::string &n : shapeBuiltinNames()) names.push_back(n);
   for (const char *n : {"sum", "max", "min", "argmax", "argmin", "cumsum", "dot", "atomic_add", "atomic_max", "atomic_cas",
                        "print", "assert"})
     names.push_back(n);
@@ -109,8 +108,9 @@ std::optional<int64_t> IRGen::constInt(const ast::Expr &e, const TV &v, const st
 }
 
 bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc) {
-  if (shape.size() > 2) {
-    error(loc, "tiles of rank " + std::to_string(shape.size()) + " are not supported yet (the limit is 2)");
+  if (shape.size() > kMaxTileRank) {
+    error(loc, "tiles of rank " + std::to_string(shape.size()) + " are not supported (the limit is " +
+                   std::to_string(kMaxTileRank) + ")");
     return false;
   }
   int64_t n = 1;
@@ -177,6 +177,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   if (name == "static_assert") return staticAssert(e);
   if (name == "print" || name == "assert") return debugCall(e);
   if (randomBuiltins().count(name)) return randomCall(e);
+  if (shapeBuiltinNames().count(name)) return shapeCall(e);
   if (fnTable_)
     if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
   if (laterBuiltins().count(name)) {
@@ -298,15 +299,6 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (!checkTileShape({end - start}, e.loc)) return invalid();
     return value(emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {end - start}), e.loc,
                       {{"start", start}, {"end", end}}));
-  }
-  // trans(t): a 2-D tile transposed (a relabelling of the layout's dims).
-  if (name == "trans") {
-    const TV &x = pos[0];
-    if (!x.type.isTile() || x.type.rank() != 2 || !x.v) {
-      error(posExprs[0]->loc, "'trans' transposes a 2-D tile, not " + typeName(x));
-      return invalid();
-    }
-    return value(emit(OpKind::Trans, {x.v}, x.type.withShape({x.type.shape[1], x.type.shape[0]}), e.loc));
   }
   if (name == "load") return loadCall(e, pos, named);
   if (name == "store") return storeCall(e, pos, named);

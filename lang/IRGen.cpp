@@ -581,8 +581,9 @@ TV IRGen::genIndex(const ast::Expr &e) {
     return invalid();
   }
   int rank = base.type.rank() + added;
-  if (rank > 2) {
-    error(e.loc, "tiles of rank " + std::to_string(rank) + " are not supported yet (the limit is 2)");
+  if (rank > kMaxTileRank) {
+    error(e.loc, "tiles of rank " + std::to_string(rank) + " are not supported (the limit is " +
+                     std::to_string(kMaxTileRank) + ")");
     return invalid();
   }
   ir::Value *v = base.v ? base.v : emitConst(*base.cst, base.type, e.loc);

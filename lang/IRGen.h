@@ -35,6 +35,10 @@ inline std::string bindingText(const ConstBinding &b) {
   return b.sort == ConstSort::Scalar ? constText(b.value, b.kind) : b.value.s;
 }
 
+// Tiles have up to this many dims (batched per-head work needs 4; lowering
+// and layouts take any rank, this bounds register maps and error cases).
+constexpr int kMaxTileRank = 4;
+
 // The result of lowering an expression.
 struct TV {
   enum class K { Invalid, Value, Void, TypeArg, Str } k = K::Invalid;
@@ -199,6 +203,10 @@ class IRGen {
   bool tileAxisArgs(const ast::Expr &e, const std::string &verb, const std::string &usage,
                     const std::vector<std::string> &extra, TileAxisArgs &out);
   TV scanCall(const ast::Expr &e);  // cumsum (Scans.cpp)
+  // trans permute expand_dims broadcast_to reshape join split (Shapes.cpp).
+  TV shapeCall(const ast::Expr &e);
+  TV joinCall(const ast::Expr &e, TV a, TV b);
+  static const std::set<std::string> &shapeBuiltinNames();
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).
   TV atomicCall(const ast::Expr &e);

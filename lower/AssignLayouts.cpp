@@ -43,8 +43,8 @@ LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
   if (!op.operand(i)->type().isTile()) return nullptr;
   if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
   // trans moves no data: its operand holds the same registers in the
-  // transposed layout.
-  if (op.is(OpKind::Trans)) return transposedLayout(result);
+  // permuted layout.
+  if (op.is(OpKind::Trans)) return permutedLayout(result, ir::transOrder(op));
   return result;
 }
 
@@ -220,7 +220,8 @@ class LayoutAssigner {
       return l->kind == ir::Layout::Kind::Blocked ? l : nullptr;
     }
     if (LayoutRef mma = tensorCoreLayout(*def, fn_)) return mma;
-    if (def->is(OpKind::Trans)) return transposedLayout(naturalLayout(def->operand(0), depth + 1));
+    if (def->is(OpKind::Trans))
+      return permutedLayout(naturalLayout(def->operand(0), depth + 1), inversePermutation(ir::transOrder(*def)));
     if (def->is(OpKind::Reduce)) {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
       return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
@@ -243,6 +244,9 @@ class LayoutAssigner {
 
   LayoutRef operandLayoutOf(const Op &op, size_t i, const LayoutRef &result) {
     if (op.is(OpKind::Dot) && i < 2) return dotOperandLayout(op.operand(i));
+    // reshape exchanges elements through shared memory (as convert_layout
+    // does): its operand keeps the layout it has.
+    if (op.is(OpKind::Reshape)) return dotOperandLayout(op.operand(i));
     return operandLayout(op, i, result);
   }
 

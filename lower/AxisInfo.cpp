@@ -188,12 +188,17 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::Trans: {
-      AxisInfo r = in(0);
-      std::reverse(r.contiguity.begin(), r.contiguity.end());
-      std::reverse(r.divisibility.begin(), r.divisibility.end());
-      std::reverse(r.constancy.begin(), r.constancy.end());
+      const AxisInfo &a = in(0);
+      AxisInfo r = a;
+      const std::vector<int> order = ir::transOrder(op);
+      for (size_t d = 0; d < order.size(); ++d) {
+        r.contiguity[d] = a.contiguity[order[d]];
+        r.divisibility[d] = a.divisibility[order[d]];
+        r.constancy[d] = a.constancy[order[d]];
+      }
       return r;
     }
+    case ir::OpKind::Reshape: return unknown(t);
     case ir::OpKind::Broadcast: {
       AxisInfo r = in(0);
       const auto &src = op.operand(0)->type().shape;

@@ -87,11 +87,38 @@ SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes) 
   return s;
 }
 
-ir::LayoutRef transposedLayout(const ir::LayoutRef &l) {
-  if (!l || l->kind != ir::Layout::Kind::Blocked || l->sizePerThread.size() != 2) return nullptr;
-  auto swap = [](const std::vector<int> &v) { return std::vector<int>{v[1], v[0]}; };
-  return ir::Layout::blocked(swap(l->sizePerThread), swap(l->threadsPerWarp), swap(l->warpsPerCTA),
-                             {1 - l->order[0], 1 - l->order[1]});
+ir::LayoutRef permutedLayout(const ir::LayoutRef &l, const std::vector<int> &order) {
+  if (!l) return nullptr;
+  const int rank = static_cast<int>(order.size());
+  if (l->kind == ir::Layout::Kind::Slice) {
+    // The parent has one more dim, at `k`, in both the result and the
+    // operand; the other dims map as `order` says, shifted past k.
+    const int k = l->dim;
+    std::vector<int> parentOrder(rank + 1);
+    for (int j = 0; j <= rank; ++j) {
+      if (j == k) {
+        parentOrder[j] = k;
+        continue;
+      }
+      const int od = order[j < k ? j : j - 1];
+      parentOrder[j] = od < k ? od : od + 1;
+    }
+    return ir::Layout::slice(k, permutedLayout(l->parent, parentOrder));
+  }
+  std::vector<int> spt(rank), tpw(rank), wpc(rank), ord(rank);
+  for (int i = 0; i < rank; ++i) {
+    spt[order[i]] = l->sizePerThread[i];
+    tpw[order[i]] = l->threadsPerWarp[i];
+    wpc[order[i]] = l->warpsPerCTA[i];
+    ord[i] = order[l->order[i]];
+  }
+  return ir::Layout::blocked(spt, tpw, wpc, ord);
+}
+
+std::vector<int> inversePermutation(const std::vector<int> &order) {
+  std::vector<int> inv(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inv[order[i]] = static_cast<int>(i);
+  return inv;
 }
 
 RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape) {

@@ -50,11 +50,15 @@ ir::LayoutRef wgmmaLayout(int numWarps);
 // dot reaches wgmma only in wgmmaLayout.
 ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn);
 
-// The 2-D blocked layout `l` with its dims swapped: a thread holds element
-// (j, i) of a tile in it where it holds (i, j) in `l`, in the same register
-// (registers count along order[0] first, and the order swaps too). Null for
-// anything but a 2-D blocked layout.
-ir::LayoutRef transposedLayout(const ir::LayoutRef &l);
+// The operand layout of a `trans` with permutation `order` (result dim i is
+// operand dim order[i]) whose result has layout `l`: a thread holds the
+// operand's element in the same register as the result's (registers count
+// along the layout's order, which is permuted too), so trans moves no data.
+// A slice permutes its parent with the sliced dim kept in place. Null when
+// `l` is null.
+ir::LayoutRef permutedLayout(const ir::LayoutRef &l, const std::vector<int> &order);
+// The inverse permutation: inverse(order)[order[i]] = i.
+std::vector<int> inversePermutation(const std::vector<int> &order);
 
 // Where a 2-D tile lives in shared memory for tensor cores: a pipelined
 // operand's ring slot, and a dot operand staged from registers. Row-major,

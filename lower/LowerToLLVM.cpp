@@ -147,9 +147,10 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::Splat: return Regs(numRegs(), regs(op.operand(0))[0]);
     case OpKind::ExpandDims: return regs(op.operand(0));  // a slice and its parent hold the same registers
     case OpKind::Trans:
-      if (!ir::sameLayout(op.operand(0)->type().layout, transposedLayout(op.result()->type().layout)))
-        throw std::logic_error("trans: the operand's layout is not the result's transposed");
+      if (!ir::sameLayout(op.operand(0)->type().layout, permutedLayout(op.result()->type().layout, ir::transOrder(op))))
+        throw std::logic_error("trans: the operand's layout is not the result's permuted");
       return regs(op.operand(0));  // the same registers, dims relabelled
+    case OpKind::Reshape: return lowerConvertLayout(op);  // row-major through shared memory, either way
     case OpKind::Broadcast: {
       const ir::Type &st = op.operand(0)->type();
       RegisterMap out(rt->layout, rt->shape), in(st.layout, st.shape);

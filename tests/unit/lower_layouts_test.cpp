@@ -99,6 +99,65 @@ TEST(Layouts, EveryElementHasExactlyOneOwner) {
   }
 }
 
+namespace {
+// The element (one index per dim of `shape`) that thread `tid` holds in
+// register `r` of a tile in `layout`: the index formula of Layouts.h on the
+// root blocked layout, restricted to the dims a slice keeps.
+std::vector<int64_t> elementOf(const ir::LayoutRef &layout, const std::vector<int64_t> &shape, int tid, int r) {
+  lower::RegisterMap rm(layout, shape);
+  const lower::RootView &root = rm.root();
+  const ir::Layout &l = *root.blocked;
+  const int lane = tid % 32, warp = tid / 32;
+  auto k = rm.coords(r);
+  std::vector<int64_t> rootIdx(root.shape.size());
+  for (size_t d = 0; d < root.shape.size(); ++d) {
+    int below = 1, wbelow = 1;
+    for (int o : l.order) {
+      if (o == static_cast<int>(d)) break;
+      below *= l.threadsPerWarp[o];
+      wbelow *= l.warpsPerCTA[o];
+    }
+    const int64_t part =
+        int64_t((warp / wbelow) % l.warpsPerCTA[d]) * l.threadsPerWarp[d] + (lane / below) % l.threadsPerWarp[d];
+    rootIdx[d] = (part * l.sizePerThread[d] + rm.staticOffset(static_cast<int>(d), k[d])) % root.shape[d];
+  }
+  std::vector<int64_t> idx;
+  for (int kept : root.kept) idx.push_back(rootIdx[kept]);
+  return idx;
+}
+}  // namespace
+
+// trans/permute move no data: for any result layout (blocked or a slice),
+// the operand layout permutedLayout gives holds, in every thread's register
+// r, the operand element the result's register r holds.
+TEST(Layouts, PermutedLayoutKeepsEveryRegistersElement) {
+  const std::vector<int64_t> resultShape = {4, 8, 16};
+  const std::vector<ir::LayoutRef> layouts = {
+      lower::defaultBlockedLayout(resultShape, 4, 4, {2, 1, 0}),
+      lower::defaultBlockedLayout(resultShape, 4, 2, {0, 2, 1}),
+      ir::Layout::slice(1, lower::defaultBlockedLayout({4, 1, 8, 16}, 4, 4, {3, 2, 1, 0})),
+      ir::Layout::slice(3, ir::Layout::blocked({1, 2, 1, 1}, {2, 4, 4, 1}, {1, 2, 2, 1}, {1, 2, 0, 3}))};
+  for (const ir::LayoutRef &l : layouts)
+    for (std::vector<int> order : {std::vector<int>{2, 0, 1}, {0, 2, 1}, {1, 0, 2}, {2, 1, 0}}) {
+      SCOPED_TRACE(l->str());
+      std::vector<int64_t> operandShape(3);
+      for (int i = 0; i < 3; ++i) operandShape[order[i]] = resultShape[i];
+      ir::LayoutRef operand = lower::permutedLayout(l, order);
+      ASSERT_TRUE(operand);
+      EXPECT_EQ(operand->rank(), 3);
+      lower::RegisterMap rm(l, resultShape), om(operand, operandShape);
+      ASSERT_EQ(rm.numRegisters(), om.numRegisters()) << operand->str();
+      for (int tid = 0; tid < 128; ++tid)
+        for (int r = 0; r < rm.numRegisters(); ++r) {
+          auto res = elementOf(l, resultShape, tid, r), op = elementOf(operand, operandShape, tid, r);
+          for (int i = 0; i < 3; ++i)
+            ASSERT_EQ(op[order[i]], res[i]) << operand->str() << " thread " << tid << " register " << r;
+        }
+      // The inverse permutation undoes it.
+      EXPECT_TRUE(ir::sameLayout(lower::permutedLayout(operand, lower::inversePermutation(order)), l));
+    }
+}
+
 TEST(AxisInfo, ContiguousOffsetsFromAligned16BytePointersVectoriseBy4) {
   auto m = parse(kElementwise);
   ir::Function &fn = *m->functions[0];

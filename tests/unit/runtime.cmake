@@ -36,3 +36,6 @@ tk_add_unit_test(runtime_files_test SOURCES unit/runtime_files_test.cpp LIBS tk)
 tk_add_unit_test(runtime_random_test SOURCES unit/runtime_random_test.cpp LIBS tk tk_nvptx)
 # The stdlib's dropout, swiglu and cross_entropy.
 tk_add_unit_test(runtime_llm_kernels_test SOURCES unit/runtime_llm_kernels_test.cpp LIBS tk)
+# Tiles of rank 3 and 4, expand_dims/broadcast_to/permute/reshape/join, and
+# the stdlib's rope (tests/kernels/rank3.tk, stdlib/rope.tk).
+tk_add_unit_test(runtime_rank3_test SOURCES unit/runtime_rank3_test.cpp LIBS tk)

@@ -118,3 +118,23 @@ TEST(StdlibPtxas, RegisterCeilingsAndBranchTargets) {
   if (release != "release 13.0") GTEST_SKIP() << "ptxas " << release << ": register ceilings are pinned for 13.0 only";
   EXPECT_EQ(pinned, 16);
 }
+
+// Rank-3 and rank-4 tiles, permute, reshape (through shared memory) and
+// join (tests/kernels/rank3.tk) become PTX that ptxas accepts for sm_80 and
+// sm_90, without spills.
+TEST(Rank3Ptxas, AssemblesForSm80AndSm90) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
+  const std::string file = TK_SOURCE_DIR "/tests/kernels/rank3.tk";
+  for (const char *kernel : {"scale3", "reduce3", "center4", "shapes"}) {
+    tk::CompileOptions opts;
+    opts.archs = {"sm_80", "sm_90"};
+    tk::Bundle b = tk::Compiler::compileFile(file, kernel, opts);
+    for (const std::string &arch : opts.archs) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+      ASSERT_TRUE(info.ran) << kernel << " " << arch << "\n" << info.log;
+      EXPECT_FALSE(info.cubin.empty()) << kernel << " " << arch;
+      EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
+    }
+  }
+}

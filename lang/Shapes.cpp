@@ -1,0 +1,187 @@
+// The shape built-ins: trans and permute (one op, a relabelling of the
+// layout's dims), expand_dims, broadcast_to, reshape (through shared memory
+// when lowered), join (a select between two operands with a new last axis of
+// 2) and split (a located error: tk has no tuples).
+#include <algorithm>
+
+#include "lang/IRGen.h"
+
+namespace tk::lang {
+
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+
+const std::set<std::string> &IRGen::shapeBuiltinNames() {
+  static const std::set<std::string> names = {"trans",   "permute", "expand_dims", "broadcast_to",
+                                              "reshape", "join",    "split"};
+  return names;
+}
+
+namespace {
+const char *usageOf(const std::string &name) {
+  if (name == "trans") return "trans(t) or trans(t, [dims])";
+  if (name == "permute") return "permute(t, [dims])";
+  if (name == "expand_dims") return "expand_dims(t, axis)";
+  if (name == "broadcast_to") return "broadcast_to(t, [shape])";
+  if (name == "reshape") return "reshape(t, [shape])";
+  if (name == "join") return "join(a, b)";
+  return "split(t)";
+}
+}  // namespace
+
+// grammar (a call): trans(t [, [dims]]) | permute(t, [dims]) | expand_dims(t, axis)
+//                 | broadcast_to(t, [shape]) | reshape(t, [shape]) | join(a, b) | split(t)
+TV IRGen::shapeCall(const ast::Expr &e) {
+  const std::string &name = e.text;
+  const std::string usage = usageOf(name);
+  for (size_t i = 0; i < e.args.size(); ++i)
+    if (!e.argNames[i].empty()) {
+      error(e.args[i]->loc, quoted(name) + " takes no named arguments (usage: " + usage + ")");
+      return invalid();
+    }
+  const size_t minArgs = name == "trans" || name == "split" ? 1 : 2;
+  const size_t maxArgs = name == "split" ? 1 : 2;
+  if (e.args.size() < minArgs || e.args.size() > maxArgs) {
+    error(e.loc, quoted(name) + " takes " + std::to_string(minArgs) + (minArgs == maxArgs ? "" : " or 2") +
+                     " argument" + (maxArgs == 1 ? "" : "s") + ", not " + std::to_string(e.args.size()) +
+                     " (usage: " + usage + ")");
+    return invalid();
+  }
+  TV x = genValue(*e.args[0]);
+  if (!x.ok()) return invalid();
+  if (name == "join") {
+    TV y = genValue(*e.args[1]);
+    if (!y.ok()) return invalid();
+    return joinCall(e, x, y);
+  }
+  if (!x.type.isTile() && name != "broadcast_to") {
+    error(e.args[0]->loc, quoted(name) + " takes a tile, not " + typeName(x) + " (usage: " + usage + ")");
+    return invalid();
+  }
+  const int rank = x.type.rank();
+  if (name == "split") {
+    error(e.loc,
+          "'split' is not supported yet: tk has no tuples; take the halves of a last axis of 2 with "
+          "sum(where(arange(2) == 0, t, 0), axis: -1) and the same with == 1");
+    return invalid();
+  }
+  if (name == "expand_dims") {
+    auto axis = constInt(*e.args[1], genValue(*e.args[1]), "the axis of 'expand_dims'");
+    if (!axis) return invalid();
+    if (*axis < -(rank + 1) || *axis > rank) {
+      error(e.args[1]->loc, "axis " + std::to_string(*axis) + " is out of range for 'expand_dims' of a tile of rank " +
+                                std::to_string(rank) + " (" + typeName(x) + "): it must be in [" +
+                                std::to_string(-(rank + 1)) + ", " + std::to_string(rank) + "]");
+      return invalid();
+    }
+    const int64_t a = *axis < 0 ? *axis + rank + 1 : *axis;
+    std::vector<int64_t> shape = x.type.shape;
+    shape.insert(shape.begin() + a, 1);
+    if (!checkTileShape(shape, e.loc)) return invalid();
+    ir::Value *v = coerce(x, x.type, e.loc);
+    return value(emit(OpKind::ExpandDims, {v}, v->type().withShape(shape), e.loc, {{"axis", a}}));
+  }
+  if (name == "broadcast_to" || name == "reshape") {
+    auto shape = shapeArg(*e.args[1], "the shape");
+    if (!shape) return invalid();
+    if (name == "reshape") {
+      int64_t n = 1;
+      for (int64_t d : *shape) n *= d;
+      if (n != x.type.numElements()) {
+        error(e.args[1]->loc, "'reshape' must keep the number of elements: " + shapeStr(x.type.shape) + " has " +
+                                  std::to_string(x.type.numElements()) + ", " + shapeStr(*shape) + " has " +
+                                  std::to_string(n));
+        return invalid();
+      }
+      ir::Value *v = coerce(x, x.type, e.loc);
+      if (*shape == x.type.shape) return value(v);
+      return value(emit(OpKind::Reshape, {v}, v->type().withShape(*shape), e.loc));
+    }
+    // NumPy's rules: missing leading dims are 1, and a dim of 1 stretches.
+    const std::vector<int64_t> &from = x.type.shape;
+    bool ok = from.size() <= shape->size();
+    for (size_t i = 0; ok && i < from.size(); ++i) {
+      const int64_t f = from[from.size() - 1 - i], t = (*shape)[shape->size() - 1 - i];
+      ok = f == t || f == 1;
+    }
+    if (!ok) {
+      error(e.loc, "cannot broadcast " + typeName(x) + " to shape " + shapeStr(*shape));
+      return invalid();
+    }
+    Type t = x.weak ? Type::scalar(x.type.isFloat() ? ScalarKind::F32 : ScalarKind::I32) : x.type;
+    return value(coerce(x, t.withShape(*shape), e.loc));
+  }
+  // trans and permute.
+  std::vector<int64_t> order;
+  if (e.args.size() == 1) {
+    if (rank != 2) {
+      error(e.args[0]->loc, "'trans' without dims transposes a 2-D tile, not " + typeName(x) +
+                                "; give the order of the dims: trans(t, [dims]) or permute(t, [dims])");
+      return invalid();
+    }
+    order = {1, 0};
+  } else {
+    const ast::Expr &list = *e.args[1];
+    if (list.kind != ast::ExprKind::List) {
+      error(list.loc, "the dims of " + quoted(name) + " must be a list such as [2, 0, 1]");
+      return invalid();
+    }
+    for (const ast::ExprPtr &d : list.args) {
+      auto v = constInt(*d, genValue(*d), "a dim of " + quoted(name));
+      if (!v) return invalid();
+      order.push_back(*v);
+    }
+    std::vector<int64_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    bool perm = static_cast<int>(order.size()) == rank;
+    for (size_t i = 0; perm && i < sorted.size(); ++i) perm = sorted[i] == static_cast<int64_t>(i);
+    if (!perm) {
+      error(list.loc,
+            shapeStr(order) + " is not a permutation of the " + std::to_string(rank) + " dims of " + typeName(x));
+      return invalid();
+    }
+  }
+  std::vector<int64_t> shape;
+  for (int64_t d : order) shape.push_back(x.type.shape[d]);
+  ir::Value *v = coerce(x, x.type, e.loc);
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int64_t>(i);
+  if (identity) return value(v);
+  std::map<std::string, ir::Attr> attrs;
+  // A 2-D transpose prints as before, without its order.
+  if (rank != 2) attrs["order"] = order;
+  return value(emit(OpKind::Trans, {v}, v->type().withShape(shape), e.loc, attrs));
+}
+
+// join(a, b): [..., 2] with a at index 0 and b at 1 of the new last axis,
+// both broadcast to one shape first: a select on arange(2) == 0, which
+// lowering keeps in registers (no data moves between threads).
+TV IRGen::joinCall(const ast::Expr &e, TV a, TV b) {
+  for (const TV *v : {&a, &b})
+    if (v->type.isPtr()) {
+      error(e.loc, "'join' takes numbers, not " + typeName(*v));
+      return invalid();
+    }
+  auto common = broadcast({&a, &b}, e.loc);
+  if (!common) return invalid();
+  std::vector<int64_t> shape = *common;
+  shape.push_back(2);
+  if (!checkTileShape(shape, e.loc)) return invalid();
+  auto lastAxis = [&](TV x) -> TV {
+    if (!x.type.isTile()) return x;  // a scalar broadcasts
+    ir::Value *v = coerce(x, x.type, e.loc);
+    std::vector<int64_t> s = v->type().shape;
+    s.push_back(1);
+    TV r = value(emit(OpKind::ExpandDims, {v}, v->type().withShape(s), e.loc, {{"axis", int64_t(s.size() - 1)}}));
+    return r;
+  };
+  ir::Value *k = emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {2}), e.loc,
+                      {{"start", int64_t{0}}, {"end", int64_t{2}}});
+  ir::Value *zero = emit(OpKind::Constant, {}, k->type(), e.loc, {{"value", int64_t{0}}});
+  TV first = value(
+      emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("eq")}}));
+  return whereCall(e, first, lastAxis(a), lastAxis(b));
+}
+
+}  // namespace tk::lang
