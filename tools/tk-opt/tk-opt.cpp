@@ -21,7 +21,7 @@
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
 #include "lower/LowerToLLVM.h"
-#include "lower/Passes.h"
+#include "runtime/Pipeline.h"
 
 namespace {
 
@@ -99,12 +99,12 @@ int run(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
-    for (const auto &p : tk::lower::allPasses()) {
+    for (const auto &p : tk::pipeline::passes()) {
       std::string flag = p.flag;
       std::cout << "  " << flag << std::string(flag.size() < 14 ? 14 - flag.size() : 1, ' ') << p.summary << "\n";
     }
     std::cout << "  -O = ";
-    auto flags = tk::ir::defaultOptimizationPipeline().flags();
+    auto flags = tk::pipeline::optimizationPasses().flags();
     for (size_t i = 0; i < flags.size(); ++i) std::cout << (i ? "," : "") << flags[i];
     std::cout << "\n";
     return 0;
@@ -140,19 +140,11 @@ int run(int argc, char **argv) {
   opts.printLocations = locations;
   opts.dump = &std::cerr;
   try {
-    for (const std::string &p : splitCommas(passes)) {
-      const tk::ir::PassInfo *info = tk::lower::findPass(p);
-      if (!info) {
-        std::string known;
-        for (const auto &k : tk::lower::allPasses()) known += (known.empty() ? "" : ", ") + std::string(k.flag);
-        throw std::runtime_error("unknown pass '" + p + "' (known: " + known + ")");
-      }
-      pipeline.addRegistered(*info);
-    }
+    for (const std::string &p : splitCommas(passes)) tk::pipeline::addPass(pipeline, p);
     if (optimize)
-      for (const std::string &p : tk::ir::defaultOptimizationPipeline().flags()) pipeline.add(p);
+      for (const std::string &p : tk::pipeline::optimizationPasses().flags()) tk::pipeline::addPass(pipeline, p);
     for (const std::string &p : splitCommas(printAfter)) {
-      if (!tk::lower::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
+      if (!tk::pipeline::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
       opts.printAfter.insert(p);
     }
     pipeline.run(*module, opts);
