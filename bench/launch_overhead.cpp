@@ -27,7 +27,7 @@ class NullDevice final : public tk::DeviceImpl {
   void fill(uint64_t, const void *, size_t, size_t) override {}
   std::shared_ptr<void> load(const tk::Bundle &) override { return std::make_shared<int>(0); }
   tk::LaunchStats launch(void *, const tk::Bundle &, tk::Dim3, const std::vector<const void *> &args,
-                         const tk::LaunchOptions &) override {
+                         const tk::LaunchOptions &, void *) override {
     sink += args.size();
     return {};
   }
@@ -35,9 +35,8 @@ class NullDevice final : public tk::DeviceImpl {
 };
 
 const bool registered =
-    (tk::registerDevice("null", [](const std::string &) -> std::unique_ptr<tk::DeviceImpl> {
-       return std::make_unique<NullDevice>();
-     }),
+    (tk::registerDevice(
+         "null", [](const std::string &) -> std::unique_ptr<tk::DeviceImpl> { return std::make_unique<NullDevice>(); }),
      true);
 
 // Median over 7 runs of `iters` calls of f, in ns per call.
@@ -71,9 +70,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   int failed = 0;
-  const double typed = nsPerCall(iters, [&](size_t i) {
-    failed += !complex_activation(*dev, grid, px, py, pout, n - int32_t(i & 1)).ok();
-  });
+  const double typed = nsPerCall(
+      iters, [&](size_t i) { failed += !complex_activation(*dev, grid, px, py, pout, n - int32_t(i & 1)).ok(); });
 
   // Device::launch: a vector of Args built per launch, checked against the signature.
   tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_STDLIB_DIR "/elementwise.tk", "complex_activation"));

@@ -28,8 +28,20 @@ std::string hex(uint64_t v) {
 }
 }  // namespace
 
+// The device a stream's work runs on (a created stream keeps its own alive).
+const std::shared_ptr<DeviceImpl> &Library::deviceOf(const Stream &s) {
+  return s.state_ ? s.state_->device : s.device_->impl_;
+}
+
+// An error naming `who` when work cannot be queued on `s`.
+Status Library::usable(const Stream &s, const char *who) {
+  if (s.state_ && s.state_->device->closed)
+    return Status::error(std::string(who) + ": the stream's device has been destroyed");
+  return {};
+}
+
 Library::Loaded *Library::find(const Stream &s) {
-  const DeviceImpl *d = s.device->impl_.get();
+  const DeviceImpl *d = deviceOf(s).get();
   for (auto &l : loaded_)
     if (l->device == d) return l.get();
   return nullptr;
@@ -44,7 +56,8 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
                          "--emit cpp` (tk_add_kernels does this when a .tk file changes) and rebuild");
   if ((out = find(s))) return {};
   auto l = std::make_unique<Loaded>();
-  l->device = s.device->impl_.get();
+  const std::shared_ptr<DeviceImpl> &device = deviceOf(s);
+  l->device = device.get();
   for (size_t i = 0; i < count_; ++i) {
     try {
       Bundle b = Bundle::fromJson(std::string(bundles_[i].json, bundles_[i].size),
@@ -53,9 +66,13 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
         const EmbeddedCubin &cubin = bundles_[i].cubins[c];
         b.cubins[cubin.arch].assign(reinterpret_cast<const char *>(cubin.data), cubin.size);
       }
-      l->kernels.push_back(s.device->load(b));
+      Kernel k;
+      k.handle_ = device->load(b);
+      k.bundle_ = std::move(b);
+      k.device_ = device;
+      l->kernels.push_back(std::move(k));
     } catch (const std::exception &e) {
-      return Status::error(std::string(name_) + ": cannot load on " + s.device->name() + ": " + e.what());
+      return Status::error(std::string(name_) + ": cannot load on " + l->device->name() + ": " + e.what());
     }
   }
   loaded_.push_back(std::move(l));
@@ -63,17 +80,16 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
   return {};
 }
 
-Status Library::load(Stream s, uint64_t headerHash) {
-  if (!s.device) return Status::error(std::string(name_) + ": load on a null device");
+Status Library::load(const Stream &s, uint64_t headerHash) {
+  if (Status st = usable(s, name_); !st) return st;
   std::lock_guard<std::mutex> lock(mutex_);
   Loaded *l = nullptr;
   return loadOn(s, headerHash, l);
 }
 
-void Library::unload(Stream s) {
-  if (!s.device) return;
+void Library::unload(const Stream &s) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const DeviceImpl *d = s.device->impl_.get();
+  const DeviceImpl *d = deviceOf(s).get();
   for (auto it = loaded_.begin(); it != loaded_.end(); ++it)
     if ((*it)->device == d) {
       loaded_.erase(it);
@@ -81,11 +97,8 @@ void Library::unload(Stream s) {
     }
 }
 
-const Bundle *Library::bundle(Stream s, size_t variant, Status &status) {
-  if (!s.device) {
-    status = Status::error(std::string(name_) + ": a null device");
-    return nullptr;
-  }
+const Bundle *Library::bundle(const Stream &s, size_t variant, Status &status) {
+  if (!(status = usable(s, name_))) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   Loaded *l = find(s);
   if (!l && !(status = loadOn(s, hash_, l))) return nullptr;
@@ -96,9 +109,9 @@ const Bundle *Library::bundle(Stream s, size_t variant, Status &status) {
   return &l->kernels[variant].bundle();
 }
 
-Status Library::launch(Stream s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
+Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
                        const void *const *args, size_t count) {
-  if (!s.device) return Status::error(std::string(kernel) + ": launch on a null device (tk::Stream)");
+  if (Status st = usable(s, kernel); !st) return st;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0)
     return Status::error(std::string(kernel) + ": argument 'grid' (" + std::to_string(grid.x) + ", " +
                          std::to_string(grid.y) + ", " + std::to_string(grid.z) +
@@ -111,14 +124,16 @@ Status Library::launch(Stream s, uint64_t headerHash, const char *kernel, size_t
     if (headerHash != hash_ || !(l = find(s)))
       if (Status st = loadOn(s, headerHash, l); !st) return st;
   }
-  if (variant >= l->kernels.size()) return Status::error(std::string(kernel) + ": no variant " + std::to_string(variant));
+  if (variant >= l->kernels.size())
+    return Status::error(std::string(kernel) + ": no variant " + std::to_string(variant));
   const Kernel &k = l->kernels[variant];
   // The device takes its arguments as a vector; one per thread, reused, so a
   // launch allocates nothing once warm.
   thread_local std::vector<const void *> values;
   values.assign(args, args + count);
   try {
-    k.device_->launch(k.handle_.get(), k.bundle_, grid, values, LaunchOptions{});
+    k.device_->launch(k.handle_.get(), k.bundle_, grid, values, LaunchOptions{},
+                      s.state_ ? s.state_->native.get() : nullptr);
   } catch (const std::exception &e) {
     return Status::error(std::string(kernel) + ": " + e.what());
   }

@@ -1,14 +1,16 @@
 // The C interface of tk/aot_c.h over tk::Device and tk::Buffer: every
 // tk::Error becomes a nonzero return and a thread-local message.
-#include "tk/aot_c.h"
-
 #include "tk/aot.h"
+#include "tk/aot_c.h"
 
 struct tk_device {
   std::unique_ptr<tk::Device> device;
 };
 struct tk_buffer {
   tk::Buffer buffer;
+};
+struct tk_stream {
+  tk::Stream stream;
 };
 
 namespace tk::aot {
@@ -22,6 +24,7 @@ int cStatus(const Status &status, const char **error) {
 }
 
 Device &deviceOf(tk_device *d) { return *d->device; }
+Stream &streamOf(tk_stream *s) { return s->stream; }
 
 }  // namespace tk::aot
 
@@ -76,6 +79,36 @@ int tk_copy_to_host(tk_device *device, void *dst, const tk_buffer *src, size_t b
   return guarded(error, [&] {
     if (!device || !src) throw tk::Error("tk_copy_to_host: a null device or buffer");
     device->device->copyToHost(dst, src->buffer, bytes);
+  });
+}
+
+int tk_stream_create(tk_device *device, tk_stream **stream, const char **error) {
+  return guarded(error, [&] {
+    if (!device || !stream) throw tk::Error("tk_stream_create: a null device or result pointer");
+    *stream = new tk_stream{device->device->createStream()};
+  });
+}
+
+int tk_stream_synchronize(tk_stream *stream, const char **error) {
+  return guarded(error, [&] {
+    if (!stream) throw tk::Error("tk_stream_synchronize: a null stream");
+    stream->stream.synchronize();
+  });
+}
+
+void tk_stream_destroy(tk_stream *stream) { delete stream; }
+
+int tk_copy_to_device_async(tk_stream *stream, tk_buffer *dst, const void *src, size_t bytes, const char **error) {
+  return guarded(error, [&] {
+    if (!stream || !dst) throw tk::Error("tk_copy_to_device_async: a null stream or buffer");
+    stream->stream.device().copyToDeviceAsync(dst->buffer, src, bytes, stream->stream);
+  });
+}
+
+int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, size_t bytes, const char **error) {
+  return guarded(error, [&] {
+    if (!stream || !src) throw tk::Error("tk_copy_to_host_async: a null stream or buffer");
+    stream->stream.device().copyToHostAsync(dst, src->buffer, bytes, stream->stream);
   });
 }
 

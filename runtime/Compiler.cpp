@@ -1,9 +1,8 @@
-// The compiler driver behind tk::Compiler: front end (or a .tir file), tile-IR
-// pipeline, lowering through NvptxTarget, PTX per arch, packed into a Bundle;
-// and every stage's text for `tkc compile --emit`.
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
+// The compiler driver behind tk::Compiler: the front end (or a .tir file)
+// and the stages of runtime/Pipeline.cpp, PTX per arch packed into a Bundle
+// through the compile cache, and every stage's text for `tkc compile --emit`.
+
+#include "tk/compiler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,20 +12,17 @@
 #include <sstream>
 
 #include "backend/nvptx/Codegen.h"
-#include "backend/nvptx/NvptxTarget.h"
 #include "backend/nvptx/Ptxas.h"
-#include "backend/sim/SimTarget.h"
-#include "backend/sim/Simulator.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
-#include "lower/Pipeline.h"
+#include "lower/Target.h"
 #include "runtime/CacheFiles.h"
 #include "runtime/CompileCache.h"
 #include "runtime/KernelLookup.h"
-#include "tk/compiler.h"
+#include "runtime/Pipeline.h"
 
 namespace tk {
 
@@ -83,21 +79,6 @@ void checkPrintAfter(const CompileOptions &opts) {
   }
 }
 
-void runTilePipeline(ir::Module &module, const std::string &kernel, const CompileOptions &opts) {
-  ir::PipelineOptions po;
-  po.verifyEach = opts.verifyEachPass;
-  po.dump = opts.dump;
-  for (const std::string &p : opts.printAfter) {
-    if (p == "all") po.printAfterAll = true;
-    else po.printAfter.insert(p);
-  }
-  try {
-    lower::tilePipeline().run(module, po);
-  } catch (const std::runtime_error &e) {
-    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
-  }
-}
-
 // The kernel through the front end and, unless `runPipeline` is false (the
 // tile IR before passes), the tile pipeline.
 Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts,
@@ -116,7 +97,7 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));
-  if (runPipeline) runTilePipeline(*s.module, kernel, opts);
+  if (runPipeline) pipeline::runTilePasses(*s.module, kernel, opts);
   return s;
 }
 
@@ -133,8 +114,7 @@ bool hasLayouts(ir::Function &fn) {
 // Kernel `kernel` of a printed tile-IR file, verified. IR without layouts
 // (`--emit tir-raw`) runs the tile pipeline unless `runPipeline` is false; IR
 // with them (`--emit tir`, a bundle's) is lowered as it is.
-Specialised loadTir(const std::string &path, const std::string &kernel, const CompileOptions &opts,
-                    bool runPipeline) {
+Specialised loadTir(const std::string &path, const std::string &kernel, const CompileOptions &opts, bool runPipeline) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
@@ -152,33 +132,12 @@ Specialised loadTir(const std::string &path, const std::string &kernel, const Co
     throw Error("'" + path + "' has no kernel '" + kernel + "' (it has: " + names + ")");
   }
   if (!runPipeline) return s;
-  if (!hasLayouts(*s.fn)) runTilePipeline(*s.module, kernel, opts);
+  if (!hasLayouts(*s.fn))
+    pipeline::runTilePasses(*s.module, kernel, opts);
   else if (!opts.printAfter.empty())
-    throw Error("--print-after: '" + path + "' has layouts already (the tile pipeline's output), so no pass runs on it");
+    throw Error("--print-after: '" + path +
+                "' has layouts already (the tile pipeline's output), so no pass runs on it");
   return s;
-}
-
-std::string printLlvm(const llvm::Module &m) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  m.print(os, nullptr);
-  return os.str();
-}
-
-struct Llvm {
-  llvm::LLVMContext ctx;
-  lower::LoweredKernel lowered;
-};
-
-std::unique_ptr<Llvm> lowerFor(ir::Function &fn, const nvptx::CodegenOptions &cg) {
-  auto out = std::make_unique<Llvm>();
-  nvptx::NvptxTarget target(cg);
-  try {
-    out->lowered = lower::lowerToLLVM(fn, target, out->ctx);
-  } catch (const std::logic_error &e) {
-    throw Error(std::string("internal compiler error while lowering '") + fn.name + "': " + e.what());
-  }
-  return out;
 }
 
 std::atomic<uint64_t> compiledCount{0}, cacheHitCount{0};
@@ -204,13 +163,13 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
   b.archs = opts.archs;
   for (const std::string &arch : opts.archs) {
     nvptx::CodegenOptions cg = codegenOptions(opts, arch);
-    auto llvm = lowerFor(*s.fn, cg);
+    pipeline::Llvm llvm = pipeline::lowerForNvptx(*s.fn, cg);
     // Each arch's lowering may stage differently (wgmma on sm_90a): a launch
     // on any of them gets the most.
-    b.sharedBytes = std::max(b.sharedBytes, llvm->lowered.sharedBytes);
+    b.sharedBytes = std::max(b.sharedBytes, llvm.lowered.sharedBytes);
     if (!opts.emitPtx) break;
     try {
-      b.ptx[arch] = nvptx::emitPtx(*llvm->lowered.module, cg);
+      b.ptx[arch] = nvptx::emitPtx(*llvm.lowered.module, cg);
     } catch (const std::exception &e) {
       throw Error(std::string("PTX generation for ") + arch + " failed: " + e.what());
     }
@@ -260,7 +219,8 @@ Bundle Compiler::compileSource(const std::string &source, const std::string &fil
   return build(l, filename, kernel, opts);
 }
 
-std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage, const CompileOptions &opts) {
+std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage,
+                           const CompileOptions &opts) {
   checkPrintAfter(opts);
   const bool tir = isTirFile(path);
   Loaded l;
@@ -286,59 +246,30 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   }
   if (stage == Stage::TirRaw || stage == Stage::Tir) return ir::printFunction(*s.fn);
   const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();
-  nvptx::CodegenOptions cg = codegenOptions(opts, arch);
-  if (stage == Stage::SimLlvm || stage == Stage::SimLlvmOpt) {
-    // As the sim device lowers a bundle (runtime/SimDevice.cpp): emulating
-    // the first arch.
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    sim::SimTarget target(arch);
-    lower::LoweredKernel lowered;
-    try {
-      lowered = lower::lowerToLLVM(*s.fn, target, *ctx);
-    } catch (const std::logic_error &e) {
-      throw Error(std::string("internal compiler error while lowering '") + s.fn->name + "' for the sim: " + e.what());
-    }
-    if (stage == Stage::SimLlvm) return printLlvm(*lowered.module);
-    try {
-      return sim::Program::optimizedIR(std::move(lowered.module), std::move(ctx));
-    } catch (const std::exception &e) {
-      throw Error(e.what());
-    }
-  }
-  auto llvm = lowerFor(*s.fn, cg);
-  if (stage == Stage::Llvm) return printLlvm(*llvm->lowered.module);
-  if (stage == Stage::LlvmOpt) {
-    try {
-      nvptx::optimizeModule(*llvm->lowered.module, cg);
-    } catch (const std::exception &e) {
-      throw Error(std::string("optimising the LLVM IR for ") + arch + " failed: " + e.what());
-    }
-    return printLlvm(*llvm->lowered.module);
-  }
-  std::string ptx = nvptx::emitPtx(*llvm->lowered.module, cg);
-  if (stage == Stage::Ptx) return ptx;
-  if (!cg.toolkit.hasPtxas())
-    throw Error("a cubin needs ptxas from the CUDA toolkit, and none was found (set CUDA_HOME)");
-  try {
-    nvptx::PtxasInfo info = nvptx::runPtxas(ptx, arch, cg.toolkit);
-    return std::string(info.cubin.begin(), info.cubin.end());
-  } catch (const std::runtime_error &e) {
-    throw Error(std::string("ptxas failed: ") + e.what());
-  }
+  // The sim emulates the first arch, as the sim device lowers a bundle.
+  return pipeline::compileTo(*s.fn, stage, codegenOptions(opts, arch));
 }
 
 std::vector<std::string> Compiler::pipelinePasses() {
   std::vector<std::string> out;
-  for (const std::string &p : lower::tilePipeline().flags())
+  for (const std::string &p : pipeline::tilePasses().flags())
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> Compiler::passes() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ir::PassInfo &p : pipeline::passes()) out.push_back({p.flag, p.summary});
+  return out;
+}
+
+std::vector<std::string> Compiler::pipelineOrder() { return pipeline::tilePasses().flags(); }
+
 Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.load(), cacheHitCount.load()}; }
 
 std::vector<KernelParam> Compiler::signature(const std::string &path, const std::string &kernel,
-                                            const std::map<std::string, std::string> &defines,
-                                            const CompileOptions &opts) {
+                                             const std::map<std::string, std::string> &defines,
+                                             const CompileOptions &opts) {
   Loaded l;
   load(l, nullptr, path, opts);
   detail::findKernel(l.fe->kernels(), path, kernel);
@@ -354,7 +285,7 @@ std::vector<std::string> Compiler::dependencies(const std::string &path, const C
 }
 
 std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path,
-                                                                               const CompileOptions &opts) {
+                                                                                const CompileOptions &opts) {
   Loaded l;
   load(l, nullptr, path, opts);
   std::vector<std::pair<std::string, std::vector<KernelParam>>> out;

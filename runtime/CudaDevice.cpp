@@ -28,7 +28,9 @@ class CudaDevice final : public DeviceImpl {
   std::string name() const override {
     return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
   }
-  uint64_t allocate(size_t bytes) override { return wrap([&] { return ctx_.alloc(bytes); }); }
+  uint64_t allocate(size_t bytes) override {
+    return wrap([&] { return ctx_.alloc(bytes); });
+  }
   void release(uint64_t address) override {
     try {
       ctx_.free(address);
@@ -37,13 +39,22 @@ class CudaDevice final : public DeviceImpl {
     }
   }
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
-    wrap([&] { ctx_.copyToDevice(dst, src, bytes); return 0; });
+    wrap([&] {
+      ctx_.copyToDevice(dst, src, bytes);
+      return 0;
+    });
   }
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
-    wrap([&] { ctx_.copyToHost(dst, src, bytes); return 0; });
+    wrap([&] {
+      ctx_.copyToHost(dst, src, bytes);
+      return 0;
+    });
   }
   void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
-    wrap([&] { ctx_.fill(dst, pattern, patternBytes, count); return 0; });
+    wrap([&] {
+      ctx_.fill(dst, pattern, patternBytes, count);
+      return 0;
+    });
   }
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
@@ -67,23 +78,78 @@ class CudaDevice final : public DeviceImpl {
     });
   }
 
-  // LaunchOptions are the sim's: a GPU always runs the whole grid.
+  // LaunchOptions other than the stream are the sim's: a GPU always runs the
+  // whole grid. On the default stream the launch is timed with events and
+  // waited for; on a created stream it is queued and returns at once (time it
+  // with Stream::record events), so `ms` stays 0.
   LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
-                     const LaunchOptions & /*opts*/) override {
+                     const LaunchOptions & /*opts*/, void *stream) override {
     auto *k = static_cast<LoadedCudaKernel *>(loaded);
     std::vector<void *> params;
     for (const void *a : args) params.push_back(const_cast<void *>(a));
     return wrap([&] {
+      LaunchStats s;
+      s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
+      const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * 32), 1, 1};
+      const unsigned shared = static_cast<unsigned>(bundle.sharedBytes);
+      if (stream) {
+        ctx_.launch(k->function, g, block, shared, params.data(), static_cast<const cuda::Stream *>(stream));
+        return s;
+      }
       cuda::Event start = ctx_.createEvent(), stop = ctx_.createEvent();
       start.record();
-      ctx_.launch(k->function, {grid.x, grid.y, grid.z}, {unsigned(bundle.numWarps * 32), 1, 1},
-                  static_cast<unsigned>(bundle.sharedBytes), params.data());
+      ctx_.launch(k->function, g, block, shared, params.data());
       stop.record();
       stop.synchronize();
-      LaunchStats s;
       s.ms = cuda::Event::elapsedMs(start, stop);
-      s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
       return s;
+    });
+  }
+
+  // A stream is a cuda::Stream (cuStreamCreate, flags 0: it synchronizes
+  // with the legacy default stream the synchronous calls use); an event a
+  // cuda::Event recorded on it (cuEventRecord).
+  std::shared_ptr<void> createStream() override {
+    return wrap([&] { return std::make_shared<cuda::Stream>(ctx_.createStream()); });
+  }
+  void synchronize(void *stream) override {
+    wrap([&] {
+      if (stream)
+        static_cast<const cuda::Stream *>(stream)->synchronize();
+      else
+        ctx_.synchronize();
+      return 0;
+    });
+  }
+  void copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, void *stream) override {
+    wrap([&] {
+      ctx_.copyToDeviceAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
+      return 0;
+    });
+  }
+  void copyToHostAsync(void *dst, uint64_t src, size_t bytes, void *stream) override {
+    wrap([&] {
+      ctx_.copyToHostAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
+      return 0;
+    });
+  }
+  std::shared_ptr<void> recordEvent(void *stream) override {
+    return wrap([&] {
+      auto e = std::make_shared<cuda::Event>(ctx_.createEvent());
+      e->record(static_cast<const cuda::Stream *>(stream));
+      return e;
+    });
+  }
+  void synchronizeEvent(void *event) override {
+    wrap([&] {
+      static_cast<const cuda::Event *>(event)->synchronize();
+      return 0;
+    });
+  }
+  double elapsedMs(void *start, void *end) override {
+    return wrap([&] {
+      return double(
+          cuda::Event::elapsedMs(*static_cast<const cuda::Event *>(start), *static_cast<const cuda::Event *>(end)));
     });
   }
 

@@ -1,5 +1,6 @@
 // tk::Device: device selection, buffers, and launches with arguments checked
 // against the kernel's signature before anything runs.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -20,7 +21,8 @@ uint64_t Buffer::address() const { return alloc_ ? alloc_->address + offset_ : 0
 
 Buffer Buffer::offset(size_t bytes) const {
   if (!alloc_) throw Error("offset of an empty buffer");
-  if (bytes > size_) throw Error("buffer offset " + std::to_string(bytes) + " is past its end (" + std::to_string(size_) + " bytes)");
+  if (bytes > size_)
+    throw Error("buffer offset " + std::to_string(bytes) + " is past its end (" + std::to_string(size_) + " bytes)");
   Buffer b = *this;
   b.offset_ += bytes;
   b.size_ -= bytes;
@@ -49,7 +51,8 @@ DeviceOpener openerOf(const std::string &kind, const std::string &spec) {
   auto it = registry().find(kind);
   if (it != registry().end()) return it->second;
   if (kind == "sim")
-    throw Error("device '" + spec + "': the sim is not linked into this program (link tk::sim, or tk::compiler, "
+    throw Error("device '" + spec +
+                "': the sim is not linked into this program (link tk::sim, or tk::compiler, "
                 "which brings it)");
   throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
 }
@@ -71,7 +74,8 @@ namespace {
 std::string foreign(const std::shared_ptr<DeviceImpl> &owner, const std::shared_ptr<DeviceImpl> &self,
                     const std::string &what) {
   if (owner == self) return "";
-  return what + " belongs to " + (owner->closed ? "a device that has been destroyed" : "another device (" + owner->name() + ")") +
+  return what + " belongs to " +
+         (owner->closed ? "a device that has been destroyed" : "another device (" + owner->name() + ")") +
          ": buffers and kernels are used on the Device that made them";
 }
 }  // namespace
@@ -102,7 +106,8 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
   const std::string n = spec.substr(5);
   char *end = nullptr;
   long ordinal = std::strtol(n.c_str(), &end, 10);
-  if (n.empty() || *end || ordinal < 0 || ordinal > 1024) throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
+  if (n.empty() || *end || ordinal < 0 || ordinal > 1024)
+    throw Error("bad device '" + spec + "': expected cuda:N with N a device number");
   return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
 }
 
@@ -131,26 +136,121 @@ Buffer Device::alloc(size_t bytes) {
   return b;
 }
 
-void Device::copyToDevice(const Buffer &dst, const void *src, size_t bytes) {
+namespace {
+void checkCopyTo(const Buffer &dst, const void *src, size_t bytes, const std::string &why) {
   if (!dst) throw Error("copy to an empty buffer");
   if (!src && bytes) throw Error("copy to a buffer from a null host pointer");
-  if (auto why = foreign(dst.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy to a buffer: " + why);
-  if (bytes > dst.size()) throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
+  if (!why.empty()) throw Error("copy to a buffer: " + why);
+  if (bytes > dst.size())
+    throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
+}
+void checkCopyFrom(void *dst, const Buffer &src, size_t bytes, const std::string &why) {
+  if (!src) throw Error("copy from an empty buffer");
+  if (!dst && bytes) throw Error("copy from a buffer to a null host pointer");
+  if (!why.empty()) throw Error("copy from a buffer: " + why);
+  if (bytes > src.size())
+    throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.size()));
+}
+}  // namespace
+
+void Device::copyToDevice(const Buffer &dst, const void *src, size_t bytes) {
+  checkCopyTo(dst, src, bytes, dst ? foreign(dst.alloc_->device, impl_, "the buffer") : "");
   impl_->copyToDevice(dst.address(), src, bytes);
 }
 
 void Device::copyToHost(void *dst, const Buffer &src, size_t bytes) {
-  if (!src) throw Error("copy from an empty buffer");
-  if (!dst && bytes) throw Error("copy from a buffer to a null host pointer");
-  if (auto why = foreign(src.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("copy from a buffer: " + why);
-  if (bytes > src.size()) throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.size()));
+  checkCopyFrom(dst, src, bytes, src ? foreign(src.alloc_->device, impl_, "the buffer") : "");
   impl_->copyToHost(dst, src.address(), bytes);
+}
+
+void Device::copyToDeviceAsync(const Buffer &dst, const void *src, size_t bytes, const Stream &stream) {
+  checkCopyTo(dst, src, bytes, dst ? foreign(dst.alloc_->device, impl_, "the buffer") : "");
+  void *native = nativeStream(&stream, "copy to a buffer");
+  if (!native) return impl_->copyToDevice(dst.address(), src, bytes);
+  impl_->copyToDeviceAsync(dst.address(), src, bytes, native);
+}
+
+void Device::copyToHostAsync(void *dst, const Buffer &src, size_t bytes, const Stream &stream) {
+  checkCopyFrom(dst, src, bytes, src ? foreign(src.alloc_->device, impl_, "the buffer") : "");
+  void *native = nativeStream(&stream, "copy from a buffer");
+  if (!native) return impl_->copyToHost(dst, src.address(), bytes);
+  impl_->copyToHostAsync(dst, src.address(), bytes, native);
+}
+
+// ---- streams and events ---------------------------------------------------
+
+Stream Device::createStream() {
+  Stream s(*this);
+  auto state = std::make_shared<StreamState>();
+  state->device = impl_;
+  state->native = impl_->createStream();
+  s.state_ = std::move(state);
+  return s;
+}
+
+void Device::synchronize() { impl_->synchronize(nullptr); }
+
+void *Device::nativeStream(const Stream *stream, const std::string &what) const {
+  if (!stream) return nullptr;
+  const DeviceImpl *owner = stream->state_ ? stream->state_->device.get() : stream->device_->impl_.get();
+  if (owner != impl_.get())
+    throw Error(what + ": the stream belongs to " +
+                (stream->state_ && stream->state_->device->closed ? std::string("a device that has been destroyed")
+                                                                  : "another device (" + owner->name() + ")") +
+                ", not to this one (" + impl_->name() + "): a stream runs work only on the Device that created it");
+  return stream->state_ ? stream->state_->native.get() : nullptr;
+}
+
+namespace {
+// The device of a created stream, checked to be open.
+DeviceImpl &openDevice(const StreamState &state, const char *what) {
+  if (state.device->closed) throw Error(std::string(what) + ": the stream's device has been destroyed");
+  return *state.device;
+}
+}  // namespace
+
+void Stream::synchronize() const {
+  if (!state_) return device_->impl_->synchronize(nullptr);
+  openDevice(*state_, "Stream::synchronize").synchronize(state_->native.get());
+}
+
+Event Stream::record() const {
+  Event e;
+  if (!state_) {
+    e.device_ = device_->impl_;
+    e.handle_ = e.device_->recordEvent(nullptr);
+  } else {
+    e.device_ = state_->device;
+    e.handle_ = openDevice(*state_, "Stream::record").recordEvent(state_->native.get());
+  }
+  return e;
+}
+
+void Event::synchronize() const {
+  if (!handle_) throw Error("Event::synchronize: an event that was never recorded");
+  device_->synchronizeEvent(handle_.get());
+}
+
+double Event::elapsedMs(const Event &start, const Event &end) {
+  if (!start.handle_ || !end.handle_) throw Error("Event::elapsedMs: an event that was never recorded");
+  if (start.device_ != end.device_) throw Error("Event::elapsedMs: the two events were recorded on different devices");
+  return start.device_->elapsedMs(start.handle_.get(), end.handle_.get());
+}
+
+std::shared_ptr<void> DeviceImpl::recordEvent(void * /*stream*/) {
+  return std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+}
+
+double DeviceImpl::elapsedMs(void *start, void *end) {
+  using T = std::chrono::steady_clock::time_point;
+  return std::chrono::duration<double, std::milli>(*static_cast<T *>(end) - *static_cast<T *>(start)).count();
 }
 
 void Device::fill(const Buffer &buffer, const Arg &value) {
   if (!buffer) throw Error("fill of an empty buffer");
   if (std::holds_alternative<Buffer>(value)) throw Error("fill takes a scalar value, not a buffer");
-  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("fill of a buffer: " + why);
+  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty())
+    throw Error("fill of a buffer: " + why);
   const void *pattern = std::visit([](const auto &v) -> const void * { return &v; }, value);
   const size_t bytes = std::visit([](const auto &v) { return sizeof v; }, value);
   if (buffer.size() % bytes != 0)
@@ -161,7 +261,8 @@ void Device::fill(const Buffer &buffer, const Arg &value) {
 
 void Device::zero(const Buffer &buffer) {
   if (!buffer) throw Error("zero of an empty buffer");
-  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error("zero of a buffer: " + why);
+  if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty())
+    throw Error("zero of a buffer: " + why);
   const uint8_t z = 0;
   impl_->fill(buffer.address(), &z, 1, buffer.size());
 }
@@ -175,8 +276,8 @@ Kernel Device::load(const Bundle &bundle) {
 }
 
 namespace {
-const char *const kArgNames[] = {"a buffer", "bool",   "int8_t",   "int16_t",     "int32_t",
-                                 "int64_t",  "float",  "double",   "tk::Half",    "tk::BFloat16"};
+const char *const kArgNames[] = {"a buffer", "bool",  "int8_t", "int16_t",  "int32_t",
+                                 "int64_t",  "float", "double", "tk::Half", "tk::BFloat16"};
 const char *argKind(const Arg &a) { return kArgNames[a.index()]; }
 
 // The Arg alternative a scalar parameter type takes.
@@ -199,6 +300,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
   if (auto why = foreign(kernel.device_, impl_, "the kernel '" + b.kernel + "'"); !why.empty()) throw Error(why);
   const std::vector<KernelParam> params = b.launchParams();
   const std::string who = "launch of '" + b.kernel + "'";
+  void *stream = nativeStream(opts.stream, who);
   if (args.size() != params.size())
     throw Error(who + ": expected " + std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) throw Error(who + ": grid has a zero dimension");
@@ -215,12 +317,15 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       if (!*buf) throw Error(where + " is an empty buffer");
       if (auto why = foreign(buf->alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
       if (p.align > 1 && buf->address() % p.align != 0)
-        throw Error(where + ": address 0x" + [&] {
-          char s[32];
-          std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(buf->address()));
-          return std::string(s);
-        }() + " is not " + std::to_string(p.align) + "-byte aligned as the kernel assumes (declare the parameter `" +
-                    p.name + ": " + p.type + " align(N)` to accept less)");
+        throw Error(where + ": address 0x" +
+                    [&] {
+                      char s[32];
+                      std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(buf->address()));
+                      return std::string(s);
+                    }() +
+                    " is not " + std::to_string(p.align) +
+                    "-byte aligned as the kernel assumes (declare the parameter `" + p.name + ": " + p.type +
+                    " align(N)` to accept less)");
       addresses[i] = buf->address();
       values[i] = &addresses[i];
       continue;
@@ -234,8 +339,10 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
     if (auto fact = b.assumed.find(p.name); fact != b.assumed.end()) {
       const int64_t v = std::visit(
           [](const auto &x) -> int64_t {
-            if constexpr (std::is_integral_v<std::decay_t<decltype(x)>>) return int64_t(x);
-            else return 0;
+            if constexpr (std::is_integral_v<std::decay_t<decltype(x)>>)
+              return int64_t(x);
+            else
+              return 0;
           },
           args[i]);
       if (p.multipleOf && v % p.multipleOf != 0)
@@ -247,7 +354,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
                     "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");
     }
   }
-  return impl_->launch(kernel.handle_.get(), b, grid, values, opts);
+  return impl_->launch(kernel.handle_.get(), b, grid, values, opts, stream);
 }
 
 }  // namespace tk

@@ -25,9 +25,26 @@ class DeviceImpl {
   // The device's loaded form of a bundle.
   virtual std::shared_ptr<void> load(const Bundle &bundle) = 0;
   // args[i] points at the value of launch parameter i (a uint64_t address
-  // for pointers).
+  // for pointers). `stream`: the device's handle of the stream to queue on
+  // (createStream), null for the default stream; opts.stream is ignored here.
   virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
-                             const LaunchOptions &opts) = 0;
+                             const LaunchOptions &opts, void *stream) = 0;
+
+  // Streams and events (tk::Stream, tk::Event). The defaults are the sim's:
+  // work runs when it is submitted, so a stream is only a token, its copies
+  // are the synchronous ones, and an event is the host time it was recorded
+  // at (all work before it is already done).
+  virtual std::shared_ptr<void> createStream() { return std::make_shared<int>(0); }
+  virtual void synchronize(void * /*stream, null: the whole device*/) {}
+  virtual void copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, void * /*stream*/) {
+    copyToDevice(dst, src, bytes);
+  }
+  virtual void copyToHostAsync(void *dst, uint64_t src, size_t bytes, void * /*stream*/) {
+    copyToHost(dst, src, bytes);
+  }
+  virtual std::shared_ptr<void> recordEvent(void *stream);
+  virtual void synchronizeEvent(void * /*event*/) {}
+  virtual double elapsedMs(void *start, void *end);
   virtual void setRaceCheck(bool on) {
     if (on) throw Error("the race check is a feature of the sim, not of " + name());
   }
@@ -38,6 +55,13 @@ class DeviceImpl {
   std::atomic<size_t> live{0}, peak{0};
   // Set when its Device is destroyed; buffers and kernels may outlive it.
   std::atomic<bool> closed{false};
+};
+
+// What a created tk::Stream shares among its copies. `native` is declared
+// after `device`, so it is destroyed first, while the device still lives.
+struct StreamState {
+  std::shared_ptr<DeviceImpl> device;
+  std::shared_ptr<void> native;
 };
 
 // Memory a Buffer refers to; freed with the last Buffer that shares it.

@@ -25,15 +25,24 @@ namespace {
 // memory (barriers, shuffles, mma).
 const char *siteKindName(sim::SiteKind k) {
   switch (k) {
-    case sim::SiteKind::GlobalLoad: return "global load";
-    case sim::SiteKind::GlobalStore: return "global store";
-    case sim::SiteKind::GlobalAtomic: return "global atomic";
-    case sim::SiteKind::SharedLoad: return "shared load";
-    case sim::SiteKind::SharedStore: return "shared store";
-    case sim::SiteKind::SharedAtomic: return "shared atomic";
-    case sim::SiteKind::Ldmatrix: return "ldmatrix";
-    case sim::SiteKind::Wgmma: return "wgmma";
-    default: return nullptr;
+    case sim::SiteKind::GlobalLoad:
+      return "global load";
+    case sim::SiteKind::GlobalStore:
+      return "global store";
+    case sim::SiteKind::GlobalAtomic:
+      return "global atomic";
+    case sim::SiteKind::SharedLoad:
+      return "shared load";
+    case sim::SiteKind::SharedStore:
+      return "shared store";
+    case sim::SiteKind::SharedAtomic:
+      return "shared atomic";
+    case sim::SiteKind::Ldmatrix:
+      return "ldmatrix";
+    case sim::SiteKind::Wgmma:
+      return "wgmma";
+    default:
+      return nullptr;
   }
 }
 
@@ -129,7 +138,7 @@ class SimDevice final : public DeviceImpl {
   }
 
   LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
-                     const LaunchOptions &opts) override {
+                     const LaunchOptions &opts, void * /*stream: work runs when submitted*/) override {
     auto *program = static_cast<sim::Program *>(loaded);
     sim::LaunchConfig cfg;
     cfg.grid[0] = grid.x;
@@ -201,6 +210,4 @@ extern const int tk_sim_device_anchor;
 const int tk_sim_device_anchor = tk::registered ? 1 : 0;
 }
 
-namespace tk {
-
-}  // namespace tk
+namespace tk {}  // namespace tk

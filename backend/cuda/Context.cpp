@@ -75,6 +75,18 @@ void Context::copyToHost(void *dst, uint64_t src, size_t bytes) const {
   check(driver_->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH(" + hex(src) + ", " + std::to_string(bytes) + " bytes)");
 }
 
+void Context::copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, const Stream &stream) const {
+  bind();
+  check(driver_->cuMemcpyHtoDAsync(dst, src, bytes, stream.handle()),
+        "cuMemcpyHtoDAsync(" + hex(dst) + ", " + std::to_string(bytes) + " bytes)");
+}
+
+void Context::copyToHostAsync(void *dst, uint64_t src, size_t bytes, const Stream &stream) const {
+  bind();
+  check(driver_->cuMemcpyDtoHAsync(dst, src, bytes, stream.handle()),
+        "cuMemcpyDtoHAsync(" + hex(src) + ", " + std::to_string(bytes) + " bytes)");
+}
+
 void Context::memset(uint64_t dst, unsigned char value, size_t bytes) const {
   bind();
   check(driver_->cuMemsetD8(dst, value, bytes), "cuMemsetD8(" + hex(dst) + ", " + std::to_string(bytes) + " bytes)");

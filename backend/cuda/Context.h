@@ -93,6 +93,9 @@ class Context {
   void free(uint64_t ptr) const;
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) const;
   void copyToHost(void *dst, uint64_t src, size_t bytes) const;
+  // Queued on `stream`: return before the copy is done.
+  void copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, const Stream &stream) const;
+  void copyToHostAsync(void *dst, uint64_t src, size_t bytes, const Stream &stream) const;
   void memset(uint64_t dst, unsigned char value, size_t bytes) const;
   // Writes `count` copies of a 1, 2, 4 or 8-byte `pattern` from `dst` on.
   void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) const;

@@ -3,11 +3,11 @@
 // itself picks), else the versioned symbol names of cuda.h.
 #include "backend/cuda/Driver.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-
-#include <dlfcn.h>
 
 namespace tk::cuda {
 
@@ -59,21 +59,27 @@ const ErrorInfo *findError(CUresult r) {
 // "cuMemAlloc_v2"); used when cuGetProcAddress is absent or refuses.
 const char *versionedName(const char *name) {
   static const char *const pairs[][2] = {
-      {"cuMemGetInfo", "cuMemGetInfo_v2"},           {"cuMemAlloc", "cuMemAlloc_v2"},
-      {"cuMemFree", "cuMemFree_v2"},                 {"cuMemcpyHtoD", "cuMemcpyHtoD_v2"},
-      {"cuMemcpyDtoH", "cuMemcpyDtoH_v2"},           {"cuMemsetD8", "cuMemsetD8_v2"},
+      {"cuMemGetInfo", "cuMemGetInfo_v2"},
+      {"cuMemAlloc", "cuMemAlloc_v2"},
+      {"cuMemFree", "cuMemFree_v2"},
+      {"cuMemcpyHtoD", "cuMemcpyHtoD_v2"},
+      {"cuMemcpyDtoH", "cuMemcpyDtoH_v2"},
+      {"cuMemsetD8", "cuMemsetD8_v2"},
       {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"},
-      {"cuStreamDestroy", "cuStreamDestroy_v2"},     {"cuEventDestroy", "cuEventDestroy_v2"},
-      {"cuMemsetD16", "cuMemsetD16_v2"},             {"cuMemsetD32", "cuMemsetD32_v2"},
+      {"cuStreamDestroy", "cuStreamDestroy_v2"},
+      {"cuEventDestroy", "cuEventDestroy_v2"},
+      {"cuMemsetD16", "cuMemsetD16_v2"},
+      {"cuMemsetD32", "cuMemsetD32_v2"},
       {"cuMemsetD2D32", "cuMemsetD2D32_v2"},
+      {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2"},
+      {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2"},
   };
   for (const auto &p : pairs)
     if (std::strcmp(p[0], name) == 0) return p[1];
   return name;
 }
 
-using GetProcAddress = CUresult (*)(const char *symbol, void **pfn, int cudaVersion, uint64_t flags,
-                                    int *symbolStatus);
+using GetProcAddress = CUresult (*)(const char *symbol, void **pfn, int cudaVersion, uint64_t flags, int *symbolStatus);
 
 // The CUDA version whose ABI tk's declarations in DriverFunctions.def follow.
 constexpr int kApiVersion = 13000;
@@ -104,10 +110,9 @@ std::unique_ptr<Driver> Driver::open(const std::string &path) {
     if ((fn = sym(versionedName(name)))) return fn;
     return sym(name);
   };
-#define TK_CUDA_FN(name, ret, args)                                                                   \
-  d->name = reinterpret_cast<decltype(d->name)>(resolve(#name));                                      \
-  if (!d->name)                                                                                       \
-    throw Unavailable("CUDA driver library '" + path + "' lacks " #name " (driver too old for tk?)");
+#define TK_CUDA_FN(name, ret, args)                              \
+  d->name = reinterpret_cast<decltype(d->name)>(resolve(#name)); \
+  if (!d->name) throw Unavailable("CUDA driver library '" + path + "' lacks " #name " (driver too old for tk?)");
 #include "backend/cuda/DriverFunctions.def"
 
   if (CUresult r = d->cuInit(0); r != CUDA_SUCCESS) {

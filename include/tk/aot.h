@@ -1,5 +1,5 @@
 // What the launchers `tkc compile --emit cpp` generates stand on: tk::Status,
-// tk::Stream, and aot::Library, which loads a generated file's embedded
+// aot::Library, which loads a generated file's embedded
 // bundles on each device on first use. Part of tk::runtime: no LLVM, and a
 // generated launcher throws nothing. See docs/aot.md.
 #pragma once
@@ -14,6 +14,7 @@
 #include "tk/runtime.h"
 
 struct tk_device;  // tk/aot_c.h
+struct tk_stream;
 
 namespace tk {
 
@@ -37,13 +38,10 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-// Where a generated launcher runs its kernel: a device (on a GPU, its
-// default stream; launches return when the kernel has finished, as
-// Device::launch does).
-struct Stream {
-  Stream(Device &d) : device(&d) {}  // implicit: pass a Device where a Stream is asked for
-  Device *device;
-};
+// Generated launchers take a tk::Stream (tk/runtime.h): pass a Device for
+// its default stream (the launch returns when the kernel has finished, as
+// Device::launch does), or a stream from Device::createStream to queue the
+// launch there and return at once.
 
 // A buffer's device address as the typed pointer generated launchers take.
 template <class T>
@@ -83,21 +81,23 @@ class Library {
   Library(const Library &) = delete;
   Library &operator=(const Library &) = delete;
 
-  Status load(Stream s, uint64_t headerHash);
-  void unload(Stream s);
+  Status load(const Stream &s, uint64_t headerHash);
+  void unload(const Stream &s);
   // Launches variant `variant` of kernel `kernel` with `args[i]` pointing at
   // launch parameter i's value (a uint64_t address for a pointer): the
   // generated launcher has checked types, null and alignment already. Checks
   // the grid and the header's hash; every failure is a Status.
-  Status launch(Stream s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
+  Status launch(const Stream &s, uint64_t headerHash, const char *kernel, size_t variant, Dim3 grid,
                 const void *const *args, size_t count);
   // The bundle of variant `variant` as loaded on the stream's device (to
   // inspect num_warps, consts, ...); null with `status` set on failure.
-  const Bundle *bundle(Stream s, size_t variant, Status &status);
+  const Bundle *bundle(const Stream &s, size_t variant, Status &status);
 
  private:
   struct Loaded;
   Loaded *find(const Stream &s);
+  static const std::shared_ptr<DeviceImpl> &deviceOf(const Stream &s);
+  static Status usable(const Stream &s, const char *who);
   Status loadOn(const Stream &s, uint64_t headerHash, Loaded *&out);
 
   const char *name_;
@@ -119,6 +119,7 @@ Status noVariant(const char *kernel, const std::string &wanted, const char *comp
 // For the C launchers (tk/aot_c.h): the device behind a tk_device, and a
 // Status as the C convention (0, or 1 with *error set).
 Device &deviceOf(tk_device *device);
+Stream &streamOf(tk_stream *stream);
 int cStatus(const Status &status, const char **error);
 
 }  // namespace aot

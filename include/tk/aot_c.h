@@ -17,6 +17,7 @@ extern "C" {
 
 typedef struct tk_device tk_device;
 typedef struct tk_buffer tk_buffer;
+typedef struct tk_stream tk_stream;
 typedef struct tk_dim3 {
   uint32_t x, y, z;
 } tk_dim3;
@@ -32,6 +33,17 @@ uint64_t tk_buffer_address(const tk_buffer *buffer); /* what a launcher's pointe
 
 int tk_copy_to_device(tk_device *device, tk_buffer *dst, const void *src, size_t bytes, const char **error);
 int tk_copy_to_host(tk_device *device, void *dst, const tk_buffer *src, size_t bytes, const char **error);
+
+/* Streams (tk::Stream): work queued on one runs in submission order; on a
+ * GPU, launches (NAME_c_stream) and async copies return once queued, so the
+ * host memory of a copy must stay valid until tk_stream_synchronize. The sim
+ * runs each piece of work when it is submitted. Destroy a device's streams
+ * before closing it. */
+int tk_stream_create(tk_device *device, tk_stream **stream, const char **error);
+int tk_stream_synchronize(tk_stream *stream, const char **error);
+void tk_stream_destroy(tk_stream *stream); /* queued work still finishes */
+int tk_copy_to_device_async(tk_stream *stream, tk_buffer *dst, const void *src, size_t bytes, const char **error);
+int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, size_t bytes, const char **error);
 
 #ifdef __cplusplus
 }

@@ -145,6 +145,13 @@ class Compiler {
   // The passes of the tile pipeline, in order, each once: what printAfter
   // may name (with "all"); others are a tk::Error listing these.
   static std::vector<std::string> pipelinePasses();
+  // Every tile-IR pass the compiler knows, in the registry's order, as
+  // {name, one-line description} (`tkc compile --list-passes`, tk-opt's
+  // --pass names, the table in docs/ir.md).
+  static std::vector<std::pair<std::string, std::string>> passes();
+  // The passes the compiler runs on a kernel's tile IR, in order, with
+  // repeats: canonicalize, cse, licm, cse, dce, ...
+  static std::vector<std::string> pipelineOrder();
   // The files a compile of `path` reads: `path` and every file it imports,
   // found as `opts` says (the depfile of `tkc compile --depfile`).
   static std::vector<std::string> dependencies(const std::string &path, const CompileOptions &opts = {});
@@ -152,7 +159,7 @@ class Compiler {
   // A parameter whose type is a type const (`x: *T`) has the type T's
   // default gives it ("*T" as written when T has none).
   static std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels(const std::string &path,
-                                                                              const CompileOptions &opts = {});
+                                                                               const CompileOptions &opts = {});
   // One kernel's parameters specialised by `defines`: the const values and
   // the types they give `x: *T`. CompileError for bad defines or source.
   // Imports are found as `opts` says (importPaths).

@@ -16,7 +16,10 @@
 namespace tk {
 
 class DeviceImpl;
+class Device;
+class Stream;
 struct Allocation;
+struct StreamState;
 namespace aot {
 class Library;  // tk/aot.h: generated launchers load and launch through it
 }
@@ -45,8 +48,14 @@ struct Dim3 {
 // parameter's exact type (tk::Half for f16, tk::BFloat16 for bf16).
 using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16>;
 
-// How a launch runs. Only the sim reads these; a CUDA device ignores them.
+// How a launch runs. `stream` is read by every device; the other fields only
+// by the sim (a CUDA device ignores them).
 struct LaunchOptions {
+  // Where the launch runs: null, the device's default stream (the launch
+  // returns when the kernel has finished); else a stream of this device made
+  // by Device::createStream (the launch returns once the work is queued; see
+  // Stream). A stream of another device is a tk::Error.
+  const Stream *stream = nullptr;
   uint64_t sampleBlocks = 0;  // sim: run only this many blocks spread over the grid and scale the counters (0: all)
   bool perSite = false;       // sim: also count each memory instruction (LaunchStats::sites); off costs nothing
 };
@@ -55,9 +64,9 @@ struct LaunchOptions {
 // (LaunchOptions::perSite): the accesses the sim saw at one source position,
 // of one kind and width. docs/api.md.
 struct SiteStats {
-  std::string loc;   // "file:line:col" of the .tk operation; "" where the lowering gave none
-  std::string kind;  // "global load", "global store", "global atomic", "shared load", "shared store",
-                     // "shared atomic", "ldmatrix" or "wgmma" (a warpgroup's core-matrix reads)
+  std::string loc;           // "file:line:col" of the .tk operation; "" where the lowering gave none
+  std::string kind;          // "global load", "global store", "global atomic", "shared load", "shared store",
+                             // "shared atomic", "ldmatrix" or "wgmma" (a warpgroup's core-matrix reads)
   uint32_t accessBytes = 0;  // bytes one lane moves per access: the vector width (16 for a v4.f32)
   uint64_t requests = 0;     // warp-level instructions
   uint64_t bytes = 0;        // bytes of the active elements (ldmatrix: 128 per 8x8 matrix)
@@ -104,6 +113,49 @@ class Kernel {
   std::shared_ptr<void> handle_;        // the device's loaded form
 };
 
+// A point in a stream's work (Stream::record): it completes when all work
+// queued on the stream before it has finished. Copies share the event.
+class Event {
+ public:
+  // Waits until the event has completed.
+  void synchronize() const;
+  // Milliseconds between two events recorded on streams of one device, once
+  // `end` has completed (waits for it). On a GPU, device time (CUDA events);
+  // on the sim, host time between the two records.
+  static double elapsedMs(const Event &start, const Event &end);
+
+ private:
+  friend class Stream;
+  std::shared_ptr<DeviceImpl> device_;
+  std::shared_ptr<void> handle_;
+};
+
+// An ordered queue of work on one device. A Device converts to its default
+// stream (work on it is synchronous: a launch or copy returns when it is
+// done). Device::createStream makes a new one: on a GPU a CUDA stream
+// (cuStreamCreate), whose launches and async copies return once queued and
+// run in submission order, overlapping work on other streams; the sim runs
+// each piece of work when it is submitted, which is one valid order of the
+// same program. A created stream is destroyed when its last copy goes (work
+// still queued finishes first); it keeps its device's resources alive, but
+// using it after its Device is destroyed is a tk::Error.
+class Stream {
+ public:
+  Stream(Device &device) : device_(&device) {}  // implicit: a Device is its default stream
+  Device &device() const { return *device_; }
+  bool isDefault() const { return !state_; }
+  // Waits until every piece of work queued on this stream has finished.
+  void synchronize() const;
+  // Queues an event: it completes when the work queued before it has.
+  Event record() const;
+
+ private:
+  friend class Device;
+  friend class aot::Library;
+  Device *device_;
+  std::shared_ptr<StreamState> state_;  // null: the default stream
+};
+
 class Device {
  public:
   // A CUDA GPU when a driver and a GPU are present, else the sim.
@@ -130,6 +182,21 @@ class Device {
   Buffer alloc(size_t bytes);
   void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
   void copyToHost(void *dst, const Buffer &src, size_t bytes);
+  // The same queued on `stream` (a stream of this device): on a GPU they
+  // return before the copy is done (cuMemcpyHtoDAsync/DtoHAsync), so `src`
+  // must stay unchanged, and `dst` unread, until the stream has reached it
+  // (Stream::synchronize). On the default stream and on the sim they are the
+  // synchronous copies.
+  void copyToDeviceAsync(const Buffer &dst, const void *src, size_t bytes, const Stream &stream);
+  void copyToHostAsync(void *dst, const Buffer &src, size_t bytes, const Stream &stream);
+
+  // A new stream on this device (see Stream); on a GPU it synchronizes with
+  // the default stream like any CUDA stream created without flags, so the
+  // synchronous calls (copies, fill, launches without a stream) still see
+  // its finished work and wait for its queued work.
+  Stream createStream();
+  // Waits until all work on every stream of this device has finished.
+  void synchronize();
   template <class T>
   Buffer upload(const std::vector<T> &v) {
     Buffer b = alloc(v.size() * sizeof(T));
@@ -169,7 +236,12 @@ class Device {
 
  private:
   friend class aot::Library;
+  friend class Stream;
   explicit Device(std::shared_ptr<DeviceImpl> impl);
+  // The device's handle of `stream`: null for the default stream. tk::Error
+  // naming `what` when the stream belongs to another device or its device is
+  // gone.
+  void *nativeStream(const Stream *stream, const std::string &what) const;
   // Shared with every Buffer and Kernel made here, so they may outlive the
   // Device object itself.
   std::shared_ptr<DeviceImpl> impl_;

@@ -26,23 +26,20 @@ bool eliminateDeadCode(Function &fn);
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);
 
-// A pass as the registry and the tools know it; `flag` is what --pass= takes.
+// A pass as the registry (runtime/Pipeline.cpp, tk::pipeline::passes()) and
+// the tools know it; `flag` is what --pass= and --print-after take.
 struct PassInfo {
-  const char *flag;     // "canonicalize", "cse", "licm", "dce"
-  const char *summary;  // one line for --list-passes
+  const char *flag;     // "canonicalize", "cse", "licm", "dce", ...
+  const char *summary;  // one line for --list-passes and docs/ir.md
   bool (*run)(Function &);
 };
-// The passes of this library, in a fixed order.
-const std::vector<PassInfo> &registeredPasses();
-// The registered pass with this flag, or null.
-const PassInfo *findPass(const std::string &flag);
 
 struct PipelineOptions {
-  bool verifyEach = true;             // verify the input and after every pass; throw on failure
-  std::set<std::string> printAfter;   // pass flags after which to print the module to `dump`
+  bool verifyEach = true;            // verify the input and after every pass; throw on failure
+  std::set<std::string> printAfter;  // pass flags after which to print the module to `dump`
   bool printAfterAll = false;
-  bool printLocations = false;        // locations in the printed dumps
-  std::ostream *dump = nullptr;       // where the dumps go; none when null
+  bool printLocations = false;   // locations in the printed dumps
+  std::ostream *dump = nullptr;  // where the dumps go; none when null
 };
 
 // An ordered list of passes run over every function of a module.
@@ -50,11 +47,6 @@ class PassPipeline {
  public:
   using PassFn = std::function<bool(Function &)>;
 
-  // A registered pass by flag; throws std::runtime_error for an unknown one.
-  PassPipeline &add(const std::string &flag);
-  // A comma-separated list of registered flags: "canonicalize,cse,dce".
-  PassPipeline &addList(const std::string &flags);
-  PassPipeline &addRegistered(const PassInfo &pass);
   // Any pass: `flag` names it in dumps and errors.
   PassPipeline &add(const std::string &flag, PassFn run);
 
@@ -72,8 +64,5 @@ class PassPipeline {
   };
   std::vector<Entry> passes_;
 };
-
-// canonicalize, cse, licm, cse, dce, canonicalize, dce.
-PassPipeline defaultOptimizationPipeline();
 
 }  // namespace tk::ir

@@ -1,7 +1,7 @@
 /* The C launchers (elementwise_c.h from tk_add_kernels, tk/aot_c.h) from a
  * C program: complex_activation on the sim at masked sizes against a double
- * reference, then the errors a C caller gets -- a null pointer, a zero grid,
- * a device that does not exist -- as return codes and messages. */
+ * reference, on the default stream and queued on a created stream, then the errors a C caller gets -- a null pointer, a
+ * zero grid, a device that does not exist -- as return codes and messages. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,9 @@ static int fail(const char *what, const char *error) {
   return 1;
 }
 
-static int run(tk_device *dev, int32_t n) {
+/* With `stream`, the copies and the launch are queued on it (waited for
+ * before checking); else they run on the device's default stream. */
+static int run(tk_device *dev, tk_stream *stream, int32_t n) {
   const char *error = NULL;
   float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
   for (int32_t i = 0; i < n; ++i) {
@@ -26,16 +28,28 @@ static int run(tk_device *dev, int32_t n) {
   if (tk_buffer_alloc(dev, n * sizeof(float), &bx, &error) || tk_buffer_alloc(dev, n * sizeof(float), &by, &error) ||
       tk_buffer_alloc(dev, n * sizeof(float), &bout, &error))
     return fail("alloc", error);
-  if (tk_copy_to_device(dev, bx, x, n * sizeof(float), &error) || tk_copy_to_device(dev, by, y, n * sizeof(float), &error) ||
-      tk_copy_to_device(dev, bout, out, n * sizeof(float), &error))
-    return fail("copy", error);
   /* elementwise_c.h launches the first -D set: BLOCK=128. */
   tk_dim3 grid = {(uint32_t)((n + 127) / 128), 1, 1};
-  if (complex_activation_c(dev, grid, (const float *)(uintptr_t)tk_buffer_address(bx),
-                           (const float *)(uintptr_t)tk_buffer_address(by), (float *)(uintptr_t)tk_buffer_address(bout),
-                           n, &error))
-    return fail("complex_activation_c", error);
-  if (tk_copy_to_host(dev, out, bout, n * sizeof(float), &error)) return fail("copy back", error);
+  const float *px = (const float *)(uintptr_t)tk_buffer_address(bx),
+              *py = (const float *)(uintptr_t)tk_buffer_address(by);
+  float *pout = (float *)(uintptr_t)tk_buffer_address(bout);
+  if (stream) {
+    if (tk_copy_to_device_async(stream, bx, x, n * sizeof(float), &error) ||
+        tk_copy_to_device_async(stream, by, y, n * sizeof(float), &error) ||
+        tk_copy_to_device_async(stream, bout, out, n * sizeof(float), &error))
+      return fail("async copy", error);
+    if (complex_activation_c_stream(stream, grid, px, py, pout, n, &error))
+      return fail("complex_activation_c_stream", error);
+    if (tk_copy_to_host_async(stream, out, bout, n * sizeof(float), &error)) return fail("async copy back", error);
+    if (tk_stream_synchronize(stream, &error)) return fail("synchronize", error);
+  } else {
+    if (tk_copy_to_device(dev, bx, x, n * sizeof(float), &error) ||
+        tk_copy_to_device(dev, by, y, n * sizeof(float), &error) ||
+        tk_copy_to_device(dev, bout, out, n * sizeof(float), &error))
+      return fail("copy", error);
+    if (complex_activation_c(dev, grid, px, py, pout, n, &error)) return fail("complex_activation_c", error);
+    if (tk_copy_to_host(dev, out, bout, n * sizeof(float), &error)) return fail("copy back", error);
+  }
   for (int32_t i = 0; i < n; ++i) {
     double a = x[i], b = y[i], want = (sin(a) * cos(b) + a) * b;
     if (want < 0) want = 0;
@@ -59,7 +73,14 @@ int main(void) {
   srand(12345u ^ (unsigned)(uintptr_t)&error);
   if (tk_device_open("sim", &dev, &error)) return fail("open", error);
   if (elementwise_load_c(dev, &error)) return fail("load", error);
-  if (run(dev, 1) || run(dev, 781) || run(dev, 98433)) return 1;
+  if (run(dev, NULL, 1) || run(dev, NULL, 781) || run(dev, NULL, 98433)) return 1;
+  tk_stream *stream;
+  if (tk_stream_create(dev, &stream, &error)) return fail("tk_stream_create", error);
+  if (run(dev, stream, 781) || run(dev, stream, 98433)) return 1;
+  if (!complex_activation_c_stream(NULL, (tk_dim3){1, 1, 1}, NULL, NULL, NULL, 16, &error) ||
+      strcmp(error, "complex_activation: a null tk_stream") != 0)
+    return fail("a null stream should fail so", error);
+  tk_stream_destroy(stream);
 
   tk_dim3 one = {1, 1, 1}, zero = {0, 1, 1};
   if (!complex_activation_c(dev, one, NULL, NULL, NULL, 16, &error) ||

@@ -46,6 +46,46 @@ TEST(Aot, ComplexActivationEveryVariant) {
     for (int32_t n : {1, 781, 1024, 98433}) expectComplexActivation(*dev, n, complex_activation_config{block, 4});
 }
 
+// The typed launchers take a created stream as they take a device: two
+// launches queued on two streams, the second on each reading the first's
+// output, checked once each stream is waited for.
+TEST(Aot, LaunchesOnCreatedStreams) {
+  auto dev = sim();
+  const int32_t n[2] = {98433, 781};
+  tk::Stream streams[2] = {dev->createStream(), dev->createStream()};
+  std::vector<float> x[2], y[2];
+  tk::Buffer bx[2], by[2], mid[2], out[2];
+  const complex_activation_config config{256, 4};
+  for (int s = 0; s < 2; ++s) {
+    x[s] = randomFloats(n[s], -3, 3), y[s] = randomFloats(n[s], -3, 3);
+    std::vector<float> poison(n[s], std::numeric_limits<float>::quiet_NaN());
+    bx[s] = dev->upload(x[s]), by[s] = dev->upload(y[s]), mid[s] = dev->upload(poison), out[s] = dev->upload(poison);
+    const tk::Dim3 grid{uint32_t((n[s] + config.BLOCK - 1) / config.BLOCK)};
+    tk::Status st = complex_activation(streams[s], grid, config, tk::pointer<float>(bx[s]), tk::pointer<float>(by[s]),
+                                       tk::pointer<float>(mid[s]), n[s]);
+    ASSERT_TRUE(st.ok()) << st.message();
+    st = complex_activation(streams[s], grid, config, tk::pointer<float>(mid[s]), tk::pointer<float>(by[s]),
+                            tk::pointer<float>(out[s]), n[s]);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  for (int s = 0; s < 2; ++s) {
+    streams[s].synchronize();
+    auto got = dev->download<float>(out[s], n[s]);
+    for (int32_t i = 0; i < n[s]; ++i) {
+      const double want = complexActivation(float(complexActivation(x[s][i], y[s][i])), y[s][i]);
+      ASSERT_NEAR(got[i], want, 1e-4 * (1 + std::fabs(want))) << "stream " << s << " at " << i;
+    }
+  }
+  // A stream whose device is gone is an error naming the kernel.
+  auto other = sim();
+  tk::Stream foreign = other->createStream();
+  other.reset();
+  tk::Status st = complex_activation(foreign, tk::Dim3{1}, complex_activation_config{256, 4}, tk::pointer<float>(bx[0]),
+                                     tk::pointer<float>(by[0]), tk::pointer<float>(out[0]), 16);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "complex_activation: the stream's device has been destroyed");
+}
+
 TEST(Aot, SelectedConfigAndGridOf) {
   auto dev = sim();
   const int32_t n = 1023;
@@ -91,7 +131,7 @@ TEST(Aot, TuningTablesChooseByNearestKey) {
   EXPECT_EQ(axpy_select(1.5f, 1024).BLOCK, 128);
   EXPECT_EQ(axpy_select(1.5f, 1024).num_warps, 1);
   EXPECT_EQ(axpy_select(1.5f, 1).BLOCK, 128);
-  EXPECT_EQ(axpy_select(1.5f, 20000).BLOCK, 128);  // log2 14.3: nearer 10 (n = 1024) than 20 (n = 2^20)
+  EXPECT_EQ(axpy_select(1.5f, 20000).BLOCK, 128);   // log2 14.3: nearer 10 (n = 1024) than 20 (n = 2^20)
   EXPECT_EQ(axpy_select(1.5f, 40000).BLOCK, 2048);  // log2 15.3: nearer 20
   EXPECT_EQ(axpy_select(1.5f, 40000000).BLOCK, 2048);
   EXPECT_EQ(axpy_select(1.5f, 1048576).num_warps, 8);
@@ -166,7 +206,12 @@ TEST(Aot, CubinOfTheDevicesOwnArchIsLoadedElsePtx) {
   tk::Bundle b;
   b.kernel = "k";
   b.ptx = {{"sm_80", "."}, {"sm_90", "."}, {"sm_90a", "."}};
-  b.cubins = {{"sm_80", "\x7f" "ELF80"}, {"sm_90", "\x7f" "ELF90"}};
+  b.cubins = {{"sm_80",
+               "\x7f"
+               "ELF80"},
+              {"sm_90",
+               "\x7f"
+               "ELF90"}};
   // Exactly the device's arch: the cubin of the PTX bestPtxArch picks.
   EXPECT_EQ(tk::bestCubinArch(b, "sm_80"), "sm_80");
   EXPECT_EQ(tk::bestCubinArch(b, "sm_90"), tk::bestPtxArch(b, "sm_90"));
@@ -181,7 +226,9 @@ TEST(Aot, CubinOfTheDevicesOwnArchIsLoadedElsePtx) {
   // An arch-specific cubin runs on its own arch only.
   tk::Bundle a;
   a.ptx = {{"sm_90a", "."}};
-  a.cubins = {{"sm_90a", "\x7f" "ELF"}};
+  a.cubins = {{"sm_90a",
+               "\x7f"
+               "ELF"}};
   EXPECT_EQ(tk::bestCubinArch(a, "sm_90"), "sm_90a");
   EXPECT_EQ(tk::bestCubinArch(a, "sm_100"), "");
 }

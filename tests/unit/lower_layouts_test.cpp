@@ -9,7 +9,7 @@
 #include "lower/AssignLayouts.h"
 #include "lower/AxisInfo.h"
 #include "lower/Layouts.h"
-#include "lower/Pipeline.h"
+#include "runtime/Pipeline.h"
 
 using namespace tk;
 
@@ -188,7 +188,7 @@ TEST(AxisInfo, UnalignedPointersOrOffsetsDoNotVectorise) {
 TEST(AssignLayouts, AnchorsLoadsAndStoresWithVectorLayouts) {
   auto m = parse(kElementwise);
   ir::Function &fn = *m->functions[0];
-  lower::tilePipeline().run(*m);
+  pipeline::tilePasses().run(*m);
   std::string error;
   ASSERT_TRUE(ir::verifyFunction(fn, error)) << error << ir::printFunction(fn);
   for (ir::Op *op : fn.walk()) {
@@ -229,7 +229,7 @@ kernel @k(%x: ptr<f32> {align = 16}, %out: ptr<f32> {align = 16}) {num_warps = 4
 }
 )");
   ir::Function &fn = *m->functions[0];
-  lower::tilePipeline().run(*m);
+  pipeline::tilePasses().run(*m);
   std::string error;
   ASSERT_TRUE(ir::verifyFunction(fn, error)) << error << ir::printFunction(fn);
   int aranges4 = 0;

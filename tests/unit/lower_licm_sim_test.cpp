@@ -14,7 +14,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "lower/LowerToLLVM.h"
-#include "lower/Pipeline.h"
+#include "runtime/Pipeline.h"
 #include "TestSeed.h"
 
 using namespace tk;
@@ -72,7 +72,7 @@ TEST(LowerLicm, HoistedLoopMatchesTheCpuAndZeroTripDivisionIsSafe) {
   std::string error;
   auto m = ir::parseModule(kRowSum, "rowsum.tir", error);
   ASSERT_TRUE(m) << error;
-  lower::tilePipeline().run(*m);
+  pipeline::tilePasses().run(*m);
   ir::Function &fn = *m->functions[0];
   // The invariant ops left the loop; the load and what uses the iv stayed.
   for (ir::OpKind k : {ir::OpKind::Div, ir::OpKind::Arange, ir::OpKind::ProgramId, ir::OpKind::Mul})

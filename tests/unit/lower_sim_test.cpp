@@ -12,7 +12,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "lower/LowerToLLVM.h"
-#include "lower/Pipeline.h"
+#include "runtime/Pipeline.h"
 #include "TestSeed.h"
 
 using namespace tk;
@@ -29,7 +29,7 @@ Compiled compile(const std::string &text) {
   std::string error;
   auto m = ir::parseModule(text, "t.tir", error);
   if (!m) throw std::runtime_error(error);
-  lower::tilePipeline().run(*m);
+  pipeline::tilePasses().run(*m);
   Compiled c;
   c.tir = ir::printFunction(*m->functions[0]);
   auto ctx = std::make_unique<llvm::LLVMContext>();
@@ -167,7 +167,7 @@ TEST(LowerSim, OutOfBoundsAccessNamesTheSourceLine) {
   ASSERT_TRUE(m) << error;
   for (ir::Op *op : m->functions[0]->walk())
     if (op->is(ir::OpKind::Load)) op->setLoc(ir::Location{"axpy.tk", 7, 12});
-  lower::tilePipeline().run(*m);
+  pipeline::tilePasses().run(*m);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   sim::SimTarget target;
   auto k = lower::lowerToLLVM(*m->functions[0], target, *ctx);

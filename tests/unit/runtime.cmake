@@ -2,6 +2,10 @@
 # references, the launcher's argument checks, bundles.
 tk_add_unit_test(runtime_kernels_test SOURCES unit/runtime_kernels_test.cpp LIBS tk)
 tk_add_unit_test(runtime_api_test SOURCES unit/runtime_api_test.cpp LIBS tk)
+# The one pass registry and pipeline order (runtime/Pipeline.cpp), and docs/ir.md's table of it.
+tk_add_unit_test(pipeline_test SOURCES unit/pipeline_test.cpp LIBS tk)
+# Streams and events (Device::createStream), on the sim and on a GPU when present.
+tk_add_unit_test(runtime_stream_test SOURCES unit/runtime_stream_test.cpp LIBS tk)
 tk_add_unit_test(runtime_docs_test SOURCES unit/runtime_docs_test.cpp LIBS tk)
 tk_add_unit_test(runtime_ptxas_test SOURCES unit/runtime_ptxas_test.cpp LIBS tk tk_nvptx)
 

@@ -1,19 +1,27 @@
 // tk-opt: the tile IR's test driver. Reads `.tir` text, verifies it, runs
-// the passes named by --pass, and prints the result; errors go to stderr
-// with exit code 1.
-#include <CLI/CLI.hpp>
+// the passes named by --pass, and prints the result -- or, with --lower,
+// lowers it to the per-thread LLVM IR of a target, so the lowering is tested
+// as text too; errors go to stderr with exit code 1.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
+#include "backend/nvptx/Codegen.h"
+#include "backend/nvptx/NvptxTarget.h"
+#include "backend/sim/SimTarget.h"
 #include "ir/OpDocs.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
-#include "lower/Passes.h"
+#include "lower/LowerToLLVM.h"
+#include "runtime/Pipeline.h"
 
 namespace {
 
@@ -24,6 +32,45 @@ std::vector<std::string> splitCommas(const std::vector<std::string> &lists) {
     std::string item;
     while (std::getline(ss, item, ','))
       if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// True when every tile value has a layout (what lowering needs).
+bool hasLayouts(tk::ir::Function &fn) {
+  for (tk::ir::Op *op : fn.walk())
+    for (tk::ir::Value *v : op->results())
+      if (v->type().isTile() && !v->type().layout) return false;
+  return true;
+}
+
+// Every function of `module` lowered through the target `target` ("nvptx" or
+// "sim") for `arch`, printed as LLVM IR: what lowering emits, before any LLVM
+// optimisation (tkc --emit llvm / sim-llvm for one kernel). The block size
+// comes from each function's num_warps attribute.
+std::string lowerModule(tk::ir::Module &module, const std::string &target, const std::string &arch) {
+  std::string out;
+  for (auto &fn : module.functions) {
+    if (!hasLayouts(*fn))
+      throw std::runtime_error("--lower: kernel '" + fn->name +
+                               "' has tiles without a layout; run --pass=assign-layouts first (or lower the output of "
+                               "`tkc compile --emit tir`)");
+    llvm::LLVMContext ctx;
+    tk::lower::LoweredKernel lowered;
+    if (target == "nvptx") {
+      tk::nvptx::CodegenOptions cg;
+      tk::nvptx::checkArch(arch);
+      cg.arch = arch;
+      tk::nvptx::NvptxTarget t(cg);
+      lowered = tk::lower::lowerToLLVM(*fn, t, ctx);
+    } else {
+      tk::sim::SimTarget t(arch);
+      lowered = tk::lower::lowerToLLVM(*fn, t, ctx);
+    }
+    llvm::raw_string_ostream os(out);
+    os << "; kernel " << fn->name << ": " << lowered.numThreads << " threads, " << lowered.sharedBytes
+       << " bytes of shared memory\n";
+    lowered.module->print(os, nullptr);
   }
   return out;
 }
@@ -44,16 +91,20 @@ int run(int argc, char **argv) {
   app.add_flag("--verify-only", verifyOnly, "parse and verify, print nothing");
   app.add_flag("--no-verify", noVerify, "do not run the verifier (to look at broken IR)");
   app.add_flag("--list-passes", listPasses, "list the passes --pass accepts");
+  std::string lowerTo, arch = "sm_80";
+  app.add_option("--lower", lowerTo, "after the passes, lower to LLVM IR for this target and print that")
+      ->check(CLI::IsMember({"nvptx", "sim"}));
+  app.add_option("--arch", arch, "the GPU arch --lower targets (the sim emulates it)")->capture_default_str();
   app.add_flag("--print-op-docs", opDocs, "print the op reference (Markdown) generated from ir/Ops.def");
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
-    for (const auto &p : tk::lower::allPasses()) {
+    for (const auto &p : tk::pipeline::passes()) {
       std::string flag = p.flag;
       std::cout << "  " << flag << std::string(flag.size() < 14 ? 14 - flag.size() : 1, ' ') << p.summary << "\n";
     }
-    std::cout << "  -O = " ;
-    auto flags = tk::ir::defaultOptimizationPipeline().flags();
+    std::cout << "  -O = ";
+    auto flags = tk::pipeline::optimizationPasses().flags();
     for (size_t i = 0; i < flags.size(); ++i) std::cout << (i ? "," : "") << flags[i];
     std::cout << "\n";
     return 0;
@@ -89,19 +140,11 @@ int run(int argc, char **argv) {
   opts.printLocations = locations;
   opts.dump = &std::cerr;
   try {
-    for (const std::string &p : splitCommas(passes)) {
-      const tk::ir::PassInfo *info = tk::lower::findPass(p);
-      if (!info) {
-        std::string known;
-        for (const auto &k : tk::lower::allPasses()) known += (known.empty() ? "" : ", ") + std::string(k.flag);
-        throw std::runtime_error("unknown pass '" + p + "' (known: " + known + ")");
-      }
-      pipeline.addRegistered(*info);
-    }
+    for (const std::string &p : splitCommas(passes)) tk::pipeline::addPass(pipeline, p);
     if (optimize)
-      for (const std::string &p : tk::ir::defaultOptimizationPipeline().flags()) pipeline.add(p);
+      for (const std::string &p : tk::pipeline::optimizationPasses().flags()) tk::pipeline::addPass(pipeline, p);
     for (const std::string &p : splitCommas(printAfter)) {
-      if (!tk::lower::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
+      if (!tk::pipeline::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
       opts.printAfter.insert(p);
     }
     pipeline.run(*module, opts);
@@ -113,7 +156,13 @@ int run(int argc, char **argv) {
 
   tk::ir::PrintOptions po;
   po.locations = locations;
-  std::string result = tk::ir::printModule(*module, po);
+  std::string result;
+  try {
+    result = lowerTo.empty() ? tk::ir::printModule(*module, po) : lowerModule(*module, lowerTo, arch);
+  } catch (const std::exception &e) {
+    std::cerr << "tk-opt: error: " << e.what() << "\n";
+    return 1;
+  }
   if (output == "-") {
     std::cout << result;
   } else {

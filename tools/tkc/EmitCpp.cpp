@@ -5,12 +5,11 @@
 // embedded as raw strings, the dispatch).
 #include "EmitCpp.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -50,9 +49,8 @@ struct KernelPlan {
 // The C++ type a generated launcher takes for a parameter of tk type `t`.
 std::string cppType(const std::string &t, const std::string &kernel, const std::string &param) {
   static const std::map<std::string, std::string> scalars = {
-      {"bool", "bool"},     {"i8", "int8_t"},    {"i16", "int16_t"}, {"i32", "int32_t"},
-      {"i64", "int64_t"},   {"f32", "float"},    {"f64", "double"},  {"f16", "uint16_t"},
-      {"bf16", "uint16_t"}};
+      {"bool", "bool"}, {"i8", "int8_t"},  {"i16", "int16_t"},  {"i32", "int32_t"},  {"i64", "int64_t"},
+      {"f32", "float"}, {"f64", "double"}, {"f16", "uint16_t"}, {"bf16", "uint16_t"}};
   const bool pointer = !t.empty() && t[0] == '*';
   auto it = scalars.find(pointer ? t.substr(1) : t);
   if (it == scalars.end() || (!pointer && (t == "f16" || t == "bf16")))
@@ -224,7 +222,8 @@ std::string hex64(uint64_t v) {
 // "BLOCK=256, num_warps=4" for a config's const struct fields.
 std::string describe(const Config &c, const std::vector<const tk::KernelParam *> &fields) {
   std::string s;
-  for (const tk::KernelParam *p : fields) s += p->name + "=" + (c.consts.count(p->name) ? c.consts.at(p->name) : p->value) + ", ";
+  for (const tk::KernelParam *p : fields)
+    s += p->name + "=" + (c.consts.count(p->name) ? c.consts.at(p->name) : p->value) + ", ";
   return s + "num_warps=" + std::to_string(c.numWarps);
 }
 
@@ -272,7 +271,8 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   std::string signature = k.name + "(";
   for (size_t i = 0; i < k.params.size(); ++i)
     signature += (i ? ", " : "") + std::string(k.params[i].isConst ? "const " : "") + k.params[i].name + ": " +
-                 k.params[i].type + (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
+                 k.params[i].type +
+                 (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
   signature += ")";
 
   h << "\n// ---- " << signature << "\n";
@@ -281,9 +281,10 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   h << "  int num_warps;\n};\n";
   h << "// The config a launch with these arguments takes: "
     << (k.configs.front().key.empty() ? "the first compiled." : "the tuning table's entry of the nearest key values.")
-    << "\n" << cfg << " " << k.name << "_select(" << scalarDecls << ");\n";
-  h << "namespace " << lib << "_detail {\ntk::Status " << k.name << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const "
-    << cfg << " &config" << decls << ");\n}\n";
+    << "\n"
+    << cfg << " " << k.name << "_select(" << scalarDecls << ");\n";
+  h << "namespace " << lib << "_detail {\ntk::Status " << k.name
+    << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls << ");\n}\n";
   h << "// Launches the variant of `config` (a tk::Status error naming the kernel\n"
     << "// and the argument when one is wrong or none was compiled for it).\n";
   h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls
@@ -353,11 +354,13 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
     if (isIntegerType(p->type)) ints.push_back(p->name);
   cpp << "  uint64_t facts = 0;\n";
   for (size_t i = 0; i < ints.size() && i < 32; ++i)
-    cpp << "  facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i << ";\n";
+    cpp << "  facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i
+        << ";\n";
   cpp << "  (void)facts;\n  size_t v = 0;\n";
   for (size_t c = 0; c < k.configs.size(); ++c) {
     cpp << "  " << (c ? "else if (" : "if (");
-    for (const tk::KernelParam *p : fields) cpp << "config." << p->name << " == " << fieldValue(k.configs[c], *p) << " && ";
+    for (const tk::KernelParam *p : fields)
+      cpp << "config." << p->name << " == " << fieldValue(k.configs[c], *p) << " && ";
     cpp << "config.num_warps == " << k.configs[c].numWarps << ") {\n";
     bool first = true;
     for (size_t vi = 0; vi < k.variants.size(); ++vi) {
@@ -369,10 +372,11 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
           mask |= uint64_t(3) << 2 * i;
           want |= uint64_t(f->second == "1" ? 2 : 1) << 2 * i;
         }
-      if (mask == 0) cpp << "    " << (first ? "" : "else ") << "v = " << firstBundle + vi << ";\n";
+      if (mask == 0)
+        cpp << "    " << (first ? "" : "else ") << "v = " << firstBundle + vi << ";\n";
       else
-        cpp << "    " << (first ? "" : "else ") << "if ((facts & " << mask << "ull) == " << want << "ull) v = "
-            << firstBundle + vi << ";\n";
+        cpp << "    " << (first ? "" : "else ") << "if ((facts & " << mask << "ull) == " << want
+            << "ull) v = " << firstBundle + vi << ";\n";
       first = false;
     }
     cpp << "  }\n";
@@ -400,8 +404,15 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error);\n";
   cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error) {\n"
       << "  if (!device) return tk::aot::cStatus(tk::Status::error(\"" << k.name << ": a null tk_device\"), error);\n"
-      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}" << names
-      << "), error);\n}\n";
+      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}"
+      << names << "), error);\n}\n";
+  c << "/* The same queued on `stream` (tk_stream_create). */\n";
+  c << "int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls << ", const char **error);\n";
+  cpp << "\nextern \"C\" int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls
+      << ", const char **error) {\n"
+      << "  if (!stream) return tk::aot::cStatus(tk::Status::error(\"" << k.name << ": a null tk_stream\"), error);\n"
+      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::streamOf(stream), tk::Dim3{grid.x, grid.y, grid.z}"
+      << names << "), error);\n}\n";
 }
 
 }  // namespace
@@ -471,10 +482,12 @@ void emitCpp(const EmitCppOptions &opts) {
   std::ostringstream h, cpp;
   const std::string source = std::filesystem::path(opts.file).filename().string();
   h << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-    << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include \"tk/aot.h\"\n\n";
+    << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include "
+       "\"tk/aot.h\"\n\n";
   h << "// The bundles " << base << ".cpp embeds; a header from other sources is refused at load.\n";
   h << "inline constexpr uint64_t " << lib << "_hash = " << hex64(hash) << ";\n";
-  h << "namespace " << lib << "_detail {\ntk::Status load(tk::Stream s, uint64_t header);\nvoid unload(tk::Stream s);\n}\n";
+  h << "namespace " << lib
+    << "_detail {\ntk::Status load(tk::Stream s, uint64_t header);\nvoid unload(tk::Stream s);\n}\n";
   h << "// Loads every kernel of this file on the stream's device (launches do it on first use).\n";
   h << "inline tk::Status " << lib << "_load(tk::Stream s) { return " << lib << "_detail::load(s, " << lib
     << "_hash); }\n";
@@ -484,12 +497,13 @@ void emitCpp(const EmitCppOptions &opts) {
   std::ostringstream c;
   const std::string guard = "TK_GENERATED_" + lib + "_C_H";
   c << "/* Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-    << " * C launchers: 0 on success, else nonzero with *error set (tk/aot_c.h). */\n#ifndef " << guard
-    << "\n#define " << guard << "\n\n#include \"tk/aot_c.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+    << " * C launchers: 0 on success, else nonzero with *error set (tk/aot_c.h). */\n#ifndef " << guard << "\n#define "
+    << guard << "\n\n#include \"tk/aot_c.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "int " << lib << "_load_c(tk_device *device, const char **error);\nvoid " << lib
     << "_unload_c(tk_device *device);\n";
   cpp << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-      << "#include \"" << base << ".h\"\n#include \"" << base << "_c.h\"\n\n#include <algorithm>\n#include <cmath>\n#include <string>\n\nnamespace {\n\n";
+      << "#include \"" << base << ".h\"\n#include \"" << base
+      << "_c.h\"\n\n#include <algorithm>\n#include <cmath>\n#include <string>\n\nnamespace {\n\n";
   // The cubins: ptxas assembles each variant's PTX per arch, so a GPU of
   // that arch loads without the driver's JIT. Without ptxas the PTX alone
   // is embedded (and JIT-compiled once per process), as the comment says.
@@ -507,8 +521,8 @@ void emitCpp(const EmitCppOptions &opts) {
       std::string consts;
       for (const auto &[c, value] : k.configs[v.config].consts) consts += c + "=" + value + ", ";
       cpp << "// " << k.name << ": " << consts << "num_warps=" << k.configs[v.config].numWarps
-          << (facts.empty() ? "" : ";" + facts)
-          << "\nconst char kBundle" << n << "[] = " << rawLiteral(v.bundle.toJson()) << ";\n";
+          << (facts.empty() ? "" : ";" + facts) << "\nconst char kBundle" << n
+          << "[] = " << rawLiteral(v.bundle.toJson()) << ";\n";
       const std::string id = std::to_string(n);
       std::string cubinTable;
       if (cubins)

@@ -3,7 +3,6 @@
 // sim-llvm-opt|ptx|cubin|bundle|cpp) and reads .tir as well as .tk; `tkc run`
 // launches a kernel once (Run.cpp).
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -75,11 +74,11 @@ int runCheck(const std::string &file, const std::vector<std::string> &defineArgs
   // run reports as much as it can.
   fe.loadFile(file);
   for (const tk::lang::KernelSig &k : fe.kernels()) {
-      std::map<std::string, std::string> mine;
-      for (const auto &[name, value] : defines)
-        for (const auto &p : k.params)
-          if (p.name == name && p.isConst) mine[name] = value;
-      fe.lowerKernel(k.name, mine, 4);
+    std::map<std::string, std::string> mine;
+    for (const auto &[name, value] : defines)
+      for (const auto &p : k.params)
+        if (p.name == name && p.isConst) mine[name] = value;
+    fe.lowerKernel(k.name, mine, 4);
   }
   fe.checkUnusedFns();
   if (verify) {
@@ -116,8 +115,13 @@ int main(int argc, char **argv) {
                   "expect exactly the errors named by `// expected-error {{...}}` comments; exit 0 when they match");
 
   CLI::App *compile = app.add_subcommand("compile", "Compile one kernel of a .tk file");
-  compile->add_option("file", file, "the .tk source, or printed tile IR (.tir) for --emit tir-raw|tir|llvm*|sim-llvm*|ptx|cubin")->required();
-  compile->add_option("-k,--kernel", kernels, "the kernel to compile (none: the file's only kernel; --emit cpp: repeatable, none: every kernel)");
+  compile
+      ->add_option("file", file,
+                   "the .tk source, or printed tile IR (.tir) for --emit tir-raw|tir|llvm*|sim-llvm*|ptx|cubin")
+      ->required();
+  compile->add_option("-k,--kernel", kernels,
+                      "the kernel to compile (none: the file's only kernel; --emit cpp: repeatable, none: every "
+                      "kernel)");
   compile->add_flag("--skip-missing-kernels", skipMissing, "--emit cpp: skip -k kernels the file does not define");
   compile->add_option("-D,--define", defines,
                       "set a const parameter: NAME=VALUE (repeatable; --emit cpp: several values of one name "
@@ -125,7 +129,9 @@ int main(int argc, char **argv) {
   tkc::addImportPathOption(*compile, importPaths);
   compile->add_option("--arch", archs, "target GPU: sm_80 sm_86 sm_89 sm_90 sm_90a (repeatable; default sm_80)");
   compile->add_option("--num-warps", numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
-  compile->add_option("--num-stages", numStages, "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
+  compile
+      ->add_option("--num-stages", numStages,
+                   "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
       ->default_val(3)
       ->check(CLI::Range(1, 64));
   compile->add_flag("--no-cache", noCache, "compile even when the compile cache holds the bundle");
@@ -136,18 +142,26 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"tokens", "ast", "tir-raw", "tir", "llvm", "llvm-opt", "sim-llvm", "sim-llvm-opt", "ptx",
                              "cubin", "bundle", "cpp"}))
       ->default_val("ptx");
-  compile->add_option("-o,--output", output, "output file (default: stdout); --emit cpp: DIR/NAME for NAME.h and NAME.cpp");
-  compile->add_option("--depfile", depfile, "write a Makefile depfile: the outputs depend on the .tk file and its imports");
+  compile->add_option("-o,--output", output,
+                      "output file (default: stdout); --emit cpp: DIR/NAME for NAME.h and NAME.cpp");
+  compile->add_option("--depfile", depfile,
+                      "write a Makefile depfile: the outputs depend on the .tk file and its imports");
   compile->add_option("--tune-table", tuneTables,
                       "--emit cpp: a `tkc tune --json` report; its best config is compiled and chosen by key values "
                       "(repeatable)");
-  compile->add_option("--specialise", specialise,
-                      "--emit cpp: auto (also variants for integer arguments % 16 == 0 and == 1, chosen at launch) "
-                      "or none")
+  compile
+      ->add_option("--specialise", specialise,
+                   "--emit cpp: auto (also variants for integer arguments % 16 == 0 and == 1, chosen at launch) "
+                   "or none")
       ->check(CLI::IsMember({"auto", "none"}));
   compile->add_flag("--no-cubin", noCubin, "--emit cpp: embed PTX only, no cubins even when ptxas is found");
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
-  compile->add_option("--print-after", printAfter, "print the tile IR to stderr after a pass of the tile pipeline (or 'all'); an unknown name is an error listing them");
+  compile->add_option("--print-after", printAfter,
+                      "print the tile IR to stderr after a pass of the tile pipeline (or 'all'); an unknown name is an "
+                      "error listing them");
+
+  CLI::App *passes = app.add_subcommand(
+      "passes", "List the tile-IR passes (what compile --print-after and tk-opt --pass take) and their order");
 
   CLI::App *list = app.add_subcommand("kernels", "List the kernels of a .tk file and their parameters");
   list->add_option("file", file, "the .tk source")->required();
@@ -195,6 +209,16 @@ int main(int argc, char **argv) {
     if (app.got_subcommand("tune")) return runTune();
     if (app.got_subcommand("cache")) return runCache();
     if (app.got_subcommand("report")) return runReport();
+    if (passes->parsed()) {
+      std::ostringstream os;
+      for (const auto &[name, summary] : tk::Compiler::passes())
+        os << "  " << name << std::string(name.size() < 22 ? 22 - name.size() : 1, ' ') << summary << "\n";
+      os << "compile runs:";
+      const std::vector<std::string> order = tk::Compiler::pipelineOrder();
+      for (size_t i = 0; i < order.size(); ++i) os << (i ? ", " : " ") << order[i];
+      os << "\n";
+      return writeOutput("", os.str()) ? 0 : 1;
+    }
     if (list->parsed()) {
       std::ostringstream os;
       tk::CompileOptions listOpts;
@@ -227,13 +251,20 @@ int main(int argc, char **argv) {
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
     opts.dump = &std::cerr;
-    static const std::map<std::string, tk::Stage> stages = {
-        {"tokens", tk::Stage::Tokens}, {"ast", tk::Stage::Ast}, {"tir", tk::Stage::Tir},
-        {"llvm", tk::Stage::Llvm},     {"ptx", tk::Stage::Ptx}, {"cubin", tk::Stage::Cubin},
-        {"bundle", tk::Stage::Bundle}, {"tir-raw", tk::Stage::TirRaw}, {"llvm-opt", tk::Stage::LlvmOpt},
-        {"sim-llvm", tk::Stage::SimLlvm}, {"sim-llvm-opt", tk::Stage::SimLlvmOpt}};
+    static const std::map<std::string, tk::Stage> stages = {{"tokens", tk::Stage::Tokens},
+                                                            {"ast", tk::Stage::Ast},
+                                                            {"tir", tk::Stage::Tir},
+                                                            {"llvm", tk::Stage::Llvm},
+                                                            {"ptx", tk::Stage::Ptx},
+                                                            {"cubin", tk::Stage::Cubin},
+                                                            {"bundle", tk::Stage::Bundle},
+                                                            {"tir-raw", tk::Stage::TirRaw},
+                                                            {"llvm-opt", tk::Stage::LlvmOpt},
+                                                            {"sim-llvm", tk::Stage::SimLlvm},
+                                                            {"sim-llvm-opt", tk::Stage::SimLlvmOpt}};
     if (emit == "cpp") {
-      if (!assume.empty()) throw tk::Error("--emit cpp chooses integer specialisations itself (--specialise); drop --assume");
+      if (!assume.empty())
+        throw tk::Error("--emit cpp chooses integer specialisations itself (--specialise); drop --assume");
       tkc::EmitCppOptions e;
       e.file = file;
       e.kernels = kernels;
@@ -260,7 +291,8 @@ int main(int argc, char **argv) {
         throw tk::Error(file + " defines " + std::to_string(kernels.size()) + " kernels (" + names +
                         "): choose one with -k");
     }
-    if (kernels.size() != 1) throw tk::Error("--emit " + emit + " compiles one kernel: give one -k (several are for --emit cpp)");
+    if (kernels.size() != 1)
+      throw tk::Error("--emit " + emit + " compiles one kernel: give one -k (several are for --emit cpp)");
     const std::string &kernel = kernels.front();
     if (emit == "cubin" && (output.empty() || output == "-")) {
       std::cerr << "tkc: error: --emit cubin writes a binary: give an output file with -o\n";

@@ -1,0 +1,188 @@
+// The whole pipeline, front end to PTX and to the sim's JIT, for both
+// targets, in the order it runs; every stage `tkc compile --emit` can stop
+// after is marked [stage]:
+//
+//   .tk source
+//     lang::Frontend: lex, parse                                   [tokens] [ast]
+//     lowerKernel: semantic analysis, specialisation -> tile IR     [tir-raw]
+//       (lang/; Compiler.cpp's specialise() adds num_stages, row_warps)
+//   tile IR
+//     tilePasses (the registry below, verifier between passes,
+//     --print-after PASS after each):
+//       canonicalize, cse, licm, cse, dce, canonicalize, dce,
+//       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
+//   tile IR with layouts
+//     NVPTX: lowerForNvptx (lower/ through NvptxTarget)            [llvm]
+//            libdevice link, store predicates, O3                  [llvm-opt]
+//            NVPTX code generator                                  [ptx]
+//            ptxas                                                 [cubin]
+//     sim:   lowerForSim (lower/ through SimTarget)                [sim-llvm]
+//            instrument, trampoline, O2 (sim::Program)             [sim-llvm-opt]
+//            ORC JIT, one fiber per GPU thread (when a device loads it)
+//
+// tk::Compiler (Compiler.cpp) drives it for bundles and --emit; tk-opt runs
+// any registered pass and either lowering.
+#include "runtime/Pipeline.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <stdexcept>
+
+#include "backend/nvptx/NvptxTarget.h"
+#include "backend/nvptx/Ptxas.h"
+#include "backend/sim/SimTarget.h"
+#include "backend/sim/Simulator.h"
+#include "lower/AssignLayouts.h"
+#include "lower/PipelineDotOperands.h"
+
+namespace tk::pipeline {
+
+// ---- the passes ------------------------------------------------------------
+
+const std::vector<ir::PassInfo> &passes() {
+  static const std::vector<ir::PassInfo> all = {
+      {"canonicalize", "fold constants, apply algebraic identities, simplify shape ops of splats", ir::canonicalize},
+      {"cse", "replace pure ops by identical earlier ones", ir::eliminateCommonSubexpressions},
+      {"licm", "move loop-invariant pure ops out of for bodies", ir::loopInvariantCodeMotion},
+      {"dce", "erase pure ops whose results are unused", ir::eliminateDeadCode},
+      {"pipeline-dot-operands",
+       "turn the operand loads of tensor-core dots in loops into cp.async rings of num_stages slots",
+       lower::pipelineDotOperands},
+      {"assign-layouts", "give every tile a distributed layout; anchors loads/stores, vector widths",
+       lower::assignLayouts},
+  };
+  return all;
+}
+
+const ir::PassInfo *findPass(const std::string &name) {
+  for (const ir::PassInfo &p : passes())
+    if (name == p.flag) return &p;
+  return nullptr;
+}
+
+void addPass(ir::PassPipeline &pipeline, const std::string &name) {
+  const ir::PassInfo *p = findPass(name);
+  if (!p) {
+    std::string known;
+    for (const ir::PassInfo &q : passes()) known += std::string(known.empty() ? "" : ", ") + q.flag;
+    throw std::runtime_error("unknown pass '" + name + "' (known: " + known + ")");
+  }
+  pipeline.add(p->flag, p->run);
+}
+
+ir::PassPipeline optimizationPasses() {
+  ir::PassPipeline p;
+  addPass(p, "canonicalize");
+  addPass(p, "cse");
+  addPass(p, "licm");
+  addPass(p, "cse");  // hoisted values meet their twins outside the loop
+  addPass(p, "dce");
+  addPass(p, "canonicalize");  // CSE exposes more folds (x - x once both sides are one value)
+  addPass(p, "dce");
+  return p;
+}
+
+ir::PassPipeline tilePasses() {
+  ir::PassPipeline p = optimizationPasses();
+  // Before layouts: the rings it makes get shared layouts of their own.
+  addPass(p, "pipeline-dot-operands");
+  addPass(p, "assign-layouts");
+  // Layout assignment recomputes values per layout; merge and drop what repeats.
+  addPass(p, "cse");
+  addPass(p, "dce");
+  return p;
+}
+
+void runTilePasses(ir::Module &module, const std::string &kernel, const CompileOptions &opts) {
+  ir::PipelineOptions po;
+  po.verifyEach = opts.verifyEachPass;
+  po.dump = opts.dump;
+  for (const std::string &p : opts.printAfter) {
+    if (p == "all")
+      po.printAfterAll = true;
+    else
+      po.printAfter.insert(p);
+  }
+  try {
+    tilePasses().run(module, po);
+  } catch (const std::runtime_error &e) {
+    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
+  }
+}
+
+// ---- lowering to LLVM IR ---------------------------------------------------
+
+Llvm::Llvm() : ctx(std::make_unique<llvm::LLVMContext>()) {}
+Llvm::~Llvm() {
+  lowered.module.reset();  // before its context
+}
+Llvm::Llvm(Llvm &&) noexcept = default;
+
+namespace {
+Llvm lowerThrough(ir::Function &fn, const lower::Target &target, const char *forWhat) {
+  Llvm out;
+  try {
+    out.lowered = lower::lowerToLLVM(fn, target, *out.ctx);
+  } catch (const std::logic_error &e) {
+    throw Error(std::string("internal compiler error while lowering '") + fn.name + "'" + forWhat + ": " + e.what());
+  }
+  return out;
+}
+
+std::string printLlvm(const llvm::Module &m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return os.str();
+}
+}  // namespace
+
+Llvm lowerForNvptx(ir::Function &fn, const nvptx::CodegenOptions &cg) {
+  nvptx::NvptxTarget target(cg);
+  return lowerThrough(fn, target, "");
+}
+
+Llvm lowerForSim(ir::Function &fn, const std::string &arch) {
+  sim::SimTarget target(arch);
+  return lowerThrough(fn, target, " for the sim");
+}
+
+// ---- the back half, stage by stage -----------------------------------------
+
+std::string compileTo(ir::Function &fn, Stage stage, const nvptx::CodegenOptions &cg) {
+  if (stage == Stage::SimLlvm || stage == Stage::SimLlvmOpt) {
+    Llvm x = lowerForSim(fn, cg.arch);
+    if (stage == Stage::SimLlvm) return printLlvm(*x.lowered.module);
+    try {
+      return sim::Program::optimizedIR(std::move(x.lowered.module), std::move(x.ctx));
+    } catch (const std::exception &e) {
+      throw Error(e.what());
+    }
+  }
+
+  Llvm x = lowerForNvptx(fn, cg);
+  if (stage == Stage::Llvm) return printLlvm(*x.lowered.module);
+  if (stage == Stage::LlvmOpt) {
+    try {
+      nvptx::optimizeModule(*x.lowered.module, cg);
+    } catch (const std::exception &e) {
+      throw Error(std::string("optimising the LLVM IR for ") + cg.arch + " failed: " + e.what());
+    }
+    return printLlvm(*x.lowered.module);
+  }
+  std::string ptx = nvptx::emitPtx(*x.lowered.module, cg);  // optimises, then generates code
+  if (stage == Stage::Ptx) return ptx;
+  if (stage != Stage::Cubin) throw Error("pipeline::compileTo: not a stage after the tile IR");
+  if (!cg.toolkit.hasPtxas())
+    throw Error("a cubin needs ptxas from the CUDA toolkit, and none was found (set CUDA_HOME)");
+  try {
+    nvptx::PtxasInfo info = nvptx::runPtxas(ptx, cg.arch, cg.toolkit);
+    return std::string(info.cubin.begin(), info.cubin.end());
+  } catch (const std::runtime_error &e) {
+    throw Error(std::string("ptxas failed: ") + e.what());
+  }
+}
+
+}  // namespace tk::pipeline

@@ -1,0 +1,74 @@
+// The one pass registry (runtime/Pipeline.cpp) as every user sees it: the
+// compiler's order, tk::Compiler's lists, and docs/ir.md's pass table, which
+// must name exactly the registry's passes.
+#include "runtime/Pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tk/compiler.h"
+
+namespace {
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const tk::ir::PassInfo &p : tk::pipeline::passes()) out.push_back(p.flag);
+  return out;
+}
+
+TEST(Pipeline, OneRegistryInOrder) {
+  EXPECT_EQ(names(), (std::vector<std::string>{"canonicalize", "cse", "licm", "dce", "pipeline-dot-operands",
+                                               "assign-layouts"}));
+  EXPECT_EQ(tk::pipeline::findPass("cse")->run, &tk::ir::eliminateCommonSubexpressions);
+  EXPECT_EQ(tk::pipeline::findPass("licm")->run, &tk::ir::loopInvariantCodeMotion);
+  EXPECT_EQ(tk::pipeline::findPass("frobnicate"), nullptr);
+  tk::ir::PassPipeline p;
+  try {
+    tk::pipeline::addPass(p, "frobnicate");
+    FAIL() << "an unknown pass was accepted";
+  } catch (const std::runtime_error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unknown pass 'frobnicate' (known: canonicalize, cse, licm, dce, pipeline-dot-operands, assign-layouts)");
+  }
+  EXPECT_EQ(tk::pipeline::optimizationPasses().flags(),
+            (std::vector<std::string>{"canonicalize", "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
+  EXPECT_EQ(tk::Compiler::pipelineOrder(),
+            (std::vector<std::string>{"canonicalize", "cse", "licm", "cse", "dce", "canonicalize", "dce",
+                                      "pipeline-dot-operands", "assign-layouts", "cse", "dce"}));
+  // What --print-after accepts is every registered pass the compiler runs.
+  EXPECT_EQ(tk::Compiler::pipelinePasses(), names());
+  std::vector<std::string> described;
+  for (const auto &[name, summary] : tk::Compiler::passes()) {
+    described.push_back(name);
+    EXPECT_FALSE(summary.empty()) << name;
+  }
+  EXPECT_EQ(described, names());
+}
+
+TEST(Pipeline, DocsListExactlyTheRegisteredPasses) {
+  std::ifstream in(std::string(TK_SOURCE_DIR) + "/docs/ir.md");
+  ASSERT_TRUE(in) << "docs/ir.md not found";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string docs = ss.str();
+  // The table of the "## Passes" section: rows "| `flag` | `function` | ...".
+  const size_t start = docs.find("\n## Passes\n");
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = docs.find("\n## ", start + 1);
+  const std::string section = docs.substr(start, end - start);
+  std::set<std::string> documented;
+  std::vector<std::string> order;
+  static const std::regex row(R"(\n\| `([a-z-]+)` \| `)");
+  for (std::sregex_iterator it(section.begin(), section.end(), row), e; it != e; ++it) {
+    documented.insert((*it)[1]);
+    order.push_back((*it)[1]);
+  }
+  EXPECT_EQ(order, names()) << "docs/ir.md's pass table must list the registry's passes, in its order";
+  EXPECT_EQ(documented.size(), order.size()) << "a pass is listed twice";
+}
+
+}  // namespace
