@@ -76,6 +76,12 @@ class FunctionLowering {
     // 1024-byte aligned, read in place through matrix descriptors.
     int wgmmaOperand = 0;
     WgmmaPlan plan;
+    // The slot holds the tile transposed (element (i, j) at row j, column i
+    // of `slot`): its copies read global memory contiguous along dim 0 (a
+    // column-contiguous tile such as attention's k loaded as [D, BLOCK_N]),
+    // so cp.async writes whole slot rows; an mma.sync dot reads it as B
+    // with plain ldmatrix (lowerDotMma's B^T path).
+    bool transposed = false;
   };
   // Places every ring named by the function's async_copy / shared_load ops
   // at the start of shared memory (ringBytes_); scratch follows them.

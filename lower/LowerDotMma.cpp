@@ -27,7 +27,10 @@ namespace tk::lower {
 // elements, so B is staged transposed, [N, K + pad] (b^T row-major), and
 // its fragment is two plain 8x8 matrices of b^T's rows: lanes 0-7 supply the
 // warp's 8 n rows at k byte 0, lanes 8-15 the same rows at byte 16. tf32
-// operands are rounded (cvt.rna) as they are staged, once per element.
+// operands are rounded (cvt.rna) as they are staged, once per element. An
+// f16/bf16 B that a pipelined loop copied column by column (attention's k,
+// loaded as [D, BLOCK_N]) sits in its ring slot transposed too, and is
+// read the same way, with no ldmatrix.trans.
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
@@ -39,14 +42,16 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
   const int64_t kStep = mmaK(kind), kHalf = 16 / elt;  // k per step, and per 16 bytes
   const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / kStep;
-  const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
-                         slotB = halves ? sharedSlotLayout(K, N, elt) : sharedSlotLayout(N, K, elt);
-  const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
-
   // An operand a pipelined loop left in a ring slot is read there (the
   // async_wait before it was the barrier); the others are staged from
-  // registers into scratch, in the same layout.
+  // registers into scratch, in the same layout. B is held transposed ([N,
+  // K]) for tf32 and s8, and where its ring stores it so (LowerPipeline.cpp).
   const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  const bool bT = !halves || (ringB && rings_.at(ringB->intAttr("buffer")).transposed);
+  const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
+                         slotB = bT ? sharedSlotLayout(N, K, elt) : sharedSlotLayout(K, N, elt);
+  const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
+
   llvm::Value *scratch = scratchBase();
   int64_t scratchBytes = 0;
   auto place = [&](const ir::Op *ring, const SharedSlotLayout &slot) {
@@ -61,7 +66,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   std::function<llvm::Value *(llvm::Value *)> convert;
   if (kind == MmaKind::TF32) convert = [&](llvm::Value *x) { return target_.roundToTf32(b_, x); };
   if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc(), convert);
-  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/!halves);
+  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/bT);
   if (scratchBytes) barrier(op.loc());
 
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
@@ -77,9 +82,9 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // B: lanes 0-15 supply rows k = lane of the step (lanes 16-31 repeat them;
   // ldmatrix .x2 ignores their addresses), at this warp's first column.
   llvm::Value *bOffset =
-      halves ? b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)), b_.CreateMul(warpN, i32(8)))
-             : b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(warpN, i32(8)), row8), i32(strideB)),
-                            b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(kHalf)));
+      !bT ? b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)), b_.CreateMul(warpN, i32(8)))
+          : b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(warpN, i32(8)), row8), i32(strideB)),
+                         b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(kHalf)));
 
   // The sim names a failing ldmatrix or mma by its call's !tk.loc: the last
   // call the Target emitted.
@@ -117,11 +122,11 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
       llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
       a[i] = located(target_.ldmatrix(b_, b_.CreateGEP(half, base, off), 4, false));
     }
-    // B^T (tf32, s8) steps along its rows' k; b (f16, bf16) down its k rows.
-    llvm::Value *bRow = b_.CreateAdd(bOffset, halves ? b_.CreateMul(k0, i32(strideB)) : k0);
+    // B^T steps along its rows' k; b down its k rows.
+    llvm::Value *bRow = b_.CreateAdd(bOffset, bT ? k0 : b_.CreateMul(k0, i32(strideB)));
     for (int64_t j = 0; j < tilesN; ++j) {
-      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn * (halves ? 1 : strideB)));
-      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, halves));
+      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn * (bT ? strideB : 1)));
+      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, !bT));
       for (int64_t i = 0; i < tilesM; ++i) {
         const int r[4] = {reg(2 * i, 2 * j), reg(2 * i, 2 * j + 1), reg(2 * i + 1, 2 * j), reg(2 * i + 1, 2 * j + 1)};
         std::vector<llvm::Value *> d = located(mma(a[i], bf, {acc[r[0]], acc[r[1]], acc[r[2]], acc[r[3]]}));
