@@ -468,6 +468,12 @@ class Verifier {
           return opError(op, "the accumulator must be " + shapeStr({a.shape[0], b.shape[1]}) + " of " + scalarName(*want) +
                                  ", not " + acc.str());
         if (*rt != acc) opError(op, "result must have the accumulator's type " + acc.str() + ", not " + rt->str());
+        if (auto p = op.attrs().find("input_precision"); p != op.attrs().end()) {
+          if (p->second != Attr(std::string("tf32")) && p->second != Attr(std::string("ieee")))
+            opError(op, "input_precision must be \"tf32\" or \"ieee\"");
+          else if (in != ScalarKind::F32)
+            opError(op, std::string("input_precision applies to f32 operands, not ") + scalarName(in));
+        }
         return;
       }
       case OpKind::ConvertLayout:

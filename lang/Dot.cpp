@@ -16,31 +16,40 @@ std::optional<ScalarKind> dotAccElem(ScalarKind in) {
   switch (in) {
     case ScalarKind::F16:
     case ScalarKind::BF16:
-    case ScalarKind::F32: return ScalarKind::F32;
-    case ScalarKind::F64: return ScalarKind::F64;
-    case ScalarKind::I8: return ScalarKind::I32;
-    default: return std::nullopt;
+    case ScalarKind::F32:
+      return ScalarKind::F32;
+    case ScalarKind::F64:
+      return ScalarKind::F64;
+    case ScalarKind::I8:
+      return ScalarKind::I32;
+    default:
+      return std::nullopt;
   }
 }
 }  // namespace
 
-// grammar (a call): 'dot' '(' a ',' b [',' acc] ')' | 'dot' '(' a ',' b ',' acc: C ')'
+// grammar (a call): 'dot' '(' a ',' b [',' acc] [',' 'input_precision' ':' STRING] ')'
+//                   | 'dot' '(' a ',' b ',' 'acc' ':' C ... ')'
 TV IRGen::dotCall(const ast::Expr &e) {
   const std::string usage = "dot(a, b) or dot(a, b, acc: c)";
-  const ast::Expr *ae = nullptr, *be = nullptr, *acce = nullptr;
+  const ast::Expr *ae = nullptr, *be = nullptr, *acce = nullptr, *precisione = nullptr;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const std::string &n = e.argNames[i];
     const ast::Expr *arg = e.args[i].get();
-    const ast::Expr **slot = n.empty() ? (!ae ? &ae : !be ? &be : !acce ? &acce : nullptr)
-                             : n == "acc" ? &acce
-                                          : nullptr;
+    const ast::Expr **slot = n.empty()                ? (!ae     ? &ae
+                                                         : !be   ? &be
+                                                         : !acce ? &acce
+                                                                 : nullptr)
+                             : n == "acc"             ? &acce
+                             : n == "input_precision" ? &precisione
+                                                      : nullptr;
     if (!slot) {
       error(arg->loc, n.empty() ? "too many arguments to 'dot': " + usage
                                 : "'dot' has no argument named " + quoted(n) + ": " + usage);
       return invalid();
     }
     if (*slot) {
-      error(arg->loc, "argument 'acc' of 'dot' given twice");
+      error(arg->loc, "argument " + quoted(n.empty() ? "acc" : n) + " of 'dot' given twice");
       return invalid();
     }
     *slot = arg;
@@ -53,8 +62,8 @@ TV IRGen::dotCall(const ast::Expr &e) {
   if (!a.ok() || !b.ok()) return invalid();
   for (auto [x, xe, which] : {std::tuple{&a, ae, "left"}, std::tuple{&b, be, "right"}}) {
     if (x->type.rank() != 2 || x->type.isPtr()) {
-      error(xe->loc, std::string("the ") + which + " operand of 'dot' must be a 2-D tile of numbers, not " +
-                         typeName(*x));
+      error(xe->loc,
+            std::string("the ") + which + " operand of 'dot' must be a 2-D tile of numbers, not " + typeName(*x));
       return invalid();
     }
   }
@@ -69,10 +78,30 @@ TV IRGen::dotCall(const ast::Expr &e) {
     error(e.loc, std::string("'dot' works on f16, bf16, f32, f64 and i8 tiles, not ") + ir::scalarName(in));
     return invalid();
   }
+  // input_precision: "tf32" lets an f32 dot round its operands to tf32 and
+  // run on tensor cores; "ieee" (the default, docs/language.md) keeps f32.
+  std::map<std::string, ir::Attr> attrs;
+  if (precisione) {
+    if (precisione->kind != ast::ExprKind::String) {
+      error(precisione->loc, "'input_precision' of 'dot' must be a string: \"ieee\" or \"tf32\"");
+      return invalid();
+    }
+    const std::string &p = precisione->text;
+    if (p != "ieee" && p != "tf32") {
+      error(precisione->loc, "unknown 'input_precision' " + quoted(p) + " of 'dot': want \"ieee\" or \"tf32\"");
+      return invalid();
+    }
+    if (in != ScalarKind::F32) {
+      error(precisione->loc,
+            std::string("'input_precision' of 'dot' applies to f32 operands, not ") + ir::scalarName(in));
+      return invalid();
+    }
+    if (p == "tf32") attrs["input_precision"] = std::string("tf32");
+  }
   const int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
   if (b.type.shape[0] != K) {
-    error(e.loc, "'dot' of " + shapeStr(a.type.shape) + " and " + shapeStr(b.type.shape) +
-                     ": the inner dims differ (" + std::to_string(K) + " and " + std::to_string(b.type.shape[0]) + ")");
+    error(e.loc, "'dot' of " + shapeStr(a.type.shape) + " and " + shapeStr(b.type.shape) + ": the inner dims differ (" +
+                     std::to_string(K) + " and " + std::to_string(b.type.shape[0]) + ")");
     return invalid();
   }
   // Both operands fit the limits, but their M x N product may not.
@@ -83,8 +112,8 @@ TV IRGen::dotCall(const ast::Expr &e) {
     TV c = genValue(*acce);
     if (!c.ok()) return invalid();
     if (c.type.isPtr() || c.type.shape != rt.shape || c.type.elem != rt.elem) {
-      error(acce->loc, "the accumulator of 'dot' must be " + rt.str() + " (the product's shape and element), not " +
-                           typeName(c));
+      error(acce->loc,
+            "the accumulator of 'dot' must be " + rt.str() + " (the product's shape and element), not " + typeName(c));
       return invalid();
     }
     acc = coerce(c, rt, acce->loc);
@@ -93,7 +122,7 @@ TV IRGen::dotCall(const ast::Expr &e) {
   }
   ir::Value *av = coerce(a, a.type, ae->loc), *bv = coerce(b, b.type, be->loc);
   if (!acc || !av || !bv) return invalid();
-  return value(emit(OpKind::Dot, {av, bv, acc}, rt, e.loc));
+  return value(emit(OpKind::Dot, {av, bv, acc}, rt, e.loc, std::move(attrs)));
 }
 
 }  // namespace tk::lang

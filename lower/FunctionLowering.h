@@ -47,7 +47,7 @@ class FunctionLowering {
   // LowerDebug.cpp
   void lowerPrint(ir::Op &op);
   void lowerAssert(ir::Op &op);
-  Regs lowerScan(ir::Op &op);  // LowerScan.cpp
+  Regs lowerScan(ir::Op &op);    // LowerScan.cpp
   Regs lowerDot(ir::Op &op);     // LowerDot.cpp
   Regs lowerDotMma(ir::Op &op);  // LowerDotMma.cpp: on tensor cores
   // LowerDotWgmma.cpp: on sm_90a's warpgroup tensor cores.
@@ -76,6 +76,12 @@ class FunctionLowering {
     // 1024-byte aligned, read in place through matrix descriptors.
     int wgmmaOperand = 0;
     WgmmaPlan plan;
+    // The slot holds the tile transposed (element (i, j) at row j, column i
+    // of `slot`): its copies read global memory contiguous along dim 0 (a
+    // column-contiguous tile such as attention's k loaded as [D, BLOCK_N]),
+    // so cp.async writes whole slot rows; an mma.sync dot reads it as B
+    // with plain ldmatrix (lowerDotMma's B^T path).
+    bool transposed = false;
   };
   // Places every ring named by the function's async_copy / shared_load ops
   // at the start of shared memory (ringBytes_); scratch follows them.
@@ -114,9 +120,12 @@ class FunctionLowering {
   llvm::Value *threadPart(const ir::Layout &blocked, int dim);
 
   // LowerDot.cpp: writes a 2-D tile to shared memory, row-major with
-  // `rowStride` elements per row, its elements converted to `as`.
+  // `rowStride` elements per row, its elements converted to `as` (then by
+  // `convert`, to a value of the same size, where given). `transposed`
+  // writes element (i, j) at row j, column i, one element per store.
   void stageTile(const ir::Value *v, llvm::Value *base, int64_t rowStride, const ir::ElemType &as,
-                 const ir::Location &loc);
+                 const ir::Location &loc, const std::function<llvm::Value *(llvm::Value *)> &convert = nullptr,
+                 bool transposed = false);
 
   // LowerDotWgmma.cpp helpers
   void stageForWgmma(const ir::Value *v, llvm::Value *base,

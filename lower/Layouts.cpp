@@ -2,13 +2,13 @@
 #include "lower/Layouts.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <variant>
 
 namespace tk::lower {
 
-ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec,
-                                   std::vector<int> order) {
+ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec, std::vector<int> order) {
   const int rank = static_cast<int>(shape.size());
   std::vector<int> spt(rank, 1), tpw(rank, 1), wpc(rank, 1);
   spt[order[0]] = static_cast<int>(std::min<int64_t>(vec, shape[order[0]]));
@@ -37,16 +37,19 @@ ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWar
   return ir::Layout::blocked(spt, tpw, wpc, std::move(order));
 }
 
-ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps) {
-  if (M % 16 || N % 8 || K % 16 || M < 16 || N < 8) return nullptr;
+ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t kStep) {
+  if (M % 16 || N % 8 || K % kStep || M < 16 || N < 8) return nullptr;
   // Split warps over the dim with more m16 / n8 tiles left per warp, so each
   // warp's tile stays as square as the shape allows.
   int wm = 1, wn = 1;
   for (int w = numWarps; w > 1; w /= 2) {
     const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn);
-    if (tilesM >= 2 && tilesM >= tilesN) wm *= 2;
-    else if (tilesN >= 2) wn *= 2;
-    else return nullptr;
+    if (tilesM >= 2 && tilesM >= tilesN)
+      wm *= 2;
+    else if (tilesN >= 2)
+      wn *= 2;
+    else
+      return nullptr;
   }
   return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }
@@ -58,19 +61,36 @@ bool rowWarps(const ir::Function &fn) {
 
 ir::LayoutRef wgmmaLayout(int numWarps) { return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0}); }
 
-// The result layout of a dot that runs on tensor cores (f16 x f16 or bf16 x
-// bf16 into f32, a shape of whole m16n8k16 tiles), else null. Like a load's,
-// it is fixed by the op, not by its uses: they get conversions.
+std::optional<MmaKind> mmaKind(const ir::Op &op) {
+  if (!op.is(ir::OpKind::Dot)) return std::nullopt;
+  const ir::ScalarKind in = op.operand(0)->type().elem.scalar, out = op.result()->type().elem.scalar;
+  if (op.operand(1)->type().elem.scalar != in) return std::nullopt;
+  if (in == ir::ScalarKind::F16 && out == ir::ScalarKind::F32) return MmaKind::F16;
+  if (in == ir::ScalarKind::BF16 && out == ir::ScalarKind::F32) return MmaKind::BF16;
+  if (in == ir::ScalarKind::I8 && out == ir::ScalarKind::I32) return MmaKind::S8;
+  auto p = op.attrs().find("input_precision");
+  if (in == ir::ScalarKind::F32 && p != op.attrs().end() && p->second == ir::Attr(std::string("tf32")))
+    return MmaKind::TF32;
+  return std::nullopt;
+}
+
+int64_t mmaK(MmaKind k) { return k == MmaKind::TF32 ? 8 : k == MmaKind::S8 ? 32 : 16; }
+
+// The result layout of a dot that runs on tensor cores, else null. Like a
+// load's, it is fixed by the op, not by its uses: they get conversions.
 ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn) {
-  if (!op.is(ir::OpKind::Dot)) return nullptr;
-  const ir::Type &a = op.operand(0)->type(), &b = op.operand(1)->type(), &r = op.result()->type();
-  const ir::ScalarKind in = a.elem.scalar;
-  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || b.elem.scalar != in ||
-      r.elem.scalar != ir::ScalarKind::F32)
-    return nullptr;
+  const std::optional<MmaKind> kind = mmaKind(op);
+  if (!kind) return nullptr;
+  const ir::Type &a = op.operand(0)->type(), &b = op.operand(1)->type();
   const int numWarps = fn.numWarps();
-  if (rowWarps(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
-  return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps);
+  const bool halves = *kind == MmaKind::F16 || *kind == MmaKind::BF16;
+  if (halves && rowWarps(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
+  return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps, mmaK(*kind));
+}
+
+bool pipelinedDot(const ir::Op &op, const ir::Function &fn) {
+  const std::optional<MmaKind> kind = mmaKind(op);
+  return kind && (*kind == MmaKind::F16 || *kind == MmaKind::BF16) && tensorCoreLayout(op, fn);
 }
 
 bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/IR.h"
@@ -14,15 +15,24 @@ constexpr int kWarpSize = 32;
 // A blocked layout for `shape` over `numWarps` warps: `vec` consecutive
 // elements per thread along `order[0]` (the contiguous dim), lanes and warps
 // spread fastest-dim first, so a warp covers a contiguous run of memory.
-ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec,
-                                   std::vector<int> order);
+ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWarps, int vec, std::vector<int> order);
 
 // The layout of a dot's f32 result on tensor cores (mma.sync m16n8k16) as a
 // blocked layout: per warp 8 rows of 4 lanes, each lane 2 consecutive
 // columns -- exactly an m16n8 accumulator fragment, whose row groups g and
 // g + 8 are two repetitions along the rows; warps tile [wm, wn], rows first.
 // Null when [M, N] x K does not split into m16n8k16 tiles over `numWarps`.
-ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps);
+// `kStep` is the instruction's k (mmaK): K must be a multiple of it.
+ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t kStep = 16);
+
+// The mma.sync a dot runs on, by its operands: m16n8k16 for f16 and bf16
+// into f32, m16n8k8 tf32 for f32 with input_precision "tf32" (operands
+// rounded to tf32), m16n8k32 s8 for i8 into i32. Each reads 32 bytes of k
+// per row of A and column of B, and all four leave the same C/D fragment,
+// so they share mmaLayout. Null for a dot of any other kind (FMA).
+enum class MmaKind { F16, BF16, TF32, S8 };
+std::optional<MmaKind> mmaKind(const ir::Op &op);
+int64_t mmaK(MmaKind k);  // 16, 16, 8, 32
 
 // Whether a dot of f16/bf16 [M, K] x [K, N] into f32 can run on wgmma
 // (sm_90a, lower/LowerDotWgmma.cpp): 4 or 8 warps (one or two warpgroups,
@@ -49,6 +59,11 @@ ir::LayoutRef wgmmaLayout(int numWarps);
 // on sm_80, docs/perf.md), so one tile IR serves every arch of a bundle; a
 // dot reaches wgmma only in wgmmaLayout.
 ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn);
+// Whether the pipeline pass may feed `op`'s operands from a cp.async ring:
+// an f16/bf16 tensor-core dot (its B is read with ldmatrix.trans from a
+// row-major [K, N] slot; tf32 and s8 have no transposing ldmatrix, so their
+// dots stage B column-major from registers, LowerDotMma.cpp).
+bool pipelinedDot(const ir::Op &op, const ir::Function &fn);
 
 // The operand layout of a `trans` with permutation `order` (result dim i is
 // operand dim order[i]) whose result has layout `l`: a thread holds the

@@ -14,28 +14,35 @@ namespace tk::lower {
 // (up to 16 bytes) per run of elements contiguous along dim 1 (the default
 // layouts' order).
 void FunctionLowering::stageTile(const ir::Value *v, llvm::Value *base, int64_t rowStride, const ir::ElemType &as,
-                                 const ir::Location &loc) {
+                                 const ir::Location &loc, const std::function<llvm::Value *(llvm::Value *)> &convert,
+                                 bool transposed) {
   const ir::Type &t = v->type();
   llvm::Type *ty = elemType(as);
   const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(ty));
   RegisterMap rm(t.layout, t.shape);
   const ir::Layout &l = *rm.root().blocked;
-  const int sv = l.order[0] == 1 ? static_cast<int>(std::min<int64_t>(rm.contiguousPerThread(1), 16 / elt)) : 1;
+  const int sv =
+      l.order[0] == 1 && !transposed ? static_cast<int>(std::min<int64_t>(rm.contiguousPerThread(1), 16 / elt)) : 1;
   std::vector<llvm::Value *> addresses;
   for (int r = 0; r < rm.numRegisters(); r += sv) {
     std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
+    if (transposed) std::swap(idx[0], idx[1]);
     llvm::Value *lin = b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(rowStride))), idx[1]);
     addresses.push_back(b_.CreateGEP(ty, base, lin));
   }
   Regs vals;
   const Regs &src = regs(v);
+  auto element = [&](int r) {
+    llvm::Value *x = castScalar(src[r], t.elem, as);
+    return convert ? b_.CreateBitCast(convert(x), ty) : x;
+  };
   for (int r = 0; r < rm.numRegisters(); r += sv) {
     if (sv == 1) {
-      vals.push_back(castScalar(src[r], t.elem, as));
+      vals.push_back(element(r));
       continue;
     }
     llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(ty, sv));
-    for (int e = 0; e < sv; ++e) vec = b_.CreateInsertElement(vec, castScalar(src[r + e], t.elem, as), uint64_t(e));
+    for (int e = 0; e < sv; ++e) vec = b_.CreateInsertElement(vec, element(r + e), uint64_t(e));
     vals.push_back(vec);
   }
   storeShared(vals, addresses, rm.replicated() ? ownerPredicate(t, rm) : nullptr, loc);
@@ -108,8 +115,8 @@ Regs FunctionLowering::lowerDot(ir::Op &op) {
     std::vector<std::vector<llvm::Value *>> a(numRows);
     for (int i = 0; i < numRows; ++i) a[i] = loadVector(b_.CreateGEP(accTy, base, b_.CreateAdd(rowStart[i], k0)), kv);
     for (int64_t kk = 0; kk < kv; ++kk) {
-      llvm::Value *row = b_.CreateMul(b_.CreateAdd(k0, b_.getInt32(static_cast<uint32_t>(kk))),
-                                      b_.getInt32(static_cast<uint32_t>(N)));
+      llvm::Value *row =
+          b_.CreateMul(b_.CreateAdd(k0, b_.getInt32(static_cast<uint32_t>(kk))), b_.getInt32(static_cast<uint32_t>(N)));
       std::vector<llvm::Value *> bk(numCols);
       for (int j = 0; j < numCols; j += nv) {
         std::vector<llvm::Value *> run = loadVector(b_.CreateGEP(accTy, baseB, b_.CreateAdd(row, colStart[j])), nv);

@@ -1,6 +1,6 @@
-// Lowering of `dot` on tensor cores: f16/bf16 operands staged in shared
-// memory, fragments loaded with ldmatrix, mma.sync m16n8k16 accumulating in
-// f32. The accumulator never leaves registers: its layout (mmaLayout, in
+// Lowering of `dot` on tensor cores: operands staged in shared memory,
+// fragments loaded with ldmatrix, mma.sync m16n8k16 (f16/bf16 into f32),
+// m16n8k8 (tf32 into f32) or m16n8k32 (s8 into s32). The accumulator never leaves registers: its layout (mmaLayout, in
 // lower/Layouts.h) is a blocked layout whose registers are exactly the mma's
 // C/D fragments, so the epilogue, stores and loop-carried accumulators use it
 // like any other.
@@ -20,21 +20,38 @@ namespace tk::lower {
 // fragment is read from exactly those rows: lane l supplies row l % 8 of
 // matrix l / 8, whose low bit picks the row group and high bit the k half.
 // B's k16 x n8 fragment is two 8x8 matrices of b's rows (k) read transposed.
+//
+// tf32 and s8: every register of A and B holds 4 bytes of k (one tf32, four
+// s8), the same 8 x 16-byte matrices as f16's, so A is read as above with
+// its k step of 32 bytes (8 tf32, 32 s8). ldmatrix transposes only 16-bit
+// elements, so B is staged transposed, [N, K + pad] (b^T row-major), and
+// its fragment is two plain 8x8 matrices of b^T's rows: lanes 0-7 supply the
+// warp's 8 n rows at k byte 0, lanes 8-15 the same rows at byte 16. tf32
+// operands are rounded (cvt.rna) as they are staged, once per element. An
+// f16/bf16 B that a pipelined loop copied column by column (attention's k,
+// loaded as [D, BLOCK_N]) sits in its ring slot transposed too, and is
+// read the same way, with no ldmatrix.trans.
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const bool bf16 = at.elem.scalar == ir::ScalarKind::BF16;
+  const MmaKind kind = *mmaKind(op);
+  const bool bf16 = kind == MmaKind::BF16, halves = kind == MmaKind::F16 || bf16;
+  llvm::Type *half = elemType(at.elem);  // the staged element (f16, bf16, f32 holding tf32, i8)
+  const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(half));
   const ir::Layout &l = *rt.layout;
   const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
-  const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / 16;
-  const SharedSlotLayout slotA = sharedSlotLayout(M, K, 2), slotB = sharedSlotLayout(K, N, 2);
-  const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
-
+  const int64_t kStep = mmaK(kind), kHalf = 16 / elt;  // k per step, and per 16 bytes
+  const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / kStep;
   // An operand a pipelined loop left in a ring slot is read there (the
   // async_wait before it was the barrier); the others are staged from
-  // registers into scratch, in the same layout.
-  llvm::Type *half = elemType(at.elem);
+  // registers into scratch, in the same layout. B is held transposed ([N,
+  // K]) for tf32 and s8, and where its ring stores it so (LowerPipeline.cpp).
   const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  const bool bT = !halves || (ringB && rings_.at(ringB->intAttr("buffer")).transposed);
+  const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
+                         slotB = bT ? sharedSlotLayout(N, K, elt) : sharedSlotLayout(K, N, elt);
+  const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
+
   llvm::Value *scratch = scratchBase();
   int64_t scratchBytes = 0;
   auto place = [&](const ir::Op *ring, const SharedSlotLayout &slot) {
@@ -46,8 +63,10 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   llvm::Value *base = place(ringA, slotA);
   llvm::Value *baseB = place(ringB, slotB);
   useScratch(static_cast<int>(scratchBytes));
-  if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc());
-  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc());
+  std::function<llvm::Value *(llvm::Value *)> convert;
+  if (kind == MmaKind::TF32) convert = [&](llvm::Value *x) { return target_.roundToTf32(b_, x); };
+  if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc(), convert);
+  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/bT);
   if (scratchBytes) barrier(op.loc());
 
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
@@ -58,12 +77,14 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // A: this lane's row (of m tile 0) and k offset within a k16 step.
   llvm::Value *aRow = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(warpM, i32(8)), row8),
                                    b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(8 * wm)));
-  llvm::Value *aCol = b_.CreateMul(b_.CreateLShr(mat, i32(1)), i32(8));
+  llvm::Value *aCol = b_.CreateMul(b_.CreateLShr(mat, i32(1)), i32(kHalf));
   llvm::Value *aOffset = b_.CreateAdd(b_.CreateMul(aRow, i32(strideA)), aCol);
   // B: lanes 0-15 supply rows k = lane of the step (lanes 16-31 repeat them;
   // ldmatrix .x2 ignores their addresses), at this warp's first column.
-  llvm::Value *bOffset = b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)),
-                                      b_.CreateMul(warpN, i32(8)));
+  llvm::Value *bOffset =
+      !bT ? b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)), b_.CreateMul(warpN, i32(8)))
+          : b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(warpN, i32(8)), row8), i32(strideB)),
+                         b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(kHalf)));
 
   // The sim names a failing ldmatrix or mma by its call's !tk.loc: the last
   // call the Target emitted.
@@ -80,23 +101,35 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   RegisterMap rm(rt.layout, rt.shape);
   auto reg = [&](int64_t k0, int64_t k1) { return rm.index({static_cast<int>(k0), static_cast<int>(k1)}); };
 
-  // One k16 step at `ks` (i32): 1 ldmatrix per m tile, 1 per n tile, tilesM
+  auto mma = [&](const std::vector<llvm::Value *> &a, const std::vector<llvm::Value *> &bf,
+                 const std::vector<llvm::Value *> &c) {
+    switch (kind) {
+      case MmaKind::TF32:
+        return target_.mmaM16N8K8Tf32(b_, a, bf, c);
+      case MmaKind::S8:
+        return target_.mmaM16N8K32S8(b_, a, bf, c);
+      default:
+        return target_.mmaM16N8K16(b_, bf16, a, bf, c);
+    }
+  };
+
+  // One k step at `ks` (i32): 1 ldmatrix per m tile, 1 per n tile, tilesM
   // x tilesN mma.
   auto step = [&](llvm::Value *ks, Regs acc) {
-    llvm::Value *k0 = b_.CreateMul(ks, i32(16));
+    llvm::Value *k0 = b_.CreateMul(ks, i32(kStep));
     std::vector<std::vector<llvm::Value *>> a(tilesM);
     for (int64_t i = 0; i < tilesM; ++i) {
       llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
       a[i] = located(target_.ldmatrix(b_, b_.CreateGEP(half, base, off), 4, false));
     }
-    llvm::Value *bRow = b_.CreateAdd(bOffset, b_.CreateMul(k0, i32(strideB)));
+    // B^T steps along its rows' k; b down its k rows.
+    llvm::Value *bRow = b_.CreateAdd(bOffset, bT ? k0 : b_.CreateMul(k0, i32(strideB)));
     for (int64_t j = 0; j < tilesN; ++j) {
-      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn));
-      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, true));
+      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn * (bT ? strideB : 1)));
+      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, !bT));
       for (int64_t i = 0; i < tilesM; ++i) {
         const int r[4] = {reg(2 * i, 2 * j), reg(2 * i, 2 * j + 1), reg(2 * i + 1, 2 * j), reg(2 * i + 1, 2 * j + 1)};
-        std::vector<llvm::Value *> d =
-            located(target_.mmaM16N8K16(b_, bf16, a[i], bf, {acc[r[0]], acc[r[1]], acc[r[2]], acc[r[3]]}));
+        std::vector<llvm::Value *> d = located(mma(a[i], bf, {acc[r[0]], acc[r[1]], acc[r[2]], acc[r[3]]}));
         for (int e = 0; e < 4; ++e) acc[r[e]] = d[e];
       }
     }

@@ -41,7 +41,9 @@ int swizzleFor(int64_t elems) {
 }  // namespace
 
 bool FunctionLowering::dotOnWgmma(const ir::Op &op) const {
-  if (!op.is(ir::OpKind::Dot) || !target_.hasWgmma()) return false;
+  // wgmma here takes f16/bf16 only: tf32 and s8 dots keep mma.sync.
+  const std::optional<MmaKind> kind = mmaKind(op);
+  if (!kind || (*kind != MmaKind::F16 && *kind != MmaKind::BF16) || !target_.hasWgmma()) return false;
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
   return tensorCoreLayout(op, fn_) && ir::sameLayout(op.result()->type().layout, wgmmaLayout(fn_.numWarps())) &&
          wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn_.numWarps());

@@ -5,6 +5,7 @@
 #include <llvm/IR/Constants.h>
 
 #include <algorithm>
+#include <set>
 
 #include "lower/FunctionLowering.h"
 
@@ -81,6 +82,33 @@ void FunctionLowering::planRings() {
       r.slot.bytes = alignedUp(operand == 0 ? plan.bytesA : plan.bytesB, 1024);
       wgmmaRings_ = true;
     }
+  }
+  // A ring whose copies all run along dim 0 is stored transposed, unless a
+  // dot reads it in place as its a (mma.sync's A fragment would then need
+  // ldmatrix.trans from [K, M]; such copies stay row-major and synchronous).
+  // Every shared_load of the ring must agree.
+  std::set<int64_t> transpose, keep;
+  std::map<int64_t, int64_t> elts;
+  for (ir::Op *op : fn_.walk()) {
+    if (!op->is(ir::OpKind::SharedLoad)) continue;
+    const Ring &r = rings_.at(op->intAttr("buffer"));
+    bool columns = r.wgmmaOperand == 0 && !copies[op->intAttr("buffer")].empty();
+    for (const ir::Op *copy : copies[op->intAttr("buffer")]) {
+      const ir::Type &pt = copy->operand(0)->type();
+      const RootView root = rootView(pt.layout, pt.shape);
+      columns = columns && pt.rank() == 2 && root.shape.size() == 2 && root.blocked->order[0] == 0 &&
+                copy->hasAttr("vec") && copy->intAttr("vec") > 1;
+    }
+    if (inPlace_.count(op->result()))
+      for (const auto &[user, index] : uses[op->result()]) columns = columns && index == 1;
+    (columns ? transpose : keep).insert(op->intAttr("buffer"));
+    elts[op->intAttr("buffer")] = std::max(1, ir::bitWidth(op->result()->type().elem.scalar) / 8);
+  }
+  for (int64_t id : transpose) {
+    if (keep.count(id)) continue;
+    Ring &r = rings_.at(id);
+    r.transposed = true;
+    r.slot = sharedSlotLayout(r.slot.cols, r.slot.rows, elts.at(id));
   }
   for (int64_t id : order) {
     Ring &r = rings_.at(id);
@@ -166,10 +194,12 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   }
   llvm::Value *base = slotBase(op.intAttr("buffer"), regs(op.operand(1))[0]);
 
-  const int vec = op.hasAttr("vec") && l.order[0] == 1 ? static_cast<int>(op.intAttr("vec")) : 1;
+  // Runs go along the slot's rows: dim 1, or dim 0 in a transposed slot.
+  const int along = ring.transposed ? 0 : 1;
+  const int vec = op.hasAttr("vec") && l.order[0] == along ? static_cast<int>(op.intAttr("vec")) : 1;
   const int64_t bytes = vec * elt;
   const bool wholeRuns = !mask || (op.hasAttr("mask_run") && op.intAttr("mask_run") >= vec);
-  const bool async = (bytes == 4 || bytes == 8 || bytes == 16) && rm.contiguousPerThread(1) % vec == 0 &&
+  const bool async = (bytes == 4 || bytes == 8 || bytes == 16) && rm.contiguousPerThread(along) % vec == 0 &&
                      (wholeRuns || op.hasAttr("mask_prefix"));
   const int run = async ? vec : 1;
   // Replicated elements are copied by their owner only.
@@ -180,14 +210,15 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   auto offsetAt = [&](int64_t row, int64_t col) -> int64_t {
     if (ring.wgmmaOperand == 1) return lower::wgmmaOffsetA(ia, ring.plan, row, col);
     if (ring.wgmmaOperand == 2) return lower::wgmmaOffsetB(ia, ring.plan, row, col);
+    if (ring.transposed) std::swap(row, col);
     return (row * ring.slot.rowStride + col) * elt;
   };
   auto offsetOf = [&](const std::vector<llvm::Value *> &idx) -> llvm::Value * {
     if (ring.wgmmaOperand == 1) return wgmmaOffsetA(ring.plan, idx[0], idx[1]);
     if (ring.wgmmaOperand == 2) return wgmmaOffsetB(ring.plan, idx[0], idx[1]);
-    return b_.CreateMul(
-        b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1]),
-        b_.getInt32(static_cast<uint32_t>(elt)));
+    llvm::Value *row = idx[ring.transposed ? 1 : 0], *col = idx[ring.transposed ? 0 : 1];
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), col),
+                        b_.getInt32(static_cast<uint32_t>(elt)));
   };
   // One address per thread and an immediate offset per register, instead
   // of an address per register held across the loop, where every thread's
@@ -198,9 +229,11 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
     llvm::Value *dst = first ? b_.CreateGEP(b_.getInt8Ty(), first, b_.getInt32(static_cast<uint32_t>(deltas[r])))
                              : b_.CreateGEP(b_.getInt8Ty(), base, offsetOf(elementIndex(pt, rm, r)));
     if (!async) {
-      llvm::Value *v = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], llvm::Constant::getNullValue(ty), op.loc());
-      ifThen(owner, [&] { tagShared(b_.CreateAlignedStore(v, dst, llvm::Align(static_cast<uint64_t>(elt))), op.loc()); },
-             "copy.owner");
+      llvm::Value *v =
+          guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], llvm::Constant::getNullValue(ty), op.loc());
+      ifThen(
+          owner, [&] { tagShared(b_.CreateAlignedStore(v, dst, llvm::Align(static_cast<uint64_t>(elt))), op.loc()); },
+          "copy.owner");
       continue;
     }
     llvm::Value *srcBytes = b_.getInt32(static_cast<uint32_t>(bytes));
@@ -209,11 +242,12 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
     } else if (mask) {
       srcBytes = b_.getInt32(0);
       for (int e = 0; e < vec; ++e)
-        srcBytes = b_.CreateAdd(srcBytes, b_.CreateSelect((*mask)[r + e], b_.getInt32(static_cast<uint32_t>(elt)),
-                                                          b_.getInt32(0)));
+        srcBytes = b_.CreateAdd(
+            srcBytes, b_.CreateSelect((*mask)[r + e], b_.getInt32(static_cast<uint32_t>(elt)), b_.getInt32(0)));
     }
-    ifThen(owner, [&] { target_.cpAsync(b_, dst, ptrs[r], static_cast<int>(bytes), srcBytes, tagAs(op.loc())); },
-           "copy.owner");
+    ifThen(
+        owner, [&] { target_.cpAsync(b_, dst, ptrs[r], static_cast<int>(bytes), srcBytes, tagAs(op.loc())); },
+        "copy.owner");
   }
 }
 
@@ -241,6 +275,7 @@ Regs FunctionLowering::lowerSharedLoad(ir::Op &op) {
   std::vector<llvm::Value *> addresses;
   for (int r = 0; r < rm.numRegisters(); ++r) {
     std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
+    if (ring.transposed) std::swap(idx[0], idx[1]);
     addresses.push_back(b_.CreateGEP(
         ty, base, b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1])));
   }

@@ -70,7 +70,7 @@ class LoopPipeliner {
     auto it = uses_.find(load.result());
     if (it == uses_.end() || it->second.empty()) return false;
     for (const auto &[user, index] : it->second)
-      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !tensorCoreLayout(*user, fn_))
+      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !pipelinedDot(*user, fn_))
         return false;
     return true;
   }
@@ -168,13 +168,15 @@ class LoopPipeliner {
     issue.setLoc(loop_.loc());
     Value *ahead = issue.value(OpKind::Add, {body_.argument(0), issue.constInt((stages_ - 1) * step_, ivType)}, ivType);
     Value *zero = issue.constInt(0, i32), *one = issue.constInt(1, i32);
-    Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1), {{"predicate", std::string("eq")}});
-    Value *write = issue.value(OpKind::Select, {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
+    Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1),
+                                 {{"predicate", std::string("eq")}});
+    Value *write = issue.value(
+        OpKind::Select, {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
     issueStage(issue, ahead, write, loads);
     issue.setLoc(loop_.loc());
     Value *next = issue.value(OpKind::Add, {slot, one}, i32);
     Value *wraps = issue.value(OpKind::Cmp, {next, issue.constInt(stages_, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
-                             {{"predicate", std::string("eq")}});
+                               {{"predicate", std::string("eq")}});
     next = issue.value(OpKind::Select, {wraps, zero, next}, i32);
     std::vector<Value *> yielded = yield->operands();
     yielded.push_back(next);

@@ -55,7 +55,8 @@ enum class MathFn {
 inline const char *mathFnName(MathFn f) {
   switch (f) {
 #define TK_MATH_NAME(E, NAME, ARITY) \
-  case MathFn::E: return NAME;
+  case MathFn::E:                    \
+    return NAME;
     TK_MATH_FNS(TK_MATH_NAME)
 #undef TK_MATH_NAME
   }
@@ -66,7 +67,8 @@ inline const char *mathFnName(MathFn f) {
 inline int mathFnArity(MathFn f) {
   switch (f) {
 #define TK_MATH_ARITY(E, NAME, ARITY) \
-  case MathFn::E: return ARITY;
+  case MathFn::E:                     \
+    return ARITY;
     TK_MATH_FNS(TK_MATH_ARITY)
 #undef TK_MATH_ARITY
   }
@@ -146,6 +148,24 @@ class Target {
   virtual std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                                  const std::vector<llvm::Value *> &bFrag,
                                                  const std::vector<llvm::Value *> &c) const = 0;
+  // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: D = A * B + C on a
+  // 16x8 A, 8x8 B and 16x8 C/D; per lane 4 i32 of A and 2 of B, each one
+  // tf32 (f32 bits rounded by roundToTf32), 4 f32 of C. Returns 4 f32 of D.
+  virtual std::vector<llvm::Value *> mmaM16N8K8Tf32(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                                    const std::vector<llvm::Value *> &bFrag,
+                                                    const std::vector<llvm::Value *> &c) const = 0;
+  // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32: D = A * B + C on a
+  // 16x32 A, 32x8 B and 16x8 C/D; per lane 4 i32 of A and 2 of B (each four
+  // s8, the first in the low byte), 4 i32 of C. Returns 4 i32 of D (sums
+  // wrap modulo 2^32).
+  virtual std::vector<llvm::Value *> mmaM16N8K32S8(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                                   const std::vector<llvm::Value *> &bFrag,
+                                                   const std::vector<llvm::Value *> &c) const = 0;
+  // cvt.rna.tf32.f32: the f32 `x` rounded to tf32 (10 mantissa bits, to
+  // nearest, ties away from zero), returned as the i32 register that holds
+  // it (f32 bits whose low 13 are zero): an A or B register of
+  // mmaM16N8K8Tf32.
+  virtual llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const = 0;
 
   // Warpgroup-level tensor cores (PTX ISA, "Asynchronous Warpgroup Level
   // Matrix Multiply-Accumulate", sm_90a): a warpgroup is 4 consecutive warps

@@ -4,9 +4,6 @@
 // docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
 
-#include "backend/nvptx/ApproxMath.h"
-#include "backend/nvptx/StorePredicates.h"
-
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
@@ -14,6 +11,9 @@
 #include <llvm/IR/Module.h>
 
 #include <stdexcept>
+
+#include "backend/nvptx/ApproxMath.h"
+#include "backend/nvptx/StorePredicates.h"
 
 namespace tk::nvptx {
 
@@ -59,9 +59,7 @@ static void checkAxis(int axis, const char *what) {
                                 " is not 0, 1 or 2");
 }
 
-Value *NvptxTarget::threadId(IRBuilderBase &b) const {
-  return callIntrinsic(b, Intrinsic::nvvm_read_ptx_sreg_tid_x);
-}
+Value *NvptxTarget::threadId(IRBuilderBase &b) const { return callIntrinsic(b, Intrinsic::nvvm_read_ptx_sreg_tid_x); }
 
 Value *NvptxTarget::blockId(IRBuilderBase &b, int axis) const {
   checkAxis(axis, "blockId");
@@ -72,8 +70,7 @@ Value *NvptxTarget::blockId(IRBuilderBase &b, int axis) const {
 
 Value *NvptxTarget::gridDim(IRBuilderBase &b, int axis) const {
   checkAxis(axis, "gridDim");
-  static const Intrinsic::ID ids[] = {Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
-                                      Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+  static const Intrinsic::ID ids[] = {Intrinsic::nvvm_read_ptx_sreg_nctaid_x, Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
                                       Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
   return callIntrinsic(b, ids[axis]);
 }
@@ -108,8 +105,7 @@ static Value *shuffleSync(IRBuilderBase &b, Value *v, Intrinsic::ID i32Id, Intri
 
 Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) +
-                                " is not in 0..31");
+    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
   return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_bfly_i32, Intrinsic::nvvm_shfl_sync_bfly_f32, laneMask, 31,
                      "shuffleXor");
 }
@@ -118,8 +114,7 @@ Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
 Value *NvptxTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
   if (delta < 0 || delta > 31)
     throw std::invalid_argument("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
-  return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0,
-                     "shuffleUp");
+  return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0, "shuffleUp");
 }
 
 Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
@@ -292,8 +287,9 @@ std::vector<Value *> NvptxTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, 
     throw std::invalid_argument("NvptxTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
   auto *pt = dyn_cast<PointerType>(rowAddress->getType());
   if (!pt || pt->getAddressSpace() != sharedAddressSpace())
-    throw std::invalid_argument("NvptxTarget::ldmatrix: the row address must be a pointer into shared memory "
-                                "(addrspace 3)");
+    throw std::invalid_argument(
+        "NvptxTarget::ldmatrix: the row address must be a pointer into shared memory "
+        "(addrspace 3)");
   // The intrinsic is overloaded on its pointer type; naming addrspace(3)
   // gives `ldmatrix...shared.b16` (a generic pointer crashes LLVM 19).
   CallInst *call = warpCollective(b, ids[num == 1 ? 0 : num == 2 ? 1 : 2][trans ? 1 : 0], {rowAddress}, {pt});
@@ -305,14 +301,13 @@ std::vector<Value *> NvptxTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, 
 // `.f32.f32` (D and C types) is the f16-input, f32-accumulate form; the
 // `.f32.f16` intrinsic builds but ptxas rejects what it prints.
 std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
-                                              const std::vector<Value *> &bFrag,
-                                              const std::vector<Value *> &c) const {
+                                              const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
   auto check = [](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
     bool ok = v.size() == n;
     for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
     if (!ok)
-      throw std::invalid_argument(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " +
-                                  std::to_string(n) + (f32 ? " f32" : " i32") + " values");
+      throw std::invalid_argument(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
+                                  (f32 ? " f32" : " i32") + " values");
   };
   check(a, 4, false, "A");
   check(bFrag, 2, false, "B");
@@ -324,6 +319,44 @@ std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const
   args.insert(args.end(), c.begin(), c.end());
   Intrinsic::ID id = bf16 ? Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
   return registersOf(b, warpCollective(b, id, args));
+}
+
+// tf32 and s8 operands are i32 registers, as the intrinsics take them;
+// their accumulators are f32 (tf32) and i32 (s8).
+static std::vector<Value *> nvptxMma(IRBuilderBase &b, const char *name, Intrinsic::ID id, bool intAcc,
+                                     const std::vector<Value *> &a, const std::vector<Value *> &bFrag,
+                                     const std::vector<Value *> &c) {
+  auto check = [&](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
+    bool ok = v.size() == n;
+    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
+    if (!ok)
+      throw std::invalid_argument(std::string("NvptxTarget::") + name + ": " + what + " must be " + std::to_string(n) +
+                                  (f32 ? " f32" : " i32") + " values");
+  };
+  check(a, 4, false, "A");
+  check(bFrag, 2, false, "B");
+  check(c, 4, !intAcc, "C");
+  std::vector<Value *> args(a);
+  args.insert(args.end(), bFrag.begin(), bFrag.end());
+  args.insert(args.end(), c.begin(), c.end());
+  return registersOf(b, warpCollective(b, id, args));
+}
+
+std::vector<Value *> NvptxTarget::mmaM16N8K8Tf32(IRBuilderBase &b, const std::vector<Value *> &a,
+                                                 const std::vector<Value *> &bFrag,
+                                                 const std::vector<Value *> &c) const {
+  return nvptxMma(b, "mmaM16N8K8Tf32", Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, false, a, bFrag, c);
+}
+
+std::vector<Value *> NvptxTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vector<Value *> &a,
+                                                const std::vector<Value *> &bFrag,
+                                                const std::vector<Value *> &c) const {
+  return nvptxMma(b, "mmaM16N8K32S8", Intrinsic::nvvm_mma_m16n8k32_row_col_s8, true, a, bFrag, c);
+}
+
+Value *NvptxTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
+  if (!x->getType()->isFloatTy()) throw std::invalid_argument("NvptxTarget::roundToTf32: x must be f32");
+  return b.CreateIntrinsic(Intrinsic::nvvm_f2tf32_rna, {}, {x});
 }
 
 // ---- warpgroup tensor cores (wgmma, sm_90a) ---------------------------------
@@ -371,7 +404,7 @@ static std::vector<Value *> checkedAccumulators(const std::vector<Value *> &acc,
 // {d0, .., d(n/2-1)}, descA, descB, p (scale-d: 1, so D accumulates),
 // imm-scale-a 1, imm-scale-b 1, imm-trans-a, imm-trans-b.
 std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
-                                               Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+                                                Value *descA, Value *descB, const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
     throw std::invalid_argument("NvptxTarget::wgmmaMmaAsync: n " + std::to_string(n) +
                                 " is not a multiple of 8 in [8, 256]");
@@ -399,7 +432,8 @@ std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf
 
 std::vector<Value *> NvptxTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
   if (pending < 0 || pending > 7)
-    throw std::invalid_argument("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");
+    throw std::invalid_argument("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) +
+                                " pending groups; want 0..7");
   if (acc.empty()) {
     ptxStatement(b, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";");
     return {};
@@ -428,8 +462,9 @@ void NvptxTarget::cpAsync(IRBuilderBase &b, Value *dst, Value *src, int bytes, V
   auto *dt = dyn_cast<PointerType>(dst->getType());
   auto *st = dyn_cast<PointerType>(src->getType());
   if (!dt || dt->getAddressSpace() != sharedAddressSpace() || !st || st->getAddressSpace() != globalAddressSpace())
-    throw std::invalid_argument("NvptxTarget::cpAsync: want a shared (addrspace 3) destination and a global "
-                                "(addrspace 1) source");
+    throw std::invalid_argument(
+        "NvptxTarget::cpAsync: want a shared (addrspace 3) destination and a global "
+        "(addrspace 1) source");
   // 16 bytes go .cg (L2 only: an operand tile is read once per block);
   // smaller copies exist only as .ca.
   static const Intrinsic::ID full[3] = {Intrinsic::nvvm_cp_async_ca_shared_global_4,

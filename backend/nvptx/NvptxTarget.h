@@ -1,6 +1,6 @@
 // The NVPTX answer to lowering's Target: llvm.nvvm.* intrinsics for ids,
-// barriers, shuffles and tensor cores (ldmatrix, mma.sync; wgmma as inline PTX), addrspace(1)/(3) memory, and libdevice math (or PTX
-// approx instructions when libdevice is off or absent).
+// barriers, shuffles and tensor cores (ldmatrix, mma.sync; wgmma as inline PTX), addrspace(1)/(3) memory, and libdevice
+// math (or PTX approx instructions when libdevice is off or absent).
 #pragma once
 
 #include "backend/nvptx/Codegen.h"
@@ -48,6 +48,13 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+  std::vector<llvm::Value *> mmaM16N8K8Tf32(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                            const std::vector<llvm::Value *> &bFrag,
+                                            const std::vector<llvm::Value *> &c) const override;
+  std::vector<llvm::Value *> mmaM16N8K32S8(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                           const std::vector<llvm::Value *> &bFrag,
+                                           const std::vector<llvm::Value *> &c) const override;
+  llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   // llvm.nvvm.cp.async.{cg,ca}.shared.global.{16,8,4}[.s] (the .s form, with
   // a source size, unless every byte is read), commit_group and wait_group.
   void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,
@@ -69,8 +76,7 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;
 
-  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x,
-                    llvm::Value *y = nullptr) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const override;
   // vprintf and __assertfail, the CUDA runtime's device entry points.
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

@@ -301,12 +301,12 @@ Regs4 ldmatrix(void *row, int32_t num, int32_t trans, uint32_t site) {
   return Regs4{int32_t(o[0]), int32_t(o[1]), int32_t(o[2]), int32_t(o[3])};
 }
 
-Floats4 mma(const uint32_t a[4], const uint32_t b[2], const float c[4], int32_t bf16, uint32_t site) {
+Floats4 mma(const uint32_t a[4], const uint32_t b[2], const float c[4], int32_t kind, uint32_t site) {
   ThreadCtx *t = tlsThread;
   std::copy(a, a + 4, t->mx.a);
   std::copy(b, b + 2, t->mx.b);
-  std::copy(c, c + 4, t->mx.c);
-  t->mx.bf16 = bf16 != 0;
+  for (int i = 0; i < 4; ++i) t->mx.c[i] = std::bit_cast<uint32_t>(c[i]);
+  t->mx.kind = uint32_t(kind);
   atWarpCollective(t, WarpOp::Mma, site);
   const uint32_t *o = t->mx.out;
   return Floats4{std::bit_cast<float>(o[0]), std::bit_cast<float>(o[1]), std::bit_cast<float>(o[2]),
@@ -407,10 +407,10 @@ static Regs4 rtLdmatrixAt(void *row, int32_t num, int32_t trans, int32_t site) {
   return ldmatrix(row, num, trans, uint32_t(site));
 }
 static Floats4 rtMmaAt(int32_t a0, int32_t a1, int32_t a2, int32_t a3, int32_t b0, int32_t b1, float c0, float c1,
-                       float c2, float c3, int32_t bf16, int32_t site) {
+                       float c2, float c3, int32_t kind, int32_t site) {
   const uint32_t a[4] = {uint32_t(a0), uint32_t(a1), uint32_t(a2), uint32_t(a3)}, b[2] = {uint32_t(b0), uint32_t(b1)};
   const float c[4] = {c0, c1, c2, c3};
-  return mma(a, b, c, bf16, uint32_t(site));
+  return mma(a, b, c, kind, uint32_t(site));
 }
 static void rtWgmma(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32_t flags) {
   wgmma(descA, descB, acc, n, flags, ~0u);

@@ -48,15 +48,20 @@ struct LaunchCtx {
 enum class Wait : uint8_t { None, Barrier, Warp, Done };
 enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 
+// The mma.sync shapes the sim runs, by input type (the last argument of
+// __tk_sim_mma): m16n8k16 f16 and bf16, m16n8k8 tf32 (f32 accumulators),
+// m16n8k32 s8 (s32 accumulators, passed as f32 bits).
+enum MmaType : uint32_t { kMmaF16 = 0, kMmaBf16 = 1, kMmaTf32 = 2, kMmaS8 = 3 };
+
 // A lane's operands and results at ldmatrix or mma (WarpCollective.cpp).
 struct MatrixOperands {
   uintptr_t row = 0;  // ldmatrix: this lane's row address
   uint32_t num = 0;   // ldmatrix: 1, 2 or 4 matrices
   bool trans = false;
-  bool bf16 = false;  // mma: bf16 (else f16) inputs
+  uint32_t kind = 0;  // mma: the MmaType of its inputs
   uint32_t a[4] = {}, b[2] = {};
-  float c[4] = {};
-  uint32_t out[4] = {};  // the lane's result registers (of mma: f32 bits)
+  uint32_t c[4] = {};    // C's f32 (or, for s8, i32) bits
+  uint32_t out[4] = {};  // the lane's result registers (of mma: D's f32 or i32 bits)
 };
 
 // A thread's wgmma state (Wgmma.cpp): the operands of the wgmma.mma_async it
@@ -69,9 +74,9 @@ struct WgmmaThread {
   uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B
   float *acc = nullptr;       // the thread's n / 2 accumulators (in: C, out: tokens)
   std::vector<float> results;
-  std::vector<uint32_t> groupEnds;  // per committed group: results.size() at its commit
+  std::vector<uint32_t> groupEnds;              // per committed group: results.size() at its commit
   uint32_t completedGroups = 0, completed = 0;  // groups, and results, complete
-  bool fenced = false;  // a wgmma.fence since the last wait_group
+  bool fenced = false;                          // a wgmma.fence since the last wait_group
   // 1 + the block's barrier count when this thread last wrote shared memory
   // without a fence.proxy.async after it (0: none).
   uint64_t unfencedWrite = 0;
@@ -177,10 +182,10 @@ struct Simulator::Worker {
   AccessGrouper grouper;
   std::vector<SiteCounters> siteCounters;  // per site, with LaunchConfig::perSite (else empty)
   SiteCounters *perSite = nullptr;         // siteCounters.data(), or null when not counting per site
-  AlignedBuffer shared;   // the block's shared memory
-  AlignedBuffer scratch;  // where bad accesses are redirected; zeroed per use
-  RaceShadow race;        // shared-memory race check (LaunchConfig::raceCheck)
-  size_t memoryHint = 0;  // index of the allocation the last access hit
+  AlignedBuffer shared;                    // the block's shared memory
+  AlignedBuffer scratch;                   // where bad accesses are redirected; zeroed per use
+  RaceShadow race;                         // shared-memory race check (LaunchConfig::raceCheck)
+  size_t memoryHint = 0;                   // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch
 };

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "backend/sim/Runtime.h"
 #include "backend/sim/Simulator.h"
 
 namespace tk::sim {
@@ -189,19 +190,21 @@ std::vector<Value *> SimTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, in
 }
 
 // The operands travel as scalars (integer and float registers), which every
-// host ABI passes the same way from IR and from C.
-std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
-                                            const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
-  auto check = [](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
+// host ABI passes the same way from IR and from C; s8's i32 C and D travel
+// as f32 bits. `kind` is an MmaType (Runtime.h).
+static std::vector<Value *> simMma(IRBuilderBase &b, const char *name, uint32_t kind, const std::vector<Value *> &a,
+                                   const std::vector<Value *> &bFrag, const std::vector<Value *> &c) {
+  const bool intAcc = kind == kMmaS8;
+  auto check = [&](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
     bool ok = v.size() == n;
     for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
     if (!ok)
-      throw std::invalid_argument(std::string("SimTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
+      throw std::invalid_argument(std::string("SimTarget::") + name + ": " + what + " must be " + std::to_string(n) +
                                   (f32 ? " f32" : " i32") + " values");
   };
   check(a, 4, false, "A");
   check(bFrag, 2, false, "B");
-  check(c, 4, true, "C");
+  check(c, 4, !intAcc, "C");
   Type *i32 = b.getInt32Ty(), *f32 = b.getFloatTy();
   std::vector<Type *> params(6, i32);
   params.insert(params.end(), 4, f32);
@@ -209,12 +212,40 @@ std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const s
   Function *fn = collectiveFn(moduleOf(b), kFnMma, FixedVectorType::get(f32, 4), params);
   std::vector<Value *> args(a);
   args.insert(args.end(), bFrag.begin(), bFrag.end());
-  args.insert(args.end(), c.begin(), c.end());
-  args.push_back(b.getInt32(bf16 ? 1 : 0));
+  for (Value *x : c) args.push_back(intAcc ? b.CreateBitCast(x, f32) : x);
+  args.push_back(b.getInt32(kind));
   Value *d = b.CreateCall(fn, args);
   std::vector<Value *> out;
-  for (int i = 0; i < 4; ++i) out.push_back(b.CreateExtractElement(d, uint64_t(i)));
+  for (int i = 0; i < 4; ++i) {
+    Value *x = b.CreateExtractElement(d, uint64_t(i));
+    out.push_back(intAcc ? b.CreateBitCast(x, i32) : x);
+  }
   return out;
+}
+
+std::vector<Value *> SimTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
+                                            const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  return simMma(b, "mmaM16N8K16", bf16 ? kMmaBf16 : kMmaF16, a, bFrag, c);
+}
+std::vector<Value *> SimTarget::mmaM16N8K8Tf32(IRBuilderBase &b, const std::vector<Value *> &a,
+                                               const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  return simMma(b, "mmaM16N8K8Tf32", kMmaTf32, a, bFrag, c);
+}
+std::vector<Value *> SimTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vector<Value *> &a,
+                                              const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  return simMma(b, "mmaM16N8K32S8", kMmaS8, a, bFrag, c);
+}
+
+// cvt.rna.tf32.f32 in plain IR: add half of the dropped 13 bits' weight to
+// the magnitude (ties away from zero; a carry into the exponent rounds up,
+// to infinity past the largest tf32) and clear them. NaN and infinity pass
+// unchanged.
+Value *SimTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
+  if (!x->getType()->isFloatTy()) throw std::invalid_argument("SimTarget::roundToTf32: x must be f32");
+  Value *bits = b.CreateBitCast(x, b.getInt32Ty());
+  Value *rounded = b.CreateAnd(b.CreateAdd(bits, b.getInt32(0x1000)), b.getInt32(0xffffe000u));
+  Value *special = b.CreateICmpEQ(b.CreateAnd(bits, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
+  return b.CreateSelect(special, bits, rounded);
 }
 
 // ---- wgmma (sm_90a) -----------------------------------------------------------
@@ -266,9 +297,10 @@ static std::vector<Value *> reload(IRBuilderBase &b, Value *array, size_t n) {
 }
 
 std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
-                                             Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+                                              Value *descA, Value *descB, const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
-    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) + " is not a multiple of 8 in [8, 256]");
+    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) +
+                                " is not a multiple of 8 in [8, 256]");
   if (acc.size() != size_t(n / 2))
     throw std::invalid_argument("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
@@ -355,7 +387,8 @@ void SimTarget::beginPrintGroup(IRBuilderBase &b) const {
 void SimTarget::assertFail(IRBuilderBase &b, const std::string &message, const std::string &file, int line, int col,
                            const std::string & /*function*/) const {
   Type *ptr = b.getPtrTy(0);
-  FunctionCallee fn = moduleOf(b).getOrInsertFunction(kFnAssertFail, FunctionType::get(b.getVoidTy(), {ptr, ptr}, false));
+  FunctionCallee fn =
+      moduleOf(b).getOrInsertFunction(kFnAssertFail, FunctionType::get(b.getVoidTy(), {ptr, ptr}, false));
   std::string where = file + ":" + std::to_string(line) + ":" + std::to_string(col);
   b.CreateCall(fn, {b.CreateGlobalString(message, "tk.str", 0, &moduleOf(b)),
                     b.CreateGlobalString(where, "tk.str", 0, &moduleOf(b))});

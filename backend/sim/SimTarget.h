@@ -21,7 +21,8 @@ inline constexpr const char *kFnShflUpI32 = "__tk_sim_shfl_up_i32";
 inline constexpr const char *kFnShflUpF32 = "__tk_sim_shfl_up_f32";
 inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
 // <4 x i32> __tk_sim_ldmatrix(ptr row, i32 num, i32 trans) and
-// <4 x float> __tk_sim_mma(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 bf16):
+// <4 x float> __tk_sim_mma(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 kind)
+// (kind an MmaType, Runtime.h; s8's i32 C and D travel as f32 bits):
 // warp collectives; instrumentMemoryAccesses gives every call a site.
 inline constexpr const char *kFnLdmatrix = "__tk_sim_ldmatrix";
 inline constexpr const char *kFnMma = "__tk_sim_mma";
@@ -83,6 +84,13 @@ class SimTarget : public lower::Target {
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &bFrag,
                                          const std::vector<llvm::Value *> &c) const override;
+  std::vector<llvm::Value *> mmaM16N8K8Tf32(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                            const std::vector<llvm::Value *> &bFrag,
+                                            const std::vector<llvm::Value *> &c) const override;
+  std::vector<llvm::Value *> mmaM16N8K32S8(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
+                                           const std::vector<llvm::Value *> &bFrag,
+                                           const std::vector<llvm::Value *> &c) const override;
+  llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
   // The offset from the block's shared base: the sim's shared window starts
   // at address 0, as a GPU's dynamic shared memory does.
@@ -103,8 +111,7 @@ class SimTarget : public lower::Target {
                const TagAccess &tag) const override;
   void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
   void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
-  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x,
-                    llvm::Value *y = nullptr) const override;
+  llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;
   void beginPrintGroup(llvm::IRBuilderBase &b) const override;

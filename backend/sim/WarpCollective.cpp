@@ -1,13 +1,15 @@
 // Warp collectives, run by the block scheduler once the whole warp has
-// arrived: shuffles, and ldmatrix / mma.m16n8k16 with the fragment layouts of
-// the PTX ISA ("Warp-level matrix instructions": "Matrix fragments for
-// mma.m16n8k16 with floating point type" and "ldmatrix").
+// arrived: shuffles, and ldmatrix / mma.sync with the fragment layouts of the
+// PTX ISA ("Warp-level matrix instructions": "Matrix fragments for
+// mma.m16n8k16 with floating point type", "... mma.m16n8k8" (.tf32),
+// "... mma.m16n8k32" (.s8) and "ldmatrix").
 #include "backend/sim/WarpCollective.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Wgmma.h"
@@ -22,7 +24,7 @@ namespace {
 bool sameCollective(const ThreadCtx &x, const ThreadCtx &y) {
   if (x.warpOp != y.warpOp) return false;
   if (x.warpOp == WarpOp::Shuffle) return true;
-  return x.warpSite == y.warpSite && x.mx.num == y.mx.num && x.mx.trans == y.mx.trans && x.mx.bf16 == y.mx.bf16;
+  return x.warpSite == y.warpSite && x.mx.num == y.mx.num && x.mx.trans == y.mx.trans && x.mx.kind == y.mx.kind;
 }
 
 void runShuffle(ThreadCtx *lanes, uint32_t n) {
@@ -118,34 +120,51 @@ float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); 
 // Products of f16 or bf16 values are exact in f32; they are added to C in f32
 // in the order k = 0..15. A GPU leaves the order (and the rounding of its
 // intermediate sums) unspecified, so its D may differ in the last bits.
-void runMma(ThreadCtx *lanes) {
-  const bool bf16 = lanes[0].mx.bf16;
-  auto value = [&](uint32_t reg, int half) {
-    uint16_t h = uint16_t(reg >> (16 * half));
-    return bf16 ? bf16ToFloat(h) : halfBitsToFloat(h);
-  };
-  float A[16][16], B[16][8], C[16][8];
+//
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: A 16x8, B 8x8, one
+// tf32 per register (an f32 of which the tensor core reads the sign,
+// exponent and top 10 mantissa bits: the low 13 are dropped here):
+//   A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+//   B: b0 (t, g), b1 (t+4, g)
+// Products of tf32 values are exact in f32 and summed as above.
+//
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32: A 16x32, B 32x8, four
+// s8 per register (the first in the low byte), C and D s32:
+//   A: a0 (g, 4t..4t+3), a1 (g+8, 4t..4t+3), a2 (g, 4t+16..4t+19), a3 (g+8, 4t+16..4t+19)
+//   B: b0 (4t..4t+3, g), b1 (4t+16..4t+19, g)
+// Sums wrap modulo 2^32 (no .satfinite), so the order does not matter.
+// In every shape each register covers 4 bytes of k, and C/D are alike.
+template <typename Acc, typename Value>
+void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
+  double A[16][32], B[32][8];
+  Acc C[16][8];
   for (uint32_t l = 0; l < 32; ++l) {
     const MatrixOperands &x = lanes[l].mx;
-    const uint32_t g = l / 4, t = l % 4;
+    const int g = int(l / 4), t = int(l % 4);
+    const int half = K / 2;  // registers 2 and 3 of A (1 of B) cover k past half
+    for (int e = 0; e < perReg; ++e) {
+      const int k = perReg * t + e;
+      A[g][k] = value(x.a[0], e);
+      A[g + 8][k] = value(x.a[1], e);
+      A[g][k + half] = value(x.a[2], e);
+      A[g + 8][k + half] = value(x.a[3], e);
+      B[k][g] = value(x.b[0], e);
+      B[k + half][g] = value(x.b[1], e);
+    }
     for (int h = 0; h < 2; ++h) {
-      A[g][2 * t + h] = value(x.a[0], h);
-      A[g + 8][2 * t + h] = value(x.a[1], h);
-      A[g][2 * t + 8 + h] = value(x.a[2], h);
-      A[g + 8][2 * t + 8 + h] = value(x.a[3], h);
-      B[2 * t + h][g] = value(x.b[0], h);
-      B[2 * t + 8 + h][g] = value(x.b[1], h);
-      C[g][2 * t + h] = x.c[h];
-      C[g + 8][2 * t + h] = x.c[2 + h];
+      C[g][2 * t + h] = std::bit_cast<Acc>(x.c[h]);
+      C[g + 8][2 * t + h] = std::bit_cast<Acc>(x.c[2 + h]);
     }
   }
-  float D[16][8];
+  Acc D[16][8];
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 8; ++c) {
-      float d = C[r][c];
-      for (int k = 0; k < 16; ++k) {
-        float p = A[r][k] * B[k][c];
-        d = d + p;
+      Acc d = C[r][c];
+      for (int k = 0; k < K; ++k) {
+        if constexpr (std::is_same_v<Acc, float>)
+          d = d + float(A[r][k]) * float(B[k][c]);
+        else  // s32 wraps: add as unsigned
+          d = int32_t(uint32_t(d) + uint32_t(int32_t(A[r][k]) * int32_t(B[k][c])));
       }
       D[r][c] = d;
     }
@@ -154,6 +173,27 @@ void runMma(ThreadCtx *lanes) {
     for (int h = 0; h < 2; ++h) {
       lanes[l].mx.out[h] = std::bit_cast<uint32_t>(D[g][2 * t + h]);
       lanes[l].mx.out[2 + h] = std::bit_cast<uint32_t>(D[g + 8][2 * t + h]);
+    }
+  }
+}
+
+void runMma(ThreadCtx *lanes) {
+  switch (lanes[0].mx.kind) {
+    case kMmaTf32:
+      return multiply<float>(
+          lanes, 8, [](uint32_t reg, int) { return double(std::bit_cast<float>(reg & 0xffffe000u)); }, 1);
+    case kMmaS8:
+      return multiply<int32_t>(
+          lanes, 32, [](uint32_t reg, int e) { return double(int8_t(uint8_t(reg >> (8 * e)))); }, 4);
+    default: {
+      const bool bf16 = lanes[0].mx.kind == kMmaBf16;
+      return multiply<float>(
+          lanes, 16,
+          [bf16](uint32_t reg, int e) {
+            uint16_t h = uint16_t(reg >> (16 * e));
+            return double(bf16 ? bf16ToFloat(h) : halfBitsToFloat(h));
+          },
+          2);
     }
   }
 }
@@ -175,7 +215,9 @@ std::string warpCollectiveName(const ThreadCtx &t) {
     case WarpOp::Ldmatrix:
       return "ldmatrix.x" + std::to_string(t.mx.num) + (t.mx.trans ? ".trans" : "");
     case WarpOp::Mma:
-      return std::string("mma.m16n8k16.") + (t.mx.bf16 ? "bf16" : "f16");
+      return t.mx.kind == kMmaTf32 ? "mma.m16n8k8.tf32"
+             : t.mx.kind == kMmaS8 ? "mma.m16n8k32.s8"
+                                   : std::string("mma.m16n8k16.") + (t.mx.kind == kMmaBf16 ? "bf16" : "f16");
     case WarpOp::Wgmma:
       return wgmmaName(t);
   }

@@ -23,6 +23,7 @@ tk_add_unit_test(runtime_dot_test SOURCES unit/runtime_dot_test.cpp LIBS tk tk_n
 tk_add_unit_test(runtime_control_flow_test SOURCES unit/runtime_control_flow_test.cpp LIBS tk)
 tk_add_unit_test(runtime_similarity_test SOURCES unit/runtime_similarity_test.cpp LIBS tk)
 tk_add_unit_test(runtime_mma_test SOURCES unit/runtime_mma_test.cpp LIBS tk tk_nvptx)
+tk_add_unit_test(runtime_mma_precision_test SOURCES unit/runtime_mma_precision_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_matmul_test SOURCES unit/runtime_matmul_test.cpp LIBS tk)
 tk_add_unit_test(runtime_attention_test SOURCES unit/runtime_attention_test.cpp LIBS tk)
 # Per-site counters (LaunchOptions::perSite), the data behind `tkc report`.
