@@ -1,5 +1,6 @@
 // The tile IR's core data structures: types, the op table, blocks, builder.
 #include "ir/IR.h"
+#include "tk/error.h"
 
 #include <algorithm>
 #include <charconv>
@@ -271,24 +272,24 @@ std::vector<Value *> Op::results() const {
 
 int64_t Op::intAttr(const std::string &k) const {
   auto it = attrs_.find(k);
-  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (it == attrs_.end()) throw tk::InternalError("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
   if (auto *i = std::get_if<int64_t>(&it->second)) return *i;
-  throw std::out_of_range("attribute '" + k + "' is not an integer");
+  throw tk::InternalError("attribute '" + k + "' is not an integer");
 }
 
 double Op::floatAttr(const std::string &k) const {
   auto it = attrs_.find(k);
-  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (it == attrs_.end()) throw tk::InternalError("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
   if (auto *d = std::get_if<double>(&it->second)) return *d;
   if (auto *i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  throw std::out_of_range("attribute '" + k + "' is not a number");
+  throw tk::InternalError("attribute '" + k + "' is not a number");
 }
 
 const std::string &Op::strAttr(const std::string &k) const {
   auto it = attrs_.find(k);
-  if (it == attrs_.end()) throw std::out_of_range("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (it == attrs_.end()) throw tk::InternalError("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
   if (auto *s = std::get_if<std::string>(&it->second)) return *s;
-  throw std::out_of_range("attribute '" + k + "' is not a string");
+  throw tk::InternalError("attribute '" + k + "' is not a string");
 }
 
 // ---------------------------------------------------------------- blocks

@@ -188,7 +188,7 @@ class Op {
   std::map<std::string, Attr> &attrs() { return attrs_; }
   const std::map<std::string, Attr> &attrs() const { return attrs_; }
   bool hasAttr(const std::string &k) const { return attrs_.count(k) != 0; }
-  int64_t intAttr(const std::string &k) const;      // throws std::out_of_range if absent
+  int64_t intAttr(const std::string &k) const;      // throws tk::InternalError if absent
   double floatAttr(const std::string &k) const;     // accepts an int attr too
   const std::string &strAttr(const std::string &k) const;
   void setAttr(const std::string &k, Attr v) { attrs_[k] = std::move(v); }

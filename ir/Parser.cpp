@@ -1,7 +1,7 @@
 // A recursive-descent reader of the tile IR's text form, character by
 // character (tile types like `tile<64x128xf32>` do not split into ordinary
 // tokens). Each grammar rule sits above the function that parses it. Errors
-// unwind as an internal exception and become "file:line:col: error: ...".
+// unwind as tk::IRParseError, "file:line:col: error: ...".
 #include "ir/Parser.h"
 
 #include <charconv>
@@ -12,11 +12,6 @@
 
 namespace tk::ir {
 namespace {
-
-struct ParseError {
-  size_t pos;
-  std::string message;
-};
 
 // Nesting (regions, slice layouts) deeper than this is refused rather than
 // risking the stack on hostile input. The front end nests up to 256
@@ -46,9 +41,9 @@ class Parser {
     return module;
   }
 
-  std::string format(const ParseError &e) const {
+  std::string format(size_t pos, const std::string &message) const {
     int line = 1, col = 1;
-    for (size_t i = 0; i < e.pos && i < src_.size(); ++i) {
+    for (size_t i = 0; i < pos && i < src_.size(); ++i) {
       if (src_[i] == '\n') {
         ++line;
         col = 1;
@@ -56,7 +51,7 @@ class Parser {
         ++col;
       }
     }
-    return file_ + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: " + e.message;
+    return file_ + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: " + message;
   }
 
  private:
@@ -66,7 +61,7 @@ class Parser {
   char peek(size_t ahead = 0) const { return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0'; }
   bool startsWith(const char *s) const { return src_.compare(pos_, std::char_traits<char>::length(s), s) == 0; }
 
-  [[noreturn]] void fail(size_t pos, const std::string &msg) const { throw ParseError{pos, msg}; }
+  [[noreturn]] void fail(size_t pos, const std::string &msg) const { throw IRParseError(format(pos, msg)); }
   [[noreturn]] void fail(const std::string &msg) const { fail(pos_, msg); }
 
   std::string describeHere() const {
@@ -576,16 +571,24 @@ class Parser {
 
 }  // namespace
 
-std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename, std::string &error) {
+std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename) {
   Parser p(text, filename);
   try {
-    auto m = p.parseModule();
+    return p.parseModule();
+  } catch (const IRParseError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw IRParseError(filename + ":1:1: error: " + e.what());
+  }
+}
+
+std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename, std::string &error) {
+  try {
+    auto m = parseModule(text, filename);
     error.clear();
     return m;
-  } catch (const ParseError &e) {
-    error = p.format(e);
-  } catch (const std::exception &e) {
-    error = filename + ":1:1: error: " + e.what();
+  } catch (const IRParseError &e) {
+    error = e.what();
   }
   return nullptr;
 }

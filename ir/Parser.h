@@ -6,12 +6,15 @@
 #include <string>
 
 #include "ir/IR.h"
+#include "tk/error.h"
 
 namespace tk::ir {
 
-// Parses `text`; on malformed input returns null and sets `error` to
-// "filename:line:col: error: message". Never throws, never crashes. Only the
-// syntax and the names are checked: run the verifier (Verifier.h) on the result.
+// Parses `text`; on malformed input throws tk::IRParseError, what() being
+// "filename:line:col: error: message". Never crashes. Only the syntax and the
+// names are checked: run the verifier (Verifier.h) on the result.
+std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename);
+// The same, returning null and setting `error` to that message instead.
 std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename, std::string &error);
 
 }  // namespace tk::ir

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "tk/error.h"
 
 namespace tk::lang {
 
@@ -41,11 +42,15 @@ struct HostValue {
 // An error evaluating or checking a host expression. `loc()` is the place in
 // the expression's source (a .tk file, or line 1 of `what` for a parsed
 // text); it is unknown (line 0) when the thrower did not know it.
-class HostExprError : public std::runtime_error {
+// The public tk::HostExprError (tk/error.h) with that place.
+class HostExprError : public tk::HostExprError {
  public:
-  using runtime_error::runtime_error;
-  HostExprError(const ir::Location &loc, const std::string &message) : runtime_error(message), loc_(loc) {}
+  using tk::HostExprError::HostExprError;
+  HostExprError(const ir::Location &loc, const std::string &message) : tk::HostExprError(message), loc_(loc) {}
   const ir::Location &loc() const { return loc_; }
+  [[noreturn]] void rethrowWithMessage(const std::string &message) const override {
+    throw HostExprError(loc_, message);
+  }
 
  private:
   ir::Location loc_;

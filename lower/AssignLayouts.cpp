@@ -1,6 +1,7 @@
 // AssignLayouts (see AssignLayouts.h): demand-driven layout assignment with
 // rematerialisation of pure ops and conversions after loads.
 #include "lower/AssignLayouts.h"
+#include "tk/error.h"
 
 #include <algorithm>
 #include <functional>
@@ -384,7 +385,7 @@ class LayoutAssigner {
     if (!l || !v->type().isTile()) return v;
     for (auto &[have, value] : versions_[v])
       if (ir::sameLayout(have, l)) return value;
-    throw std::logic_error("assign-layouts: no version of a value in a demanded layout");
+    throw tk::InternalError("assign-layouts: no version of a value in a demanded layout");
   }
 
   void rewrite(const std::vector<Op *> &ops) {

@@ -1,6 +1,7 @@
 // Alignment and contiguity analysis (see AxisInfo.h). A forward dataflow over
 // the ops of a kernel; pointer parameters start from their declared alignment.
 #include "lower/AxisInfo.h"
+#include "tk/error.h"
 
 #include <algorithm>
 #include <numeric>
@@ -126,7 +127,7 @@ void AxisInfoAnalysis::visitIf(const ir::Op &op) {
 
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {
   auto it = info_.find(v);
-  if (it == info_.end()) throw std::logic_error("axis info asked for an unknown value");
+  if (it == info_.end()) throw tk::InternalError("axis info asked for an unknown value");
   return it->second;
 }
 

@@ -1,5 +1,6 @@
 // Layout arithmetic: default blocked layouts and per-thread register maps.
 #include "lower/Layouts.h"
+#include "tk/error.h"
 
 #include <algorithm>
 #include <optional>
@@ -142,7 +143,7 @@ std::vector<int> inversePermutation(const std::vector<int> &order) {
 }
 
 RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape) {
-  if (!layout) throw std::logic_error("tile without a layout reached lowering");
+  if (!layout) throw tk::InternalError("tile without a layout reached lowering");
   if (layout->kind == ir::Layout::Kind::Blocked) {
     RootView v{layout.get(), shape, {}};
     for (size_t i = 0; i < shape.size(); ++i) v.kept.push_back(static_cast<int>(i));

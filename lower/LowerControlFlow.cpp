@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
+#include "tk/error.h"
 
 namespace tk::lower {
 
@@ -32,7 +33,7 @@ std::vector<Regs> FunctionLowering::lowerRegion(ir::Block &block) {
       }
     }
   }
-  throw std::logic_error("lowering: a block without a terminator");
+  throw tk::InternalError("lowering: a block without a terminator");
 }
 
 // One phi per register of each value in `vals`, in the current block.
@@ -47,9 +48,9 @@ static std::vector<Regs> phisFor(llvm::IRBuilder<> &b, const std::vector<Regs> &
 }
 
 static void addIncoming(std::vector<Regs> &phis, const std::vector<Regs> &vals, llvm::BasicBlock *from) {
-  if (phis.size() != vals.size()) throw std::logic_error("lowering: a region yields the wrong number of values");
+  if (phis.size() != vals.size()) throw tk::InternalError("lowering: a region yields the wrong number of values");
   for (size_t i = 0; i < phis.size(); ++i) {
-    if (phis[i].size() != vals[i].size()) throw std::logic_error("lowering: a yielded value has the wrong layout");
+    if (phis[i].size() != vals[i].size()) throw tk::InternalError("lowering: a yielded value has the wrong layout");
     for (size_t r = 0; r < phis[i].size(); ++r) llvm::cast<llvm::PHINode>(phis[i][r])->addIncoming(vals[i][r], from);
   }
 }
@@ -109,7 +110,7 @@ void FunctionLowering::lowerWhile(ir::Op &op) {
   ir::Block &before = *op.regions()[0], &body = *op.regions()[1];
   for (size_t i = 0; i < carried.size(); ++i) values_[before.argument(i)] = carried[i];
   std::vector<Regs> cond = lowerRegion(before);
-  if (cond.size() != 1 || cond[0].size() != 1) throw std::logic_error("lowering: a while condition is not one i1");
+  if (cond.size() != 1 || cond[0].size() != 1) throw tk::InternalError("lowering: a while condition is not one i1");
   b_.CreateCondBr(cond[0][0], bodyBB, exit);
 
   b_.SetInsertPoint(bodyBB);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
+#include "tk/error.h"
 
 namespace tk::lower {
 
@@ -27,7 +28,7 @@ llvm::Value *FunctionLowering::shuffleXor(llvm::Value *v, int laneMask) {
     r = b_.CreateTrunc(r, asInt);
     return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
   }
-  if (bits != 64) throw std::logic_error("lowering: cannot shuffle a " + std::to_string(bits) + "-bit value");
+  if (bits != 64) throw tk::InternalError("lowering: cannot shuffle a " + std::to_string(bits) + "-bit value");
   llvm::Value *lo = target_.shuffleXor(b_, b_.CreateTrunc(i, b_.getInt32Ty()), laneMask);
   llvm::Value *hi = target_.shuffleXor(b_, b_.CreateTrunc(b_.CreateLShr(i, 32), b_.getInt32Ty()), laneMask);
   llvm::Value *r = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
+#include "tk/error.h"
 
 namespace tk::lower {
 
@@ -24,7 +25,7 @@ namespace tk::lower {
 Regs FunctionLowering::lowerScan(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
-  if (op.strAttr("kind") != "sum") throw std::logic_error("lowering: scan kind " + op.strAttr("kind"));
+  if (op.strAttr("kind") != "sum") throw tk::InternalError("lowering: scan kind " + op.strAttr("kind"));
   const int axis = static_cast<int>(op.intAttr("axis"));
   const ir::ElemType acc = rt.elem;  // sums of narrow types accumulate wide (ir::reduceResultElem)
   const bool isFloat = ir::isFloat(acc.scalar);
@@ -93,7 +94,7 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
       };
       llvm::Type *t = v->getType();
       if (t->isFloatTy() || t->isIntegerTy(32)) return one(v);
-      if (t->getPrimitiveSizeInBits() != 64) throw std::logic_error("lowering: cannot shuffle this scan value");
+      if (t->getPrimitiveSizeInBits() != 64) throw tk::InternalError("lowering: cannot shuffle this scan value");
       llvm::Value *i = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getInt64Ty());
       llvm::Value *lo = one(b_.CreateTrunc(i, b_.getInt32Ty()));
       llvm::Value *hi = one(b_.CreateTrunc(b_.CreateLShr(i, 32), b_.getInt32Ty()));

@@ -2,6 +2,7 @@
 // the elementwise ops. Memory ops and layout conversions are in
 // LowerMemory.cpp.
 #include "lower/LowerToLLVM.h"
+#include "tk/error.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
@@ -41,7 +42,7 @@ llvm::Type *FunctionLowering::elemType(const ir::ElemType &e) {
 
 const Regs &FunctionLowering::regs(const ir::Value *v) const {
   auto it = values_.find(v);
-  if (it == values_.end()) throw std::logic_error("lowering: value used before it was lowered");
+  if (it == values_.end()) throw tk::InternalError("lowering: value used before it was lowered");
   return it->second;
 }
 
@@ -148,7 +149,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::ExpandDims: return regs(op.operand(0));  // a slice and its parent hold the same registers
     case OpKind::Trans:
       if (!ir::sameLayout(op.operand(0)->type().layout, permutedLayout(op.result()->type().layout, ir::transOrder(op))))
-        throw std::logic_error("trans: the operand's layout is not the result's permuted");
+        throw tk::InternalError("trans: the operand's layout is not the result's permuted");
       return regs(op.operand(0));  // the same registers, dims relabelled
     case OpKind::Reshape: return lowerConvertLayout(op);  // row-major through shared memory, either way
     case OpKind::Broadcast: {
@@ -181,7 +182,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::AtomicCas: return lowerAtomic(op);
     default:
       if (op.hasTrait(ir::OpTrait::Elementwise)) return lowerElementwise(op);
-      throw std::logic_error(std::string("lowering: no rule for op '") + op.info().mnemonic + "'");
+      throw tk::InternalError(std::string("lowering: no rule for op '") + op.info().mnemonic + "'");
   }
 }
 
@@ -319,7 +320,7 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
       llvm::Value *off = b_.CreateSExtOrTrunc(a[1], b_.getInt64Ty());
       return b_.CreateGEP(scalarType(t0.elem.scalar), a[0], off);
     }
-    default: throw std::logic_error(std::string("lowering: no elementwise rule for '") + op.info().mnemonic + "'");
+    default: throw tk::InternalError(std::string("lowering: no elementwise rule for '") + op.info().mnemonic + "'");
   }
 }
 
@@ -334,7 +335,7 @@ LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMCont
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*out.module, &os))
-    throw std::logic_error("lowering produced invalid LLVM IR: " + os.str());
+    throw tk::InternalError("lowering produced invalid LLVM IR: " + os.str());
   return out;
 }
 

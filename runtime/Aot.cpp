@@ -73,6 +73,8 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
       l->kernels.push_back(std::move(k));
     } catch (const std::exception &e) {
       return Status::error(std::string(name_) + ": cannot load on " + l->device->name() + ": " + e.what());
+    } catch (...) {  // a generated launcher throws nothing
+      return Status::error(std::string(name_) + ": cannot load on " + l->device->name() + ": unknown exception");
     }
   }
   loaded_.push_back(std::move(l));
@@ -136,6 +138,8 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
                       s.state_ ? s.state_->native.get() : nullptr);
   } catch (const std::exception &e) {
     return Status::error(std::string(kernel) + ": " + e.what());
+  } catch (...) {  // a generated launcher throws nothing
+    return Status::error(std::string(kernel) + ": unknown exception");
   }
   return {};
 }

@@ -36,8 +36,10 @@ int guarded(const char **error, F &&f) {
   try {
     f();
     return 0;
-  } catch (const std::exception &e) {
+  } catch (const std::exception &e) {  // tk::Error, or std::bad_alloc
     return tk::aot::cStatus(tk::Status::error(e.what()), error);
+  } catch (...) {  // nothing crosses the C interface
+    return tk::aot::cStatus(tk::Status::error("unknown exception"), error);
   }
 }
 

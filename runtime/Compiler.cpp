@@ -49,11 +49,7 @@ std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
 
 // Codegen options for `arch`; an unknown arch is a tk::Error listing the valid ones.
 nvptx::CodegenOptions codegenOptions(const CompileOptions &opts, const std::string &arch) {
-  try {
-    nvptx::checkArch(arch);
-  } catch (const std::exception &e) {
-    throw Error(e.what());
-  }
+  nvptx::checkArch(arch);
   nvptx::CodegenOptions cg;
   cg.arch = arch;
   cg.useLibdevice = opts.useLibdevice;
@@ -123,7 +119,7 @@ Specialised loadTir(const std::string &path, const std::string &kernel, const Co
   std::string error;
   Specialised s;
   s.module = ir::parseModule(text.str(), path, error);
-  if (!s.module) throw CompileError(error + "\n");
+  if (!s.module) throw IRParseError(error + "\n");
   if (!ir::verifyModule(*s.module, error)) throw CompileError(path + ": error: invalid tile IR:\n" + error + "\n");
   s.fn = s.module->lookup(kernel);
   if (!s.fn) {
@@ -170,15 +166,15 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
     if (!opts.emitPtx) break;
     try {
       b.ptx[arch] = nvptx::emitPtx(*llvm.lowered.module, cg);
-    } catch (const std::exception &e) {
-      throw Error(std::string("PTX generation for ") + arch + " failed: " + e.what());
+    } catch (const Error &e) {
+      e.rethrowPrefixed("PTX generation for " + arch + " failed: ");
     }
     if (opts.ptxasResources && cg.toolkit.hasPtxas()) {
       try {
         nvptx::PtxasInfo info = nvptx::runPtxas(b.ptx[arch], arch, cg.toolkit);
         b.resources[arch] = Resources{info.registers, info.spillStoreBytes, info.spillLoadBytes, info.sharedBytes};
-      } catch (const std::runtime_error &e) {
-        throw Error(std::string("ptxas rejected the PTX for ") + arch + ": " + e.what());
+      } catch (const Error &e) {
+        e.rethrowPrefixed("ptxas rejected the PTX for " + arch + ": ");
       }
     }
   }

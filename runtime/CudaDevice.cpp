@@ -29,7 +29,7 @@ class CudaDevice final : public DeviceImpl {
     return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
   }
   uint64_t allocate(size_t bytes) override {
-    return wrap([&] { return ctx_.alloc(bytes); });
+    return ctx_.alloc(bytes);
   }
   void release(uint64_t address) override {
     try {
@@ -39,22 +39,13 @@ class CudaDevice final : public DeviceImpl {
     }
   }
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
-    wrap([&] {
-      ctx_.copyToDevice(dst, src, bytes);
-      return 0;
-    });
+    ctx_.copyToDevice(dst, src, bytes);
   }
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
-    wrap([&] {
-      ctx_.copyToHost(dst, src, bytes);
-      return 0;
-    });
+    ctx_.copyToHost(dst, src, bytes);
   }
   void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
-    wrap([&] {
-      ctx_.fill(dst, pattern, patternBytes, count);
-      return 0;
-    });
+    ctx_.fill(dst, pattern, patternBytes, count);
   }
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
@@ -71,11 +62,9 @@ class CudaDevice final : public DeviceImpl {
     } else {
       throw Error(noFittingPtx(bundle, arch));
     }
-    return wrap([&] {
-      auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(image));
-      k->function = ctx_.function(k->module, bundle.kernel);
-      return k;
-    });
+    auto k = std::make_shared<LoadedCudaKernel>(ctx_.loadModule(image));
+    k->function = ctx_.function(k->module, bundle.kernel);
+    return k;
   }
 
   // LaunchOptions other than the stream are the sim's: a GPU always runs the
@@ -87,84 +76,55 @@ class CudaDevice final : public DeviceImpl {
     auto *k = static_cast<LoadedCudaKernel *>(loaded);
     std::vector<void *> params;
     for (const void *a : args) params.push_back(const_cast<void *>(a));
-    return wrap([&] {
-      LaunchStats s;
-      s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
-      const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * 32), 1, 1};
-      const unsigned shared = static_cast<unsigned>(bundle.sharedBytes);
-      if (stream) {
-        ctx_.launch(k->function, g, block, shared, params.data(), static_cast<const cuda::Stream *>(stream));
-        return s;
-      }
-      cuda::Event start = ctx_.createEvent(), stop = ctx_.createEvent();
-      start.record();
-      ctx_.launch(k->function, g, block, shared, params.data());
-      stop.record();
-      stop.synchronize();
-      s.ms = cuda::Event::elapsedMs(start, stop);
+    LaunchStats s;
+    s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
+    const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * 32), 1, 1};
+    const unsigned shared = static_cast<unsigned>(bundle.sharedBytes);
+    if (stream) {
+      ctx_.launch(k->function, g, block, shared, params.data(), static_cast<const cuda::Stream *>(stream));
       return s;
-    });
+    }
+    cuda::Event start = ctx_.createEvent(), stop = ctx_.createEvent();
+    start.record();
+    ctx_.launch(k->function, g, block, shared, params.data());
+    stop.record();
+    stop.synchronize();
+    s.ms = cuda::Event::elapsedMs(start, stop);
+    return s;
   }
 
   // A stream is a cuda::Stream (cuStreamCreate, flags 0: it synchronizes
   // with the legacy default stream the synchronous calls use); an event a
   // cuda::Event recorded on it (cuEventRecord).
   std::shared_ptr<void> createStream() override {
-    return wrap([&] { return std::make_shared<cuda::Stream>(ctx_.createStream()); });
+    return std::make_shared<cuda::Stream>(ctx_.createStream());
   }
   void synchronize(void *stream) override {
-    wrap([&] {
-      if (stream)
-        static_cast<const cuda::Stream *>(stream)->synchronize();
-      else
-        ctx_.synchronize();
-      return 0;
-    });
+    if (stream)
+      static_cast<const cuda::Stream *>(stream)->synchronize();
+    else
+      ctx_.synchronize();
   }
   void copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, void *stream) override {
-    wrap([&] {
-      ctx_.copyToDeviceAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
-      return 0;
-    });
+    ctx_.copyToDeviceAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
   }
   void copyToHostAsync(void *dst, uint64_t src, size_t bytes, void *stream) override {
-    wrap([&] {
-      ctx_.copyToHostAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
-      return 0;
-    });
+    ctx_.copyToHostAsync(dst, src, bytes, *static_cast<const cuda::Stream *>(stream));
   }
   std::shared_ptr<void> recordEvent(void *stream) override {
-    return wrap([&] {
-      auto e = std::make_shared<cuda::Event>(ctx_.createEvent());
-      e->record(static_cast<const cuda::Stream *>(stream));
-      return e;
-    });
+    auto e = std::make_shared<cuda::Event>(ctx_.createEvent());
+    e->record(static_cast<const cuda::Stream *>(stream));
+    return e;
   }
   void synchronizeEvent(void *event) override {
-    wrap([&] {
-      static_cast<const cuda::Event *>(event)->synchronize();
-      return 0;
-    });
+    static_cast<const cuda::Event *>(event)->synchronize();
   }
   double elapsedMs(void *start, void *end) override {
-    return wrap([&] {
-      return double(
-          cuda::Event::elapsedMs(*static_cast<const cuda::Event *>(start), *static_cast<const cuda::Event *>(end)));
-    });
+    return double(
+        cuda::Event::elapsedMs(*static_cast<const cuda::Event *>(start), *static_cast<const cuda::Event *>(end)));
   }
 
  private:
-  template <class F>
-  auto wrap(F &&f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const Error &) {
-      throw;
-    } catch (const std::exception &e) {
-      throw Error(e.what());
-    }
-  }
-
   cuda::Context ctx_;
 };
 
@@ -173,8 +133,8 @@ class CudaDevice final : public DeviceImpl {
 std::unique_ptr<DeviceImpl> openCudaDevice(int ordinal) {
   try {
     return std::make_unique<CudaDevice>(ordinal);
-  } catch (const std::exception &e) {
-    throw Error(std::string("cannot open CUDA device ") + std::to_string(ordinal) + ": " + e.what());
+  } catch (const Error &e) {  // the same class (CudaUnavailable: no GPU), with the ordinal
+    e.rethrowPrefixed("cannot open CUDA device " + std::to_string(ordinal) + ": ");
   }
 }
 

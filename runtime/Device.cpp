@@ -89,7 +89,7 @@ std::unique_ptr<Device> Device::open() {
     {
       std::lock_guard<std::mutex> lock(registryMutex());
       if (!registry().count("sim"))
-        throw Error(std::string(gpu.what()) + "; and the sim is not linked into this program (link tk::sim)");
+        gpu.rethrowWithMessage(std::string(gpu.what()) + "; and the sim is not linked into this program (link tk::sim)");
     }
     return open(std::string("sim"));
   }

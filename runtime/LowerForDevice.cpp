@@ -18,7 +18,7 @@ namespace {
 std::string lowerForDevice(const Bundle &bundle, const std::string &arch) {
   try {
     nvptx::checkArch(arch);
-  } catch (const std::exception &) {
+  } catch (const Error &) {
     throw Error(noFittingPtx(bundle, arch) + "; tk cannot generate code for " + arch);
   }
   std::string error;

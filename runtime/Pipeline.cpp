@@ -67,7 +67,7 @@ void addPass(ir::PassPipeline &pipeline, const std::string &name) {
   if (!p) {
     std::string known;
     for (const ir::PassInfo &q : passes()) known += std::string(known.empty() ? "" : ", ") + q.flag;
-    throw std::runtime_error("unknown pass '" + name + "' (known: " + known + ")");
+    throw Error("unknown pass '" + name + "' (known: " + known + ")");
   }
   pipeline.add(p->flag, p->run);
 }
@@ -107,8 +107,10 @@ void runTilePasses(ir::Module &module, const std::string &kernel, const CompileO
   }
   try {
     tilePasses().run(module, po);
-  } catch (const std::runtime_error &e) {
-    throw Error(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
+  } catch (const Error &e) {
+    e.rethrowPrefixed("internal compiler error in kernel '" + kernel + "': ");
+  } catch (const std::runtime_error &e) {  // not tk's: a bug as well
+    throw InternalError(std::string("internal compiler error in kernel '") + kernel + "': " + e.what());
   }
 }
 
@@ -123,10 +125,13 @@ Llvm::Llvm(Llvm &&) noexcept = default;
 namespace {
 Llvm lowerThrough(ir::Function &fn, const lower::Target &target, const char *forWhat) {
   Llvm out;
+  const std::string context = "internal compiler error while lowering '" + fn.name + "'" + forWhat + ": ";
   try {
     out.lowered = lower::lowerToLLVM(fn, target, *out.ctx);
-  } catch (const std::logic_error &e) {
-    throw Error(std::string("internal compiler error while lowering '") + fn.name + "'" + forWhat + ": " + e.what());
+  } catch (const Error &e) {  // InternalError: lowering and the Targets throw nothing else
+    e.rethrowPrefixed(context);
+  } catch (const std::logic_error &e) {  // not tk's (a map's at()): a bug as well
+    throw InternalError(context + e.what());
   }
   return out;
 }
@@ -155,11 +160,7 @@ std::string compileTo(ir::Function &fn, Stage stage, const nvptx::CodegenOptions
   if (stage == Stage::SimLlvm || stage == Stage::SimLlvmOpt) {
     Llvm x = lowerForSim(fn, cg.arch);
     if (stage == Stage::SimLlvm) return printLlvm(*x.lowered.module);
-    try {
-      return sim::Program::optimizedIR(std::move(x.lowered.module), std::move(x.ctx));
-    } catch (const std::exception &e) {
-      throw Error(e.what());
-    }
+    return sim::Program::optimizedIR(std::move(x.lowered.module), std::move(x.ctx));
   }
 
   Llvm x = lowerForNvptx(fn, cg);
@@ -167,8 +168,8 @@ std::string compileTo(ir::Function &fn, Stage stage, const nvptx::CodegenOptions
   if (stage == Stage::LlvmOpt) {
     try {
       nvptx::optimizeModule(*x.lowered.module, cg);
-    } catch (const std::exception &e) {
-      throw Error(std::string("optimising the LLVM IR for ") + cg.arch + " failed: " + e.what());
+    } catch (const Error &e) {
+      e.rethrowPrefixed("optimising the LLVM IR for " + cg.arch + " failed: ");
     }
     return printLlvm(*x.lowered.module);
   }
@@ -180,8 +181,8 @@ std::string compileTo(ir::Function &fn, Stage stage, const nvptx::CodegenOptions
   try {
     nvptx::PtxasInfo info = nvptx::runPtxas(ptx, cg.arch, cg.toolkit);
     return std::string(info.cubin.begin(), info.cubin.end());
-  } catch (const std::runtime_error &e) {
-    throw Error(std::string("ptxas failed: ") + e.what());
+  } catch (const Error &e) {
+    e.rethrowPrefixed("ptxas failed: ");
   }
 }
 

@@ -23,7 +23,7 @@ namespace tk::pipeline {
 const std::vector<ir::PassInfo> &passes();
 // The pass called `name`, or null.
 const ir::PassInfo *findPass(const std::string &name);
-// Appends the pass called `name`; throws std::runtime_error listing the
+// Appends the pass called `name`; throws tk::Error listing the
 // known ones for another name.
 void addPass(ir::PassPipeline &pipeline, const std::string &name);
 

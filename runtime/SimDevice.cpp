@@ -92,11 +92,7 @@ class SimDevice final : public DeviceImpl {
   void setPrintSink(std::function<void(const std::string &)> sink) override { printSink_ = std::move(sink); }
 
   uint64_t allocate(size_t bytes) override {
-    try {
-      return reinterpret_cast<uint64_t>(sim_.memory().allocate(bytes));
-    } catch (const sim::SimError &e) {
-      throw Error(e.what());
-    }
+    return reinterpret_cast<uint64_t>(sim_.memory().allocate(bytes));
   }
   void release(uint64_t address) override { sim_.memory().release(reinterpret_cast<void *>(address)); }
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
@@ -124,17 +120,16 @@ class SimDevice final : public DeviceImpl {
     // The sim emulates the bundle's first arch (sm_90a: dot on wgmma).
     sim::SimTarget target(bundle.archs.empty() ? "sm_80" : bundle.archs.front());
     lower::LoweredKernel lowered;
+    const std::string context = "bundle for '" + bundle.kernel + "': cannot lower its tile IR: ";
     try {
       lowered = lower::lowerToLLVM(*fn, target, *ctx);
-    } catch (const std::logic_error &e) {
-      throw Error("bundle for '" + bundle.kernel + "': cannot lower its tile IR: " + e.what());
+    } catch (const Error &e) {  // InternalError: lowering and the Targets throw nothing else
+      e.rethrowPrefixed(context);
+    } catch (const std::logic_error &e) {  // not tk's (a map's at()): a bug as well
+      throw InternalError(context + e.what());
     }
-    try {
-      std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx));
-      return p;
-    } catch (const sim::SimError &e) {
-      throw Error(e.what());
-    }
+    std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx));
+    return p;
   }
 
   LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
@@ -152,11 +147,7 @@ class SimDevice final : public DeviceImpl {
     cfg.perSite = opts.perSite;
     sim::Counters c;
     const auto start = std::chrono::steady_clock::now();
-    try {
-      c = sim_.launch(*program, bundle.kernel, cfg, args);
-    } catch (const sim::SimError &e) {
-      throw Error(e.what());
-    }
+    c = sim_.launch(*program, bundle.kernel, cfg, args);
     LaunchStats s;
     // Sim time: how long the host took to run the launch, not a GPU's time.
     s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

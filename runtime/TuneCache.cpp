@@ -74,7 +74,7 @@ std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntr
   if (!text) return std::nullopt;
   try {
     json j = json::parse(*text);
-    if (j.at("format") != "tk-tune-entry" || j.at("version") != kEntryVersion) throw std::runtime_error("not a tuning entry");
+    if (j.at("format") != "tk-tune-entry" || j.at("version") != kEntryVersion) throw Error("not a tuning entry");
     // A different key under the same file name: a hash collision, not corruption.
     if (j.at("kernel_hash") != k.kernelHash || j.at("device") != k.device ||
         j.at("key").get<std::map<std::string, std::string>>() != k.key || j.at("config") != configJson(k.config) ||
@@ -83,14 +83,14 @@ std::optional<TuneResult> lookupTuneEntry(const std::string &dir, const TuneEntr
     TuneResult r;
     r.config = k.config;
     r.status = j.at("status").get<std::string>();
-    if (r.status != "ok" && r.status != "pruned" && r.status != "error") throw std::runtime_error("bad status");
+    if (r.status != "ok" && r.status != "pruned" && r.status != "error") throw Error("bad status");
     r.reason = j.at("reason").get<std::string>();
     r.ms = j.at("ms").get<double>();
     r.registers = j.at("registers").get<int>();
     r.spillBytes = j.at("spill_bytes").get<int>();
     r.sharedBytes = j.at("shared_bytes").get<int>();
     if (const json &m = j.at("model"); m.is_object()) r.model = modelFromJson(m);
-    if (!(r.ms >= 0)) throw std::runtime_error("bad time");
+    if (!(r.ms >= 0)) throw Error("bad time");
     r.cached = true;
     return r;
   } catch (const std::exception &e) {

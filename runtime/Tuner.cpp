@@ -345,8 +345,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
         results[i] = r;
         continue;
       }
-    } catch (const lang::HostExprError &e) {
-      throw Error("prune expression '" + space.prune + "' for config " + r.config.str() + ": " + e.what());
+    } catch (const HostExprError &e) {
+      e.rethrowPrefixed("prune expression '" + space.prune + "' for config " + r.config.str() + ": ");
     }
     if (opts.cache)
       if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, warn)) {

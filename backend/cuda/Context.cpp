@@ -1,6 +1,7 @@
 // cuda::Context: the primary context of one device and the objects that live
 // in it. Each call binds the context first, so any thread may use it.
 #include "backend/cuda/Context.h"
+#include "tk/error.h"
 
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,7 @@ static std::string hex(uint64_t v) {
 
 Context::Context(int ordinal) : driver_(&Driver::get()), ordinal_(ordinal) {
   if (ordinal < 0 || ordinal >= driver_->deviceCount())
-    throw std::invalid_argument("CUDA device " + std::to_string(ordinal) + " does not exist (" +
+    throw tk::Error("CUDA device " + std::to_string(ordinal) + " does not exist (" +
                                 std::to_string(driver_->deviceCount()) + " device(s))");
   check(driver_->cuDeviceGet(&device_, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")");
   check(driver_->cuDevicePrimaryCtxRetain(&ctx_, device_), "cuDevicePrimaryCtxRetain");
@@ -118,13 +119,13 @@ void Context::fill(uint64_t dst, const void *pattern, size_t patternBytes, size_
         check(driver_->cuMemsetD2D32(dst + 4 * half, 8, p32[half], 1, count), "cuMemsetD2D32" + what);
       return;
     default:
-      throw std::invalid_argument("Context::fill: a pattern of " + std::to_string(patternBytes) +
+      throw tk::Error("Context::fill: a pattern of " + std::to_string(patternBytes) +
                                   " bytes (1, 2, 4 or 8 only)");
   }
 }
 
 Module Context::loadModule(const std::string &image) const {
-  if (image.empty()) throw std::invalid_argument("loadModule: empty PTX/cubin image");
+  if (image.empty()) throw tk::Error("loadModule: empty PTX/cubin image");
   bind();
   std::vector<char> errorLog(16384, '\0'), infoLog(16384, '\0');
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,

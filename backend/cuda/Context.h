@@ -76,7 +76,7 @@ class Event {
 class Context {
  public:
   // Retains device `ordinal`'s primary context. Throws Unavailable without a
-  // driver, std::invalid_argument for an ordinal past deviceCount().
+  // driver, tk::Error for an ordinal past deviceCount().
   explicit Context(int ordinal = 0);
   ~Context();  // releases the primary context
   Context(const Context &) = delete;

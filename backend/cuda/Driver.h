@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tk/error.h"
+
 namespace tk::cuda {
 
 // The Driver API's handle types (opaque pointers and ints, ABI-identical).
@@ -42,25 +44,11 @@ enum : int {
   CU_JIT_LOG_VERBOSE = 12,
 };
 
-// No usable driver or device: libcuda missing, a stub library, cuInit
-// failing, or zero devices. what() says which.
-class Unavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A Driver API call failed. what() is "<call> failed: <NAME> (<code>): <text>".
-class Error : public std::runtime_error {
- public:
-  Error(CUresult code, std::string call, const std::string &message)
-      : std::runtime_error(message), code_(code), call_(std::move(call)) {}
-  CUresult code() const { return code_; }
-  const std::string &call() const { return call_; }
-
- private:
-  CUresult code_;
-  std::string call_;
-};
+// No usable driver or device (tk::CudaUnavailable), and a failed Driver API
+// call (tk::CudaError: code(), call(), what() "<call> failed: <NAME> (<code>):
+// <text>"): the public classes of tk/error.h under the names this wrapper uses.
+using Unavailable = tk::CudaUnavailable;
+using Error = tk::CudaError;
 
 // The loaded libcuda and its entry points, named as in cuda.h (the versioned
 // _v2 symbols where cuda.h maps to them).

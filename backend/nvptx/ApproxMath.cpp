@@ -3,6 +3,7 @@
 // for exp2, lg2, rsqrt, sin, cos and tanh, and for the other functions short
 // sequences around them whose error bounds docs/backends.md states.
 #include "backend/nvptx/ApproxMath.h"
+#include "tk/error.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
@@ -140,7 +141,7 @@ Value *approxF32(IRBuilderBase &b, MathFn f, Value *x, Value *y) {
     case MathFn::Pow: return powApprox(b, x, y);
     case MathFn::Atan2: return atan2Approx(b, x, y);
   }
-  throw std::logic_error("unknown MathFn");
+  throw tk::InternalError("unknown MathFn");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // NVPTX TargetMachine is the one source of the triple, data layout and PTX
 // version (+ptx80), so nothing edits the PTX text afterwards.
 #include "backend/nvptx/Codegen.h"
+#include "tk/error.h"
 
 #include "backend/nvptx/StorePredicates.h"
 
@@ -40,7 +41,7 @@ void checkArch(const std::string &arch) {
     if (a == arch) return;
   std::string list;
   for (const std::string &a : validArches()) list += (list.empty() ? "" : ", ") + a;
-  throw std::invalid_argument("unknown NVPTX arch '" + arch + "' (valid: " + list + ")");
+  throw tk::Error("unknown NVPTX arch '" + arch + "' (valid: " + list + ")");
 }
 
 static const Target &nvptxTarget() {
@@ -51,7 +52,7 @@ static const Target &nvptxTarget() {
     LLVMInitializeNVPTXAsmPrinter();
     std::string err;
     const Target *t = TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", err);
-    if (!t) throw std::runtime_error("LLVM has no NVPTX target: " + err);
+    if (!t) throw tk::Error("LLVM has no NVPTX target: " + err);
     return t;
   }();
   return *target;
@@ -83,7 +84,7 @@ static MemoryBufferRef libdeviceBytes(const std::string &path) {
   auto it = cache.find(path);
   if (it == cache.end()) {
     auto buf = MemoryBuffer::getFile(path);
-    if (!buf) throw std::runtime_error("cannot read libdevice '" + path + "': " + buf.getError().message());
+    if (!buf) throw tk::Error("cannot read libdevice '" + path + "': " + buf.getError().message());
     it = cache.emplace(path, std::move(*buf)).first;
   }
   return it->second->getMemBufferRef();
@@ -106,10 +107,10 @@ static bool isOutlinedLibdeviceFunction(StringRef name) {
 
 static void linkLibdevice(Module &m, const Toolkit &tk) {
   if (!tk.hasLibdevice())
-    throw std::runtime_error("the module calls libdevice (__nv_*) but no CUDA toolkit with libdevice was found "
+    throw tk::Error("the module calls libdevice (__nv_*) but no CUDA toolkit with libdevice was found "
                              "(set CUDA_HOME, or compile with libdevice off)");
   auto lib = getLazyBitcodeModule(libdeviceBytes(tk.libdevice), m.getContext());
-  if (!lib) throw std::runtime_error("cannot parse libdevice '" + tk.libdevice + "': " + toString(lib.takeError()));
+  if (!lib) throw tk::Error("cannot parse libdevice '" + tk.libdevice + "': " + toString(lib.takeError()));
   (*lib)->setTargetTriple(m.getTargetTriple());
   (*lib)->setDataLayout(m.getDataLayout());
   bool failed = Linker::linkModules(m, std::move(*lib), Linker::Flags::LinkOnlyNeeded,
@@ -118,7 +119,7 @@ static void linkLibdevice(Module &m, const Toolkit &tk) {
                                         return !gv.hasName() || !linked.count(gv.getName());
                                       });
                                     });
-  if (failed) throw std::runtime_error("linking libdevice '" + tk.libdevice + "' failed");
+  if (failed) throw tk::Error("linking libdevice '" + tk.libdevice + "' failed");
   // Keep the trigonometric routines out of line: their argument reduction
   // for huge inputs (Payne-Hanek) is large, a thread applies them to each of
   // its elements, and inlining every copy multiplies optimisation and codegen
@@ -156,7 +157,7 @@ class ScopedDiagnostics {
   }
   ~ScopedDiagnostics() { ctx_.setDiagnosticHandler(std::move(saved_)); }
   void throwIfAny(const char *stage) const {
-    if (!errors_.empty()) throw std::runtime_error(std::string("NVPTX ") + stage + " failed:\n" + errors_);
+    if (!errors_.empty()) throw tk::Error(std::string("NVPTX ") + stage + " failed:\n" + errors_);
   }
 
  private:
@@ -189,9 +190,9 @@ static void optimize(Module &m, TargetMachine &tm, int opt) {
 static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   checkArch(o.arch);
   if (o.optLevel < 0 || o.optLevel > 3)
-    throw std::invalid_argument("optLevel " + std::to_string(o.optLevel) + " is not in 0..3");
+    throw tk::Error("optLevel " + std::to_string(o.optLevel) + " is not in 0..3");
   if (!m.getTargetTriple().empty() && Triple(m.getTargetTriple()).getArch() != Triple::nvptx64)
-    throw std::invalid_argument("module '" + m.getModuleIdentifier() + "' targets " + m.getTargetTriple() +
+    throw tk::Error("module '" + m.getModuleIdentifier() + "' targets " + m.getTargetTriple() +
                                 ", not nvptx64-nvidia-cuda");
   std::unique_ptr<TargetMachine> tm = makeTargetMachine(o.arch, o.optLevel);
   m.setTargetTriple(tm->getTargetTriple().str());
@@ -200,7 +201,7 @@ static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOp
   ScopedDiagnostics diags(m.getContext());
   std::string verifyLog;
   raw_string_ostream vos(verifyLog);
-  if (verifyModule(m, &vos)) throw std::runtime_error("invalid LLVM IR given to the NVPTX backend:\n" + verifyLog);
+  if (verifyModule(m, &vos)) throw tk::InternalError("invalid LLVM IR given to the NVPTX backend:\n" + verifyLog);
   using clock = std::chrono::steady_clock;
   auto ms = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -225,7 +226,7 @@ std::string emitPtx(Module &m, const CodegenOptions &o, CodegenTimes *times) {
   raw_svector_ostream os(ptx);
   legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
-    throw std::runtime_error("the NVPTX target cannot emit PTX");
+    throw tk::Error("the NVPTX target cannot emit PTX");
   pm.run(m);
   diags.throwIfAny("code generation");
   if (times) times->codegenMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2).count();

@@ -27,7 +27,7 @@ struct CodegenOptions {
 
 // The architectures LLVM 19's NVPTX backend and tk support.
 const std::vector<std::string> &validArches();
-// Throws std::invalid_argument naming the valid ones when `arch` is not one.
+// Throws tk::Error naming the valid ones when `arch` is not one.
 void checkArch(const std::string &arch);
 
 // Wall time of emitPtx's phases, for `tkc --time` and benchmarks.
@@ -38,9 +38,9 @@ struct CodegenTimes {
 };
 
 // Optimises `m` in place (links libdevice when it calls __nv_* functions) and
-// returns its PTX. Throws std::invalid_argument for a bad arch or optLevel,
-// std::runtime_error when libdevice is needed but cannot be loaded or the
-// module fails to verify or to compile.
+// returns its PTX. Throws tk::Error for a bad arch or optLevel, when
+// libdevice is needed but cannot be loaded or the module fails to compile;
+// tk::InternalError when the module fails to verify.
 std::string emitPtx(llvm::Module &m, const CodegenOptions &o, CodegenTimes *times = nullptr);
 // emitPtx's steps before code generation (checks, target, libdevice link,
 // the optimisation pipeline) on `m` in place: the IR the NVPTX code

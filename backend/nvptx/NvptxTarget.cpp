@@ -3,6 +3,7 @@
 // libdevice (__nv_*) or, without it, PTX approx instructions (precision in
 // docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
+#include "tk/error.h"
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
@@ -38,7 +39,7 @@ void NvptxTarget::configureModule(Module &m) const {
 
 void NvptxTarget::markKernel(Function &f, int numThreads) const {
   if (numThreads < 1 || numThreads > 1024)
-    throw std::invalid_argument("NvptxTarget::markKernel: " + std::to_string(numThreads) +
+    throw tk::InternalError("NvptxTarget::markKernel: " + std::to_string(numThreads) +
                                 " threads per block; NVPTX allows 1..1024");
   f.setCallingConv(CallingConv::PTX_Kernel);
   LLVMContext &c = f.getContext();
@@ -55,7 +56,7 @@ static Value *callIntrinsic(IRBuilderBase &b, Intrinsic::ID id, ArrayRef<Value *
 
 static void checkAxis(int axis, const char *what) {
   if (axis < 0 || axis > 2)
-    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": axis " + std::to_string(axis) +
+    throw tk::InternalError(std::string("NvptxTarget::") + what + ": axis " + std::to_string(axis) +
                                 " is not 0, 1 or 2");
 }
 
@@ -88,7 +89,7 @@ static Value *shuffleSync(IRBuilderBase &b, Value *v, Intrinsic::ID i32Id, Intri
   if (t->isIntegerTy(32)) return callIntrinsic(b, i32Id, {all, v, laneV, cV});
   unsigned bits = t->getPrimitiveSizeInBits();
   if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
-    throw std::invalid_argument(std::string("NvptxTarget::") + what +
+    throw tk::InternalError(std::string("NvptxTarget::") + what +
                                 ": cannot shuffle a value of this type (want a scalar of at most 64 bits)");
   Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
   auto shfl = [&](Value *word) { return callIntrinsic(b, i32Id, {all, word, laneV, cV}); };
@@ -105,7 +106,7 @@ static Value *shuffleSync(IRBuilderBase &b, Value *v, Intrinsic::ID i32Id, Intri
 
 Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+    throw tk::InternalError("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
   return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_bfly_i32, Intrinsic::nvvm_shfl_sync_bfly_f32, laneMask, 31,
                      "shuffleXor");
 }
@@ -113,7 +114,7 @@ Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
 // Clamp value 0: a lane below `delta` keeps its own value.
 Value *NvptxTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
   if (delta < 0 || delta > 31)
-    throw std::invalid_argument("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+    throw tk::InternalError("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
   return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0, "shuffleUp");
 }
 
@@ -149,10 +150,10 @@ Words wordsOf(IRBuilderBase &b, Type *ty, unsigned align, const char *what) {
   const unsigned bits = unsigned(ty->getPrimitiveSizeInBits());
   const bool sized = bits == 8 || bits == 16 || bits == 32 || bits == 64 || bits == 128;
   if (!(elem->isIntegerTy() || elem->isFloatingPointTy()) || !sized)
-    throw std::invalid_argument(std::string("NvptxTarget::") + what +
+    throw tk::InternalError(std::string("NvptxTarget::") + what +
                                 ": want an integer or floating-point scalar or vector of 1, 2, 4, 8 or 16 bytes");
   if (ty->isVectorTy() && align * 8 < bits)
-    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": a vector access must be aligned to its size");
+    throw tk::InternalError(std::string("NvptxTarget::") + what + ": a vector access must be aligned to its size");
   if (bits == 8) return {b.getInt16Ty(), 1, "u8", "h"};
   if (bits == 16) return {b.getInt16Ty(), 1, "b16", "h"};
   if (elem->getPrimitiveSizeInBits() == 64) return {b.getInt64Ty(), bits / 64, "b64", "l"};
@@ -284,10 +285,10 @@ std::vector<Value *> NvptxTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, 
       {Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16, Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16},
       {Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16}};
   if (num != 1 && num != 2 && num != 4)
-    throw std::invalid_argument("NvptxTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
+    throw tk::InternalError("NvptxTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
   auto *pt = dyn_cast<PointerType>(rowAddress->getType());
   if (!pt || pt->getAddressSpace() != sharedAddressSpace())
-    throw std::invalid_argument(
+    throw tk::InternalError(
         "NvptxTarget::ldmatrix: the row address must be a pointer into shared memory "
         "(addrspace 3)");
   // The intrinsic is overloaded on its pointer type; naming addrspace(3)
@@ -306,7 +307,7 @@ std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const
     bool ok = v.size() == n;
     for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
     if (!ok)
-      throw std::invalid_argument(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
+      throw tk::InternalError(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
                                   (f32 ? " f32" : " i32") + " values");
   };
   check(a, 4, false, "A");
@@ -330,7 +331,7 @@ static std::vector<Value *> nvptxMma(IRBuilderBase &b, const char *name, Intrins
     bool ok = v.size() == n;
     for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
     if (!ok)
-      throw std::invalid_argument(std::string("NvptxTarget::") + name + ": " + what + " must be " + std::to_string(n) +
+      throw tk::InternalError(std::string("NvptxTarget::") + name + ": " + what + " must be " + std::to_string(n) +
                                   (f32 ? " f32" : " i32") + " values");
   };
   check(a, 4, false, "A");
@@ -355,7 +356,7 @@ std::vector<Value *> NvptxTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vec
 }
 
 Value *NvptxTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
-  if (!x->getType()->isFloatTy()) throw std::invalid_argument("NvptxTarget::roundToTf32: x must be f32");
+  if (!x->getType()->isFloatTy()) throw tk::InternalError("NvptxTarget::roundToTf32: x must be f32");
   return b.CreateIntrinsic(Intrinsic::nvvm_f2tf32_rna, {}, {x});
 }
 
@@ -374,7 +375,7 @@ static void ptxStatement(IRBuilderBase &b, const std::string &text) {
 Value *NvptxTarget::sharedWindowAddress(IRBuilderBase &b, Value *ptr) const {
   auto *pt = dyn_cast<PointerType>(ptr->getType());
   if (!pt || pt->getAddressSpace() != sharedAddressSpace())
-    throw std::invalid_argument("NvptxTarget::sharedWindowAddress: want a pointer into shared memory (addrspace 3)");
+    throw tk::InternalError("NvptxTarget::sharedWindowAddress: want a pointer into shared memory (addrspace 3)");
   return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty());
 }
 
@@ -396,7 +397,7 @@ static std::vector<Value *> checkedAccumulators(const std::vector<Value *> &acc,
   bool ok = acc.size() == k;
   for (Value *v : acc) ok = ok && v->getType()->isFloatTy();
   if (!ok)
-    throw std::invalid_argument(std::string("NvptxTarget::") + what + ": want " + std::to_string(k) +
+    throw tk::InternalError(std::string("NvptxTarget::") + what + ": want " + std::to_string(k) +
                                 " f32 accumulators, got " + std::to_string(acc.size()));
   return acc;
 }
@@ -406,12 +407,12 @@ static std::vector<Value *> checkedAccumulators(const std::vector<Value *> &acc,
 std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
                                                 Value *descA, Value *descB, const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
-    throw std::invalid_argument("NvptxTarget::wgmmaMmaAsync: n " + std::to_string(n) +
+    throw tk::InternalError("NvptxTarget::wgmmaMmaAsync: n " + std::to_string(n) +
                                 " is not a multiple of 8 in [8, 256]");
   const size_t k = size_t(n / 2);
   checkedAccumulators(acc, k, "wgmmaMmaAsync");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
-    throw std::invalid_argument("NvptxTarget::wgmmaMmaAsync: descriptors must be i64");
+    throw tk::InternalError("NvptxTarget::wgmmaMmaAsync: descriptors must be i64");
   const std::string ty = bf16 ? "bf16" : "f16";
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(k + 2) + ", 0;\n" +
                      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {";
@@ -432,7 +433,7 @@ std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf
 
 std::vector<Value *> NvptxTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
   if (pending < 0 || pending > 7)
-    throw std::invalid_argument("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) +
+    throw tk::InternalError("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) +
                                 " pending groups; want 0..7");
   if (acc.empty()) {
     ptxStatement(b, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";");
@@ -458,11 +459,11 @@ std::vector<Value *> NvptxTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, 
 void NvptxTarget::cpAsync(IRBuilderBase &b, Value *dst, Value *src, int bytes, Value *srcBytes,
                           const TagAccess &tag) const {
   if (bytes != 4 && bytes != 8 && bytes != 16)
-    throw std::invalid_argument("NvptxTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
+    throw tk::InternalError("NvptxTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
   auto *dt = dyn_cast<PointerType>(dst->getType());
   auto *st = dyn_cast<PointerType>(src->getType());
   if (!dt || dt->getAddressSpace() != sharedAddressSpace() || !st || st->getAddressSpace() != globalAddressSpace())
-    throw std::invalid_argument(
+    throw tk::InternalError(
         "NvptxTarget::cpAsync: want a shared (addrspace 3) destination and a global "
         "(addrspace 1) source");
   // 16 bytes go .cg (L2 only: an operand tile is read once per block);
@@ -485,7 +486,7 @@ void NvptxTarget::cpAsyncCommitGroup(IRBuilderBase &b) const {
 }
 
 void NvptxTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
-  if (n < 0) throw std::invalid_argument("NvptxTarget::cpAsyncWaitGroup: negative group count");
+  if (n < 0) throw tk::InternalError("NvptxTarget::cpAsyncWaitGroup: negative group count");
   callIntrinsic(b, Intrinsic::nvvm_cp_async_wait_group, {b.getInt32(static_cast<uint32_t>(n))});
 }
 
@@ -509,7 +510,7 @@ Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   Type *t = x->getType();
   const bool binary = lower::mathFnArity(f) == 2;
   if (binary && (!y || y->getType() != t))
-    throw std::invalid_argument(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
+    throw tk::InternalError(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
                                 " takes two operands of one type");
   if (auto *vt = dyn_cast<FixedVectorType>(t)) {  // lane by lane
     Value *out = PoisonValue::get(vt);
@@ -519,7 +520,7 @@ Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
     return out;
   }
   if (!t->isFloatTy() && !t->isDoubleTy())
-    throw std::invalid_argument(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
+    throw tk::InternalError(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
                                 " takes f32 or f64 (lowering computes f16/bf16 in f32)");
   if (!binary) y = nullptr;
   if (libdevice_) return libdeviceCall(b, f, x, y);

@@ -1,6 +1,7 @@
 // runPtxas: ptxas in a temporary directory through posix_spawn, and the
 // parse of its -v resource report.
 #include "backend/nvptx/Ptxas.h"
+#include "tk/error.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -29,7 +30,7 @@ class TempDir {
  public:
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "tk-ptxas-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory for ptxas");
+    if (!mkdtemp(tmpl.data())) throw tk::Error("cannot create a temporary directory for ptxas");
     path_ = tmpl;
   }
   ~TempDir() {
@@ -61,10 +62,10 @@ static int spawn(const std::vector<std::string> &argv, const fs::path &logPath) 
   int err = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
-    throw std::runtime_error("cannot run " + argv[0] + ": " + std::error_code(err, std::generic_category()).message());
+    throw tk::Error("cannot run " + argv[0] + ": " + std::error_code(err, std::generic_category()).message());
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waiting for " + argv[0] + " failed");
+    if (errno != EINTR) throw tk::Error("waiting for " + argv[0] + " failed");
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);
 }
@@ -126,12 +127,12 @@ PtxasInfo runPtxas(const std::string &ptx, const std::string &arch, const Toolki
   {
     std::ofstream f(in, std::ios::binary);
     f << ptx;
-    if (!f) throw std::runtime_error("cannot write " + in.string());
+    if (!f) throw tk::Error("cannot write " + in.string());
   }
   int rc = spawn({tk.ptxas, "-v", "-arch=" + arch, "-o", out.string(), in.string()}, logPath);
   info.ran = true;
   info.log = readText(logPath);
-  if (rc != 0) throw std::runtime_error("ptxas -arch=" + arch + " failed (exit " + std::to_string(rc) + "):\n" + info.log);
+  if (rc != 0) throw tk::Error("ptxas -arch=" + arch + " failed (exit " + std::to_string(rc) + "):\n" + info.log);
   parsePtxasLog(info.log, info);
   std::string bytes = readText(out);
   info.cubin.assign(bytes.begin(), bytes.end());

@@ -30,8 +30,8 @@ struct PtxasInfo {
 };
 
 // Runs `ptxas -v -arch=<arch>` on `ptx` (no shell involved). Throws
-// std::invalid_argument for an unknown arch and std::runtime_error, with
-// ptxas's log, when ptxas cannot run or rejects the PTX.
+// tk::Error for an unknown arch and, with ptxas's log, when ptxas cannot
+// run or rejects the PTX.
 PtxasInfo runPtxas(const std::string &ptx, const std::string &arch, const Toolkit &tk);
 
 // Parses the `ptxas -v` log into per-kernel resources and the totals above.

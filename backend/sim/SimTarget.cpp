@@ -1,6 +1,7 @@
 // SimTarget: the lowering's machine hooks answered with calls into the sim
 // runtime (extern "C" functions in this process, bound by the JIT) and libm.
 #include "backend/sim/SimTarget.h"
+#include "tk/error.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/IRBuilder.h>
@@ -43,7 +44,7 @@ void SimTarget::configureModule(Module &m) const {
 
 void SimTarget::markKernel(Function &f, int numThreads) const {
   if (numThreads < 1 || numThreads > 1024)
-    throw std::invalid_argument("SimTarget::markKernel: " + std::to_string(numThreads) +
+    throw tk::InternalError("SimTarget::markKernel: " + std::to_string(numThreads) +
                                 " threads per block; the sim allows 1..1024");
   f.setLinkage(GlobalValue::ExternalLinkage);
   f.addFnAttr(kNumThreadsAttr, std::to_string(numThreads));
@@ -75,7 +76,7 @@ static Module &moduleOf(IRBuilderBase &b) { return *b.GetInsertBlock()->getModul
 
 static void checkAxis(int axis, const char *what) {
   if (axis < 0 || axis > 2)
-    throw std::invalid_argument(std::string("SimTarget::") + what + ": axis " + std::to_string(axis) +
+    throw tk::InternalError(std::string("SimTarget::") + what + ": axis " + std::to_string(axis) +
                                 " is not 0, 1 or 2");
 }
 
@@ -110,7 +111,7 @@ static Value *shuffleCall(IRBuilderBase &b, Value *v, const char *i32Fn, const c
   if (t->isIntegerTy(32)) return shfl(v);
   unsigned bits = t->getPrimitiveSizeInBits();
   if (t->isVectorTy() || t->isPointerTy() || bits == 0 || bits > 64)
-    throw std::invalid_argument(std::string("SimTarget::") + what +
+    throw tk::InternalError(std::string("SimTarget::") + what +
                                 ": cannot shuffle a value of this type (want a scalar "
                                 "of at most 64 bits)");
   Value *asInt = b.CreateBitCast(v, b.getIntNTy(bits));
@@ -127,13 +128,13 @@ static Value *shuffleCall(IRBuilderBase &b, Value *v, const char *i32Fn, const c
 
 Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   if (laneMask < 0 || laneMask > 31)
-    throw std::invalid_argument("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+    throw tk::InternalError("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
   return shuffleCall(b, v, kFnShflI32, kFnShflF32, laneMask, "shuffleXor");
 }
 
 Value *SimTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
   if (delta < 0 || delta > 31)
-    throw std::invalid_argument("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+    throw tk::InternalError("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
   return shuffleCall(b, v, kFnShflUpI32, kFnShflUpF32, delta, "shuffleUp");
 }
 
@@ -178,9 +179,9 @@ void SimTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *p
 // return theirs) of which the first `num` (ldmatrix) or 4 (mma) lanes count.
 std::vector<Value *> SimTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, int num, bool trans) const {
   if (num != 1 && num != 2 && num != 4)
-    throw std::invalid_argument("SimTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
+    throw tk::InternalError("SimTarget::ldmatrix: " + std::to_string(num) + " matrices; want 1, 2 or 4");
   if (!rowAddress->getType()->isPointerTy() || rowAddress->getType()->getPointerAddressSpace() != 0)
-    throw std::invalid_argument("SimTarget::ldmatrix: the row address must be a pointer in address space 0");
+    throw tk::InternalError("SimTarget::ldmatrix: the row address must be a pointer in address space 0");
   Type *i32 = b.getInt32Ty();
   Function *fn = collectiveFn(moduleOf(b), kFnLdmatrix, FixedVectorType::get(i32, 4), {b.getPtrTy(0), i32, i32});
   Value *regs = b.CreateCall(fn, {rowAddress, b.getInt32(num), b.getInt32(trans ? 1 : 0)});
@@ -199,7 +200,7 @@ static std::vector<Value *> simMma(IRBuilderBase &b, const char *name, uint32_t 
     bool ok = v.size() == n;
     for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
     if (!ok)
-      throw std::invalid_argument(std::string("SimTarget::") + name + ": " + what + " must be " + std::to_string(n) +
+      throw tk::InternalError(std::string("SimTarget::") + name + ": " + what + " must be " + std::to_string(n) +
                                   (f32 ? " f32" : " i32") + " values");
   };
   check(a, 4, false, "A");
@@ -241,7 +242,7 @@ std::vector<Value *> SimTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vecto
 // to infinity past the largest tf32) and clear them. NaN and infinity pass
 // unchanged.
 Value *SimTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
-  if (!x->getType()->isFloatTy()) throw std::invalid_argument("SimTarget::roundToTf32: x must be f32");
+  if (!x->getType()->isFloatTy()) throw tk::InternalError("SimTarget::roundToTf32: x must be f32");
   Value *bits = b.CreateBitCast(x, b.getInt32Ty());
   Value *rounded = b.CreateAnd(b.CreateAdd(bits, b.getInt32(0x1000)), b.getInt32(0xffffe000u));
   Value *special = b.CreateICmpEQ(b.CreateAnd(bits, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
@@ -252,7 +253,7 @@ Value *SimTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
 
 Value *SimTarget::sharedWindowAddress(IRBuilderBase &b, Value *ptr) const {
   if (!ptr->getType()->isPointerTy() || ptr->getType()->getPointerAddressSpace() != 0)
-    throw std::invalid_argument("SimTarget::sharedWindowAddress: want a pointer in address space 0");
+    throw tk::InternalError("SimTarget::sharedWindowAddress: want a pointer in address space 0");
   Value *offset = b.CreateSub(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.CreatePtrToInt(sharedBase(b), b.getInt64Ty()));
   return b.CreateTrunc(offset, b.getInt32Ty());
 }
@@ -279,11 +280,11 @@ static Value *accumulatorArray(IRBuilderBase &b) {
 }
 
 static Value *spill(IRBuilderBase &b, const std::vector<Value *> &acc, const char *what) {
-  if (acc.size() > 128) throw std::invalid_argument(std::string("SimTarget::") + what + ": more than 128 accumulators");
+  if (acc.size() > 128) throw tk::InternalError(std::string("SimTarget::") + what + ": more than 128 accumulators");
   Value *array = accumulatorArray(b);
   for (size_t i = 0; i < acc.size(); ++i) {
     if (!acc[i]->getType()->isFloatTy())
-      throw std::invalid_argument(std::string("SimTarget::") + what + ": accumulators must be f32");
+      throw tk::InternalError(std::string("SimTarget::") + what + ": accumulators must be f32");
     b.CreateStore(acc[i], b.CreateConstGEP1_32(b.getFloatTy(), array, unsigned(i)));
   }
   return array;
@@ -299,12 +300,12 @@ static std::vector<Value *> reload(IRBuilderBase &b, Value *array, size_t n) {
 std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
                                               Value *descA, Value *descB, const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
-    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) +
+    throw tk::InternalError("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) +
                                 " is not a multiple of 8 in [8, 256]");
   if (acc.size() != size_t(n / 2))
-    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
+    throw tk::InternalError("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
-    throw std::invalid_argument("SimTarget::wgmmaMmaAsync: descriptors must be i64");
+    throw tk::InternalError("SimTarget::wgmmaMmaAsync: descriptors must be i64");
   Value *array = spill(b, acc, "wgmmaMmaAsync");
   Type *i32 = b.getInt32Ty(), *i64 = b.getInt64Ty();
   Function *fn = collectiveFn(moduleOf(b), kFnWgmma, b.getVoidTy(), {i64, i64, b.getPtrTy(0), i32, i32});
@@ -315,7 +316,7 @@ std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16
 
 std::vector<Value *> SimTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
   if (pending < 0 || pending > 7)
-    throw std::invalid_argument("SimTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");
+    throw tk::InternalError("SimTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");
   Value *array = spill(b, acc, "wgmmaWaitGroup");
   Type *i32 = b.getInt32Ty();
   Function *fn = collectiveFn(moduleOf(b), kFnWgmmaWait, b.getVoidTy(), {i32, b.getPtrTy(0), i32});
@@ -328,7 +329,7 @@ std::vector<Value *> SimTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, co
 void SimTarget::cpAsync(IRBuilderBase &b, Value *dst, Value *src, int bytes, Value *srcBytes,
                         const TagAccess &tag) const {
   if (bytes != 4 && bytes != 8 && bytes != 16)
-    throw std::invalid_argument("SimTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
+    throw tk::InternalError("SimTarget::cpAsync: " + std::to_string(bytes) + " bytes; want 4, 8 or 16");
   Type *ptr = b.getPtrTy(0), *i32 = b.getInt32Ty();
   FunctionCallee fn =
       moduleOf(b).getOrInsertFunction(kFnCpAsync, FunctionType::get(b.getVoidTy(), {ptr, ptr, i32, i32}, false));
@@ -341,7 +342,7 @@ void SimTarget::cpAsyncCommitGroup(IRBuilderBase &b) const {
 }
 
 void SimTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
-  if (n < 0) throw std::invalid_argument("SimTarget::cpAsyncWaitGroup: negative group count");
+  if (n < 0) throw tk::InternalError("SimTarget::cpAsyncWaitGroup: negative group count");
   FunctionCallee fn =
       moduleOf(b).getOrInsertFunction(kFnCpAsyncWait, FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false));
   b.CreateCall(fn, {b.getInt32(static_cast<uint32_t>(n))});
@@ -355,7 +356,7 @@ Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   Type *t = x->getType();
   const bool binary = lower::mathFnArity(f) == 2;
   if ((!t->isFloatTy() && !t->isDoubleTy()) || (binary && (!y || y->getType() != t)))
-    throw std::invalid_argument(std::string("SimTarget::math: ") + mathFnName(f) + " wants " +
+    throw tk::InternalError(std::string("SimTarget::math: ") + mathFnName(f) + " wants " +
                                 (binary ? "two f32 or f64 scalars of one type" : "an f32 or f64 scalar"));
   std::string name = libmName(f);
   if (t->isFloatTy()) name += "f";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/sim/SiteTable.h"
+#include "tk/error.h"
 
 namespace llvm {
 class Module;
@@ -88,9 +89,9 @@ struct LaunchConfig {
   bool perSite = false;
 };
 
-class SimError : public std::runtime_error {
-  using runtime_error::runtime_error;
-};
+// Device-side faults (out of bounds, races, sim memory misuse): the public
+// tk::SimError (tk/error.h), so they reach a launcher's caller unwrapped.
+using SimError = tk::SimError;
 
 // The sim's "device memory": host allocations registered in a table, so every
 // instrumented global access can be checked against the live allocations.

@@ -7,24 +7,12 @@
 #include <map>
 #include <ostream>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tk/error.h"
+
 namespace tk {
-
-// Every failure tk reports derives from tk::Error.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Source errors: what() holds every diagnostic, rendered with file:line:col,
-// the source line and a caret.
-class CompileError : public Error {
- public:
-  using Error::Error;
-};
 
 struct CompileOptions {
   std::map<std::string, std::string> defines;  // const parameter overrides: {"BLOCK", "256"}

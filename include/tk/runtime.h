@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tk/compiler.h"
+#include "tk/error.h"
 #include "tk/half.h"
 
 namespace tk {

@@ -8,6 +8,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
+#include "tk/error.h"
 
 namespace tk::ir {
 
@@ -25,7 +26,7 @@ std::vector<std::string> PassPipeline::flags() const {
 bool PassPipeline::run(Module &module, const PipelineOptions &opts) const {
   std::string error;
   if (opts.verifyEach && !verifyModule(module, error))
-    throw std::runtime_error("verifier failed on the input:\n" + error);
+    throw tk::InternalError("verifier failed on the input:\n" + error);
   bool changed = false;
   for (const Entry &pass : passes_) {
     bool passChanged = false;
@@ -34,7 +35,7 @@ bool PassPipeline::run(Module &module, const PipelineOptions &opts) const {
     // A pass that changed nothing left the IR the verifier last accepted:
     // verifying it again would cost a walk of the whole module for nothing.
     if (opts.verifyEach && passChanged && !verifyModule(module, error))
-      throw std::runtime_error("verifier failed after pass '" + pass.flag + "':\n" + error);
+      throw tk::InternalError("verifier failed after pass '" + pass.flag + "':\n" + error);
     if (opts.dump && (opts.printAfterAll || opts.printAfter.count(pass.flag))) {
       PrintOptions po;
       po.locations = opts.printLocations;

@@ -51,7 +51,7 @@ class PassPipeline {
   PassPipeline &add(const std::string &flag, PassFn run);
 
   // Runs the passes in order. Returns whether any pass changed anything.
-  // Throws std::runtime_error("verifier failed after pass 'cse': ...") when
+  // Throws tk::InternalError("verifier failed after pass 'cse': ...") when
   // verifyEach is set and the IR is broken.
   bool run(Module &module, const PipelineOptions &opts = {}) const;
 

@@ -137,7 +137,7 @@ TEST_F(CudaGpu, DeviceInfo) {
   ctx->memInfo(freeBytes, total);
   EXPECT_GT(total, 0u);
   EXPECT_LE(freeBytes, total);
-  EXPECT_THROW(Context(ctx->driver().deviceCount()), std::invalid_argument);
+  EXPECT_THROW(Context(ctx->driver().deviceCount()), tk::Error);
 }
 
 TEST_F(CudaGpu, MemoryRoundTrip) {
@@ -179,7 +179,7 @@ TEST_F(CudaGpu, FillWritesEveryPatternSize) {
   check(&f, 4);
   check(&same, 8);
   check(&diff, 8);
-  EXPECT_THROW(ctx->fill(d, &b, 3, 1), std::invalid_argument);
+  EXPECT_THROW(ctx->fill(d, &b, 3, 1), tk::Error);
   ctx->free(d);
 }
 
@@ -219,7 +219,7 @@ TEST_F(CudaGpu, BadPtxShowsTheJitLog) {
     EXPECT_TRUE(contains(e.what(), "CUDA_ERROR_INVALID_PTX")) << e.what();
     EXPECT_TRUE(contains(e.what(), "JIT log")) << e.what();
   }
-  EXPECT_THROW(ctx->loadModule(""), std::invalid_argument);
+  EXPECT_THROW(ctx->loadModule(""), tk::Error);
 }
 
 TEST_F(CudaGpu, MissingKernelIsNamed) {

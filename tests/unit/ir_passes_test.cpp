@@ -245,7 +245,7 @@ TEST(IrPasses, PipelineVerifiesDumpsAndRunsCustomPasses) {
   try {
     broken.run(*m);
     FAIL() << "expected a verifier failure";
-  } catch (const std::runtime_error &e) {
+  } catch (const tk::InternalError &e) {
     EXPECT_EQ(std::string(e.what()).rfind("verifier failed after pass 'break-types':\n@k: error: 'neg' op", 0), 0u)
         << e.what();
   }
@@ -260,7 +260,7 @@ TEST(IrPasses, PipelineVerifiesDumpsAndRunsCustomPasses) {
   int runs = 0;
   PassPipeline counting;
   counting.add("count", [&](Function &) { return ++runs, false; });
-  EXPECT_THROW(counting.run(*m), std::runtime_error);
+  EXPECT_THROW(counting.run(*m), tk::InternalError);
   EXPECT_EQ(runs, 0);
 
   m = parse(text);

@@ -296,7 +296,7 @@ TEST(NvptxCodegen, EveryOptLevelWithLibdevice) {
   bad.optLevel = 4;
   NvptxTarget t(bad);
   Kernel k = elementwise(t, false, std::nullopt);
-  EXPECT_THROW(emitPtx(*k.m, bad), std::invalid_argument);
+  EXPECT_THROW(emitPtx(*k.m, bad), tk::Error);
 }
 
 // The autotuner compiles variants in parallel: each thread has its own
@@ -331,15 +331,15 @@ TEST(NvptxErrors, UnknownArch) {
   try {
     NvptxTarget t(o);
     FAIL() << "sm_75 accepted";
-  } catch (const std::invalid_argument &e) {
+  } catch (const tk::Error &e) {
     EXPECT_TRUE(contains(e.what(), "unknown NVPTX arch 'sm_75'")) << e.what();
     EXPECT_TRUE(contains(e.what(), "sm_80, sm_86, sm_89, sm_90, sm_90a")) << e.what();
   }
   LLVMContext c;
   Module m("m", c);
-  EXPECT_THROW(emitPtx(m, options("sm_100")), std::invalid_argument);
-  EXPECT_THROW(emitPtx(m, options("")), std::invalid_argument);
-  EXPECT_THROW(runPtxas("", "compute_80", Toolkit::find()), std::invalid_argument);
+  EXPECT_THROW(emitPtx(m, options("sm_100")), tk::Error);
+  EXPECT_THROW(emitPtx(m, options("")), tk::Error);
+  EXPECT_THROW(runPtxas("", "compute_80", Toolkit::find()), tk::Error);
 }
 
 TEST(NvptxErrors, BadHookArguments) {
@@ -348,13 +348,13 @@ TEST(NvptxErrors, BadHookArguments) {
   Module m("m", c);
   auto *fn = Function::Create(FunctionType::get(Type::getVoidTy(c), false), GlobalValue::ExternalLinkage, "k", m);
   IRBuilder<> b(BasicBlock::Create(c, "entry", fn));
-  EXPECT_THROW(t.markKernel(*fn, 0), std::invalid_argument);
-  EXPECT_THROW(t.markKernel(*fn, 2048), std::invalid_argument);
-  EXPECT_THROW(t.blockId(b, 3), std::invalid_argument);
-  EXPECT_THROW(t.gridDim(b, -1), std::invalid_argument);
-  EXPECT_THROW(t.shuffleXor(b, b.getInt32(1), 32), std::invalid_argument);
-  EXPECT_THROW(t.shuffleXor(b, ConstantFP::get(Type::getFP128Ty(c), 1.0), 1), std::invalid_argument);
-  EXPECT_THROW(t.math(b, MathFn::Exp, b.getInt32(1)), std::invalid_argument);
+  EXPECT_THROW(t.markKernel(*fn, 0), tk::InternalError);
+  EXPECT_THROW(t.markKernel(*fn, 2048), tk::InternalError);
+  EXPECT_THROW(t.blockId(b, 3), tk::InternalError);
+  EXPECT_THROW(t.gridDim(b, -1), tk::InternalError);
+  EXPECT_THROW(t.shuffleXor(b, b.getInt32(1), 32), tk::InternalError);
+  EXPECT_THROW(t.shuffleXor(b, ConstantFP::get(Type::getFP128Ty(c), 1.0), 1), tk::InternalError);
+  EXPECT_THROW(t.math(b, MathFn::Exp, b.getInt32(1)), tk::InternalError);
 }
 
 TEST(NvptxErrors, BadModules) {
@@ -365,7 +365,7 @@ TEST(NvptxErrors, BadModules) {
     try {
       emitPtx(m, options("sm_80"));
       FAIL() << "x86 module accepted";
-    } catch (const std::invalid_argument &e) {
+    } catch (const tk::Error &e) {
       EXPECT_TRUE(contains(e.what(), "x86_64-pc-linux-gnu")) << e.what();
     }
   }
@@ -376,7 +376,7 @@ TEST(NvptxErrors, BadModules) {
     try {
       emitPtx(m, options("sm_80"));
       FAIL() << "invalid IR accepted";
-    } catch (const std::runtime_error &e) {
+    } catch (const tk::InternalError &e) {
       EXPECT_TRUE(contains(e.what(), "invalid LLVM IR")) << e.what();
     }
   }
@@ -388,7 +388,7 @@ TEST(NvptxErrors, BadModules) {
     try {
       emitPtx(*k.m, o);
       FAIL() << "libdevice call compiled without libdevice";
-    } catch (const std::runtime_error &e) {
+    } catch (const tk::Error &e) {
       EXPECT_TRUE(contains(e.what(), "no CUDA toolkit with libdevice")) << e.what();
     }
   }
@@ -400,7 +400,7 @@ TEST(NvptxErrors, PtxasRejectsBadPtx) {
   try {
     runPtxas(".version 8.0\n.target sm_80\n.address_size 64\n.entry k() { bogus.instr; }\n", "sm_80", tk);
     FAIL() << "bad PTX accepted";
-  } catch (const std::runtime_error &e) {
+  } catch (const tk::Error &e) {
     EXPECT_TRUE(contains(e.what(), "ptxas -arch=sm_80 failed")) << e.what();
     EXPECT_TRUE(contains(e.what(), "bogus")) << e.what();  // ptxas's own message
   }

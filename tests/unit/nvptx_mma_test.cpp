@@ -166,22 +166,22 @@ TEST(NvptxMma, BadArgumentsThrow) {
   auto *fn = Function::Create(FunctionType::get(Type::getVoidTy(c), false), GlobalValue::ExternalLinkage, "k", m);
   IRBuilder<> b(BasicBlock::Create(c, "entry", fn));
   Value *shared = t.sharedBase(b);
-  EXPECT_THROW(t.ldmatrix(b, shared, 3, false), std::invalid_argument);
-  EXPECT_THROW(t.ldmatrix(b, ConstantPointerNull::get(b.getPtrTy(0)), 4, false), std::invalid_argument);
-  EXPECT_THROW(t.ldmatrix(b, b.getInt32(0), 1, false), std::invalid_argument);
+  EXPECT_THROW(t.ldmatrix(b, shared, 3, false), tk::InternalError);
+  EXPECT_THROW(t.ldmatrix(b, ConstantPointerNull::get(b.getPtrTy(0)), 4, false), tk::InternalError);
+  EXPECT_THROW(t.ldmatrix(b, b.getInt32(0), 1, false), tk::InternalError);
   std::vector<Value *> i4(4, b.getInt32(0)), i2(2, b.getInt32(0)), f4(4, ConstantFP::get(b.getFloatTy(), 0.0));
-  EXPECT_THROW(t.mmaM16N8K16(b, false, i2, i2, f4), std::invalid_argument);
-  EXPECT_THROW(t.mmaM16N8K16(b, true, i4, i4, f4), std::invalid_argument);
-  EXPECT_THROW(t.mmaM16N8K16(b, false, i4, i2, i4), std::invalid_argument);
+  EXPECT_THROW(t.mmaM16N8K16(b, false, i2, i2, f4), tk::InternalError);
+  EXPECT_THROW(t.mmaM16N8K16(b, true, i4, i4, f4), tk::InternalError);
+  EXPECT_THROW(t.mmaM16N8K16(b, false, i4, i2, i4), tk::InternalError);
   EXPECT_EQ(t.mmaM16N8K16(b, true, i4, i2, f4).size(), 4u);
   EXPECT_EQ(t.ldmatrix(b, shared, 1, true).size(), 1u);
   Value *d64 = b.getInt64(0);
   std::vector<Value *> f64(64, ConstantFP::get(b.getFloatTy(), 0.0));
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 12, false, false, false, d64, d64, f64), std::invalid_argument);
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, d64, d64, f4), std::invalid_argument);
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, b.getInt32(0), d64, f64), std::invalid_argument);
-  EXPECT_THROW(t.wgmmaWaitGroup(b, 8, f4), std::invalid_argument);
-  EXPECT_THROW(t.sharedWindowAddress(b, ConstantPointerNull::get(b.getPtrTy(0))), std::invalid_argument);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 12, false, false, false, d64, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, d64, d64, f4), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, b.getInt32(0), d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaWaitGroup(b, 8, f4), tk::InternalError);
+  EXPECT_THROW(t.sharedWindowAddress(b, ConstantPointerNull::get(b.getPtrTy(0))), tk::InternalError);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST(Pipeline, OneRegistryInOrder) {
   try {
     tk::pipeline::addPass(p, "frobnicate");
     FAIL() << "an unknown pass was accepted";
-  } catch (const std::runtime_error &e) {
+  } catch (const tk::Error &e) {
     EXPECT_EQ(std::string(e.what()),
               "unknown pass 'frobnicate' (known: canonicalize, cse, licm, dce, pipeline-dot-operands, assign-layouts)");
   }

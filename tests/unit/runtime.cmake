@@ -2,6 +2,8 @@
 # references, the launcher's argument checks, bundles.
 tk_add_unit_test(runtime_kernels_test SOURCES unit/runtime_kernels_test.cpp LIBS tk)
 tk_add_unit_test(runtime_api_test SOURCES unit/runtime_api_test.cpp LIBS tk)
+# The tk::Error hierarchy (tk/error.h): the class each representative failure throws.
+tk_add_unit_test(runtime_errors_test SOURCES unit/runtime_errors_test.cpp LIBS tk)
 # The one pass registry and pipeline order (runtime/Pipeline.cpp), and docs/ir.md's table of it.
 tk_add_unit_test(pipeline_test SOURCES unit/pipeline_test.cpp LIBS tk)
 # Streams and events (Device::createStream), on the sim and on a GPU when present.

@@ -515,10 +515,10 @@ TEST(SimTensorCoreErrors, BadHookArguments) {
   const SimTarget &t = k.target();
   k.kernel("k", {k.ptr()}, 32);
   std::vector<Value *> i4(4, b.getInt32(0)), i2(2, b.getInt32(0)), f4(4, llvm::ConstantFP::get(k.f32(), 0.0));
-  EXPECT_THROW(t.ldmatrix(b, k.arg(0), 3, false), std::invalid_argument);
-  EXPECT_THROW(t.ldmatrix(b, b.getInt32(0), 4, false), std::invalid_argument);
-  EXPECT_THROW(t.mmaM16N8K16(b, false, i2, i2, f4), std::invalid_argument);
-  EXPECT_THROW(t.mmaM16N8K16(b, true, i4, i2, i4), std::invalid_argument);
+  EXPECT_THROW(t.ldmatrix(b, k.arg(0), 3, false), tk::InternalError);
+  EXPECT_THROW(t.ldmatrix(b, b.getInt32(0), 4, false), tk::InternalError);
+  EXPECT_THROW(t.mmaM16N8K16(b, false, i2, i2, f4), tk::InternalError);
+  EXPECT_THROW(t.mmaM16N8K16(b, true, i4, i2, i4), tk::InternalError);
 }
 
 }  // namespace

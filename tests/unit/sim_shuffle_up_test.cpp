@@ -56,8 +56,8 @@ TEST(SimShuffleUp, ExitedLaneIsALocatedError) {
 TEST(SimShuffleUp, RejectsDeltasOutsideTheWarp) {
   KernelBuilder k;
   k.kernel("bad", {}, 32);
-  EXPECT_THROW(k.target().shuffleUp(k.b(), k.b().getInt32(1), 32), std::invalid_argument);
-  EXPECT_THROW(k.target().shuffleUp(k.b(), k.b().getInt32(1), -1), std::invalid_argument);
+  EXPECT_THROW(k.target().shuffleUp(k.b(), k.b().getInt32(1), 32), tk::InternalError);
+  EXPECT_THROW(k.target().shuffleUp(k.b(), k.b().getInt32(1), -1), tk::InternalError);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ std::string lowerModule(tk::ir::Module &module, const std::string &target, const
   std::string out;
   for (auto &fn : module.functions) {
     if (!hasLayouts(*fn))
-      throw std::runtime_error("--lower: kernel '" + fn->name +
+      throw tk::Error("--lower: kernel '" + fn->name +
                                "' has tiles without a layout; run --pass=assign-layouts first (or lower the output of "
                                "`tkc compile --emit tir`)");
     llvm::LLVMContext ctx;
@@ -144,7 +144,7 @@ int run(int argc, char **argv) {
     if (optimize)
       for (const std::string &p : tk::pipeline::optimizationPasses().flags()) tk::pipeline::addPass(pipeline, p);
     for (const std::string &p : splitCommas(printAfter)) {
-      if (!tk::pipeline::findPass(p)) throw std::runtime_error("--print-after: unknown pass '" + p + "'");
+      if (!tk::pipeline::findPass(p)) throw tk::Error("--print-after: unknown pass '" + p + "'");
       opts.printAfter.insert(p);
     }
     pipeline.run(*module, opts);

@@ -530,8 +530,8 @@ void emitCpp(const EmitCppOptions &opts) {
           tk::nvptx::PtxasInfo info;
           try {
             info = tk::nvptx::runPtxas(ptx, arch, toolkit);
-          } catch (const std::exception &e) {
-            throw Error("kernel '" + k.name + "': ptxas failed for " + arch + ": " + e.what());
+          } catch (const tk::Error &e) {
+            e.rethrowPrefixed("kernel '" + k.name + "': ptxas failed for " + arch + ": ");
           }
           const std::string name = "kCubin" + id + "_" + identifier(arch);
           cpp << "const unsigned char " << name << "[] = " << byteArray(info.cubin) << ";\n";

@@ -307,8 +307,8 @@ void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelPa
     HostValue::Kind k;
     try {
       k = gridExprs[i]->check(kindOf);
-    } catch (const tk::lang::HostExprError &e) {
-      throw tk::Error("--grid expression '" + gridTexts[i] + "': " + e.what());
+    } catch (const tk::HostExprError &e) {
+      e.rethrowPrefixed("--grid expression '" + gridTexts[i] + "': ");
     }
     if (k != HostValue::Kind::Int)
       throw tk::Error("--grid expression '" + gridTexts[i] + "' gives a " + HostValue::kindName(k) +
@@ -406,8 +406,8 @@ tk::Dim3 LaunchSpec::gridForConsts(const std::map<std::string, std::string> &con
     HostValue v = HostValue::ofInt(0);
     try {
       v = gridExprs[i]->eval(lookup);
-    } catch (const std::runtime_error &e) {  // HostExprError, or the buffer error above
-      throw tk::Error(what + ": " + e.what());
+    } catch (const tk::Error &e) {  // HostExprError, or the buffer error above
+      e.rethrowPrefixed(what + ": ");
     }
     if (v.kind != HostValue::Kind::Int)
       throw tk::Error(what + " gives " + v.str() + ", not an integer number of blocks");
