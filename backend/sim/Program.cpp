@@ -33,7 +33,7 @@ T orThrow(Expected<T> e, const std::string &what) {
   return std::move(*e);
 }
 
-void orThrow(Error e, const std::string &what) {
+void orThrow(llvm::Error e, const std::string &what) {
   if (e) throw SimError("sim: " + what + ": " + toString(std::move(e)));
 }
 
@@ -161,7 +161,7 @@ std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique
   // failed lookup: keep them for the SimError instead of printing to stderr.
   auto linkErrors = std::make_shared<std::string>();
   impl.jit->getExecutionSession().setErrorReporter(
-      [linkErrors](Error e) { *linkErrors += (linkErrors->empty() ? "" : "; ") + toString(std::move(e)); });
+      [linkErrors](llvm::Error e) { *linkErrors += (linkErrors->empty() ? "" : "; ") + toString(std::move(e)); });
   orc::MangleAndInterner mangle(impl.jit->getExecutionSession(), impl.jit->getDataLayout());
   orc::SymbolMap symbols;
   for (auto &[name, addr] : runtimeSymbols())

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/Context.h"
+#include "tk/error.h"
 
 using namespace tk::cuda;
 

@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
+#include "tk/error.h"
 
 namespace tk::ir {
 namespace {

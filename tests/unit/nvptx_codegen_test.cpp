@@ -21,6 +21,7 @@
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/NvptxTarget.h"
 #include "backend/nvptx/Ptxas.h"
+#include "tk/error.h"
 
 using namespace llvm;
 using namespace tk::nvptx;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tk/compiler.h"
+#include "tk/error.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 
 #include "backend/sim/Runtime.h"
 #include "tests/unit/sim_KernelBuilder.h"
+#include "tk/error.h"
 
 namespace tk::sim::test {
 namespace {

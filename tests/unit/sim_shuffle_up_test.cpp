@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/sim_KernelBuilder.h"
+#include "tk/error.h"
 
 namespace tk::sim::test {
 namespace {
