@@ -206,6 +206,9 @@ class IRGen {
   // trans permute expand_dims broadcast_to reshape join split (Shapes.cpp).
   TV shapeCall(const ast::Expr &e);
   TV joinCall(const ast::Expr &e, TV a, TV b);
+  // `let a, b = split(t)`: the halves of t's last axis of 2, bound to the names.
+  void genDestructure(const ast::Stmt &s);
+  std::optional<std::array<TV, 2>> splitHalves(const ast::Expr &e, TV x);
   static const std::set<std::string> &shapeBuiltinNames();
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).

@@ -51,6 +51,10 @@ void IRGen::genStmt(const ast::Stmt &s) {
   switch (s.kind) {
     case ast::StmtKind::Let:
     case ast::StmtKind::Var: {
+      if (!s.names.empty()) {
+        genDestructure(s);
+        return;
+      }
       TV v = genValue(*s.value);
       // A `var` holds one type for its whole life: a literal takes its
       // default type here rather than adapting at each use.

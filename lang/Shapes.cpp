@@ -1,7 +1,8 @@
 // The shape built-ins: trans and permute (one op, a relabelling of the
 // layout's dims), expand_dims, broadcast_to, reshape (through shared memory
 // when lowered), join (a select between two operands with a new last axis of
-// 2) and split (a located error: tk has no tuples).
+// 2) and split, its inverse (`let a, b = split(t)`: the only call that gives
+// two values, so the only one a destructuring `let` takes).
 #include <algorithm>
 
 #include "lang/IRGen.h"
@@ -61,9 +62,7 @@ TV IRGen::shapeCall(const ast::Expr &e) {
   }
   const int rank = x.type.rank();
   if (name == "split") {
-    error(e.loc,
-          "'split' is not supported yet: tk has no tuples; take the halves of a last axis of 2 with "
-          "sum(where(arange(2) == 0, t, 0), axis: -1) and the same with == 1");
+    error(e.loc, "'split' gives two tiles: bind them with 'let a, b = split(t);'");
     return invalid();
   }
   if (name == "expand_dims") {
@@ -157,6 +156,87 @@ TV IRGen::shapeCall(const ast::Expr &e) {
 // join(a, b): [..., 2] with a at index 0 and b at 1 of the new last axis,
 // both broadcast to one shape first: a select on arange(2) == 0, which
 // lowering keeps in registers (no data moves between threads).
+// grammar: ('let' | 'var') NAME ',' NAME '=' 'split' '(' t ')' ';'
+void IRGen::genDestructure(const ast::Stmt &s) {
+  const bool isVar = s.kind == ast::StmtKind::Var;
+  const ast::Expr &e = *s.value;
+  auto halves = [&]() -> std::optional<std::array<TV, 2>> {
+    for (size_t i = 1; i < s.names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (s.names[i] == s.names[j]) {
+          error(s.nameLocs[i], quoted(s.names[i]) + " is bound twice in one 'let'");
+          return std::nullopt;
+        }
+    if (e.kind != ast::ExprKind::Call || e.text != "split") {
+      error(e.loc, "only 'split(t)' gives several values: bind one value with '" +
+                       std::string(isVar ? "var" : "let") + " NAME = ...'");
+      genExpr(e);
+      return std::nullopt;
+    }
+    if (s.names.size() != 2) {
+      error(s.nameLocs[std::min<size_t>(2, s.names.size() - 1)],
+            "'split' gives two tiles, not " + std::to_string(s.names.size()));
+      return std::nullopt;
+    }
+    if (e.args.size() != 1 || !e.argNames[0].empty()) {
+      error(e.loc, "'split' takes one tile (usage: let a, b = split(t))");
+      return std::nullopt;
+    }
+    return splitHalves(e, genValue(*e.args[0]));
+  }();
+  for (size_t i = 0; i < s.names.size(); ++i) {
+    TV v = halves && i < 2 ? (*halves)[i] : invalid();
+    if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.names[i]);
+    bind(s.names[i], v, isVar);  // an invalid value too: later uses stay quiet
+  }
+}
+
+// t[..., 0] and t[..., 1] of a tile whose last axis is 2, each the sum along
+// that axis of t with the other element replaced by the additive identity
+// (-0.0 for floats, so x + -0.0 is x bit for bit, -0.0 and NaN included; 0
+// for integers). In the layout a join gives, both elements sit in one
+// thread: a select and an add, nothing moves between threads.
+std::optional<std::array<TV, 2>> IRGen::splitHalves(const ast::Expr &e, TV x) {
+  if (!x.ok()) return std::nullopt;
+  if (!x.type.isTile() || x.type.isPtr() || x.type.shape.back() != 2) {
+    error(e.args[0]->loc, "'split' takes a tile of numbers or bools whose last dim is 2, not " + typeName(x));
+    return std::nullopt;
+  }
+  ir::Value *t = coerce(x, x.type, e.loc);
+  const ScalarKind elem = t->type().elem.scalar;
+  // bools add as i32, and come back as `!= 0`.
+  if (elem == ScalarKind::I1) t = emit(OpKind::Cast, {t}, t->type().withScalar(ScalarKind::I32), e.loc);
+  const ScalarKind k = t->type().elem.scalar;
+  const int axis = t->type().rank() - 1;
+  ir::Value *index = emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {2}), e.loc,
+                          {{"start", int64_t{0}}, {"end", int64_t{2}}});
+  ir::Value *identity = ir::isFloat(k) ? emit(OpKind::Constant, {}, Type::scalar(k), e.loc, {{"value", -0.0}})
+                                       : emit(OpKind::Constant, {}, Type::scalar(k), e.loc, {{"value", int64_t{0}}});
+  std::array<TV, 2> out;
+  for (int64_t half = 0; half < 2; ++half) {
+    ir::Value *which = emit(OpKind::Constant, {}, index->type(), e.loc, {{"value", half}});
+    ir::Value *mine = emit(OpKind::Cmp, {index, which}, index->type().withScalar(ScalarKind::I1), e.loc,
+                           {{"predicate", std::string("eq")}});
+    ir::Value *kept = emit(OpKind::Select,
+                           {coerce(value(mine), t->type().withScalar(ScalarKind::I1), e.loc), t,
+                            coerce(value(identity), t->type(), e.loc)},
+                           t->type(), e.loc);
+    std::vector<int64_t> shape = t->type().shape;
+    shape.pop_back();
+    const ScalarKind sumKind = *ir::reduceResultElem("sum", k);
+    ir::Value *v = emit(OpKind::Reduce, {kept}, Type::tile({sumKind, false}, shape), e.loc,
+                        {{"axis", int64_t(axis)}, {"kind", std::string("sum")}});
+    if (elem == ScalarKind::I1) {
+      ir::Value *zero = emit(OpKind::Constant, {}, v->type(), e.loc, {{"value", int64_t{0}}});
+      v = emit(OpKind::Cmp, {v, zero}, v->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("ne")}});
+    } else if (sumKind != elem) {
+      v = emit(OpKind::Cast, {v}, v->type().withScalar(elem), e.loc);
+    }
+    out[half] = value(v);
+  }
+  return out;
+}
+
 TV IRGen::joinCall(const ast::Expr &e, TV a, TV b) {
   for (const TV *v : {&a, &b})
     if (v->type.isPtr()) {

@@ -467,10 +467,10 @@ class LayoutAssigner {
   ir::Function &fn_;
   std::unordered_map<const Op *, ir::Block::iterator> at_;
   AxisInfoAnalysis axis_;
-  std::map<Op *, LayoutRef> anchor_;
-  std::map<Value *, std::vector<LayoutRef>> demands_;
-  std::map<Value *, LayoutRef> carried_;  // results of for/if -> their layout
-  std::map<Value *, std::vector<std::pair<LayoutRef, Value *>>> versions_;
+  std::unordered_map<Op *, LayoutRef> anchor_;
+  std::unordered_map<Value *, std::vector<LayoutRef>> demands_;
+  std::unordered_map<Value *, LayoutRef> carried_;  // results of for/if -> their layout
+  std::unordered_map<Value *, std::vector<std::pair<LayoutRef, Value *>>> versions_;
   std::vector<Op *> dead_;
 };
 

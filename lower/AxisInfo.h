@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/IR.h"
@@ -45,7 +45,7 @@ class AxisInfoAnalysis {
   void visitIf(const ir::Op &op);
   void visitWhile(const ir::Op &op);
   AxisInfo visit(const ir::Op &op) const;
-  std::map<const ir::Value *, AxisInfo> info_;
+  std::unordered_map<const ir::Value *, AxisInfo> info_;
 };
 
 }  // namespace tk::lower

@@ -21,6 +21,7 @@ namespace tk::parser::yy {
 using namespace tk::lang::ast;
 struct CallArgs { std::vector<ExprPtr> args; std::vector<std::string> names; std::vector<Loc> nameLocs; };
 struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
+struct NameList { std::vector<std::string> names; std::vector<Loc> locs; };
 }
 }
 
@@ -30,6 +31,17 @@ struct ElsePart { bool present = false; std::vector<StmtPtr> body; };
   do { (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0); } while (0)
 namespace tk::parser::yy {
 Parser::symbol_type yylex(ParseContext &ctx);
+
+// `let first, rest... = value`: every name the statement binds, in order.
+static void bindNames(Stmt &s, std::string first, Loc firstLoc, NameList rest) {
+  s.name = first;
+  s.names.push_back(std::move(first));
+  s.nameLocs.push_back(firstLoc);
+  for (size_t i = 0; i < rest.names.size(); ++i) {
+    s.names.push_back(std::move(rest.names[i]));
+    s.nameLocs.push_back(rest.locs[i]);
+  }
+}
 }
 }
 
@@ -62,6 +74,7 @@ Parser::symbol_type yylex(ParseContext &ctx);
 %type <StmtPtr> stmt if_stmt
 %type <StmtPtr> loop_jump
 %type <std::string> assign_op
+%type <NameList> name_list
 %type <Decl> decl_body
 %type <std::vector<Attribute>> attributes
 %type <Attribute> attribute
@@ -175,6 +188,11 @@ block:
   LBRACE stmts RBRACE { $$ = std::move($2); }
 ;
 
+name_list:
+  IDENT { $$.names.push_back($1); $$.locs.push_back(ctx.loc(@1)); }
+| name_list COMMA IDENT { $$ = std::move($1); $$.names.push_back($3); $$.locs.push_back(ctx.loc(@3)); }
+;
+
 stmts:
   %empty { }
 | stmts stmt { $$ = std::move($1); $$.push_back(std::move($2)); }
@@ -184,6 +202,14 @@ stmt:
   LET IDENT ASSIGN expr SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$ = ctx.finish(std::move($$));
+  }
+| LET IDENT COMMA name_list ASSIGN expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1);
+    bindNames(*$$, $2, ctx.loc(@2), std::move($4)); $$->value = std::move($6); $$ = ctx.finish(std::move($$));
+  }
+| VAR IDENT COMMA name_list ASSIGN expr SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1);
+    bindNames(*$$, $2, ctx.loc(@2), std::move($4)); $$->value = std::move($6); $$ = ctx.finish(std::move($$));
   }
 | VAR IDENT ASSIGN expr SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1); $$->name = $2;

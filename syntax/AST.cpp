@@ -66,8 +66,16 @@ void dumpAttribute(const Attribute &a, int indent, std::string &out) {
 void dumpStmt(const Stmt &s, int indent, std::string &out) {
   out.append(static_cast<size_t>(indent) * 2, ' ');
   switch (s.kind) {
-    case StmtKind::Let: out += "let " + s.name; break;
-    case StmtKind::Var: out += "var " + s.name; break;
+    case StmtKind::Let:
+    case StmtKind::Var: {
+      out += s.kind == StmtKind::Let ? "let " : "var ";
+      if (s.names.empty()) {
+        out += s.name;
+        break;
+      }
+      for (size_t i = 0; i < s.names.size(); ++i) out += (i ? ", " : "") + s.names[i];
+      break;
+    }
     case StmtKind::Assign: out += "assign " + s.name; break;
     case StmtKind::Expr: out += "expr"; break;
     case StmtKind::For: out += "for " + s.name; break;

@@ -62,8 +62,8 @@ using ExprPtr = std::unique_ptr<Expr>;
 ExprPtr clone(const Expr &e);
 
 enum class StmtKind {
-  Let,     // let name = value
-  Var,     // var name = value
+  Let,     // let name = value, or let a, b = split(t)
+  Var,     // var name = value, or var a, b = split(t)
   Assign,  // target op value, op one of = += -= *= /=
   Expr,    // value;
   For,     // for name in value { body }
@@ -84,6 +84,10 @@ struct Stmt {
   Loc loc;
   int depth = 1;
   std::string name;  // Let/Var/For: the bound name; Assign: the operator
+  // Let/Var binding several values (`let a, b = split(t)`): every name in
+  // order (names[0] == name) and where each is written; empty otherwise.
+  std::vector<std::string> names;
+  std::vector<Loc> nameLocs;
   ExprPtr target;    // Assign
   ExprPtr value;     // Let/Var/Assign/Expr/Return (may be null)/For (the range)/If (cond)
   std::vector<StmtPtr> body;

@@ -74,18 +74,23 @@ struct OpEqual {
 
 class Cse {
  public:
-  bool run(Block &block) {
-    std::vector<const Op *> added;  // this block's entries, removed when it ends
+  explicit Cse(size_t ops) { available_.reserve(ops); }
+
+  // `nested`: the block is a region's, whose entries leave the table when it
+  // ends; the function body's stay until the table goes.
+  bool run(Block &block, bool nested = false) {
+    std::vector<const Op *> added;  // this region's entries, removed when it ends
     for (auto it = block.ops().begin(); it != block.ops().end();) {
       Op &op = **it;
-      for (auto &region : op.regions()) changed_ |= run(*region);
+      for (auto &region : op.regions()) changed_ |= run(*region, true);
       if (!op.hasTrait(OpTrait::Pure) || !op.regions().empty() || !op.result()) {
         ++it;
         continue;
       }
-      auto [found, inserted] = available_.emplace(&op, op.result());
+      // try_emplace allocates a node only for an op not seen yet.
+      auto [found, inserted] = available_.try_emplace(&op, op.result());
       if (inserted) {
-        added.push_back(&op);
+        if (nested) added.push_back(&op);
         ++it;
         continue;
       }
@@ -106,6 +111,6 @@ class Cse {
 
 }  // namespace
 
-bool eliminateCommonSubexpressions(Function &fn) { return Cse().run(fn.body); }
+bool eliminateCommonSubexpressions(Function &fn) { return Cse(fn.body.ops().size()).run(fn.body); }
 
 }  // namespace tk::ir

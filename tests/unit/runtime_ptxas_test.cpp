@@ -120,13 +120,13 @@ TEST(StdlibPtxas, RegisterCeilingsAndBranchTargets) {
 }
 
 // Rank-3 and rank-4 tiles, permute, reshape (through shared memory) and
-// join (tests/kernels/rank3.tk) become PTX that ptxas accepts for sm_80 and
+// join and split (tests/kernels/rank3.tk) become PTX that ptxas accepts for sm_80 and
 // sm_90, without spills.
 TEST(Rank3Ptxas, AssemblesForSm80AndSm90) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
   const std::string file = TK_SOURCE_DIR "/tests/kernels/rank3.tk";
-  for (const char *kernel : {"scale3", "reduce3", "center4", "shapes"}) {
+  for (const char *kernel : {"scale3", "reduce3", "center4", "shapes", "split_pairs"}) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90"};
     tk::Bundle b = tk::Compiler::compileFile(file, kernel, opts);

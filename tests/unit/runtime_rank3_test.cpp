@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "runtime_TestUtil.h"
@@ -186,6 +188,57 @@ TEST(Shapes, PermuteBroadcastReshapeJoin) {
           }
           ASSERT_NEAR(gr[size_t(b) * R + r], row, 1e-5 * C) << "reshaped sum at " << b << ", " << r;
         }
+    }
+}
+
+// split (tests/kernels/rank3.tk, split_pairs): each half bit for bit,
+// -0.0, NaN and infinities included, for f32, f16 and bool tiles, and for an
+// axis of 2 spread over threads (a transposed planar load); sizes that mask
+// off part of the last block, over 1 and 4 warps.
+TEST(Shapes, SplitIsJoinsInverse) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (int n : {1, 781, 1023})
+    for (int warps : {1, 4}) {
+      SCOPED_TRACE(std::to_string(n) + " pairs, " + std::to_string(warps) + " warps");
+      tk::CompileOptions o;
+      o.numWarps = warps;
+      tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "split_pairs", o));
+      auto x = randomFloats(2 * size_t(n), -2, 2), y = randomFloats(2 * size_t(n), -2, 2);
+      const float specials[] = {-0.0f, NAN, INFINITY, -INFINITY, 0.0f, -NAN};
+      for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) x[x.size() - 1 - i] = specials[i];
+      std::vector<uint16_t> h(2 * size_t(n));
+      for (size_t i = 0; i < h.size(); ++i) h[i] = tk::floatToHalfBits(x[i]);
+      auto poison = [&](size_t m) { return dev->upload(std::vector<float>(m, 12345.0f)); };
+      auto poisonHalf = [&](size_t m) { return dev->upload(std::vector<uint16_t>(m, 0x7e00)); };
+      tk::Buffer dx = dev->upload(x), dh = dev->upload(h), dy = dev->upload(y), a = poison(n), b = poison(n),
+                 ha = poisonHalf(n), hb = poisonHalf(n), flags = dev->upload(std::vector<int32_t>(n, -7)),
+                 back = poison(2 * size_t(n));
+      const uint32_t grid = uint32_t((n + 127) / 128);
+      (*dev)(k, {grid}, dx, dh, dy, a, b, ha, hb, flags, back, n);
+      auto ga = dev->download<float>(a, n), gb = dev->download<float>(b, n), gback = dev->download<float>(back, 2 * size_t(n));
+      auto gha = dev->download<uint16_t>(ha, n), ghb = dev->download<uint16_t>(hb, n);
+      auto gflags = dev->download<int32_t>(flags, n);
+      auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        return u;
+      };
+      for (int i = 0; i < n; ++i) {
+        const float lo = x[2 * size_t(i)], hi = x[2 * size_t(i) + 1];
+        if (std::isnan(lo)) ASSERT_TRUE(std::isnan(ga[i])) << "a at " << i;
+        else ASSERT_EQ(bits(ga[i]), bits(lo)) << "a at " << i << ": " << ga[i] << " vs " << lo;
+        if (std::isnan(hi)) ASSERT_TRUE(std::isnan(gb[i])) << "b at " << i;
+        else ASSERT_EQ(bits(gb[i]), bits(hi)) << "b at " << i << ": " << gb[i] << " vs " << hi;
+        const uint16_t hlo = h[2 * size_t(i)];
+        const float hhi = 2.0f * tk::halfBitsToFloat(h[2 * size_t(i) + 1]);
+        if (std::isnan(tk::halfBitsToFloat(hlo))) ASSERT_TRUE(std::isnan(tk::halfBitsToFloat(gha[i]))) << i;
+        else ASSERT_EQ(gha[i], hlo) << "ha at " << i;
+        if (std::isnan(hhi)) ASSERT_TRUE(std::isnan(tk::halfBitsToFloat(ghb[i]))) << i;
+        else ASSERT_EQ(ghb[i], tk::floatToHalfBits(hhi)) << "hb at " << i;
+        ASSERT_EQ(gflags[i], int(lo > 0) + 2 * int(hi > 0)) << "flags at " << i;
+        ASSERT_EQ(gback[2 * size_t(i)], y[size_t(n) + i]) << "back at " << i;
+        ASSERT_EQ(gback[2 * size_t(i) + 1], y[size_t(i)]) << "back at " << i;
+      }
     }
 }
 
