@@ -3,6 +3,7 @@
 // driver wrapper -- throws the same classes. See docs/api.md, "Errors".
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -18,7 +19,10 @@ class Error : public std::runtime_error {
   // Throws a copy of this error, of the same class and with the same data,
   // whose message is `prefix` + what(): how a caller adds context (the
   // kernel, the arch) without changing what its own caller can catch.
-  [[noreturn]] void rethrowPrefixed(const std::string &prefix) const { rethrowWithMessage(prefix + what()); }
+  [[noreturn]] void rethrowPrefixed(const std::string &prefix) const {
+    rethrowWithMessage(prefix + what());
+    std::terminate();  // not reached: every rethrowWithMessage throws
+  }
   // The same with the whole message given.
   [[noreturn]] virtual void rethrowWithMessage(const std::string &message) const { throw Error(message); }
 };
