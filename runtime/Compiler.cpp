@@ -18,7 +18,6 @@
 #include "ir/Verifier.h"
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
-#include "lower/Target.h"
 #include "runtime/CacheFiles.h"
 #include "runtime/CompileCache.h"
 #include "runtime/KernelLookup.h"
@@ -83,13 +82,7 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
     throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
   Specialised s;
-  auto fn = l.fe->lowerKernel(kernel, opts.defines, opts.numWarps, &s.sig, opts.assume);
-  if (!fn || l.diags.hasErrors()) throw CompileError(l.diags.render());
-  // The tile pipeline reads it (pipeline-dot-operands); the IR's text keeps it.
-  fn->attrs["num_stages"] = int64_t{opts.numStages};
-  // Dots take wgmma's accumulator layout when an arch runs wgmma; the others
-  // then run mma.sync in it (lower/Layouts.h, tensorCoreLayout).
-  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["row_warps"] = int64_t{1};
+  std::unique_ptr<ir::Function> fn = pipeline::frontEnd(*l.fe, kernel, opts, s.sig);
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));

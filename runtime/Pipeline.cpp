@@ -4,8 +4,8 @@
 //
 //   .tk source
 //     lang::Frontend: lex, parse                                   [tokens] [ast]
-//     lowerKernel: semantic analysis, specialisation -> tile IR     [tir-raw]
-//       (lang/; Compiler.cpp's specialise() adds num_stages, row_warps)
+//     frontEnd: lang::Frontend::lowerKernel (semantic analysis,
+//       specialisation -> tile IR), then num_stages, row_warps      [tir-raw]
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
@@ -28,16 +28,33 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "backend/nvptx/NvptxTarget.h"
 #include "backend/nvptx/Ptxas.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
+#include "lang/Frontend.h"
 #include "lower/AssignLayouts.h"
 #include "lower/PipelineDotOperands.h"
+#include "lower/Target.h"
 
 namespace tk::pipeline {
+
+// ---- the front end ---------------------------------------------------------
+
+std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &kernel, const CompileOptions &opts,
+                                       lang::KernelSig &sig) {
+  std::unique_ptr<ir::Function> fn = fe.lowerKernel(kernel, opts.defines, opts.numWarps, &sig, opts.assume);
+  if (!fn || fe.diags().hasErrors()) throw CompileError(fe.diags().render());
+  // The tile pipeline reads it (pipeline-dot-operands); the IR's text keeps it.
+  fn->attrs["num_stages"] = int64_t{opts.numStages};
+  // Dots take wgmma's accumulator layout when an arch runs wgmma; the others
+  // then run mma.sync in it (lower/Layouts.h, tensorCoreLayout).
+  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["row_warps"] = int64_t{1};
+  return fn;
+}
 
 // ---- the passes ------------------------------------------------------------
 
