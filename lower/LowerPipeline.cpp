@@ -118,6 +118,67 @@ void FunctionLowering::planRings() {
   }
 }
 
+// wgmma groups in flight across iterations. A pipelined loop whose copies
+// run `ahead` iterations ahead (PipelineDotOperands.cpp) has iteration i
+// refill slot (i + ahead) % S, the one iteration i + ahead - S read. So when
+// iteration i's dot waits with `wgmma.wait_group N`, N = S - 1 - ahead,
+// the groups of iterations up to i - N are complete -- in every warpgroup
+// by the next iteration's async_wait barrier, after which that iteration's
+// copy overwrites the slot iteration i + 1 + ahead - S = i - N read. With
+// ahead = S - 1 (the default) N is 0; the pass runs the copies S - 2 ahead
+// where a loop's only dot can keep its group in flight, and then N is 1, as
+// Triton keeps it. The dot must read both operands in place (a staged
+// operand's scratch is rewritten by the next iteration) and carry its
+// accumulator from one iteration into the next and nowhere else: an
+// accumulator in flight is a valid input of the next wgmma but must not be
+// read; a wait_group 0 after the loop completes it before anything reads it
+// and before the rings' bytes are reused.
+void FunctionLowering::planWgmmaInFlight() {
+  if (!wgmmaRings_) return;
+  auto uses = ir::computeUses(fn_);
+  auto onlyUse = [&](const ir::Value *v, const ir::Op *user, size_t index) {
+    auto it = uses.find(v);
+    return it != uses.end() && it->second.size() == 1 && it->second[0].first == user &&
+           it->second[0].second == index;
+  };
+  for (ir::Op *loop : fn_.walk()) {
+    if (!loop->is(ir::OpKind::For)) continue;
+    ir::Block &body = *loop->regions()[0];
+    std::vector<ir::Op *> dots;
+    std::function<void(ir::Block &)> collect = [&](ir::Block &block) {
+      for (const auto &op : block.ops()) {
+        if (op->is(ir::OpKind::Dot) && dotOnWgmma(*op)) dots.push_back(op.get());
+        for (const auto &region : op->regions()) collect(*region);
+      }
+    };
+    collect(body);
+    if (dots.size() != 1 || dots[0]->parentBlock() != &body) continue;
+    ir::Op *dot = dots[0];
+    // The groups each ring lets stay in flight: S - 1 - ahead.
+    int pending = 7;
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Op *slot = inPlaceOperand(dot->operand(k));
+      if (!slot || slot->parentBlock() != &body) {
+        pending = 0;
+        break;
+      }
+      const int64_t stages = slot->intAttr("stages");
+      const int64_t ahead = slot->hasAttr("ahead") ? slot->intAttr("ahead") : stages - 1;
+      pending = std::min<int>(pending, static_cast<int>(stages - 1 - ahead));
+    }
+    if (pending <= 0) continue;
+    // The accumulator is carried argument j + 1 and yielded value j, used by
+    // nothing else in the body.
+    size_t j = 0;
+    while (j + 1 < body.arguments().size() && body.argument(j + 1) != dot->operand(2)) ++j;
+    const ir::Op *yield = body.ops().back().get();
+    if (j + 1 >= body.arguments().size() || !onlyUse(dot->operand(2), dot, 2) || !onlyUse(dot->result(), yield, j))
+      continue;
+    wgmmaPending_[dot] = pending;
+    drainAfter_[loop].push_back(j);
+  }
+}
+
 const ir::Op *FunctionLowering::inPlaceOperand(const ir::Value *v) const {
   return inPlace_.count(v) ? v->definingOp() : nullptr;
 }
