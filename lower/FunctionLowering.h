@@ -59,8 +59,10 @@ class FunctionLowering {
   // mma_async per m64 block and k16 step, commit, wait 0. Returns the
   // accumulators (registers of `resultType`). A pipelined loop can call it
   // on each stage's buffers.
+  // `pending`: the wgmma groups left in flight by its wait_group (0 unless
+  // planWgmmaInFlight chose 1 for the dot).
   Regs issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA, llvm::Value *baseB, Regs acc,
-                  const ir::Location &loc);
+                  const ir::Location &loc, int pending = 0);
   // Byte offsets (i32) of logical element (row, col) of A and of B in their
   // staging regions, swizzle included.
   llvm::Value *wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
@@ -86,6 +88,10 @@ class FunctionLowering {
   // Places every ring named by the function's async_copy / shared_load ops
   // at the start of shared memory (ringBytes_); scratch follows them.
   void planRings();
+  // Where a pipelined loop keeps a wgmma group in flight across iterations
+  // (LowerPipeline.cpp): fills wgmmaPending_ and drainAfter_. Needs
+  // planRings' inPlace_.
+  void planWgmmaInFlight();
   void lowerAsyncCopy(ir::Op &op);
   void lowerAsyncWait(ir::Op &op);
   Regs lowerSharedLoad(ir::Op &op);
@@ -189,6 +195,11 @@ class FunctionLowering {
   std::map<int64_t, Ring> rings_;
   std::set<const ir::Value *> inPlace_;  // shared_load results only mma dots read
   bool wgmmaRings_ = false;              // some ring feeds wgmma in place
+  // planWgmmaInFlight: the dots whose wait_group leaves groups in flight,
+  // with how many; per loop of such a dot, the results that need a
+  // wait_group 0 after it.
+  std::map<const ir::Op *, int> wgmmaPending_;
+  std::map<const ir::Op *, std::vector<size_t>> drainAfter_;
 };
 
 }  // namespace tk::lower

@@ -92,6 +92,19 @@ void FunctionLowering::lowerFor(ir::Op &op) {
   addIncoming(carried, next, latch);
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < op.numResults(); ++i) values_[op.result(i)] = carried[i];
+  // Accumulators the body's last wgmma group may still write
+  // (planWgmmaInFlight): complete them before any use.
+  auto drain = drainAfter_.find(&op);
+  if (drain != drainAfter_.end()) {
+    Regs acc;
+    for (size_t i : drain->second) acc.insert(acc.end(), carried[i].begin(), carried[i].end());
+    acc = target_.wgmmaWaitGroup(b_, 0, acc);
+    size_t at = 0;
+    for (size_t i : drain->second) {
+      Regs &r = values_[op.result(i)];
+      for (llvm::Value *&v : r) v = acc[at++];
+    }
+  }
 }
 
 void FunctionLowering::lowerWhile(ir::Op &op) {

@@ -130,7 +130,7 @@ llvm::Value *FunctionLowering::wgmmaDescriptor(llvm::Value *at, uint32_t leading
 }
 
 Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA,
-                                  llvm::Value *baseB, Regs acc, const ir::Location &loc) {
+                                  llvm::Value *baseB, Regs acc, const ir::Location &loc, int pending) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
   const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16;
   RegisterMap rm(resultType.layout, resultType.shape);
@@ -169,7 +169,7 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
     }
   }
   target_.wgmmaCommitGroup(b_);
-  return target_.wgmmaWaitGroup(b_, 0, acc);
+  return target_.wgmmaWaitGroup(b_, pending, acc);
 }
 
 // An operand a pipelined loop left in a ring slot is read there: the slot
@@ -202,10 +202,15 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
     target_.fenceProxyAsync(b_);
     barrier(op.loc());
   }
-  Regs acc = issueWgmma(p, op.result()->type(), baseA, baseB, regs(op.operand(2)), op.loc());
+  // Both operands in rings refilled two iterations after they are read: the
+  // loop keeps this group in flight (planWgmmaInFlight).
+  auto pending = wgmmaPending_.find(&op);
+  Regs acc = issueWgmma(p, op.result()->type(), baseA, baseB, regs(op.operand(2)), op.loc(),
+                        pending == wgmmaPending_.end() ? 0 : pending->second);
   // Scratch is reused by the next exchange. A ring slot needs no barrier:
-  // issueWgmma waits for its reads, and the next copy into the slot comes
-  // after the next iteration's async_wait barrier.
+  // the next copy into it comes after a later iteration's async_wait
+  // barrier, by which every warpgroup's wait here has completed the groups
+  // that read it.
   if (staged) barrier(op.loc());
   return acc;
 }

@@ -118,6 +118,66 @@ void FunctionLowering::planRings() {
   }
 }
 
+// wgmma groups in flight across iterations. A pipelined loop whose copies
+// run `ahead` iterations ahead (PipelineDotOperands.cpp) has iteration i
+// refill slot (i + ahead) % S, the one iteration i + ahead - S read. So when
+// iteration i's dot waits with `wgmma.wait_group N`, N = S - 1 - ahead,
+// the groups of iterations up to i - N are complete -- in every warpgroup
+// by the next iteration's async_wait barrier, after which that iteration's
+// copy overwrites the slot iteration i + 1 + ahead - S = i - N read. With
+// ahead = S - 1 (the default) N is 0; the pass runs the copies S - 2 ahead
+// where a loop's only dot can keep its group in flight, and then N is 1, as
+// Triton keeps it. The dot must read both operands in place (a staged
+// operand's scratch is rewritten by the next iteration) and carry its
+// accumulator from one iteration into the next and nowhere else: an
+// accumulator in flight is a valid input of the next wgmma but must not be
+// read; a wait_group 0 after the loop completes it before anything reads it
+// and before the rings' bytes are reused.
+void FunctionLowering::planWgmmaInFlight() {
+  if (!wgmmaRings_) return;
+  auto uses = ir::computeUses(fn_);
+  auto onlyUse = [&](const ir::Value *v, const ir::Op *user, size_t index) {
+    auto it = uses.find(v);
+    return it != uses.end() && it->second.size() == 1 && it->second[0].first == user && it->second[0].second == index;
+  };
+  for (ir::Op *loop : fn_.walk()) {
+    if (!loop->is(ir::OpKind::For)) continue;
+    ir::Block &body = *loop->regions()[0];
+    std::vector<ir::Op *> dots;
+    std::function<void(ir::Block &)> collect = [&](ir::Block &block) {
+      for (const auto &op : block.ops()) {
+        if (op->is(ir::OpKind::Dot) && dotOnWgmma(*op)) dots.push_back(op.get());
+        for (const auto &region : op->regions()) collect(*region);
+      }
+    };
+    collect(body);
+    if (dots.size() != 1 || dots[0]->parentBlock() != &body) continue;
+    ir::Op *dot = dots[0];
+    // The groups each ring lets stay in flight: S - 1 - ahead.
+    int pending = 7;
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Op *slot = inPlaceOperand(dot->operand(k));
+      if (!slot || slot->parentBlock() != &body) {
+        pending = 0;
+        break;
+      }
+      const int64_t stages = slot->intAttr("stages");
+      const int64_t ahead = slot->hasAttr("ahead") ? slot->intAttr("ahead") : stages - 1;
+      pending = std::min<int>(pending, static_cast<int>(stages - 1 - ahead));
+    }
+    if (pending <= 0) continue;
+    // The accumulator is carried argument j + 1 and yielded value j, used by
+    // nothing else in the body.
+    size_t j = 0;
+    while (j + 1 < body.arguments().size() && body.argument(j + 1) != dot->operand(2)) ++j;
+    const ir::Op *yield = body.ops().back().get();
+    if (j + 1 >= body.arguments().size() || !onlyUse(dot->operand(2), dot, 2) || !onlyUse(dot->result(), yield, j))
+      continue;
+    wgmmaPending_[dot] = pending;
+    drainAfter_[loop].push_back(j);
+  }
+}
+
 const ir::Op *FunctionLowering::inPlaceOperand(const ir::Value *v) const {
   return inPlace_.count(v) ? v->definingOp() : nullptr;
 }
@@ -167,6 +227,63 @@ std::vector<int64_t> FunctionLowering::uniformDeltas(const ir::Type &t, const Re
       }
     }
   return deltas;
+}
+
+// The bytes of a run whose mask is a prefix of it (mask_prefix): the sum of
+// its elements' sizes where their mask holds. When what varies along the run
+// was computed before this block (b's `n < N` along n, ahead of the loop),
+// the factors of an `and` that every element shares (the k mask along a
+// run of n, the stage's `iv < ub`) are taken out of the sum, so the sum is
+// loop-invariant and hoisted as one count per run instead of one predicate
+// per element held across the loop (the 128 x 128 x 32 matmul on sm_90a
+// without the M and N facts: 176 registers against 181). Where it varies
+// in the body too (a's `k < K` along k), that costs registers (236 against
+// 220 with unit strides alone), so the sum stays per element.
+static llvm::Value *prefixBytes(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &mask, int64_t elt) {
+  std::function<void(llvm::Value *, std::vector<llvm::Value *> &)> factors = [&](llvm::Value *v, auto &out) {
+    auto *i = llvm::dyn_cast<llvm::BinaryOperator>(v);
+    if (i && i->getOpcode() == llvm::Instruction::And && v->getType()->isIntegerTy(1)) {
+      factors(i->getOperand(0), out);
+      factors(i->getOperand(1), out);
+    } else {
+      out.push_back(v);
+    }
+  };
+  std::vector<std::vector<llvm::Value *>> each(mask.size());
+  for (size_t e = 0; e < mask.size(); ++e) factors(mask[e], each[e]);
+  std::vector<llvm::Value *> common;
+  for (llvm::Value *f : each[0])
+    if (std::all_of(each.begin(), each.end(),
+                    [&](const auto &fs) { return std::find(fs.begin(), fs.end(), f) != fs.end(); }) &&
+        std::find(common.begin(), common.end(), f) == common.end())
+      common.push_back(f);
+  auto conj = [&](const std::vector<llvm::Value *> &fs) -> llvm::Value * {
+    llvm::Value *all = nullptr;
+    for (llvm::Value *f : fs) all = all ? b.CreateAnd(all, f) : f;
+    return all;
+  };
+  std::vector<std::vector<llvm::Value *>> own(mask.size());
+  bool hoistable = true;
+  for (size_t e = 0; e < mask.size(); ++e)
+    for (llvm::Value *f : each[e])
+      if (std::find(common.begin(), common.end(), f) == common.end()) {
+        auto *i = llvm::dyn_cast<llvm::Instruction>(f);
+        hoistable = hoistable && !(i && i->getParent() == b.GetInsertBlock());
+        own[e].push_back(f);
+      }
+  if (!hoistable) {
+    own.assign(mask.size(), {});
+    for (size_t e = 0; e < mask.size(); ++e) own[e] = {mask[e]};
+    common.clear();
+  }
+  llvm::Value *bytes = b.getInt32(0);
+  for (const auto &fs : own) {
+    llvm::Value *keep = conj(fs);
+    llvm::Value *size = b.getInt32(static_cast<uint32_t>(elt));
+    bytes = b.CreateAdd(bytes, keep ? b.CreateSelect(keep, size, b.getInt32(0)) : size);
+  }
+  llvm::Value *shared = conj(common);
+  return shared ? b.CreateSelect(shared, bytes, b.getInt32(0)) : bytes;
 }
 
 // Each thread copies its runs of `vec` elements along dim 1 (the layout's
@@ -240,10 +357,7 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
     if (mask && wholeRuns) {
       srcBytes = b_.CreateSelect((*mask)[r], srcBytes, b_.getInt32(0));
     } else if (mask) {
-      srcBytes = b_.getInt32(0);
-      for (int e = 0; e < vec; ++e)
-        srcBytes = b_.CreateAdd(
-            srcBytes, b_.CreateSelect((*mask)[r + e], b_.getInt32(static_cast<uint32_t>(elt)), b_.getInt32(0)));
+      srcBytes = prefixBytes(b_, std::vector<llvm::Value *>(mask->begin() + r, mask->begin() + r + vec), elt);
     }
     ifThen(
         owner, [&] { target_.cpAsync(b_, dst, ptrs[r], static_cast<int>(bytes), srcBytes, tagAs(op.loc())); },

@@ -121,6 +121,7 @@ llvm::Function *FunctionLowering::run() {
   for (ir::Op *op : fn_.walk())
     for (ir::Value *v : op->operands()) used_.insert(v);
   planRings();
+  planWgmmaInFlight();
   lowerRegion(fn_.body);
   return llfn_;
 }

@@ -57,6 +57,7 @@ class LoopPipeliner {
     for (const auto &op : body_.ops())
       if (op->is(OpKind::Load) && feedsTensorCoreDots(*op) && sliceOf(*op)) loads.push_back(op.get());
     if (loads.empty()) return false;
+    ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads);
     return true;
   }
@@ -73,6 +74,45 @@ class LoopPipeliner {
       if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !pipelinedDot(*user, fn_))
         return false;
     return true;
+  }
+
+  // Whether the body's one dot can keep a wgmma group in flight across
+  // iterations (PipelineDotOperands.h): the lowering decides by the same
+  // facts and its layouts, and otherwise waits for every group, which is
+  // right at any distance.
+  bool keepsWgmmaGroup(const std::vector<Op *> &loads) const {
+    if (!fn_.attrs.count("row_warps")) return false;
+    const Op *dot = nullptr;
+    for (const auto &op : body_.ops()) {
+      if (op->is(OpKind::Dot)) {
+        if (dot) return false;
+        dot = op.get();
+      }
+      for (const auto &region : op->regions())
+        for (const auto &inner : region->ops())
+          if (inner->is(OpKind::Dot)) return false;
+    }
+    if (!dot) return false;
+    const std::optional<MmaKind> kind = mmaKind(*dot);
+    const ir::Type &at = dot->operand(0)->type(), &bt = dot->operand(1)->type();
+    if (!kind || (*kind != MmaKind::F16 && *kind != MmaKind::BF16) ||
+        !wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn_.numWarps()))
+      return false;
+    for (size_t k = 0; k < 2; ++k) {
+      const Op *def = dot->operand(k)->definingOp();
+      if (std::find(loads.begin(), loads.end(), def) == loads.end()) return false;
+    }
+    // The accumulator: carried argument j + 1, yielded value j, nothing else.
+    const Value *acc = dot->operand(2);
+    size_t j = 0;
+    while (j + 1 < body_.arguments().size() && body_.argument(j + 1) != acc) ++j;
+    if (j + 1 >= body_.arguments().size()) return false;
+    auto onlyUse = [&](const Value *v, const Op *user, size_t index) {
+      auto it = uses_.find(v);
+      return it != uses_.end() && it->second.size() == 1 && it->second[0].first == user &&
+             it->second[0].second == index;
+    };
+    return onlyUse(acc, dot, 2) && onlyUse(dot->result(), body_.ops().back().get(), j);
   }
 
   // Collects into slice_ the body ops the load's pointer and mask are
@@ -123,11 +163,18 @@ class LoopPipeliner {
       const ir::Type maskType = load->operand(0)->type().withScalar(ir::ScalarKind::I1);
       Value *mask = b.value(OpKind::Splat, {inRange}, maskType);
       if (load->numOperands() > 1) mask = b.value(OpKind::And, {mapped(load->operand(1)), mask}, maskType);
-      b.create(OpKind::AsyncCopy, {mapped(load->operand(0)), slot, mask}, std::nullopt,
-               {{"buffer", buffers_[load]}, {"stages", int64_t(stages_)}});
+      b.create(OpKind::AsyncCopy, {mapped(load->operand(0)), slot, mask}, std::nullopt, ringAttrs(load));
     }
     b.setLoc(loop_.loc());
     b.create(OpKind::AsyncCommit, {}, std::nullopt);
+  }
+
+  // A ring's attributes: its buffer and stages, and how far ahead its
+  // copies run when that is not S-1.
+  std::map<std::string, ir::Attr> ringAttrs(const Op *load) {
+    std::map<std::string, ir::Attr> attrs{{"buffer", buffers_[load]}, {"stages", int64_t(stages_)}};
+    if (ahead_ != stages_ - 1) attrs["ahead"] = int64_t(ahead_);
+    return attrs;
   }
 
   void rewrite(const std::vector<Op *> &loads) {
@@ -137,10 +184,10 @@ class LoopPipeliner {
     ir::Block &outer = *loop_.parentBlock();
     auto loopPos = outer.find(&loop_);
 
-    // Prologue: stages 0 .. S-2 for the first S-1 iterations.
+    // Prologue: stages 0 .. A-1 for the first A = ahead_ iterations.
     ir::Builder pre(&outer, loopPos);
     pre.setLoc(loop_.loc());
-    for (int s = 0; s + 1 < stages_; ++s) {
+    for (int s = 0; s < ahead_; ++s) {
       Value *iv = loop_.operand(0);
       if (s > 0) iv = pre.value(OpKind::Add, {iv, pre.constInt(s * step_, ivType)}, ivType);
       issueStage(pre, iv, pre.constInt(s, i32), loads);
@@ -154,24 +201,38 @@ class LoopPipeliner {
     loop_.addResult(i32);
     Value *slot = body_.addArgument(i32);
 
-    // Body: wait for this iteration's stage, then issue the one S-1 ahead
-    // into the slot the previous iteration read (every thread is past it:
-    // the wait ends in a barrier), then the dots read this iteration's slot.
+    // Body: wait for this iteration's stage, then issue the one A ahead
+    // into the slot iteration i + A - S read (the previous one for A = S-1;
+    // every thread is past it: the wait ends in a barrier), then the dots
+    // read this iteration's slot.
     // Issuing first ends the copies' address and mask registers before the
     // dots' fragments are live (ptxas: 223 registers against 252 issuing
     // after the dots, docs/perf.md).
     ir::Builder wait(&body_, body_.ops().begin());
     wait.setLoc(loop_.loc());
-    Op *waitOp = wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(stages_ - 2)}});
+    Op *waitOp = wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(ahead_ - 1)}});
     Op *yield = body_.ops().back().get();
     ir::Builder issue(&body_, std::next(body_.find(waitOp)));
     issue.setLoc(loop_.loc());
-    Value *ahead = issue.value(OpKind::Add, {body_.argument(0), issue.constInt((stages_ - 1) * step_, ivType)}, ivType);
+    Value *ahead = issue.value(OpKind::Add, {body_.argument(0), issue.constInt(ahead_ * step_, ivType)}, ivType);
     Value *zero = issue.constInt(0, i32), *one = issue.constInt(1, i32);
-    Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1),
-                                 {{"predicate", std::string("eq")}});
-    Value *write = issue.value(
-        OpKind::Select, {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
+    // The slot written: (slot + A) % S, i.e. slot - (S - A) unless that is
+    // below 0.
+    const int back = stages_ - ahead_;
+    Value *write;
+    if (back == 1) {
+      Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1),
+                                   {{"predicate", std::string("eq")}});
+      write = issue.value(OpKind::Select,
+                          {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
+    } else {
+      Value *wraps = issue.value(OpKind::Cmp, {slot, issue.constInt(back, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
+                                 {{"predicate", std::string("lt")}});
+      write = issue.value(OpKind::Select,
+                          {wraps, issue.value(OpKind::Add, {slot, issue.constInt(ahead_, i32)}, i32),
+                           issue.value(OpKind::Sub, {slot, issue.constInt(back, i32)}, i32)},
+                          i32);
+    }
     issueStage(issue, ahead, write, loads);
     issue.setLoc(loop_.loc());
     Value *next = issue.value(OpKind::Add, {slot, one}, i32);
@@ -187,8 +248,7 @@ class LoopPipeliner {
       auto pos = body_.find(load);
       ir::Builder at(&body_, pos);
       at.setLoc(load->loc());
-      Value *tile = at.value(OpKind::SharedLoad, {slot}, load->result()->type(),
-                             {{"buffer", buffers_[load]}, {"stages", int64_t(stages_)}});
+      Value *tile = at.value(OpKind::SharedLoad, {slot}, load->result()->type(), ringAttrs(load));
       tile->setNameHint(load->result()->nameHint());
       for (const auto &[user, index] : uses_.at(load->result())) user->setOperand(index, tile);
       body_.erase(body_.find(load));
@@ -204,6 +264,7 @@ class LoopPipeliner {
   Op &loop_;
   ir::Block &body_;
   int stages_;
+  int ahead_ = 0;  // how many iterations ahead the copies run: S-1, or S-2
   int64_t step_ = 0;
   int64_t &nextBuffer_;
   const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses_;

@@ -16,6 +16,16 @@
 //              shared_load the slot of iteration i for the dots
 //   after      async_wait {pending = 0}
 //
+// A loop whose one dot can run on wgmma and keep its group in flight (the
+// function is laid out for an arch with wgmma -- its `row_warps` attribute
+// at this point -- f16/bf16 of a shape wgmma takes, a and b both pipelined,
+// its accumulator carried from one iteration to the next and nowhere else)
+// runs its copies S-2 iterations ahead when S >= 3 instead of S-1: then the
+// slot iteration i refills is the one iteration i-2 read, so the dot may
+// wait with `wgmma.wait_group 1` (lower/LowerPipeline.cpp,
+// planWgmmaInFlight). Its async_wait keeps S-3 groups pending, its shared
+// loads and copies carry `ahead = S-2`.
+//
 // Copies beyond the loop's end are masked off entirely (the mask is the load's
 // and `iv < ub`), so they read nothing. A loop that stores or already
 // pipelines keeps its loads: a load moved ahead of a store could read stale

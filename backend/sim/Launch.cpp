@@ -242,7 +242,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.printGroup = 0;
     t.wg.results.clear();
     t.wg.groupEnds.clear();
-    t.wg.completedGroups = t.wg.completed = 0;
+    t.wg.base = t.wg.completed = 0;
     t.wg.fenced = false;
     t.wg.unfencedWrite = 0;
     t.copies.clear();

@@ -73,9 +73,14 @@ struct WgmmaThread {
   uint64_t descA = 0, descB = 0;
   uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B
   float *acc = nullptr;       // the thread's n / 2 accumulators (in: C, out: tokens)
+  // Results are numbered from the launch's start on (a token names its
+  // number mod 2^16): `results` holds those from `base` on, the completed
+  // ones dropped at each wait_group, so a loop that keeps a group in flight
+  // across iterations never runs out of numbers.
   std::vector<float> results;
-  std::vector<uint32_t> groupEnds;              // per committed group: results.size() at its commit
-  uint32_t completedGroups = 0, completed = 0;  // groups, and results, complete
+  uint64_t base = 0;                // the number of results[0]
+  std::vector<uint64_t> groupEnds;  // per pending group: the number past its last result
+  uint64_t completed = 0;           // results numbered below it are complete
   bool fenced = false;                          // a wgmma.fence since the last wait_group
   // 1 + the block's barrier count when this thread last wrote shared memory
   // without a fence.proxy.async after it (0: none).
@@ -137,7 +142,7 @@ struct BlockCtx {
   // such instructions read it; per warpgroup, each instruction's chunks with
   // the result count that ends it (WgmmaThread::results) and its name.
   struct WgmmaReads {
-    uint32_t resultsEnd = 0;
+    uint64_t resultsEnd = 0;
     std::string what;
     std::vector<uint32_t> chunks;
   };

@@ -20,15 +20,21 @@ namespace tk::sim {
 namespace {
 
 // Tokens: signalling NaNs (the quiet bit clear) tagged 0x2d in mantissa bits
-// 16-21, the result's index in the low 16 bits. Moves keep them; arithmetic
-// on one gives a NaN.
-constexpr uint32_t kTokenTag = 0x7fad0000u, kTokenMask = 0xffff0000u, kMaxResults = 1u << 16;
-float token(uint32_t index) { return std::bit_cast<float>(kTokenTag | index); }
-bool isToken(float v, uint32_t &index) {
-  uint32_t bits = std::bit_cast<uint32_t>(v);
-  index = bits & ~kTokenMask;
-  return (bits & kTokenMask) == kTokenTag;
+// 16-21, the result's number mod 2^16 in the low 16 bits. Moves keep them;
+// arithmetic on one gives a NaN.
+constexpr uint32_t kTokenTag = 0x7fad0000u, kTokenMask = 0xffff0000u, kMaxResults = 1u << 15;
+float token(uint64_t number) { return std::bit_cast<float>(kTokenTag | uint32_t(number & 0xffff)); }
+// The position in s.results of the result `v` names, if it is a token of
+// one still held (not yet dropped by a wait_group). Fewer than 2^15 are
+// held, so the token of a result dropped fewer than 2^15 numbers before
+// `base` never aliases a held one.
+bool heldResult(const WgmmaThread &s, float v, size_t &at) {
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  if ((bits & kTokenMask) != kTokenTag) return false;
+  at = ((bits & 0xffff) - uint32_t(s.base)) & 0xffff;
+  return at < s.results.size();
 }
+bool isToken(float v) { return (std::bit_cast<uint32_t>(v) & kTokenMask) == kTokenTag; }
 
 float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
 
@@ -72,10 +78,9 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
                     "wgmma reads shared memory through the async proxy");
   for (uint32_t i = 0; i < 128; ++i) {
     const ThreadCtx &t = threads[i];
-    uint32_t index;
     if (!t.wg.fenced)
       for (uint32_t r = 0; r < n / 2; ++r)
-        if (!isToken(t.wg.acc[r], index))
+        if (!isToken(t.wg.acc[r]))
           return l.fail(head + "thread " + std::to_string(t.tid) +
                         " passes accumulators written by other instructions with no wgmma.fence since its last "
                         "wgmma.wait_group");
@@ -141,17 +146,19 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
     const uint32_t w4 = (t.tid / 32) % 4, g = (t.tid % 32) / 4, tq = t.tid % 4;
     for (uint32_t r = 0; r < n / 2; ++r) {
       const uint32_t j = r / 4, e = r % 4, row = 16 * w4 + g + 8 * (e / 2), col = 8 * j + 2 * tq + (e % 2);
-      uint32_t index;
+      // A token of a result in flight is a valid input (the ISA's chained
+      // accumulators); one of a dropped result was read without its wait.
+      size_t at;
       float c = s.acc[r];
-      if (isToken(c, index)) c = index < s.results.size() ? s.results[index] : std::bit_cast<float>(0x7fc00000u);
+      if (isToken(c)) c = heldResult(s, c, at) ? s.results[at] : std::bit_cast<float>(0x7fc00000u);
       // Products of f16/bf16 values are exact in f32, added in k order (a
       // GPU's order and intermediate rounding are unspecified).
       for (uint32_t k = 0; k < 16; ++k) c = c + A[row][k] * B[k][col];
       s.results.push_back(c);
-      s.acc[r] = token(uint32_t(s.results.size() - 1));
+      s.acc[r] = token(s.base + s.results.size() - 1);
     }
     if (i == 0) {
-      BlockCtx::WgmmaReads reads{uint32_t(s.results.size()), wgmmaName(t0) + siteSuffix(l, site), std::move(chunks)};
+      BlockCtx::WgmmaReads reads{s.base + s.results.size(), wgmmaName(t0) + siteSuffix(l, site), std::move(chunks)};
       for (uint32_t c : reads.chunks) ++b.wgmmaReading[c];
       b.wgmmaReadingCount += reads.chunks.size();
       b.wgmmaInFlight[t0.warp / 4].push_back(std::move(reads));
@@ -232,7 +239,9 @@ Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
 
 void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count) {
   WgmmaThread &s = t.wg;
-  while (s.groupEnds.size() - s.completedGroups > pending) s.completed = s.groupEnds[s.completedGroups++];
+  size_t groups = 0;
+  while (s.groupEnds.size() - groups > pending) s.completed = s.groupEnds[groups++];
+  s.groupEnds.erase(s.groupEnds.begin(), s.groupEnds.begin() + ptrdiff_t(groups));
   // The completed instructions read nothing more (a group completes for the
   // whole warpgroup, so the first of its threads to wait releases them).
   BlockCtx &b = *t.block;
@@ -244,14 +253,15 @@ void wgmmaWait(ThreadCtx &t, uint32_t pending, float *acc, uint32_t count) {
     ++done;
   }
   inFlight.erase(inFlight.begin(), inFlight.begin() + ptrdiff_t(done));
+  // The completed results reach the registers passed through the wait;
+  // then they are dropped: a token of one read later was read without a
+  // wait that covers it, and gives a NaN.
+  const size_t complete = size_t(s.completed - s.base);
   for (uint32_t i = 0; i < count; ++i)
-    if (uint32_t index; isToken(acc[i], index) && index < s.completed) acc[i] = s.results[index];
+    if (size_t at; heldResult(s, acc[i], at) && at < complete) acc[i] = s.results[at];
+  s.results.erase(s.results.begin(), s.results.begin() + ptrdiff_t(complete));
+  s.base = s.completed;
   s.fenced = false;
-  if (s.completed == s.results.size()) {  // nothing in flight: start over
-    s.results.clear();
-    s.groupEnds.clear();
-    s.completedGroups = s.completed = 0;
-  }
 }
 
 void checkWgmmaOverwrite(ThreadCtx &t, uint64_t offset, uint64_t bytes, const std::function<std::string()> &what) {
@@ -270,6 +280,6 @@ void checkWgmmaOverwrite(ThreadCtx &t, uint64_t offset, uint64_t bytes, const st
   }
 }
 
-void wgmmaCommit(ThreadCtx &t) { t.wg.groupEnds.push_back(uint32_t(t.wg.results.size())); }
+void wgmmaCommit(ThreadCtx &t) { t.wg.groupEnds.push_back(t.wg.base + t.wg.results.size()); }
 
 }  // namespace tk::sim

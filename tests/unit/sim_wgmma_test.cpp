@@ -325,6 +325,80 @@ TEST(SimWgmma, WaitGroupCompletesTheOldestGroups) {
     }
 }
 
+// A loop that keeps one group in flight, as a pipelined loop on wgmma does
+// (lower/LowerPipeline.cpp, planWgmmaInFlight): per iteration one
+// m64n256k16 chained on the previous iteration's accumulators, still in
+// flight (valid inputs without a wait), a commit and wait_group 1; a
+// wait_group 0 after the loop. 600 groups of 128 results a thread are more
+// than a token can number (2^16), so this runs only if completed results are
+// dropped and numbers reused. A and B are all ones: each group adds 16. A
+// cp.async into an operand of the group left in flight is a fault.
+TEST(SimWgmma, AGroupInFlightAcrossALongLoop) {
+  for (bool overwrite : {false, true}) {
+    SCOPED_TRACE(overwrite ? "cp.async into the operands of the group in flight" : "the loop");
+    KernelBuilder k;
+    auto &b = k.b();
+    const SimTarget &t = k.target();
+    k.kernel("inflight", {k.ptr()}, 128);
+    Value *tid = t.threadId(b), *smem = t.sharedBase(b);
+    for (int j = 0; j < 16384 / 4 / 128; ++j)
+      k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
+    t.fenceProxyAsync(b);
+    t.barrier(b);
+    // K-major A and B, no swizzle: A in [0, 2048), B in [4096, 12416).
+    Value *dA = b.getInt64(descriptor(0, 128, 256, 0)), *dB = b.getInt64(descriptor(4096, 128, 256, 0));
+    const int n = 256, iterations = 600;
+    llvm::BasicBlock *pre = b.GetInsertBlock(), *loop = k.block("loop"), *done = k.block("done");
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *i = b.CreatePHI(k.i32(), 2);
+    i->addIncoming(b.getInt32(0), pre);
+    std::vector<llvm::PHINode *> phis;
+    std::vector<Value *> acc;
+    for (int r = 0; r < n / 2; ++r) {
+      phis.push_back(b.CreatePHI(k.f32(), 2));
+      phis.back()->addIncoming(llvm::ConstantFP::get(k.f32(), 0.0), pre);
+      acc.push_back(phis.back());
+    }
+    t.wgmmaFence(b);
+    acc = t.wgmmaMmaAsync(b, n, false, false, false, dA, dB, acc);
+    t.wgmmaCommitGroup(b);
+    acc = t.wgmmaWaitGroup(b, 1, acc);
+    Value *next = b.CreateAdd(i, b.getInt32(1));
+    i->addIncoming(next, loop);
+    for (int r = 0; r < n / 2; ++r) phis[r]->addIncoming(acc[r], loop);
+    b.CreateCondBr(b.CreateICmpSLT(next, b.getInt32(iterations)), loop, done);
+    b.SetInsertPoint(done);
+    if (overwrite)  // 16 bytes of A's first core matrix, its group in flight
+      t.cpAsync(b, smem, k.arg(0), 16, b.getInt32(0), [](llvm::Instruction &) {});
+    acc = t.wgmmaWaitGroup(b, 0, acc);
+    for (int r = 0; r < n / 2; ++r)
+      k.store(acc[r], k.gep(k.f32(), k.arg(0), b.CreateAdd(b.CreateMul(tid, b.getInt32(n / 2)), b.getInt32(r))));
+    b.CreateRetVoid();
+    auto prog = k.compile();
+    Simulator sim(1);
+    Buffer<float> out(sim.memory(), 128 * n / 2);
+    void *po = out.p;
+    LaunchConfig cfg;
+    cfg.blockThreads = 128;
+    cfg.sharedBytes = 16384;
+    std::string error;
+    try {
+      sim.launch(*prog, "inflight", cfg, {&po});
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+    if (overwrite) {
+      EXPECT_NE(error.find("writes shared offset 0 while wgmma.mma_async.m64n256k16.f16 of warpgroup 0 still reads it"),
+                std::string::npos)
+          << error;
+      continue;
+    }
+    ASSERT_EQ(error, "");
+    for (int e = 0; e < 128 * n / 2; ++e) ASSERT_EQ(out[e], 16.0f * iterations) << "element " << e;
+  }
+}
+
 TEST(SimWgmma, SwizzledReadsAreFreeOfBankConflicts) {
   // K-major A with 128-byte rows (a 64-wide k): unswizzled, the 8 rows of a
   // core matrix share 4 banks (8 wavefronts); swizzled they cover all 32.
