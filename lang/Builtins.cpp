@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lang/IRGen.h"
+#include "tk/gpu.h"
 
 namespace tk::lang {
 
@@ -127,7 +128,7 @@ bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &lo
   }
   // Each thread holds its share of a tile in registers; far past the
   // register file it spills, and compiles for minutes.
-  const int64_t threads = 32 * int64_t{numWarps_};
+  const int64_t threads = kWarpSize * int64_t{numWarps_};
   if (n / threads > kMaxElementsPerThread) {
     error(loc, "a tile of shape " + shapeStr(shape) + " puts " + std::to_string(n / threads) +
                    " elements in each thread's registers (num_warps = " + std::to_string(numWarps_) +

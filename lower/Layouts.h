@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "tk/gpu.h"
 
 namespace tk::lower {
 
-constexpr int kWarpSize = 32;
 
 // A blocked layout for `shape` over `numWarps` warps: `vec` consecutive
 // elements per thread along `order[0]` (the contiguous dim), lanes and warps

@@ -8,6 +8,7 @@
 #include "backend/cuda/Driver.h"
 #include "runtime/ArchSelect.h"
 #include "runtime/DeviceImpl.h"
+#include "tk/gpu.h"
 
 namespace tk {
 
@@ -90,7 +91,7 @@ class CudaDevice final : public DeviceImpl {
     return wrap([&] {
       LaunchStats s;
       s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
-      const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * 32), 1, 1};
+      const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * kWarpSize), 1, 1};
       const unsigned shared = static_cast<unsigned>(bundle.sharedBytes);
       if (stream) {
         ctx_.launch(k->function, g, block, shared, params.data(), static_cast<const cuda::Stream *>(stream));

@@ -17,6 +17,7 @@
 #include "lower/LowerToLLVM.h"
 #include "runtime/DeviceImpl.h"
 #include "syntax/Location.h"
+#include "tk/gpu.h"
 
 namespace tk {
 
@@ -143,7 +144,7 @@ class SimDevice final : public DeviceImpl {
     cfg.grid[0] = grid.x;
     cfg.grid[1] = grid.y;
     cfg.grid[2] = grid.z;
-    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * 32);
+    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * kWarpSize);
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
     cfg.raceCheck = raceCheck_;
     cfg.printSink = printSink_;
