@@ -304,10 +304,9 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     case OpKind::Abs:
       if (isFloat) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
-#define TK_MATH_CASE(E, NAME, ARITY) \
+#define TK_MATH_OP(E, NAME, ARITY, DOC) \
   case OpKind::E: return mathScalar(MathFn::E, a);
-      TK_MATH_FNS(TK_MATH_CASE)
-#undef TK_MATH_CASE
+#include "ir/Ops.def"
     case OpKind::IsNan: return b_.CreateFCmpUNO(a[0], a[0]);
     case OpKind::IsInf:
       return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]),
