@@ -445,11 +445,14 @@ void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags
 
 namespace tk::parser {
 
+namespace {
+// Bison numbers END (token 0) as S_YYEOF; every other token as S_NAME.
+struct K : yy::Parser::symbol_kind {
+  static constexpr symbol_kind_type S_END = S_YYEOF;
+};
+}  // namespace
+
 const char *grammarTokenName(Tok t) {
-  // Bison numbers END (token 0) as S_YYEOF; every other token as S_NAME.
-  struct K : yy::Parser::symbol_kind {
-    static constexpr symbol_kind_type S_END = S_YYEOF;
-  };
   switch (t) {
 #define TK_VALUE_TOKEN(Enum, BISON, DUMP) case Tok::Enum: return yy::Parser::symbol_name(K::S_##BISON);
 #define TK_KEYWORD(Enum, BISON, SPELLING) case Tok::Enum: return yy::Parser::symbol_name(K::S_##BISON);
