@@ -77,7 +77,7 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, sig] : signatures()) names.push_back(n);
   // The groups in Builtins.def's order (Later, Random, Shape, ...): what a
   // misspelt call is compared with, so compile-time-only names stay out.
-#define TK_BUILTIN(NAME, GROUP, USAGE)                                                     \
+#define TK_BUILTIN(NAME, GROUP, USAGE)                                                             \
   if (BuiltinGroup::GROUP != BuiltinGroup::StaticAssert && BuiltinGroup::GROUP != BuiltinGroup::StaticRange) \
     names.push_back(NAME);
 #include "lang/Builtins.def"
