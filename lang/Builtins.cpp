@@ -33,16 +33,16 @@ const std::map<std::string, OpKind> &mathOps() {
 const std::map<std::string, OpKind> &classifyOps() {
   static const std::map<std::string, OpKind> ops = {
 #define TK_BUILTIN_CLASSIFY(NAME, OPKIND) {NAME, OpKind::OPKIND},
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
   };
   return ops;
 }
 
-// The built-ins a group's function generates, by name (Builtins.def).
+// The built-ins a group's function generates, by name (BuiltinTable.def).
 const std::map<std::string, BuiltinGroup> &groups() {
   static const std::map<std::string, BuiltinGroup> g = {
 #define TK_BUILTIN(NAME, GROUP, USAGE) {NAME, BuiltinGroup::GROUP},
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
   };
   return g;
 }
@@ -56,7 +56,7 @@ struct Signature {
 const std::map<std::string, Signature> &signatures() {
   static const std::map<std::string, Signature> sigs = {
 #define TK_BUILTIN_CALL(NAME, MINPOS, MAXPOS, USAGE, ...) {NAME, {MINPOS, MAXPOS, {__VA_ARGS__}, USAGE}},
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
   };
   return sigs;
 }
@@ -75,12 +75,12 @@ std::vector<std::string> IRGen::builtinNames() {
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, op] : classifyOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
-  // The groups in Builtins.def's order (Later, Random, Shape, ...): what a
+  // The groups in BuiltinTable.def's order (Later, Random, Shape, ...): what a
   // misspelt call is compared with, so compile-time-only names stay out.
 #define TK_BUILTIN(NAME, GROUP, USAGE)                                                             \
   if (BuiltinGroup::GROUP != BuiltinGroup::StaticAssert && BuiltinGroup::GROUP != BuiltinGroup::StaticRange) \
     names.push_back(NAME);
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
   return names;
 }
 

@@ -207,10 +207,10 @@ void checkConstruct(const Expr &e) {
       if (!isArith(e.text) && !isRelational(e.text) && !isEquality(e.text) && !isLogic(e.text)) unsupported(e, e.text);
       return;
     case ExprKind::Call: {
-      // The built-ins lang/Builtins.def marks TK_HOST_FN, with their arity.
+      // The built-ins lang/BuiltinTable.def marks TK_HOST_FN, with their arity.
       static const std::map<std::string, size_t> hostFns = {
 #define TK_HOST_FN(NAME, ARITY) {NAME, ARITY},
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
       };
       auto fn = hostFns.find(e.text);
       if (fn == hostFns.end()) unsupported(e, e.text);

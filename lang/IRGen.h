@@ -63,7 +63,7 @@ ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
 // The fn helpers every kernel of a load can call (the main file's and those
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
-// How genCall generates a built-in of lang/Builtins.def's TK_BUILTIN entries.
+// How genCall generates a built-in of lang/BuiltinTable.def's TK_BUILTIN entries.
 enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Dot, Atomic, Debug, StaticAssert, StaticRange };
 
 struct FnTable {
@@ -106,10 +106,10 @@ class IRGen {
   void setFns(const FnTable *fns) { fnTable_ = fns; }
   // True for names the language reserves for built-ins (a fn may not take them).
   static bool isBuiltinName(const std::string &name);
-  // Every built-in a call may name (the math ops, lang/Builtins.def's
+  // Every built-in a call may name (the math ops, lang/BuiltinTable.def's
   // entries but the compile-time-only ones), for suggestions and tests.
   static std::vector<std::string> builtinNames();
-  // The group of a TK_BUILTIN entry of lang/Builtins.def, if `name` is one.
+  // The group of a TK_BUILTIN entry of lang/BuiltinTable.def, if `name` is one.
   static std::optional<BuiltinGroup> builtinGroup(const std::string &name);
 
  private:

@@ -13,11 +13,11 @@ using ir::ScalarKind;
 using ir::Type;
 
 namespace {
-// The usage lang/Builtins.def gives a shape built-in.
+// The usage lang/BuiltinTable.def gives a shape built-in.
 std::string usageOf(const std::string &name) {
   static const std::map<std::string, std::string> usages = {
 #define TK_BUILTIN(NAME, GROUP, USAGE) {NAME, USAGE},
-#include "lang/Builtins.def"
+#include "lang/BuiltinTable.def"
   };
   return usages.at(name);
 }

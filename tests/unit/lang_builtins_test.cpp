@@ -137,7 +137,7 @@ kernel k(x: *T, n: i32, const T: type = f32, const ACT: str = "none", const BLOC
   }
 }
 
-// lang/Builtins.def (and Ops.def's math ops) is the one list of built-ins:
+// lang/BuiltinTable.def (and Ops.def's math ops) is the one list of built-ins:
 // each is documented in docs/language.md (inside a code span), lexes as one
 // identifier (no keyword or type name takes it), and is reserved from fns.
 TEST(BuiltinTable, EveryBuiltinIsDocumentedLexedAsANameAndReserved) {
