@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "ir/Printer.h"
+#include "tk/gpu.h"
 
 namespace tk::ir {
 namespace {
@@ -77,13 +78,14 @@ class Verifier {
         return "#blocked sizes must be powers of two";
       threads *= l.threadsPerWarp[i];
       warps *= l.warpsPerCTA[i];
-      if (threads > 32 || warps > 1024) break;  // wrong already; stop before the products overflow
+      if (threads > kWarpSize || warps > 1024) break;  // wrong already; stop before the products overflow
     }
     std::vector<int> sorted = l.order;
     std::sort(sorted.begin(), sorted.end());
     for (int i = 0; i < rank; ++i)
       if (sorted[i] != i) return "#blocked order must be a permutation of the dims";
-    if (threads != 32) return "#blocked threadsPerWarp must multiply to 32, not " + std::to_string(threads);
+    if (threads != kWarpSize)
+      return "#blocked threadsPerWarp must multiply to " + std::to_string(kWarpSize) + ", not " + std::to_string(threads);
     if (warps != fn_.numWarps())
       return "#blocked warpsPerCTA multiply to " + std::to_string(warps) + " but the kernel has num_warps = " +
              std::to_string(fn_.numWarps());

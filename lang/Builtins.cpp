@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lang/IRGen.h"
+#include "tk/gpu.h"
 
 namespace tk::lang {
 
@@ -31,19 +32,19 @@ const std::map<std::string, OpKind> &mathOps() {
 // Float classification: a bool of the operand's shape.
 const std::map<std::string, OpKind> &classifyOps() {
   static const std::map<std::string, OpKind> ops = {
-      {"isnan", OpKind::IsNan}, {"isinf", OpKind::IsInf}, {"signbit", OpKind::Signbit}};
+#define TK_BUILTIN_CLASSIFY(NAME, OPKIND) {NAME, OpKind::OPKIND},
+#include "lang/BuiltinTable.def"
+  };
   return ops;
 }
 
-const std::set<std::string> &laterBuiltins() {
-  static const std::set<std::string> names = {"range"};
-  return names;
-}
-
-// Random numbers (Random.cpp); the *4x names get a located error there.
-const std::set<std::string> &randomBuiltins() {
-  static const std::set<std::string> names = {"rand", "randn", "randint", "randint4x", "rand4x", "randn4x"};
-  return names;
+// The built-ins a group's function generates, by name (BuiltinTable.def).
+const std::map<std::string, BuiltinGroup> &groups() {
+  static const std::map<std::string, BuiltinGroup> g = {
+#define TK_BUILTIN(NAME, GROUP, USAGE) {NAME, BuiltinGroup::GROUP},
+#include "lang/BuiltinTable.def"
+  };
+  return g;
 }
 
 struct Signature {
@@ -54,23 +55,8 @@ struct Signature {
 
 const std::map<std::string, Signature> &signatures() {
   static const std::map<std::string, Signature> sigs = {
-      {"program_id", {1, 1, {}, "program_id(axis)"}},
-      {"num_programs", {1, 1, {}, "num_programs(axis)"}},
-      {"arange", {1, 2, {}, "arange(n) or arange(start, end)"}},
-      {"zeros", {2, 2, {}, "zeros(shape, dtype)"}},
-      {"full", {3, 3, {}, "full(shape, value, dtype)"}},
-      {"load", {1, 1, {"mask", "other"}, "load(ptr, mask: m, other: v)"}},
-      {"store", {2, 2, {"mask"}, "store(ptr, value, mask: m)"}},
-      {"where", {3, 3, {}, "where(cond, a, b)"}},
-      {"cast", {2, 2, {}, "cast(x, dtype)"}},
-      {"abs", {1, 1, {}, "abs(x)"}},
-      {"sigmoid", {1, 1, {}, "sigmoid(x)"}},
-      {"relu", {1, 1, {}, "relu(x)"}},
-      {"fma", {3, 3, {}, "fma(a, b, c)"}},
-      {"maximum", {2, 2, {}, "maximum(a, b)"}},
-      {"minimum", {2, 2, {}, "minimum(a, b)"}},
-      {"clamp", {3, 3, {}, "clamp(x, lo, hi)"}},
-      {"cdiv", {2, 2, {}, "cdiv(a, b)"}},
+#define TK_BUILTIN_CALL(NAME, MINPOS, MAXPOS, USAGE, ...) {NAME, {MINPOS, MAXPOS, {__VA_ARGS__}, USAGE}},
+#include "lang/BuiltinTable.def"
   };
   return sigs;
 }
@@ -78,22 +64,28 @@ const std::map<std::string, Signature> &signatures() {
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
+std::optional<BuiltinGroup> IRGen::builtinGroup(const std::string &name) {
+  auto it = groups().find(name);
+  if (it == groups().end()) return std::nullopt;
+  return it->second;
+}
+
 std::vector<std::string> IRGen::builtinNames() {
   std::vector<std::string> names;
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, op] : classifyOps()) names.push_back(n);
   for (const auto &[n, sig] : signatures()) names.push_back(n);
-  for (const std::string &n : laterBuiltins()) names.push_back(n);
-  for (const std::string &n : randomBuiltins()) names.push_back(n);
-  for (const std::string &n : shapeBuiltinNames()) names.push_back(n);
-  for (const char *n : {"sum", "max", "min", "argmax", "argmin", "cumsum", "dot", "atomic_add", "atomic_max", "atomic_cas",
-                       "print", "assert"})
-    names.push_back(n);
+  // The groups in BuiltinTable.def's order (Later, Random, Shape, ...): what a
+  // misspelt call is compared with, so compile-time-only names stay out.
+#define TK_BUILTIN(NAME, GROUP, USAGE)                                                             \
+  if (BuiltinGroup::GROUP != BuiltinGroup::StaticAssert && BuiltinGroup::GROUP != BuiltinGroup::StaticRange) \
+    names.push_back(NAME);
+#include "lang/BuiltinTable.def"
   return names;
 }
 
 bool IRGen::isBuiltinName(const std::string &name) {
-  if (ir::isReduceKind(name) || name == "static_assert" || name == "static_range") return true;
+  if (builtinGroup(name)) return true;
   auto names = builtinNames();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -127,7 +119,7 @@ bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &lo
   }
   // Each thread holds its share of a tile in registers; far past the
   // register file it spills, and compiles for minutes.
-  const int64_t threads = 32 * int64_t{numWarps_};
+  const int64_t threads = kWarpSize * int64_t{numWarps_};
   if (n / threads > kMaxElementsPerThread) {
     error(loc, "a tile of shape " + shapeStr(shape) + " puts " + std::to_string(n / threads) +
                    " elements in each thread's registers (num_warps = " + std::to_string(numWarps_) +
@@ -170,17 +162,21 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (!a.ok() || !b.ok()) return invalid();
     return binaryOp(name, a, b, e.loc);
   }
-  if (ir::isReduceKind(name)) return reduceCall(e);
-  if (name == "cumsum") return scanCall(e);
-  if (name == "dot") return dotCall(e);
-  if (name == "atomic_add" || name == "atomic_max" || name == "atomic_cas") return atomicCall(e);
-  if (name == "static_assert") return staticAssert(e);
-  if (name == "print" || name == "assert") return debugCall(e);
-  if (randomBuiltins().count(name)) return randomCall(e);
-  if (shapeBuiltinNames().count(name)) return shapeCall(e);
+  const std::optional<BuiltinGroup> group = builtinGroup(name);
+  if (group) switch (*group) {
+      case BuiltinGroup::Reduce: return reduceCall(e);
+      case BuiltinGroup::Scan: return scanCall(e);
+      case BuiltinGroup::Dot: return dotCall(e);
+      case BuiltinGroup::Atomic: return atomicCall(e);
+      case BuiltinGroup::StaticAssert: return staticAssert(e);
+      case BuiltinGroup::Debug: return debugCall(e);
+      case BuiltinGroup::Random: return randomCall(e);
+      case BuiltinGroup::Shape: return shapeCall(e);
+      case BuiltinGroup::Later: case BuiltinGroup::StaticRange: break;
+    }
   if (fnTable_)
     if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
-  if (laterBuiltins().count(name)) {
+  if (group == BuiltinGroup::Later) {
     error(e.loc, quoted(name) + " is not supported yet");
     return invalid();
   }

@@ -1,6 +1,7 @@
-// The comparison operators of tk, applied to two host values of one type:
-// shared by constant folding (lang/Typing.cpp) and host expressions
-// (lang/HostExpr.cpp) so both read `<`, `==`, ... the same way.
+// The comparison operators of tk, applied to two host values of one type,
+// for host expressions (lang/HostExpr.cpp), which sit below the tile IR and
+// so cannot use ir/Fold.h's foldCompare (constant folding's); both order as
+// C does.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "syntax/AST.h"
@@ -206,8 +207,14 @@ void checkConstruct(const Expr &e) {
       if (!isArith(e.text) && !isRelational(e.text) && !isEquality(e.text) && !isLogic(e.text)) unsupported(e, e.text);
       return;
     case ExprKind::Call: {
-      size_t arity = e.text == "abs" ? 1 : 2;
-      if (e.text != "cdiv" && e.text != "min" && e.text != "max" && e.text != "abs") unsupported(e, e.text);
+      // The built-ins lang/BuiltinTable.def marks TK_HOST_FN, with their arity.
+      static const std::map<std::string, size_t> hostFns = {
+#define TK_HOST_FN(NAME, ARITY) {NAME, ARITY},
+#include "lang/BuiltinTable.def"
+      };
+      auto fn = hostFns.find(e.text);
+      if (fn == hostFns.end()) unsupported(e, e.text);
+      const size_t arity = fn->second;
       for (size_t i = 0; i < e.args.size(); ++i)
         if (!e.argNames[i].empty())
           throw HostExprError(i < e.argNameLocs.size() ? e.argNameLocs[i] : e.loc,

@@ -63,6 +63,9 @@ ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
 // The fn helpers every kernel of a load can call (the main file's and those
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
+// How genCall generates a built-in of lang/BuiltinTable.def's TK_BUILTIN entries.
+enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Dot, Atomic, Debug, StaticAssert, StaticRange };
+
 struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
   std::set<const ast::Decl *> bad;
@@ -103,6 +106,11 @@ class IRGen {
   void setFns(const FnTable *fns) { fnTable_ = fns; }
   // True for names the language reserves for built-ins (a fn may not take them).
   static bool isBuiltinName(const std::string &name);
+  // Every built-in a call may name (the math ops, lang/BuiltinTable.def's
+  // entries but the compile-time-only ones), for suggestions and tests.
+  static std::vector<std::string> builtinNames();
+  // The group of a TK_BUILTIN entry of lang/BuiltinTable.def, if `name` is one.
+  static std::optional<BuiltinGroup> builtinGroup(const std::string &name);
 
  private:
   // Statements (IRGenStmt.cpp).
@@ -209,7 +217,6 @@ class IRGen {
   // `let a, b = split(t)`: the halves of t's last axis of 2, bound to the names.
   void genDestructure(const ast::Stmt &s);
   std::optional<std::array<TV, 2>> splitHalves(const ast::Expr &e, TV x);
-  static const std::set<std::string> &shapeBuiltinNames();
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
   // atomic_add atomic_max atomic_cas (Atomics.cpp).
   TV atomicCall(const ast::Expr &e);
@@ -249,7 +256,6 @@ class IRGen {
   std::string typeName(const TV &x) const;
   TV invalid() const { return TV{}; }
   static std::string closest(const std::string &name, const std::vector<std::string> &candidates);
-  static std::vector<std::string> builtinNames();
   void error(const ast::Loc &loc, std::string msg) { diags_.error(loc, std::move(msg)); }
 
   DiagnosticEngine &diags_;

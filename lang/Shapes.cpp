@@ -13,21 +13,14 @@ using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 
-const std::set<std::string> &IRGen::shapeBuiltinNames() {
-  static const std::set<std::string> names = {"trans",   "permute", "expand_dims", "broadcast_to",
-                                              "reshape", "join",    "split"};
-  return names;
-}
-
 namespace {
-const char *usageOf(const std::string &name) {
-  if (name == "trans") return "trans(t) or trans(t, [dims])";
-  if (name == "permute") return "permute(t, [dims])";
-  if (name == "expand_dims") return "expand_dims(t, axis)";
-  if (name == "broadcast_to") return "broadcast_to(t, [shape])";
-  if (name == "reshape") return "reshape(t, [shape])";
-  if (name == "join") return "join(a, b)";
-  return "split(t)";
+// The usage lang/BuiltinTable.def gives a shape built-in.
+std::string usageOf(const std::string &name) {
+  static const std::map<std::string, std::string> usages = {
+#define TK_BUILTIN(NAME, GROUP, USAGE) {NAME, USAGE},
+#include "lang/BuiltinTable.def"
+  };
+  return usages.at(name);
 }
 }  // namespace
 

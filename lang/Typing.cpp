@@ -1,12 +1,12 @@
 // The typing rules of the front end: common element types, broadcasting,
-// constant conversion and folding.
+// constant conversion and folding (the arithmetic is ir/Fold.h).
 #include "lang/Typing.h"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "lang/Compare.h"
+#include "ir/Fold.h"
 
 namespace tk::lang {
 
@@ -24,15 +24,7 @@ bool fitsIn(int64_t v, ScalarKind k) {
   }
 }
 
-int64_t wrapTo(int64_t v, ScalarKind k) {
-  switch (k) {
-    case ScalarKind::I1: return v & 1;
-    case ScalarKind::I8: return static_cast<int8_t>(v);
-    case ScalarKind::I16: return static_cast<int16_t>(v);
-    case ScalarKind::I32: return static_cast<int32_t>(v);
-    default: return v;
-  }
-}
+int64_t wrapTo(int64_t v, ScalarKind k) { return ir::wrapInt(v, ir::bitWidth(k)); }
 
 ScalarKind widerKind(ScalarKind a, ScalarKind b) {
   if (a == b) return a;
@@ -91,59 +83,65 @@ std::optional<ConstValue> convertConst(ConstValue v, ScalarKind to) {
 }
 
 namespace {
-bool isCompare(const std::string &op) {
-  return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
+std::optional<ir::FoldCmp> comparisonOf(const std::string &op) {
+  if (op == "<") return ir::FoldCmp::Lt;
+  if (op == "<=") return ir::FoldCmp::Le;
+  if (op == ">") return ir::FoldCmp::Gt;
+  if (op == ">=") return ir::FoldCmp::Ge;
+  if (op == "==") return ir::FoldCmp::Eq;
+  if (op == "!=") return ir::FoldCmp::Ne;
+  return std::nullopt;
 }
 
+std::optional<ir::FoldOp> foldOpOf(const std::string &op) {
+  if (op == "+") return ir::FoldOp::Add;
+  if (op == "-") return ir::FoldOp::Sub;
+  if (op == "*") return ir::FoldOp::Mul;
+  if (op == "/") return ir::FoldOp::Div;
+  if (op == "%") return ir::FoldOp::Rem;
+  if (op == "&" || op == "&&") return ir::FoldOp::And;
+  if (op == "|" || op == "||") return ir::FoldOp::Or;
+  if (op == "^") return ir::FoldOp::Xor;
+  if (op == "<<") return ir::FoldOp::Shl;
+  if (op == ">>") return ir::FoldOp::Shr;
+  return std::nullopt;
+}
 }  // namespace
 
+// The arithmetic is ir/Fold.h's (shared with canonicalize); what is an
+// error here, and the untyped literals' i64, is the front end's.
 std::optional<ConstValue> foldBinary(const std::string &op, ConstValue a, ConstValue b, ScalarKind k,
                                      bool weak, std::string &error) {
   error.clear();
+  if (auto cmp = comparisonOf(op))
+    return ConstValue::ofInt(ir::isFloat(k) ? ir::foldCompare(*cmp, a.f, b.f) : ir::foldCompare(*cmp, a.i, b.i));
+  auto fop = foldOpOf(op);
   if (ir::isFloat(k)) {
-    if (isCompare(op)) return ConstValue::ofInt(compareValues(op, a.f, b.f));
-    if (!weak && k != ScalarKind::F32 && k != ScalarKind::F64) return std::nullopt;
-    double r;
-    if (op == "+") r = a.f + b.f;
-    else if (op == "-") r = a.f - b.f;
-    else if (op == "*") r = a.f * b.f;
-    else if (op == "/") r = a.f / b.f;
-    else if (op == "%") r = std::fmod(a.f, b.f);
-    else return std::nullopt;
-    if (k == ScalarKind::F32 && !weak) r = static_cast<float>(r);
-    return ConstValue::ofFloat(r);
+    if (!weak && !ir::roundFloat(0.0, k)) return std::nullopt;  // f16, bf16
+    if (!fop || (*fop != ir::FoldOp::Add && *fop != ir::FoldOp::Sub && *fop != ir::FoldOp::Mul &&
+                 *fop != ir::FoldOp::Div && *fop != ir::FoldOp::Rem))
+      return std::nullopt;
+    double r = *ir::foldFloat(*fop, a.f, b.f);
+    return ConstValue::ofFloat(weak ? r : *ir::roundFloat(r, k));
   }
-  int64_t x = a.i, y = b.i, r = 0;
-  if (isCompare(op)) return ConstValue::ofInt(compareValues(op, x, y));
-  bool overflow = false;
-  if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
-  else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
-  else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
-  else if (op == "/" || op == "%") {
-    if (y == 0) {
+  if (!fop) return std::nullopt;
+  const int width = weak ? 64 : ir::bitWidth(k);
+  ir::IntFold f = ir::foldInt(*fop, a.i, b.i, width);
+  switch (f.status) {
+    case ir::IntFold::DivByZero:
       error = op == "/" ? "division by zero in a constant expression" : "remainder by zero in a constant expression";
       return std::nullopt;
-    }
-    if (x == INT64_MIN && y == -1) overflow = true, r = op == "/" ? INT64_MIN : 0;
-    else r = op == "/" ? x / y : x % y;
-  } else if (op == "&" || op == "&&") r = x & y;
-  else if (op == "|" || op == "||") r = x | y;
-  else if (op == "^") r = x ^ y;
-  else if (op == "<<" || op == ">>") {
-    int width = weak ? 64 : ir::bitWidth(k);
-    if (y < 0 || y >= width) {
-      error = "shift amount " + std::to_string(y) + " is out of range for a " + std::to_string(width) + "-bit value";
+    case ir::IntFold::ShiftOutOfRange:
+      error = "shift amount " + std::to_string(b.i) + " is out of range for a " + std::to_string(width) + "-bit value";
       return std::nullopt;
-    }
-    r = op == "<<" ? static_cast<int64_t>(static_cast<uint64_t>(x) << y) : x >> y;
-  } else {
-    return std::nullopt;
+    case ir::IntFold::NotFoldable: return std::nullopt;
+    case ir::IntFold::Ok: break;
   }
-  if (weak && overflow) {
+  if (weak && f.overflowed) {
     error = "integer constant expression overflows i64";
     return std::nullopt;
   }
-  return ConstValue::ofInt(weak ? r : wrapTo(r, k));
+  return ConstValue::ofInt(f.value);
 }
 
 ConstSort constSortOf(const std::string &typeName) {

@@ -35,6 +35,10 @@ class FunctionLowering {
   std::vector<llvm::Value *> elementIndex(const ir::Type &t, const RegisterMap &rm, int r);
   // True for the one thread that owns each element of a replicated layout.
   llvm::Value *ownerPredicate(const ir::Type &t, const RegisterMap &rm);
+  // `pred` and'ed, for each root dim but `exceptDim` where the block's
+  // footprint exceeds the tile, with "this thread's first element is inside
+  // it" (ownerPredicate over all dims; reduce and scan skip their axis).
+  llvm::Value *ownsAlong(llvm::Value *pred, const RootView &root, int exceptDim);
 
   // LowerMemory.cpp
   Regs lowerLoad(ir::Op &op);

@@ -159,6 +159,18 @@ RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape
   return v;
 }
 
+AxisSpread axisSpread(const ir::Layout &l, int ra, int64_t n) {
+  const int64_t spt = l.sizePerThread[ra], tpw = l.threadsPerWarp[ra];
+  AxisSpread s;
+  s.lanes = static_cast<int>(std::min<int64_t>(tpw, std::max<int64_t>(1, n / spt)));
+  s.warps = static_cast<int>(std::min<int64_t>(l.warpsPerCTA[ra], std::max<int64_t>(1, n / (spt * tpw))));
+  for (int d : l.order) {
+    if (d == ra) break;
+    s.laneStride *= l.threadsPerWarp[d];
+  }
+  return s;
+}
+
 RegisterMap::RegisterMap(const ir::LayoutRef &layout, const std::vector<int64_t> &shape)
     : root_(rootView(layout, shape)) {
   const ir::Layout &b = *root_.blocked;

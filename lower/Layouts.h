@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "tk/gpu.h"
 
 namespace tk::lower {
 
-constexpr int kWarpSize = 32;
 
 // A blocked layout for `shape` over `numWarps` warps: `vec` consecutive
 // elements per thread along `order[0]` (the contiguous dim), lanes and warps
@@ -98,6 +98,17 @@ struct RootView {
   std::vector<int> kept;       // original rank
 };
 RootView rootView(const ir::LayoutRef &layout, const std::vector<int64_t> &shape);
+
+// How a reduction or a scan along root dim `ra` (of `n` elements) of blocked
+// layout `l` spreads over the block, declared once for LowerReduce.cpp and
+// LowerScan.cpp: the lanes of a warp and the warps that hold distinct
+// elements along the dim (any others hold copies), and the lane distance
+// between neighbours along it. Lanes combine by shuffles `laneStride * m`
+// apart (m = 1, 2, ... < lanes), warps through one shared slot each.
+struct AxisSpread {
+  int lanes = 1, warps = 1, laneStride = 1;
+};
+AxisSpread axisSpread(const ir::Layout &l, int ra, int64_t n);
 
 // The registers one thread holds for a tile of `shape` in `layout`. Register
 // r has a local coordinate k[d] per root dim; its element index along root

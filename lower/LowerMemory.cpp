@@ -6,15 +6,16 @@
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::lower {
 
 void FunctionLowering::tagGlobal(llvm::Instruction *inst, const ir::Location &loc) {
-  inst->setMetadata("tk.loc", llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, loc.str())}));
+  setSourceLoc(*inst, loc.str());
 }
 
 void FunctionLowering::tagShared(llvm::Instruction *inst, const ir::Location &loc) {
-  inst->setMetadata("tk.shared", llvm::MDNode::get(ctx_, {}));
+  markShared(*inst);
   tagGlobal(inst, loc);
 }
 

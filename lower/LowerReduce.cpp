@@ -111,13 +111,9 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
   }
 
   // 2. Across the lanes of a warp that hold distinct elements along the axis.
-  const int64_t dimSize = root.shape[ra];
-  const int64_t lanes = std::min<int64_t>(l.threadsPerWarp[ra], std::max<int64_t>(1, dimSize / l.sizePerThread[ra]));
-  int laneStride = 1;
-  for (int d : l.order) {
-    if (d == ra) break;
-    laneStride *= l.threadsPerWarp[d];
-  }
+  const AxisSpread spread = axisSpread(l, ra, root.shape[ra]);
+  const int64_t lanes = spread.lanes, warps = spread.warps;
+  const int laneStride = spread.laneStride;
   for (int64_t m = 1; m < lanes; m <<= 1)
     for (Partial &p : acc) {
       Partial other{shuffleXor(p.value, static_cast<int>(laneStride * m))};
@@ -126,8 +122,6 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
     }
 
   // 3. Across the warps along the axis, through shared memory.
-  const int64_t warps = std::min<int64_t>(
-      l.warpsPerCTA[ra], std::max<int64_t>(1, dimSize / (int64_t(l.sizePerThread[ra]) * l.threadsPerWarp[ra])));
   if (warps > 1) {
     llvm::Type *valTy = elemType(accElem);
     const int valBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(valTy));
@@ -141,14 +135,9 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
     llvm::Value *laneC = b_.CreateURem(part, b_.getInt32(l.threadsPerWarp[ra]));
     llvm::Value *warpC = b_.CreateUDiv(part, b_.getInt32(l.threadsPerWarp[ra]));
     // One writer per partial: lane 0 along the axis, the owner along the rest.
-    llvm::Value *writer = b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(0)),
-                                       b_.CreateICmpULT(warpC, b_.getInt32(static_cast<uint32_t>(warps))));
-    for (int d = 0; d < static_cast<int>(root.shape.size()); ++d) {
-      int64_t footprint = int64_t(l.sizePerThread[d]) * l.threadsPerWarp[d] * l.warpsPerCTA[d];
-      if (d == ra || footprint <= root.shape[d]) continue;
-      llvm::Value *start = b_.CreateMul(threadPart(l, d), b_.getInt32(l.sizePerThread[d]));
-      writer = b_.CreateAnd(writer, b_.CreateICmpULT(start, b_.getInt32(static_cast<uint32_t>(root.shape[d]))));
-    }
+    llvm::Value *writer = ownsAlong(b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(0)),
+                                                 b_.CreateICmpULT(warpC, b_.getInt32(static_cast<uint32_t>(warps)))),
+                                    root, ra);
     auto slotOf = [&](int o) -> llvm::Value * {
       llvm::Value *lin = b_.getInt32(0);
       if (out) {

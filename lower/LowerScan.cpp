@@ -37,18 +37,12 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
   const ir::Layout &l = *root.blocked;
   const int ra = root.kept[axis];
   const int64_t n = root.shape[ra];
-  const int spt = l.sizePerThread[ra], tpw = l.threadsPerWarp[ra];
+  const int tpw = l.threadsPerWarp[ra];
   const int per = rm.contiguousPerThread(ra);  // elements of one repetition
   const int reps = rm.count(ra) / per;
   // Lanes and warps that hold distinct elements along the axis (as in reduce).
-  const int lanes = static_cast<int>(std::min<int64_t>(tpw, std::max<int64_t>(1, n / spt)));
-  const int warps = static_cast<int>(
-      std::min<int64_t>(l.warpsPerCTA[ra], std::max<int64_t>(1, n / (int64_t(spt) * tpw))));
-  int laneStride = 1;  // lane distance between neighbours along the axis
-  for (int d : l.order) {
-    if (d == ra) break;
-    laneStride *= l.threadsPerWarp[d];
-  }
+  const AxisSpread spread = axisSpread(l, ra, n);
+  const int lanes = spread.lanes, warps = spread.warps, laneStride = spread.laneStride;
 
   // Registers by row (the register with k[ra] = 0) and position along the axis.
   std::map<int, std::vector<int>> rows;  // row register -> registers along the axis
@@ -126,14 +120,9 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
     llvm::Value *warpE = b_.CreateAnd(warpC, b_.getInt32(warps - 1));
     // One writer per slot: the last lane of the group in the first copy of
     // the warp, and the owner along the other dims.
-    llvm::Value *writer = b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(lanes - 1)),
-                                       b_.CreateICmpULT(warpC, b_.getInt32(warps)));
-    for (int d = 0; d < static_cast<int>(root.shape.size()); ++d) {
-      int64_t footprint = int64_t(l.sizePerThread[d]) * l.threadsPerWarp[d] * l.warpsPerCTA[d];
-      if (d == ra || footprint <= root.shape[d]) continue;
-      llvm::Value *start = b_.CreateMul(threadPart(l, d), b_.getInt32(l.sizePerThread[d]));
-      writer = b_.CreateAnd(writer, b_.CreateICmpULT(start, b_.getInt32(static_cast<uint32_t>(root.shape[d]))));
-    }
+    llvm::Value *writer = ownsAlong(b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(lanes - 1)),
+                                                 b_.CreateICmpULT(warpC, b_.getInt32(warps))),
+                                    root, ra);
     // Slot (row, rep, warp) = (rowLinear * reps + rep) * warps + warp; the
     // row is the element's index over the dims other than the axis.
     Regs vals;

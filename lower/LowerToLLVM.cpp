@@ -82,12 +82,14 @@ std::vector<llvm::Value *> FunctionLowering::elementIndex(const ir::Type &t, con
 }
 
 llvm::Value *FunctionLowering::ownerPredicate(const ir::Type &t, const RegisterMap &rm) {
-  const RootView &root = rm.root();
+  return ownsAlong(b_.getTrue(), rm.root(), -1);
+}
+
+llvm::Value *FunctionLowering::ownsAlong(llvm::Value *pred, const RootView &root, int exceptDim) {
   const ir::Layout &l = *root.blocked;
-  llvm::Value *pred = b_.getTrue();
   for (int d = 0; d < static_cast<int>(root.shape.size()); ++d) {
     int64_t footprint = int64_t(l.sizePerThread[d]) * l.threadsPerWarp[d] * l.warpsPerCTA[d];
-    if (footprint <= root.shape[d]) continue;
+    if (d == exceptDim || footprint <= root.shape[d]) continue;
     llvm::Value *start = b_.CreateMul(threadPart(l, d), b_.getInt32(l.sizePerThread[d]));
     pred = b_.CreateAnd(pred, b_.CreateICmpULT(start, b_.getInt32(static_cast<uint32_t>(root.shape[d]))));
   }
@@ -304,10 +306,9 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     case OpKind::Abs:
       if (isFloat) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
-#define TK_MATH_CASE(E, NAME, ARITY) \
+#define TK_MATH_OP(E, NAME, ARITY, DOC) \
   case OpKind::E: return mathScalar(MathFn::E, a);
-      TK_MATH_FNS(TK_MATH_CASE)
-#undef TK_MATH_CASE
+#include "ir/Ops.def"
     case OpKind::IsNan: return b_.CreateFCmpUNO(a[0], a[0]);
     case OpKind::IsInf:
       return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]),

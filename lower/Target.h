@@ -22,43 +22,22 @@ class IRBuilderBase;
 namespace tk::lower {
 
 // The math functions a Target provides on f32 and f64 scalars (f16/bf16 are
-// computed in f32 by the lowering), declared once: X(Enum, "name", arity).
-// The name is libm's and libdevice's base name (their f32 forms add "f":
-// `erff`, `__nv_erff`), and the tile IR's math op of the same enum name
-// (ir/Ops.def) lowers to it.
-#define TK_MATH_FNS(X) \
-  X(Exp, "exp", 1)     \
-  X(Exp2, "exp2", 1)   \
-  X(Log, "log", 1)     \
-  X(Log2, "log2", 1)   \
-  X(Sqrt, "sqrt", 1)   \
-  X(Rsqrt, "rsqrt", 1) \
-  X(Sin, "sin", 1)     \
-  X(Cos, "cos", 1)     \
-  X(Tanh, "tanh", 1)   \
-  X(Floor, "floor", 1) \
-  X(Ceil, "ceil", 1)   \
-  X(Erf, "erf", 1)     \
-  X(Log1p, "log1p", 1) \
-  X(Expm1, "expm1", 1) \
-  X(Pow, "pow", 2)     \
-  X(Atan2, "atan2", 2)
-
+// computed in f32 by the lowering): the tile IR's math ops, declared once as
+// TK_MATH_OP in ir/Ops.def, with the same enum names. The name is libm's and
+// libdevice's base name (their f32 forms add "f": `erff`, `__nv_erff`).
 enum class MathFn {
-#define TK_MATH_ENUM(E, NAME, ARITY) E,
-  TK_MATH_FNS(TK_MATH_ENUM)
-#undef TK_MATH_ENUM
+#define TK_MATH_OP(E, NAME, ARITY, DOC) E,
+#include "ir/Ops.def"
 };
 
 // "exp", "rsqrt", ...: also libdevice's base names (its f32 forms add "f").
 // Inline so backends need only this header, not tk_lower.
 inline const char *mathFnName(MathFn f) {
   switch (f) {
-#define TK_MATH_NAME(E, NAME, ARITY) \
-  case MathFn::E:                    \
+#define TK_MATH_OP(E, NAME, ARITY, DOC) \
+  case MathFn::E:                       \
     return NAME;
-    TK_MATH_FNS(TK_MATH_NAME)
-#undef TK_MATH_NAME
+#include "ir/Ops.def"
   }
   return "?";
 }
@@ -66,11 +45,10 @@ inline const char *mathFnName(MathFn f) {
 // 1 for f(x), 2 for f(x, y) (pow, atan2).
 inline int mathFnArity(MathFn f) {
   switch (f) {
-#define TK_MATH_ARITY(E, NAME, ARITY) \
-  case MathFn::E:                     \
+#define TK_MATH_OP(E, NAME, ARITY, DOC) \
+  case MathFn::E:                       \
     return ARITY;
-    TK_MATH_FNS(TK_MATH_ARITY)
-#undef TK_MATH_ARITY
+#include "ir/Ops.def"
   }
   return 1;
 }

@@ -10,16 +10,17 @@
 
 namespace tk::parser {
 
+// Declared in parser/Tokens.def.
 enum class Tok {
-  End, Ident, Int, Float, String, TypeName,
-  KwKernel, KwFn, KwImport, KwLet, KwVar, KwConst, KwFor, KwIn, KwIf, KwElse, KwReturn,
-  KwAs, KwTrue, KwFalse, KwNone, KwAlign,
-  KwWhile, KwBreak, KwContinue,
-  LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Colon, Semi, Arrow,
-  Assign, PlusAssign, MinusAssign, StarAssign, SlashAssign,
-  Plus, Minus, Star, Slash, Percent, Shl, Shr, Lt, Le, Gt, Ge, EqEq, Ne,
-  Amp, Caret, Pipe, AndAnd, OrOr, Bang, Tilde, At,
+#define TK_VALUE_TOKEN(Enum, BISON, DUMP) Enum,
+#define TK_KEYWORD(Enum, BISON, SPELLING) Enum,
+#define TK_PUNCT(Enum, BISON, SPELLING) Enum,
+#include "parser/Tokens.def"
 };
+
+// A keyword's or an operator's spelling ("kernel", "+="); null for tokens
+// whose text varies (identifiers, literals, type names, the end).
+const char *tokSpelling(Tok t);
 
 // "IDENT", "INT", "KW_KERNEL", "LPAREN", ...
 const char *tokName(Tok t);

@@ -26,6 +26,11 @@ std::unique_ptr<lang::ast::Module> parse(const std::vector<Token> &tokens, const
 lang::ast::ExprPtr parseExpression(const std::vector<Token> &tokens, const std::string &file,
                                    lang::DiagnosticEngine &diags, const std::vector<int> &quietLines = {});
 
+// The generated parser's name for token `t` ("'kernel'", "'+='",
+// "identifier"): its %token alias in grammar.y, which tests check against
+// parser/Tokens.def.
+const char *grammarTokenName(Tok t);
+
 // Bison's location: line and column only, to keep the parser stack small;
 // actions turn it into an ir::Location with ParseContext::loc.
 struct SrcPos {

@@ -45,6 +45,9 @@ static void bindNames(Stmt &s, std::string first, Loc firstLoc, NameList rest) {
 }
 }
 
+// The tokens, as parser/Tokens.def declares them (Bison cannot include it):
+// each keyword's and operator's alias is its spelling in quotes, which
+// lang_parse_test checks against the table.
 %token END 0 "end of file"
 %token START_MODULE "start of a file" START_EXPR "start of an expression"
 %token <std::string> IDENT "identifier" TYPENAME "type name" STRING "string literal"
@@ -398,61 +401,10 @@ Parser::symbol_type yylex(ParseContext &ctx) {
     case Tok::Float: return Parser::make_FLOAT(t.floatValue, l);
     case Tok::String: return Parser::make_STRING(t.text, l);
     case Tok::TypeName: return Parser::make_TYPENAME(t.text, l);
-    case Tok::KwKernel: return Parser::make_KERNEL(l);
-    case Tok::KwFn: return Parser::make_FN(l);
-    case Tok::KwImport: return Parser::make_IMPORT(l);
-    case Tok::KwLet: return Parser::make_LET(l);
-    case Tok::KwVar: return Parser::make_VAR(l);
-    case Tok::KwConst: return Parser::make_CONST(l);
-    case Tok::KwAlign: return Parser::make_ALIGN(l);
-    case Tok::KwWhile: return Parser::make_WHILE(l);
-    case Tok::KwBreak: return Parser::make_BREAK(l);
-    case Tok::KwContinue: return Parser::make_CONTINUE(l);
-    case Tok::KwFor: return Parser::make_FOR(l);
-    case Tok::KwIn: return Parser::make_IN(l);
-    case Tok::KwIf: return Parser::make_IF(l);
-    case Tok::KwElse: return Parser::make_ELSE(l);
-    case Tok::KwReturn: return Parser::make_RETURN(l);
-    case Tok::KwAs: return Parser::make_AS(l);
-    case Tok::KwTrue: return Parser::make_TRUE(l);
-    case Tok::KwFalse: return Parser::make_FALSE(l);
-    case Tok::KwNone: return Parser::make_NONE(l);
-    case Tok::LParen: return Parser::make_LPAREN(l);
-    case Tok::RParen: return Parser::make_RPAREN(l);
-    case Tok::LBracket: return Parser::make_LBRACKET(l);
-    case Tok::RBracket: return Parser::make_RBRACKET(l);
-    case Tok::LBrace: return Parser::make_LBRACE(l);
-    case Tok::RBrace: return Parser::make_RBRACE(l);
-    case Tok::Comma: return Parser::make_COMMA(l);
-    case Tok::Colon: return Parser::make_COLON(l);
-    case Tok::Semi: return Parser::make_SEMI(l);
-    case Tok::Arrow: return Parser::make_ARROW(l);
-    case Tok::Assign: return Parser::make_ASSIGN(l);
-    case Tok::PlusAssign: return Parser::make_PLUS_ASSIGN(l);
-    case Tok::MinusAssign: return Parser::make_MINUS_ASSIGN(l);
-    case Tok::StarAssign: return Parser::make_STAR_ASSIGN(l);
-    case Tok::SlashAssign: return Parser::make_SLASH_ASSIGN(l);
-    case Tok::Plus: return Parser::make_PLUS(l);
-    case Tok::Minus: return Parser::make_MINUS(l);
-    case Tok::Star: return Parser::make_STAR(l);
-    case Tok::Slash: return Parser::make_SLASH(l);
-    case Tok::Percent: return Parser::make_PERCENT(l);
-    case Tok::Shl: return Parser::make_SHL(l);
-    case Tok::Shr: return Parser::make_SHR(l);
-    case Tok::Lt: return Parser::make_LT(l);
-    case Tok::Le: return Parser::make_LE(l);
-    case Tok::Gt: return Parser::make_GT(l);
-    case Tok::Ge: return Parser::make_GE(l);
-    case Tok::EqEq: return Parser::make_EQEQ(l);
-    case Tok::Ne: return Parser::make_NE(l);
-    case Tok::Amp: return Parser::make_AMP(l);
-    case Tok::Caret: return Parser::make_CARET(l);
-    case Tok::Pipe: return Parser::make_PIPE(l);
-    case Tok::AndAnd: return Parser::make_ANDAND(l);
-    case Tok::OrOr: return Parser::make_OROR(l);
-    case Tok::Bang: return Parser::make_BANG(l);
-    case Tok::Tilde: return Parser::make_TILDE(l);
-    case Tok::At: return Parser::make_AT(l);
+    // Keywords and operators carry no value: one case each, from Tokens.def.
+#define TK_KEYWORD(Enum, BISON, SPELLING) case Tok::Enum: return Parser::make_##BISON(l);
+#define TK_PUNCT(Enum, BISON, SPELLING) case Tok::Enum: return Parser::make_##BISON(l);
+#include "parser/Tokens.def"
   }
   return Parser::make_END(l);
 }
@@ -516,3 +468,24 @@ void Parser::report_syntax_error(const context &yyctx) const {
 void Parser::error(const location_type &loc, const std::string &msg) { ctx.diags().error(ctx.loc(loc), msg); }
 
 }  // namespace tk::parser::yy
+
+namespace tk::parser {
+
+namespace {
+// Bison numbers END (token 0) as S_YYEOF; every other token as S_NAME.
+struct K : yy::Parser::symbol_kind {
+  static constexpr symbol_kind_type S_END = S_YYEOF;
+};
+}  // namespace
+
+const char *grammarTokenName(Tok t) {
+  switch (t) {
+#define TK_VALUE_TOKEN(Enum, BISON, DUMP) case Tok::Enum: return yy::Parser::symbol_name(K::S_##BISON);
+#define TK_KEYWORD(Enum, BISON, SPELLING) case Tok::Enum: return yy::Parser::symbol_name(K::S_##BISON);
+#define TK_PUNCT(Enum, BISON, SPELLING) case Tok::Enum: return yy::Parser::symbol_name(K::S_##BISON);
+#include "parser/Tokens.def"
+  }
+  return "";
+}
+
+}  // namespace tk::parser

@@ -16,31 +16,52 @@ namespace tk::parser {
 
 const char *tokName(Tok t) {
   static const char *const names[] = {
-      "END", "IDENT", "INT", "FLOAT", "STRING", "TYPE",
-      "KW_KERNEL", "KW_FN", "KW_IMPORT", "KW_LET", "KW_VAR", "KW_CONST", "KW_FOR", "KW_IN", "KW_IF",
-      "KW_ELSE", "KW_RETURN", "KW_AS", "KW_TRUE", "KW_FALSE", "KW_NONE", "KW_ALIGN",
-      "KW_WHILE", "KW_BREAK", "KW_CONTINUE",
-      "LPAREN", "RPAREN", "LBRACKET", "RBRACKET", "LBRACE", "RBRACE", "COMMA", "COLON", "SEMI", "ARROW",
-      "ASSIGN", "PLUS_ASSIGN", "MINUS_ASSIGN", "STAR_ASSIGN", "SLASH_ASSIGN",
-      "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "SHL", "SHR", "LT", "LE", "GT", "GE", "EQEQ", "NE",
-      "AMP", "CARET", "PIPE", "ANDAND", "OROR", "BANG", "TILDE", "AT"};
+#define TK_VALUE_TOKEN(Enum, BISON, DUMP) #DUMP,
+#define TK_KEYWORD(Enum, BISON, SPELLING) "KW_" #BISON,
+#define TK_PUNCT(Enum, BISON, SPELLING) #BISON,
+#include "parser/Tokens.def"
+  };
   return names[static_cast<int>(t)];
+}
+
+const char *tokSpelling(Tok t) {
+  static const char *const spellings[] = {
+#define TK_VALUE_TOKEN(Enum, BISON, DUMP) nullptr,
+#define TK_KEYWORD(Enum, BISON, SPELLING) SPELLING,
+#define TK_PUNCT(Enum, BISON, SPELLING) SPELLING,
+#include "parser/Tokens.def"
+  };
+  return spellings[static_cast<int>(t)];
 }
 
 namespace {
 
 Tok keywordOrIdent(const std::string &s) {
   static const std::unordered_map<std::string, Tok> kw = {
-      {"kernel", Tok::KwKernel}, {"fn", Tok::KwFn}, {"import", Tok::KwImport}, {"let", Tok::KwLet},
-      {"var", Tok::KwVar}, {"const", Tok::KwConst}, {"for", Tok::KwFor}, {"in", Tok::KwIn},
-      {"if", Tok::KwIf}, {"else", Tok::KwElse}, {"return", Tok::KwReturn}, {"as", Tok::KwAs},
-      {"align", Tok::KwAlign}, {"true", Tok::KwTrue}, {"false", Tok::KwFalse}, {"None", Tok::KwNone},
-      {"bool", Tok::TypeName}, {"i8", Tok::TypeName}, {"i16", Tok::TypeName}, {"i32", Tok::TypeName},
-      {"i64", Tok::TypeName}, {"f16", Tok::TypeName}, {"bf16", Tok::TypeName}, {"f32", Tok::TypeName},
-      {"f64", Tok::TypeName},
-      {"while", Tok::KwWhile}, {"break", Tok::KwBreak}, {"continue", Tok::KwContinue}};
+#define TK_KEYWORD(Enum, BISON, SPELLING) {SPELLING, Tok::Enum},
+#define TK_TYPE_NAME(SPELLING) {SPELLING, Tok::TypeName},
+#include "parser/Tokens.def"
+  };
   auto it = kw.find(s);
   return it == kw.end() ? Tok::Ident : it->second;
+}
+
+// The operator or punctuation token spelled at `p`: the longest spelling of
+// Tokens.def that matches (`<=` before `<`). Every character the scanner's
+// operator rule accepts spells a one-character token.
+Tok punctAt(const unsigned char *p, size_t &length) {
+  struct Punct { const char *spelling; Tok kind; };
+  static const Punct puncts[] = {
+#define TK_PUNCT(Enum, BISON, SPELLING) {SPELLING, Tok::Enum},
+#include "parser/Tokens.def"
+  };
+  const Punct *best = nullptr;
+  length = 0;
+  for (const Punct &q : puncts) {
+    size_t n = std::strlen(q.spelling);
+    if (n > length && std::strncmp(reinterpret_cast<const char *>(p), q.spelling, n) == 0) best = &q, length = n;
+  }
+  return best ? best->kind : Tok::End;
 }
 
 bool isIdentChar(unsigned char c) { return c == '_' || isalnum(c); }
@@ -210,41 +231,19 @@ LexResult Lexer::run() {
       dec | hex { YYCURSOR = number(Tok::Int, tok, YYCURSOR); continue; }
       flt { YYCURSOR = number(Tok::Float, tok, YYCURSOR); continue; }
 
-      "(" { if (!open(tok)) { out_.stopped = true; break; } push(Tok::LParen, tok, YYCURSOR); continue; }
-      "[" { if (!open(tok)) { out_.stopped = true; break; } push(Tok::LBracket, tok, YYCURSOR); continue; }
-      "{" { if (!open(tok)) { out_.stopped = true; break; } push(Tok::LBrace, tok, YYCURSOR); continue; }
-      ")" { close(); push(Tok::RParen, tok, YYCURSOR); continue; }
-      "]" { close(); push(Tok::RBracket, tok, YYCURSOR); continue; }
-      "}" { close(); push(Tok::RBrace, tok, YYCURSOR); continue; }
-      "," { push(Tok::Comma, tok, YYCURSOR); continue; }
-      ":" { push(Tok::Colon, tok, YYCURSOR); continue; }
-      ";" { push(Tok::Semi, tok, YYCURSOR); continue; }
-      "->" { push(Tok::Arrow, tok, YYCURSOR); continue; }
-      "=" { push(Tok::Assign, tok, YYCURSOR); continue; }
-      "+=" { push(Tok::PlusAssign, tok, YYCURSOR); continue; }
-      "-=" { push(Tok::MinusAssign, tok, YYCURSOR); continue; }
-      "*=" { push(Tok::StarAssign, tok, YYCURSOR); continue; }
-      "/=" { push(Tok::SlashAssign, tok, YYCURSOR); continue; }
-      "+" { push(Tok::Plus, tok, YYCURSOR); continue; }
-      "-" { push(Tok::Minus, tok, YYCURSOR); continue; }
-      "*" { push(Tok::Star, tok, YYCURSOR); continue; }
-      "/" { push(Tok::Slash, tok, YYCURSOR); continue; }
-      "%" { push(Tok::Percent, tok, YYCURSOR); continue; }
-      "<<" { push(Tok::Shl, tok, YYCURSOR); continue; }
-      ">>" { push(Tok::Shr, tok, YYCURSOR); continue; }
-      "<" { push(Tok::Lt, tok, YYCURSOR); continue; }
-      "<=" { push(Tok::Le, tok, YYCURSOR); continue; }
-      ">" { push(Tok::Gt, tok, YYCURSOR); continue; }
-      ">=" { push(Tok::Ge, tok, YYCURSOR); continue; }
-      "==" { push(Tok::EqEq, tok, YYCURSOR); continue; }
-      "!=" { push(Tok::Ne, tok, YYCURSOR); continue; }
-      "&" { push(Tok::Amp, tok, YYCURSOR); continue; }
-      "^" { push(Tok::Caret, tok, YYCURSOR); continue; }
-      "|" { push(Tok::Pipe, tok, YYCURSOR); continue; }
-      "&&" { push(Tok::AndAnd, tok, YYCURSOR); continue; }
-      "||" { push(Tok::OrOr, tok, YYCURSOR); continue; }
-      "!" { push(Tok::Bang, tok, YYCURSOR); continue; }
-      "~" { push(Tok::Tilde, tok, YYCURSOR); continue; }
+      // Operators and punctuation: the longest spelling in Tokens.def.
+      [-+*/%<>=!&^|~,:;()[\]{}] {
+        size_t length;
+        Tok kind = punctAt(tok, length);
+        YYCURSOR = tok + length;
+        if (kind == Tok::LParen || kind == Tok::LBracket || kind == Tok::LBrace) {
+          if (!open(tok)) { out_.stopped = true; break; }
+        } else if (kind == Tok::RParen || kind == Tok::RBracket || kind == Tok::RBrace) {
+          close();
+        }
+        push(kind, tok, YYCURSOR);
+        continue;
+      }
       // `@` starts an attribute (`@tune(...)`) only right before its name; a
       // lone `@` stays an unexpected character.
       "@" / [a-zA-Z_] { push(Tok::At, tok, YYCURSOR); continue; }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "tk/perf.h"
+#include "tk/gpu.h"
 
 namespace tk {
 
@@ -92,7 +93,7 @@ ModelInput modelInput(const LaunchStats &s, Dim3 grid, const Bundle &bundle, con
 
 ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in) {
   ModelEstimate e;
-  const int threads = in.numWarps * 32;
+  const int threads = in.numWarps * kWarpSize;
   const uint64_t blocks = uint64_t(in.grid.x) * in.grid.y * in.grid.z;
   auto refuse = [&](std::string why) {
     e.launchable = false;
@@ -119,7 +120,7 @@ ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in) {
   };
   std::vector<Limit> limits = {{"blocks", gpu.maxBlocksPerSm}, {"threads", gpu.maxThreadsPerSm / threads}};
   if (in.registers > 0) {
-    int perWarp = (in.registers * 32 + gpu.regAllocUnit - 1) / gpu.regAllocUnit * gpu.regAllocUnit;
+    int perWarp = (in.registers * kWarpSize + gpu.regAllocUnit - 1) / gpu.regAllocUnit * gpu.regAllocUnit;
     limits.push_back({"registers", gpu.regsPerSm / perWarp / in.numWarps});
   } else {
     e.note = "registers unknown (no ptxas): occupancy from threads and shared memory only";
@@ -141,7 +142,7 @@ ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in) {
   const double blocksOnBusiestSm = std::ceil(double(blocks) / gpu.sms);
   const double residentBlocks = std::min<double>(e.blocksPerSm, blocksOnBusiestSm);
   const double residentWarps = residentBlocks * in.numWarps;
-  e.occupancy = residentWarps * 32 / gpu.maxThreadsPerSm;
+  e.occupancy = residentWarps * kWarpSize / gpu.maxThreadsPerSm;
 
   // Memory: every 32-byte sector a request touched crosses to DRAM (L2 hits
   // are not modelled), spills add their bytes per thread. Bandwidth is the
@@ -164,10 +165,10 @@ ModelEstimate estimateTime(const GpuSpec &gpu, const ModelInput &in) {
   // slowed when too few warps are resident to hide latency; FP32 lanes bound
   // separately (A100 has half as many as it has issue slots).
   const double perBlockIssue =
-      (double(in.warpInstructions) + double(in.specialInstructions) / 32 * kSpecialIssueSlots) / double(blocks);
-  const double perBlockFp = double(in.fpInstructions) / 32 / double(blocks);
+      (double(in.warpInstructions) + double(in.specialInstructions) / kWarpSize * kSpecialIssueSlots) / double(blocks);
+  const double perBlockFp = double(in.fpInstructions) / kWarpSize / double(blocks);
   const double hide = std::min(1.0, residentWarps / gpu.schedulersPerSm / kWarpsToHideLatency);
-  const double issueCycles = std::max(perBlockIssue / gpu.schedulersPerSm, perBlockFp / (gpu.fp32LanesPerSm / 32.0));
+  const double issueCycles = std::max(perBlockIssue / gpu.schedulersPerSm, perBlockFp / (gpu.fp32LanesPerSm / double(kWarpSize)));
   const double barrierCycles = double(in.barriers) / double(blocks) * kBarrierCycles / residentBlocks;
   e.computeUs = blocksOnBusiestSm * (issueCycles / hide + barrierCycles) / clockHz * 1e6;
 

@@ -16,6 +16,8 @@
 #include "ir/Parser.h"
 #include "lower/LowerToLLVM.h"
 #include "runtime/DeviceImpl.h"
+#include "syntax/Location.h"
+#include "tk/gpu.h"
 
 namespace tk {
 
@@ -49,10 +51,8 @@ const char *siteKindName(sim::SiteKind k) {
 // "file:line:col" -> (file, line, col) for sorting; a loc without numbers
 // sorts by its text alone.
 std::tuple<std::string, long, long> sourcePosition(const std::string &loc) {
-  size_t c2 = loc.rfind(':');
-  size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : loc.rfind(':', c2 - 1);
-  if (c1 == std::string::npos) return {loc, 0, 0};
-  return {loc.substr(0, c1), std::atol(loc.c_str() + c1 + 1), std::atol(loc.c_str() + c2 + 1)};
+  Location l = Location::parse(loc);
+  return {l.file, l.line, l.col};
 }
 
 // The per-site counts by (loc, kind, access width): a tile access the
@@ -139,7 +139,7 @@ class SimDevice final : public DeviceImpl {
     cfg.grid[0] = grid.x;
     cfg.grid[1] = grid.y;
     cfg.grid[2] = grid.z;
-    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * 32);
+    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * kWarpSize);
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
     cfg.raceCheck = raceCheck_;
     cfg.printSink = printSink_;

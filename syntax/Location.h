@@ -12,6 +12,10 @@ struct Location {
   int line = 0, col = 0;
   bool known() const { return line > 0; }
   std::string str() const;  // "file:line:col" or "<unknown>"
+  // The inverse of str() for a known location: "file:line:col" -> the
+  // location; text without two numbered fields gives {text, 0, 0}. The sim
+  // reads it back from `!tk.loc` (lower/LocMetadata.h).
+  static Location parse(const std::string &text);
 };
 
 }  // namespace tk

@@ -15,6 +15,7 @@
 
 #include "backend/nvptx/ApproxMath.h"
 #include "backend/nvptx/StorePredicates.h"
+#include "tk/gpu.h"
 
 namespace tk::nvptx {
 
@@ -105,16 +106,16 @@ static Value *shuffleSync(IRBuilderBase &b, Value *v, Intrinsic::ID i32Id, Intri
 }
 
 Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
-  if (laneMask < 0 || laneMask > 31)
-    throw tk::InternalError("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+  if (laneMask < 0 || laneMask > kWarpSize - 1)
+    throw tk::InternalError("NvptxTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0.." + std::to_string(kWarpSize - 1));
   return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_bfly_i32, Intrinsic::nvvm_shfl_sync_bfly_f32, laneMask, 31,
                      "shuffleXor");
 }
 
 // Clamp value 0: a lane below `delta` keeps its own value.
 Value *NvptxTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
-  if (delta < 0 || delta > 31)
-    throw tk::InternalError("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+  if (delta < 0 || delta > kWarpSize - 1)
+    throw tk::InternalError("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0.." + std::to_string(kWarpSize - 1));
   return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0, "shuffleUp");
 }
 

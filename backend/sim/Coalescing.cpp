@@ -1,6 +1,7 @@
 // AccessGrouper: groups lanes' accesses into warp requests and counts sectors
 // and shared-memory wavefronts (see Coalescing.h and docs/sim.md).
 #include "backend/sim/Coalescing.h"
+#include "tk/gpu.h"
 
 #include <algorithm>
 
@@ -18,7 +19,7 @@ void AccessGrouper::reset(const SiteTable &sites, uint32_t blockThreads, SiteCou
   sites_ = &sites;
   perSite_ = perSite;
   blockThreads_ = blockThreads;
-  warps_ = (blockThreads + 31) / 32;
+  warps_ = (blockThreads + kWarpSize - 1) / kWarpSize;
   numSites_ = uint32_t(sites.sites.size());
   windows_.assign(size_t(warps_) * numSites_, Window{});
 }
@@ -49,7 +50,7 @@ void AccessGrouper::record(uint32_t warp, uint32_t lane, uint32_t site, uint32_t
   Group &g = groupAt(w, k);
   if (g.lanes == kDone) return;
   g.lane[g.lanes++] = Lane{addr, elemMask};
-  uint32_t warpLanes = std::min<uint32_t>(32, blockThreads_ - warp * 32);
+  uint32_t warpLanes = std::min<uint32_t>(kWarpSize, blockThreads_ - warp * kWarpSize);
   if (g.lanes < warpLanes) return;
   count(site, g, c);
   // Pop the finished groups at the front so the window stays as short as the

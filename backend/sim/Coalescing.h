@@ -10,6 +10,7 @@
 
 #include "backend/sim/Simulator.h"
 #include "backend/sim/SiteTable.h"
+#include "tk/gpu.h"
 
 namespace tk::sim {
 
@@ -36,7 +37,7 @@ class AccessGrouper {
   };
   struct Group {
     uint32_t lanes = 0;  // how many lanes joined; kDone once counted
-    Lane lane[32];
+    Lane lane[kWarpSize];
   };
   static constexpr uint32_t kDone = ~0u;
   static constexpr size_t kKeepGroups = 64;  // ring capacity kept for reuse

@@ -12,6 +12,7 @@
 
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim {
 
@@ -34,12 +35,7 @@ Function *declareHook(Module &m, const char *name, Type *ret, ArrayRef<Type *> p
   return f;
 }
 
-std::string locOf(const Instruction &i) {
-  if (MDNode *n = i.getMetadata(kMdLoc))
-    if (n->getNumOperands() > 0)
-      if (auto *s = dyn_cast<MDString>(n->getOperand(0))) return s->getString().str();
-  return {};
-}
+std::string locOf(const Instruction &i) { return lower::sourceLoc(i); }
 
 // The sim runs everything in address space 0; another one means the module
 // was lowered for a GPU target (and x86 gives 256-258 a segment-register meaning).
@@ -109,11 +105,11 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
   for (Function &f : m)
     for (BasicBlock &bb : f)
       for (Instruction &i : bb)
-        if (i.getMetadata(kMdLoc) || i.getMetadata(kMdShared) || alwaysLocated(i)) work.push_back(&i);
+        if (lower::hasSourceLoc(i) || lower::isSharedAccess(i) || alwaysLocated(i)) work.push_back(&i);
 
   for (Instruction *i : work) {
     // !tk.shared wins: a shared access may also carry !tk.loc for its errors.
-    bool shared = i->getMetadata(kMdShared) != nullptr;
+    bool shared = lower::isSharedAccess(*i);
     IRBuilder<> b(i);
     auto kindOf = [&](bool store, bool atomic) {
       if (atomic) return shared ? SiteKind::SharedAtomic : SiteKind::GlobalAtomic;

@@ -39,9 +39,8 @@ inline constexpr const char *kFnWgmmaAt = "__tk_sim_wgmma_at";  // (i64, i64, pt
 // write, counted when a wait_group completes it.
 inline constexpr const char *kFnCpAsyncAt = "__tk_sim_cp_async_at";
 
-// Metadata kinds the lowering attaches.
-inline constexpr const char *kMdLoc = "tk.loc";        // !{!"file:line:col"}: a global-memory access
-inline constexpr const char *kMdShared = "tk.shared";  // !{}: a shared-memory access
+// The metadata the lowering attaches (!tk.loc, !tk.shared) is declared in
+// lower/LocMetadata.h, with the functions that write and read it.
 
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any

@@ -11,6 +11,7 @@
 #include "backend/sim/Runtime.h"
 #include "backend/sim/WarpCollective.h"
 #include "backend/sim/Wgmma.h"
+#include "tk/gpu.h"
 
 namespace tk::sim {
 
@@ -79,10 +80,10 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
     if (ws.atWarp == 0) continue;
     const ThreadCtx *arrived = nullptr;  // names the collective and its line
     for (uint32_t lane = 0; lane < ws.lanes; ++lane)
-      if (const ThreadCtx &t = threads[w * 32 + lane]; t.wait == Wait::Warp && (!arrived || arrived->warpSite == ~0u))
+      if (const ThreadCtx &t = threads[w * kWarpSize + lane]; t.wait == Wait::Warp && (!arrived || arrived->warpSite == ~0u))
         arrived = &t;
     for (uint32_t lane = 0; lane < ws.lanes; ++lane) {
-      const ThreadCtx &t = threads[w * 32 + lane];
+      const ThreadCtx &t = threads[w * kWarpSize + lane];
       if (t.wait == Wait::Warp) continue;
       std::string why = t.wait == Wait::Done ? "which has exited" : "which waits at a barrier";
       l.fail(kernel + warpCollectiveName(*arrived) + siteSuffix(l, arrived->warpSite) + " in " + blockName(b) +
@@ -96,9 +97,9 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
     if (b.warpgroupArrived[g] == 0) continue;
     const ThreadCtx *at = nullptr;  // a thread at the wgmma: names it and its line
     for (uint32_t wi = 4 * g; wi < 4 * g + 4 && wi < b.warps.size(); ++wi)
-      if (threads[wi * 32].wait == Wait::Warp && threads[wi * 32].warpOp == WarpOp::Wgmma) at = &threads[wi * 32];
+      if (threads[wi * kWarpSize].wait == Wait::Warp && threads[wi * kWarpSize].warpOp == WarpOp::Wgmma) at = &threads[wi * kWarpSize];
     for (uint32_t wi = 4 * g; wi < 4 * g + 4 && wi < b.warps.size() && at; ++wi) {
-      const ThreadCtx &t = threads[wi * 32];
+      const ThreadCtx &t = threads[wi * kWarpSize];
       if (t.wait == Wait::Warp && t.warpOp == WarpOp::Wgmma) continue;
       l.fail(kernel + warpCollectiveName(*at) + siteSuffix(l, at->warpSite) + " in " + blockName(b) + ", warpgroup " +
              std::to_string(g) + ": " + std::to_string(b.warpgroupArrived[g]) + " of its 4 warps arrived; warp " +
@@ -166,7 +167,7 @@ void tallyInstructions(Simulator::Worker &w, BlockCtx &b) {
   for (uint32_t wi = 0; wi < b.warps.size(); ++wi) {
     // The lanes of a warp mostly take the same path: a lane whose row equals
     // lane 0's costs what lane 0 does, found with one compare of the rows.
-    const uint64_t *first = rows + size_t(wi) * 32 * nb;
+    const uint64_t *first = rows + size_t(wi) * kWarpSize * nb;
     uint64_t thread0 = 0, fp0 = 0, special0 = 0;
     for (size_t i = 0; i < nb; ++i) {
       thread0 += first[i] * costs[i].instructions;
@@ -218,7 +219,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   b.atBarrier = 0;
   b.barrierSite = ~0u;
   b.printed.clear();
-  for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(32u, b.nthreads - 32 * i), 0, 0};
+  for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(uint32_t(kWarpSize), b.nthreads - kWarpSize * i), 0, 0};
   std::fill(b.warpgroupArrived.begin(), b.warpgroupArrived.end(), 0);
   if (b.wgmmaReadingCount) std::fill(b.wgmmaReading.begin(), b.wgmmaReading.end(), 0);
   for (auto &reads : b.wgmmaInFlight) reads.clear();
@@ -235,8 +236,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     ThreadCtx &t = w.threads[i];
     t.block = &b;
     t.tid = i;
-    t.warp = i / 32;
-    t.lane = i % 32;
+    t.warp = i / kWarpSize;
+    t.lane = i % kWarpSize;
     t.wait = Wait::None;
     t.warpSite = ~0u;
     t.printGroup = 0;
@@ -285,7 +286,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
           if (++ws.atWarp == ws.lanes) {
             // The whole warp is here: run the collective, then all its lanes
             // go on -- or, at wgmma, wait for the rest of the warpgroup.
-            ThreadCtx *lanes = &w.threads[t.warp * 32];
+            ThreadCtx *lanes = &w.threads[t.warp * kWarpSize];
             Resume r{t.warp, 1};
             if (lanes[0].warpOp == WarpOp::Wgmma)
               r = arriveAtWgmma(w, t.warp);
@@ -293,8 +294,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
               completeWarpCollective(w, lanes, ws.lanes);
             for (uint32_t wi = r.firstWarp; wi < r.firstWarp + r.count; ++wi) {
               for (uint32_t j = 0; j < b.warps[wi].lanes; ++j) {
-                w.threads[wi * 32 + j].wait = Wait::None;
-                w.next.push_back(wi * 32 + j);
+                w.threads[wi * kWarpSize + j].wait = Wait::None;
+                w.next.push_back(wi * kWarpSize + j);
               }
               b.warps[wi].atWarp = 0;
             }
@@ -368,7 +369,7 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
   w.race.reset(l.cfg.raceCheck, l.cfg.sharedBytes);
   w.memoryHint = 0;
-  w.block.warps.assign((n + 31) / 32, WarpState{});
+  w.block.warps.assign((n + kWarpSize - 1) / kWarpSize, WarpState{});
   w.block.warpgroupArrived.assign((n + 127) / 128, 0);
   w.block.wgmmaReading.assign((l.cfg.sharedBytes + 15) / 16, 0);
   w.block.wgmmaInFlight.assign((n + 127) / 128, {});

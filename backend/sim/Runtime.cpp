@@ -16,6 +16,7 @@
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Wgmma.h"
+#include "tk/gpu.h"
 
 namespace tk::sim {
 
@@ -280,7 +281,7 @@ void atWarpCollective(ThreadCtx *t, WarpOp op, uint32_t site) {
 uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site, bool up = false) {
   ThreadCtx *t = tlsThread;
   t->shflIn = v;
-  t->shflMask = laneMask & 31;
+  t->shflMask = laneMask & (kWarpSize - 1);
   t->shflUp = up;
   atWarpCollective(t, WarpOp::Shuffle, site);
   return t->shflOut;

@@ -14,6 +14,7 @@
 
 #include "backend/sim/Runtime.h"
 #include "backend/sim/Simulator.h"
+#include "tk/gpu.h"
 
 namespace tk::sim {
 
@@ -127,14 +128,14 @@ static Value *shuffleCall(IRBuilderBase &b, Value *v, const char *i32Fn, const c
 }
 
 Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
-  if (laneMask < 0 || laneMask > 31)
-    throw tk::InternalError("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0..31");
+  if (laneMask < 0 || laneMask > kWarpSize - 1)
+    throw tk::InternalError("SimTarget::shuffleXor: lane mask " + std::to_string(laneMask) + " is not in 0.." + std::to_string(kWarpSize - 1));
   return shuffleCall(b, v, kFnShflI32, kFnShflF32, laneMask, "shuffleXor");
 }
 
 Value *SimTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
-  if (delta < 0 || delta > 31)
-    throw tk::InternalError("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0..31");
+  if (delta < 0 || delta > kWarpSize - 1)
+    throw tk::InternalError("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0.." + std::to_string(kWarpSize - 1));
   return shuffleCall(b, v, kFnShflUpI32, kFnShflUpF32, delta, "shuffleUp");
 }
 

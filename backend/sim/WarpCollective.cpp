@@ -13,6 +13,7 @@
 
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Wgmma.h"
+#include "tk/gpu.h"
 
 namespace tk::sim {
 
@@ -98,7 +99,7 @@ void runLdmatrix(Simulator::Worker &w, ThreadCtx *lanes) {
     p.bytes += 128 * num;  // 8 rows of 16 bytes per matrix
     p.wavefronts += wavefronts;
   }
-  for (uint32_t l = 0; l < 32; ++l) {
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
     const uint32_t g = l / 4, c = 2 * (l % 4);
     for (uint32_t i = 0; i < num; ++i) {
       uint16_t lo = trans ? m[i][c][g] : m[i][g][c];
@@ -138,7 +139,7 @@ template <typename Acc, typename Value>
 void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
   double A[16][32], B[32][8];
   Acc C[16][8];
-  for (uint32_t l = 0; l < 32; ++l) {
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
     const MatrixOperands &x = lanes[l].mx;
     const int g = int(l / 4), t = int(l % 4);
     const int half = K / 2;  // registers 2 and 3 of A (1 of B) cover k past half
@@ -168,7 +169,7 @@ void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
       }
       D[r][c] = d;
     }
-  for (uint32_t l = 0; l < 32; ++l) {
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
     const uint32_t g = l / 4, t = l % 4;
     for (int h = 0; h < 2; ++h) {
       lanes[l].mx.out[h] = std::bit_cast<uint32_t>(D[g][2 * t + h]);
@@ -238,12 +239,12 @@ void completeWarpCollective(Simulator::Worker &w, ThreadCtx *lanes, uint32_t n) 
       return;
     }
   if (lanes[0].warpOp == WarpOp::Shuffle) return runShuffle(lanes, n);
-  if (n < 32) {
+  if (n < kWarpSize) {
     // A partial last warp: the lanes past the block do not exist, and
     // ldmatrix and mma need all 32.
     l.fail("kernel " + l.kernel->name + ": " + name(lanes[0]) + " in " + blockName(b) + ", warp " +
            std::to_string(warp) + ": the warp has only " + std::to_string(n) + " lanes (the block has " +
-           std::to_string(b.nthreads) + " threads); " + warpCollectiveName(lanes[0]) + " needs all 32");
+           std::to_string(b.nthreads) + " threads); " + warpCollectiveName(lanes[0]) + " needs all " + std::to_string(kWarpSize));
     zeroResults(lanes, n);
     return;
   }

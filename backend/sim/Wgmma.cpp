@@ -10,6 +10,7 @@
 // wait_group that completes the instruction's group; until then the
 // registers hold tokens (see WgmmaThread).
 #include "backend/sim/Wgmma.h"
+#include "tk/gpu.h"
 
 #include <algorithm>
 #include <bit>
@@ -143,7 +144,7 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
     if (s.results.size() + n / 2 > kMaxResults)
       return l.fail(head + "thread " + std::to_string(t.tid) + " has more than " + std::to_string(kMaxResults) +
                     " wgmma results in flight: commit and wait for them");
-    const uint32_t w4 = (t.tid / 32) % 4, g = (t.tid % 32) / 4, tq = t.tid % 4;
+    const uint32_t w4 = (t.tid / kWarpSize) % 4, g = (t.tid % kWarpSize) / 4, tq = t.tid % 4;
     for (uint32_t r = 0; r < n / 2; ++r) {
       const uint32_t j = r / 4, e = r % 4, row = 16 * w4 + g + 8 * (e / 2), col = 8 * j + 2 * tq + (e % 2);
       // A token of a result in flight is a valid input (the ISA's chained
@@ -203,12 +204,13 @@ std::string wgmmaName(const ThreadCtx &t) {
 Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
   BlockCtx &b = w.block;
   LaunchCtx &l = *b.launch;
-  ThreadCtx *lanes = &w.threads[warp * 32];
+  ThreadCtx *lanes = &w.threads[warp * kWarpSize];
   const uint32_t nl = b.warps[warp].lanes;
   const std::string head = "kernel " + l.kernel->name + ": " + wgmmaName(lanes[0]) + where(b, lanes[0]) + ", warp " +
                            std::to_string(warp) + ": ";
-  if (nl < 32) {
-    l.fail(head + "the warp has only " + std::to_string(nl) + " lanes; wgmma needs all 32 of the 4 warps");
+  if (nl < kWarpSize) {
+    l.fail(head + "the warp has only " + std::to_string(nl) + " lanes; wgmma needs all " + std::to_string(kWarpSize) +
+           " of the 4 warps");
     return {warp, 1};
   }
   for (uint32_t j = 1; j < nl; ++j)
@@ -224,13 +226,13 @@ Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {
   }
   if (++b.warpgroupArrived[group] < 4) return {warp, 0};
   b.warpgroupArrived[group] = 0;
-  ThreadCtx *threads = &w.threads[first * 32];
-  for (uint32_t i = 32; i < 128; i += 32)
+  ThreadCtx *threads = &w.threads[first * kWarpSize];
+  for (uint32_t i = kWarpSize; i < 4 * kWarpSize; i += kWarpSize)
     if (!sameWgmma(threads[0], threads[i])) {
       l.fail(head + "the warps of warpgroup " + std::to_string(group) +
              " meet at different wgmma instructions or pass "
              "different operands (warp " +
-             std::to_string(first) + " and warp " + std::to_string(first + i / 32) + ")");
+             std::to_string(first) + " and warp " + std::to_string(first + i / kWarpSize) + ")");
       return {first, 4};
     }
   execute(w, threads);

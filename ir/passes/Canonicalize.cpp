@@ -3,13 +3,15 @@
 // and constants into splats and constants, and puts constants on the right
 // of commutative ops so CSE sees one form. Repeats until nothing changes.
 //
-// Folding follows the lowering's semantics exactly or not at all: ints wrap
-// at their width, divisions by zero and overflowing shifts stay, f16/bf16
-// and transcendental functions (whose device versions differ from libm) are
-// left alone, float compares with NaN are not folded.
+// Folding (ir/Fold.h, shared with the front end) follows the lowering's
+// semantics exactly or not at all: ints wrap at their width, divisions by
+// zero, MIN / -1 and overflowing shifts stay, f16/bf16 and transcendental
+// functions (whose device versions differ from libm) are left alone, float
+// compares with NaN are not folded, and i1 folds only its logical ops.
 #include <cmath>
 #include <limits>
 
+#include "ir/Fold.h"
 #include "ir/passes/Passes.h"
 
 namespace tk::ir {
@@ -23,22 +25,11 @@ struct Const {
 };
 
 // Sign-extends `v` from the width of `k` (i1 is 0 or 1).
-int64_t normalize(int64_t v, ScalarKind k) {
-  int bits = bitWidth(k);
-  if (bits >= 64) return v;
-  if (bits == 1) return v & 1;
-  uint64_t u = static_cast<uint64_t>(v) & ((uint64_t(1) << bits) - 1);
-  uint64_t sign = uint64_t(1) << (bits - 1);
-  return static_cast<int64_t>((u ^ sign) - sign);
-}
+int64_t normalize(int64_t v, ScalarKind k) { return wrapInt(v, bitWidth(k)); }
 
 // Rounds `d` to the float type `k`; nullopt where the host cannot do it
 // exactly as the device would (f16, bf16).
-std::optional<double> roundTo(double d, ScalarKind k) {
-  if (k == ScalarKind::F64) return d;
-  if (k == ScalarKind::F32) return static_cast<double>(static_cast<float>(d));
-  return std::nullopt;
-}
+std::optional<double> roundTo(double d, ScalarKind k) { return roundFloat(d, k); }
 
 std::optional<Const> constantOf(const Value *v) {
   const Op *def = v->definingOp();
@@ -99,73 +90,51 @@ struct Rewrite {
   static Rewrite splat(Value *scalar) { return {Splat, scalar, {}}; }
 };
 
-std::optional<int64_t> foldIntBinary(OpKind kind, int64_t a, int64_t b, ScalarKind k) {
-  int bits = bitWidth(k);
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  if (bits == 1) {
-    // i1 is a bool: only the logical ops have one obvious meaning.
-    switch (kind) {
-      case OpKind::And: return a & b;
-      case OpKind::Or: return a | b;
-      case OpKind::Xor: return a ^ b;
-      default: return std::nullopt;
-    }
-  }
-  int64_t minValue = bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bits - 1));
+std::optional<FoldOp> foldOpOf(OpKind kind) {
   switch (kind) {
-    case OpKind::Add: return normalize(static_cast<int64_t>(ua + ub), k);
-    case OpKind::Sub: return normalize(static_cast<int64_t>(ua - ub), k);
-    case OpKind::Mul: return normalize(static_cast<int64_t>(ua * ub), k);
-    case OpKind::Div:
-      if (b == 0 || (a == minValue && b == -1)) return std::nullopt;
-      return normalize(a / b, k);
-    case OpKind::Rem:
-      if (b == 0 || (a == minValue && b == -1)) return std::nullopt;
-      return normalize(a % b, k);
-    case OpKind::And: return a & b;
-    case OpKind::Or: return a | b;
-    case OpKind::Xor: return a ^ b;
-    case OpKind::Shl:
-      if (b < 0 || b >= bits) return std::nullopt;
-      return normalize(static_cast<int64_t>(ua << b), k);
-    case OpKind::Shr:
-      if (b < 0 || b >= bits) return std::nullopt;
-      return a >> b;
-    case OpKind::Max: return std::max(a, b);
-    case OpKind::Min: return std::min(a, b);
+    case OpKind::Add: return FoldOp::Add;
+    case OpKind::Sub: return FoldOp::Sub;
+    case OpKind::Mul: return FoldOp::Mul;
+    case OpKind::Div: return FoldOp::Div;
+    case OpKind::Rem: return FoldOp::Rem;
+    case OpKind::And: return FoldOp::And;
+    case OpKind::Or: return FoldOp::Or;
+    case OpKind::Xor: return FoldOp::Xor;
+    case OpKind::Shl: return FoldOp::Shl;
+    case OpKind::Shr: return FoldOp::Shr;
+    case OpKind::Max: return FoldOp::Max;
+    case OpKind::Min: return FoldOp::Min;
     default: return std::nullopt;
   }
+}
+
+std::optional<int64_t> foldIntBinary(OpKind kind, int64_t a, int64_t b, ScalarKind k) {
+  auto op = foldOpOf(kind);
+  if (!op) return std::nullopt;
+  // i1 is a bool: only the logical ops have one obvious meaning.
+  if (bitWidth(k) == 1 && *op != FoldOp::And && *op != FoldOp::Or && *op != FoldOp::Xor) return std::nullopt;
+  IntFold f = foldInt(*op, a, b, bitWidth(k));
+  if (f.status != IntFold::Ok) return std::nullopt;
+  if (f.overflowed && (*op == FoldOp::Div || *op == FoldOp::Rem)) return std::nullopt;  // MIN / -1
+  return f.value;
 }
 
 std::optional<double> foldFloatBinary(OpKind kind, double a, double b) {
-  switch (kind) {
-    case OpKind::Add: return a + b;
-    case OpKind::Sub: return a - b;
-    case OpKind::Mul: return a * b;
-    case OpKind::Div: return a / b;
-    case OpKind::Rem: return std::fmod(a, b);
-    case OpKind::Max: return std::fmax(a, b);  // NaN-ignoring, as the op says
-    case OpKind::Min: return std::fmin(a, b);
-    default: return std::nullopt;
-  }
+  auto op = foldOpOf(kind);
+  return op ? foldFloat(*op, a, b) : std::nullopt;
 }
 
 std::optional<bool> foldCmp(const std::string &pred, const Const &a, const Const &b, ScalarKind k) {
-  int order;
+  static const std::map<std::string, FoldCmp> preds = {{"eq", FoldCmp::Eq}, {"ne", FoldCmp::Ne}, {"lt", FoldCmp::Lt},
+                                                       {"le", FoldCmp::Le}, {"gt", FoldCmp::Gt}, {"ge", FoldCmp::Ge}};
+  auto p = preds.find(pred);
+  if (p == preds.end()) return std::nullopt;
   if (a.isFloat) {
     if (std::isnan(a.f) || std::isnan(b.f)) return std::nullopt;
-    order = a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
-  } else {
-    if (bitWidth(k) == 1 && pred != "eq" && pred != "ne") return std::nullopt;
-    order = a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+    return foldCompare(p->second, a.f, b.f);
   }
-  if (pred == "eq") return order == 0;
-  if (pred == "ne") return order != 0;
-  if (pred == "lt") return order < 0;
-  if (pred == "le") return order <= 0;
-  if (pred == "gt") return order > 0;
-  if (pred == "ge") return order >= 0;
-  return std::nullopt;
+  if (bitWidth(k) == 1 && pred != "eq" && pred != "ne") return std::nullopt;
+  return foldCompare(p->second, a.i, b.i);
 }
 
 Rewrite foldCast(const Const &c, const Type &from, const Type &to) {

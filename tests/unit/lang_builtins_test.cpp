@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "lang_TestUtil.h"
+#include "lang/IRGen.h"
+#include "parser/Lexer.h"
 
 namespace tk::lang {
 namespace {
@@ -129,6 +134,37 @@ kernel k(x: *T, n: i32, const T: type = f32, const ACT: str = "none", const BLOC
                                                                                  : "must be a string literal"),
               std::string::npos)
         << bad << "\n" << d2.render();
+  }
+}
+
+// lang/BuiltinTable.def (and Ops.def's math ops) is the one list of built-ins:
+// each is documented in docs/language.md (inside a code span), lexes as one
+// identifier (no keyword or type name takes it), and is reserved from fns.
+TEST(BuiltinTable, EveryBuiltinIsDocumentedLexedAsANameAndReserved) {
+  std::ifstream in(TK_SOURCE_DIR "/docs/language.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  std::vector<std::string> spans;
+  static const std::regex span("`[^`\n]+`");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), span); it != std::sregex_iterator(); ++it)
+    spans.push_back(it->str());
+  std::vector<std::string> names = IRGen::builtinNames();
+  names.push_back("static_assert");
+  names.push_back("static_range");
+  EXPECT_GE(names.size(), 60u);
+  for (const std::string &n : names) {
+    const std::regex word("(^|[^A-Za-z0-9_])" + n + "($|[^A-Za-z0-9_])");
+    bool documented = false;
+    for (const std::string &s : spans) documented = documented || std::regex_search(s, word);
+    EXPECT_TRUE(documented) << n << " is not in a code span of docs/language.md";
+    DiagnosticEngine diags;
+    parser::LexResult r = parser::lex(n, "t.tk", diags);
+    ASSERT_EQ(r.tokens.size(), 2u) << n;
+    EXPECT_EQ(r.tokens[0].kind, parser::Tok::Ident) << n << " lexes as " << parser::tokName(r.tokens[0].kind);
+    EXPECT_TRUE(IRGen::isBuiltinName(n)) << n;
+    // The reductions are exactly the tile IR's reduce kinds.
+    EXPECT_EQ(IRGen::builtinGroup(n) == BuiltinGroup::Reduce, ir::isReduceKind(n)) << n;
   }
 }
 

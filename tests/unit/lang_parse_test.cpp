@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "lang/Frontend.h"
+#include "parser/Lexer.h"
+#include "parser/Parser.h"
 
 namespace tk::lang {
 namespace {
@@ -217,6 +219,56 @@ TEST(LangParser, GarbageBytesNeverCrash) {
   Frontend fe2(d2);
   EXPECT_FALSE(fe2.loadSource(std::string("kernel k() {\0}", 14), "nul.tk"));
   EXPECT_NE(d2.render().find("nul.tk:1:13: error: unexpected NUL byte"), std::string::npos) << d2.render();
+}
+
+// parser/Tokens.def is the one declaration of the tokens; grammar.y's
+// %token aliases are a copy Bison needs, checked here.
+struct TableToken {
+  parser::Tok kind;
+  const char *spelling;  // null for value tokens
+};
+const std::vector<TableToken> &tableTokens() {
+  static const std::vector<TableToken> all = {
+#define TK_VALUE_TOKEN(Enum, BISON, DUMP) {parser::Tok::Enum, nullptr},
+#define TK_KEYWORD(Enum, BISON, SPELLING) {parser::Tok::Enum, SPELLING},
+#define TK_PUNCT(Enum, BISON, SPELLING) {parser::Tok::Enum, SPELLING},
+#include "parser/Tokens.def"
+  };
+  return all;
+}
+
+TEST(TokenTable, GrammarAliasesAreTheSpellings) {
+  for (const TableToken &t : tableTokens()) {
+    std::string grammar = parser::grammarTokenName(t.kind);
+    if (t.spelling) {
+      EXPECT_EQ(grammar, "'" + std::string(t.spelling) + "'") << parser::tokName(t.kind);
+      EXPECT_STREQ(parser::tokSpelling(t.kind), t.spelling);
+    } else {
+      EXPECT_FALSE(grammar.empty()) << parser::tokName(t.kind);
+      EXPECT_EQ(parser::tokSpelling(t.kind), nullptr);
+    }
+  }
+}
+
+TEST(TokenTable, EverySpellingLexesToItsToken) {
+  for (const TableToken &t : tableTokens()) {
+    if (!t.spelling) continue;
+    // `@` is a token only right before an attribute's name.
+    std::string text = std::string(t.spelling) + (t.kind == parser::Tok::At ? "x" : "");
+    DiagnosticEngine diags;
+    parser::LexResult r = parser::lex(text, "t.tk", diags);
+    ASSERT_GE(r.tokens.size(), 2u) << text;
+    EXPECT_EQ(r.tokens[0].kind, t.kind) << text << ": " << parser::tokName(r.tokens[0].kind);
+    EXPECT_EQ(r.tokens[0].text, t.spelling);
+    EXPECT_EQ(diags.errorCount(), 0) << diags.render();
+  }
+  for (const char *type : {
+#define TK_TYPE_NAME(SPELLING) SPELLING,
+#include "parser/Tokens.def"
+       }) {
+    DiagnosticEngine diags;
+    EXPECT_EQ(parser::lex(type, "t.tk", diags).tokens[0].kind, parser::Tok::TypeName) << type;
+  }
 }
 
 }  // namespace

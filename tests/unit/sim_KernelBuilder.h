@@ -13,6 +13,7 @@
 
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim::test {
 
@@ -53,12 +54,12 @@ class KernelBuilder {
 
   llvm::Value *load(llvm::Type *t, llvm::Value *p, const std::string &loc = "test.tk:1:1", unsigned align = 4) {
     auto *ld = b_.CreateAlignedLoad(t, p, llvm::Align(align));
-    ld->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
+    tk::lower::setSourceLoc(*ld, loc);
     return ld;
   }
   void store(llvm::Value *v, llvm::Value *p, const std::string &loc = "test.tk:2:1", unsigned align = 4) {
     auto *st = b_.CreateAlignedStore(v, p, llvm::Align(align));
-    st->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
+    tk::lower::setSourceLoc(*st, loc);
   }
   // Shared accesses carry !tk.shared, and also !tk.loc when `loc` is given
   // (the lowering may attach both).
@@ -71,13 +72,13 @@ class KernelBuilder {
     markShared(b_.CreateAlignedStore(v, p, llvm::Align(align)), loc);
   }
   void markShared(llvm::Instruction *i, const std::string &loc) {
-    i->setMetadata("tk.shared", llvm::MDNode::get(*ctx_, {}));
-    if (!loc.empty()) i->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
+    tk::lower::markShared(*i);
+    if (!loc.empty()) tk::lower::setSourceLoc(*i, loc);
   }
   // Attaches !tk.loc to the instruction just built (a barrier or shuffle call).
   void locateLast(const std::string &loc) {
     auto *i = &*std::prev(b_.GetInsertPoint());
-    i->setMetadata("tk.loc", llvm::MDNode::get(*ctx_, llvm::MDString::get(*ctx_, loc)));
+    tk::lower::setSourceLoc(*i, loc);
   }
 
   std::unique_ptr<Program> compile() { return Program::compile(std::move(m_), std::move(ctx_)); }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/sim_KernelBuilder.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim::test {
 namespace {
@@ -28,7 +29,7 @@ LaunchConfig oneWarp(uint32_t sharedBytes, bool raceCheck = false) {
 
 lower::Target::TagAccess at(const char *loc) {
   return [loc](llvm::Instruction &i) {
-    i.setMetadata("tk.loc", llvm::MDNode::get(i.getContext(), llvm::MDString::get(i.getContext(), loc)));
+    tk::lower::setSourceLoc(i, loc);
   };
 }
 

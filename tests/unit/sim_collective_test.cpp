@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "tests/unit/sim_KernelBuilder.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim::test {
 namespace {
@@ -99,7 +100,7 @@ TEST(SimBarrier, DivergentBarrierIsAnErrorNotAHang) {
     t.barrier(b);
     if (located) {
       auto *call = &*std::prev(b.GetInsertPoint());
-      call->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "div.tk:5:3")));
+      tk::lower::setSourceLoc(*call, "div.tk:5:3");
     }
     k.store(tid, k.gep(k.i32(), k.arg(0), tid));
     b.CreateRetVoid();

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tests/unit/sim_KernelBuilder.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim::test {
 namespace {
@@ -198,10 +199,10 @@ TEST(SimLaunch, MaskedVectorAccessesCheckAndCountActiveLanesOnly) {
   Value *mask = b.CreateICmpSLT(lanes, b.CreateVectorSplat(4, k.arg(2)));
   auto *ld =
       b.CreateMaskedLoad(v4, k.gep(k.f32(), k.arg(0), base), llvm::Align(16), mask, llvm::ConstantFP::get(v4, 0.0));
-  ld->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:1:1")));
+  tk::lower::setSourceLoc(*ld, "m.tk:1:1");
   auto *st = b.CreateMaskedStore(b.CreateFAdd(ld, llvm::ConstantFP::get(v4, 1.0)), k.gep(k.f32(), k.arg(1), base),
                                  llvm::Align(16), mask);
-  st->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "m.tk:2:1")));
+  tk::lower::setSourceLoc(*st, "m.tk:2:1");
   b.CreateRetVoid();
   auto prog = k.compile();
   Simulator sim(1);
@@ -276,7 +277,7 @@ TEST(SimLaunch, AtomicsAreCheckedAndAtomicAcrossWorkers) {
   Value *slot = k.gep(k.i32(), k.arg(0), b.CreateAnd(k.target().threadId(b), b.getInt32(1)));
   auto *rmw = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, slot, b.getInt32(1), llvm::MaybeAlign(4),
                                 llvm::AtomicOrdering::Monotonic);
-  rmw->setMetadata("tk.loc", llvm::MDNode::get(k.ctx(), llvm::MDString::get(k.ctx(), "a.tk:1:1")));
+  tk::lower::setSourceLoc(*rmw, "a.tk:1:1");
   b.CreateRetVoid();
   auto prog = k.compile();
   Simulator sim(4);

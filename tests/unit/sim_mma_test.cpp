@@ -11,6 +11,7 @@
 #include "backend/sim/Runtime.h"
 #include "tests/unit/sim_KernelBuilder.h"
 #include "tk/error.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::sim::test {
 namespace {
@@ -57,7 +58,7 @@ const char *const kMmaLoc = "mma.tk:9:5";
 // Tags the runtime call behind a hook's result (an extractelement of it).
 void locate(Value *extract, const char *loc) {
   auto *call = llvm::cast<llvm::Instruction>(llvm::cast<llvm::ExtractElementInst>(extract)->getVectorOperand());
-  call->setMetadata("tk.loc", llvm::MDNode::get(call->getContext(), llvm::MDString::get(call->getContext(), loc)));
+  tk::lower::setSourceLoc(*call, loc);
 }
 
 // Copies `words` 32-bit words of global `src` into shared memory (thread t of

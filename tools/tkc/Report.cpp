@@ -19,6 +19,7 @@
 #include "tk/compiler.h"
 #include "tk/perf.h"
 #include "tk/runtime.h"
+#include "tk/gpu.h"
 
 namespace tkc {
 namespace {
@@ -104,7 +105,7 @@ std::string text(const Report &r) {
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << r.bundle.numWarps << "\n";
   if (!r.bundle.assumed.empty()) os << "assumed    " << assumedText(r.bundle) << "\n";
-  os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << 32 * r.bundle.numWarps
+  os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << tk::kWarpSize * r.bundle.numWarps
      << " threads, every block run once on " << r.device << "\n";
   os << "figures    [sim] counted by the sim; [ptxas] ptxas -v for " << r.arch << "; [model] the performance model for "
      << r.gpu->name << " (an estimate, not a measurement)\n\n";
@@ -119,8 +120,8 @@ std::string text(const Report &r) {
   if (!r.noPtx.empty()) os << "note       [ptxas]  no PTX: " << r.noPtx << "\n";
   if (m.blocksPerSm > 0)
     os << "occupancy  [model]  " << m.blocksPerSm << " blocks/SM = " << m.blocksPerSm * r.bundle.numWarps
-       << " warps/SM (" << fixed(100.0 * m.blocksPerSm * r.bundle.numWarps * 32 / r.gpu->maxThreadsPerSm, 0)
-       << "% of " << r.gpu->maxThreadsPerSm / 32 << "), limited by " << m.limitedBy << "; this grid fills "
+       << " warps/SM (" << fixed(100.0 * m.blocksPerSm * r.bundle.numWarps * tk::kWarpSize / r.gpu->maxThreadsPerSm, 0)
+       << "% of " << r.gpu->maxThreadsPerSm / tk::kWarpSize << "), limited by " << m.limitedBy << "; this grid fills "
        << fixed(100 * m.occupancy, 0) << "%\n";
   if (!m.note.empty()) os << "note       [model]  " << m.note << "\n";
 
