@@ -138,7 +138,7 @@ TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
   for (int n : {8, 128, 256}) {
     Kernel k = wgmmaKernel(t, n);
     std::string ptx = emitPtx(*k.m, o);
-    for (const std::string want :
+    for (const std::string &want :
          {std::string("fence.proxy.async.shared::cta;"), std::string("wgmma.fence.sync.aligned;"),
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16",
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16",
