@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "TestSeed.h"
+#include "tk/error.h"
 #include "tk/half.h"
 
 namespace tk::test {
@@ -36,6 +38,17 @@ inline std::vector<uint16_t> f16Values(const std::vector<float> &v) {
   std::vector<uint16_t> out;
   for (float f : v) out.push_back(tk::floatToHalfBits(f));
   return out;
+}
+
+// The message of the tk::Error `f` throws; empty when it throws none.
+template <class F>
+std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const tk::Error &e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace tk::test

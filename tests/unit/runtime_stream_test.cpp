@@ -18,14 +18,7 @@ const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
 
 double complexActivation(double a, double b) { return std::max(0.0, (std::sin(a) * std::cos(b) + a) * b); }
 
-std::string errorOf(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const tk::Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using tk::test::errorOf;
 
 // On each of two created streams: copy inputs in, run complex_activation
 // twice (the second reads the first's output: stream order), copy the result

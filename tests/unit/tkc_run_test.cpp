@@ -16,6 +16,7 @@
 #include "LaunchSpec.h"
 #include "Npy.h"
 #include "TestSeed.h"
+#include "runtime_TestUtil.h"
 
 namespace {
 
@@ -54,15 +55,7 @@ std::string readBytes(const std::string &path) {
 }
 
 // The message of the tk::Error `f` throws ("" if none).
-template <class F>
-std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const tk::Error &e) {
-    return e.what();
-  }
-  return "";
-}
+using tk::test::errorOf;
 
 std::vector<float> randomFloats(size_t n) {
   static std::mt19937 rng(tk::test::testSeed());
