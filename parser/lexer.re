@@ -58,6 +58,7 @@ Tok punctAt(const unsigned char *p, size_t &length) {
   const Punct *best = nullptr;
   length = 0;
   for (const Punct &q : puncts) {
+    if (static_cast<unsigned char>(q.spelling[0]) != p[0]) continue;  // the common case, cheaply
     size_t n = std::strlen(q.spelling);
     if (n > length && std::strncmp(reinterpret_cast<const char *>(p), q.spelling, n) == 0) best = &q, length = n;
   }
