@@ -11,8 +11,9 @@
 namespace tk::lang {
 
 // The rules for a launch's num_warps and num_stages, for lowerKernel and @tune alike.
-bool validNumWarps(int64_t n) { return n >= 1 && n <= 32 && isPow2(n); }
-std::string badNumWarps(const std::string &text) { return "num_warps must be a power of two from 1 to 32, not " + text; }
+std::string badNumWarps(const std::string &text) {
+  return "num_warps must be a power of two from 1 to " + std::to_string(kMaxWarps) + ", not " + text;
+}
 std::string badNumStages(const std::string &text) { return "num_stages must be an integer of at least 1, not " + text; }
 
 std::string invalidValue(const std::string &text, const std::string &name, ir::ScalarKind kind) {

@@ -12,13 +12,14 @@
 #include "syntax/Diagnostics.h"
 #include "lang/Frontend.h"
 #include "lang/IRGen.h"
+#include "tk/gpu.h"
 
 namespace tk::lang {
 
 inline bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// The rules for a launch's num_warps and num_stages, for lowerKernel and @tune alike.
-bool validNumWarps(int64_t n);
+// The rules for a launch's num_warps (tk::validNumWarps, include/tk/gpu.h)
+// and num_stages, for lowerKernel and @tune alike.
 std::string badNumWarps(const std::string &text);
 std::string badNumStages(const std::string &text);
 std::string invalidValue(const std::string &text, const std::string &name, ir::ScalarKind kind);

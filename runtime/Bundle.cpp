@@ -10,6 +10,7 @@
 
 #include "runtime/CacheFiles.h"
 #include "tk/compiler.h"
+#include "tk/gpu.h"
 
 namespace tk {
 
@@ -211,8 +212,9 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
                                    field<int64_t>(p, "align", pw), field<bool>(p, "no_specialize", pw),
                                    field<int64_t>(p, "multiple_of", pw)});
   }
-  if (b.numWarps < 1 || b.numWarps > 32 || (b.numWarps & (b.numWarps - 1)))
-    throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, 32]");
+  if (!validNumWarps(b.numWarps))
+    throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, " +
+                std::to_string(kMaxWarps) + "]");
   if (b.numStages < 1) throw Error(what + ": num_stages " + std::to_string(b.numStages) + " is not positive");
   if (field<std::string>(j, "checksum", what) != checksum(b))
     throw Error(what + ": corrupted (checksum mismatch)");

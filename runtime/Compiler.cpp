@@ -3,6 +3,7 @@
 // through the compile cache, and every stage's text for `tkc compile --emit`.
 
 #include "tk/compiler.h"
+#include "tk/gpu.h"
 
 #include <algorithm>
 #include <atomic>
@@ -79,8 +80,9 @@ void checkPrintAfter(const CompileOptions &opts) {
 Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts,
                        bool runPipeline = true) {
   detail::findKernel(l.fe->kernels(), path, kernel);
-  if (opts.numWarps < 1 || opts.numWarps > 32 || (opts.numWarps & (opts.numWarps - 1)))
-    throw Error("num_warps must be a power of two in [1, 32], got " + std::to_string(opts.numWarps));
+  if (!validNumWarps(opts.numWarps))
+    throw Error("num_warps must be a power of two in [1, " + std::to_string(kMaxWarps) + "], got " +
+                std::to_string(opts.numWarps));
   Specialised s;
   std::unique_ptr<ir::Function> fn = pipeline::frontEnd(*l.fe, kernel, opts, s.sig);
   s.module = std::make_unique<ir::Module>();

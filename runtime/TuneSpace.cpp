@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "runtime/KernelLookup.h"
+#include "tk/gpu.h"
 #include "tk/tune.h"
 
 namespace tk {
@@ -53,8 +54,9 @@ TuneConfig TuneConfig::parse(const std::string &text, int defaultNumWarps) {
       if (warps) throw Error("config '" + text + "': num_warps is given twice");
       warps = true;
       c.numWarps = positiveInt(value, "num_warps", text);
-      if (c.numWarps > 32 || (c.numWarps & (c.numWarps - 1)))
-        throw Error("config '" + text + "': num_warps must be a power of two in [1, 32], got " + value);
+      if (!validNumWarps(c.numWarps))
+        throw Error("config '" + text + "': num_warps must be a power of two in [1, " + std::to_string(kMaxWarps) +
+                    "], got " + value);
     } else if (name == "num_stages") {
       if (stages) throw Error("config '" + text + "': num_stages is given twice");
       stages = true;
