@@ -436,13 +436,23 @@ void LaunchSpec::writeOutputs(tk::Device &dev, const Bound &b) const {
   }
 }
 
+namespace {
+
+// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in the error.
+std::pair<std::string, std::string> splitNameValue(const std::string &text, const char *flag) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw tk::Error(std::string(flag) + " expects NAME=VALUE, got '" + text + "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+}  // namespace
+
 std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines) {
   std::map<std::string, std::string> out;
   for (const std::string &d : defines) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size())
-      throw tk::Error("-D expects NAME=VALUE, got '" + d + "'");
-    out[d.substr(0, eq)] = d.substr(eq + 1);
+    auto [name, value] = splitNameValue(d, "-D");
+    out[name] = value;
   }
   return out;
 }
@@ -450,10 +460,7 @@ std::map<std::string, std::string> parseDefines(const std::vector<std::string> &
 std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes) {
   std::map<std::string, int64_t> out;
   for (const std::string &a : assumes) {
-    size_t eq = a.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
-      throw tk::Error("--assume expects NAME=VALUE, got '" + a + "'");
-    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    const auto [name, value] = splitNameValue(a, "--assume");
     size_t used = 0;
     long long v = 0;
     try {
@@ -515,6 +522,17 @@ std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::st
     names += (names.empty() ? "" : ", ") + name;
   }
   throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
+}
+
+CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, const std::vector<std::string> &args,
+                          const std::string &grid, uint64_t seed,
+                          const std::vector<std::string> &defineTexts, const tk::CompileOptions &importOpts) {
+  CheckedLaunch c{LaunchSpec::parse(args, grid, seed), parseDefines(defineTexts), {}};
+  c.params = kernelParams(file, kernel, importOpts);
+  checkDefines(kernel, c.params, c.defines);
+  // With the defines: a type const gives `x: *T` its type.
+  c.spec.check(kernel, tk::Compiler::signature(file, kernel, c.defines, importOpts));
+  return c;
 }
 
 std::string assumedText(const tk::Bundle &bundle) {

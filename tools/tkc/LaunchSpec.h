@@ -118,6 +118,19 @@ struct LaunchSpec {
 std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel,
                                           const tk::CompileOptions &opts = {});
 
+// The launch `tkc run`, `tkc tune` and `tkc report` are given, checked
+// against the kernel before any compile or device: --arg/--grid parsed, -D
+// parsed and naming consts, every parameter given an argument of its type.
+// `importOpts`: where imports are found. Throws tk::Error saying what is wrong.
+struct CheckedLaunch {
+  LaunchSpec spec;
+  std::map<std::string, std::string> defines;
+  std::vector<tk::KernelParam> params;  // consts included
+};
+CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, const std::vector<std::string> &args,
+                          const std::string &grid, uint64_t seed,
+                          const std::vector<std::string> &defineTexts, const tk::CompileOptions &importOpts);
+
 // What a compiled variant assumes of its integer arguments, for people:
 // "n % 16 == 0, stride == 1" ("" when nothing).
 std::string assumedText(const tk::Bundle &bundle);

@@ -233,14 +233,9 @@ int runReport(const ReportOptions &o) {
   Report r;
   r.gpu = &tk::GpuSpec::named(o.gpu);
   r.arch = o.arch.empty() ? r.gpu->arch : o.arch;
-  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
-  std::map<std::string, std::string> defines = parseDefines(o.defines);
   tk::CompileOptions opts;
   opts.importPaths = o.importPaths;
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts);
-  checkDefines(o.kernel, params, defines);
-  // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines, opts));
+  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   // The report always runs on the sim: its counters are the measurement.
   std::unique_ptr<tk::Device> dev = tk::Device::open("sim");

@@ -86,17 +86,11 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
 }
 
 int runRun(const RunOptions &o) {
-  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
-  std::map<std::string, std::string> defines = parseDefines(o.defines);
-
   // Check the command line against the kernel's signature before the
   // (slower) compile and before touching a device.
   tk::CompileOptions opts;
   opts.importPaths = o.importPaths;
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts);
-  checkDefines(o.kernel, params, defines);
-  // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, defines, opts));
+  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
   opts.defines = defines;

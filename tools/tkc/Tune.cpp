@@ -66,12 +66,8 @@ int runTune(const TuneCli &o) {
 
   tk::TuneOptions opts;
   opts.compile.importPaths = o.importPaths;
-  std::vector<tk::KernelParam> params = kernelParams(o.file, o.kernel, opts.compile);
-  LaunchSpec spec = LaunchSpec::parse(o.args, o.grid, o.seed);
-  opts.compile.defines = parseDefines(o.defines);
-  checkDefines(o.kernel, params, opts.compile.defines);
-  // With the defines: a type const gives `x: *T` its type.
-  spec.check(o.kernel, tk::Compiler::signature(o.file, o.kernel, opts.compile.defines, opts.compile));
+  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts.compile);
+  opts.compile.defines = defines;
   opts.gpu = o.gpu;
   tk::GpuSpec::named(o.gpu);  // an unknown GPU fails before any work
   opts.arch = o.arch;

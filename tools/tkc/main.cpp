@@ -32,19 +32,6 @@ std::function<int()> addReportCommand(CLI::App &app);
 
 namespace {
 
-// NAME=VALUE pairs from -D.
-bool parseDefines(const std::vector<std::string> &in, std::map<std::string, std::string> &out) {
-  for (const std::string &d : in) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) {
-      std::cerr << "tkc: error: -D expects NAME=VALUE, got '" << d << "'\n";
-      return false;
-    }
-    out[d.substr(0, eq)] = d.substr(eq + 1);
-  }
-  return true;
-}
-
 // Writes `text` to `path` (stdout for "" or "-") without leaving a partial file.
 bool writeOutput(const std::string &path, const std::string &text) {
   if (path.empty() || path == "-") {
@@ -63,8 +50,7 @@ bool writeOutput(const std::string &path, const std::string &text) {
 
 int runCheck(const std::string &file, const std::vector<std::string> &defineArgs, bool verify,
              const std::vector<std::string> &importPaths) {
-  std::map<std::string, std::string> defines;
-  if (!parseDefines(defineArgs, defines)) return 1;
+  const std::map<std::string, std::string> defines = tkc::parseDefines(defineArgs);
   tk::lang::DiagnosticEngine diags;
   tk::lang::Frontend fe(diags);
   tk::CompileOptions importOpts;
@@ -237,7 +223,7 @@ int main(int argc, char **argv) {
     }
     tk::CompileOptions opts;
     opts.importPaths = importPaths;
-    if (emit != "cpp" && !parseDefines(defines, opts.defines)) return 1;
+    if (emit != "cpp") opts.defines = tkc::parseDefines(defines);
     // Repeats name one target once (in the order first given).
     if (!archs.empty()) {
       opts.archs.clear();
