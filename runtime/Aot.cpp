@@ -5,8 +5,47 @@
 #include "tk/aot.h"
 
 #include <cstdio>
+#include <new>
 
 #include "runtime/DeviceImpl.h"
+
+namespace tk {
+
+namespace {
+constexpr int kCudaErrorOutOfMemory = 2;  // CUresult's CUDA_ERROR_OUT_OF_MEMORY
+}  // namespace
+
+const char *statusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::Ok: return "ok";
+    case StatusCode::InvalidArgument: return "invalid argument";
+    case StatusCode::NoVariant: return "no variant";
+    case StatusCode::Unavailable: return "device unavailable";
+    case StatusCode::DeviceError: return "device error";
+    case StatusCode::LoadFailed: return "load failed";
+    case StatusCode::OutOfMemory: return "out of memory";
+    case StatusCode::Internal: return "internal error";
+  }
+  return "unknown status code";
+}
+
+StatusCode Status::codeOf(const std::exception &e) {
+  if (dynamic_cast<const std::bad_alloc *>(&e)) return StatusCode::OutOfMemory;
+  if (dynamic_cast<const CudaUnavailable *>(&e)) return StatusCode::Unavailable;
+  if (auto *c = dynamic_cast<const CudaError *>(&e))
+    return c->code() == kCudaErrorOutOfMemory ? StatusCode::OutOfMemory : StatusCode::DeviceError;
+  if (dynamic_cast<const SimError *>(&e)) return StatusCode::DeviceError;
+  if (dynamic_cast<const CompileError *>(&e)) return StatusCode::LoadFailed;  // a JIT of the embedded kernel
+  if (dynamic_cast<const InternalError *>(&e)) return StatusCode::Internal;
+  if (dynamic_cast<const Error *>(&e)) return StatusCode::InvalidArgument;
+  return StatusCode::Internal;
+}
+
+Status Status::of(const std::exception &e, const std::string &prefix) {
+  return error(codeOf(e), prefix + ": " + e.what());
+}
+
+}  // namespace tk
 
 namespace tk::aot {
 
@@ -36,7 +75,7 @@ const std::shared_ptr<DeviceImpl> &Library::deviceOf(const Stream &s) {
 // An error naming `who` when work cannot be queued on `s`.
 Status Library::usable(const Stream &s, const char *who) {
   if (s.state_ && s.state_->device->closed)
-    return Status::error(std::string(who) + ": the stream's device has been destroyed");
+    return Status::error(StatusCode::Unavailable, std::string(who) + ": the stream's device has been destroyed");
   return {};
 }
 
@@ -50,7 +89,7 @@ Library::Loaded *Library::find(const Stream &s) {
 // With mutex_ held.
 Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
   if (headerHash != hash_)
-    return Status::error(std::string(name_) + ".h does not match " + name_ + ".cpp (header generated as " +
+    return Status::error(StatusCode::LoadFailed, std::string(name_) + ".h does not match " + name_ + ".cpp (header generated as " +
                          hex(headerHash) + ", sources as " + hex(hash_) +
                          "): the header is stale against the kernels compiled in; regenerate both with `tkc compile "
                          "--emit cpp` (tk_add_kernels does this when a .tk file changes) and rebuild");
@@ -72,9 +111,14 @@ Status Library::loadOn(const Stream &s, uint64_t headerHash, Loaded *&out) {
       k.device_ = device;
       l->kernels.push_back(std::move(k));
     } catch (const std::exception &e) {
-      return Status::error(std::string(name_) + ": cannot load on " + l->device->name() + ": " + e.what());
+      // A device that is not there, or memory, says so; anything else that
+      // stops a bundle from loading is the load's failure.
+      Status st = Status::of(e, std::string(name_) + ": cannot load on " + l->device->name());
+      if (st.code() == StatusCode::Unavailable || st.code() == StatusCode::OutOfMemory) return st;
+      return Status::error(StatusCode::LoadFailed, st.message());
     } catch (...) {  // a generated launcher throws nothing
-      return Status::error(std::string(name_) + ": cannot load on " + l->device->name() + ": unknown exception");
+      return Status::error(StatusCode::Internal,
+                           std::string(name_) + ": cannot load on " + l->device->name() + ": unknown exception");
     }
   }
   loaded_.push_back(std::move(l));
@@ -105,7 +149,7 @@ const Bundle *Library::bundle(const Stream &s, size_t variant, Status &status) {
   Loaded *l = find(s);
   if (!l && !(status = loadOn(s, hash_, l))) return nullptr;
   if (variant >= l->kernels.size()) {
-    status = Status::error(std::string(name_) + ": no variant " + std::to_string(variant));
+    status = Status::error(StatusCode::NoVariant, std::string(name_) + ": no variant " + std::to_string(variant));
     return nullptr;
   }
   return &l->kernels[variant].bundle();
@@ -115,11 +159,12 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
                        const void *const *args, size_t count) {
   if (Status st = usable(s, kernel); !st) return st;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0)
-    return Status::error(std::string(kernel) + ": argument 'grid' (" + std::to_string(grid.x) + ", " +
+    return Status::error(StatusCode::InvalidArgument, std::string(kernel) + ": argument 'grid' (" + std::to_string(grid.x) + ", " +
                          std::to_string(grid.y) + ", " + std::to_string(grid.z) +
                          ") has a zero dimension: nothing to launch");
   if (grid.y > 65535 || grid.z > 65535)
-    return Status::error(std::string(kernel) + ": argument 'grid': y and z are limited to 65535");
+    return Status::error(StatusCode::InvalidArgument,
+                         std::string(kernel) + ": argument 'grid': y and z are limited to 65535");
   Loaded *l = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -127,7 +172,7 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
       if (Status st = loadOn(s, headerHash, l); !st) return st;
   }
   if (variant >= l->kernels.size())
-    return Status::error(std::string(kernel) + ": no variant " + std::to_string(variant));
+    return Status::error(StatusCode::NoVariant, std::string(kernel) + ": no variant " + std::to_string(variant));
   const Kernel &k = l->kernels[variant];
   // The device takes its arguments as a vector; one per thread, reused, so a
   // launch allocates nothing once warm.
@@ -137,28 +182,34 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
     k.device_->launch(k.handle_.get(), k.bundle_, grid, values, LaunchOptions{},
                       s.state_ ? s.state_->native.get() : nullptr);
   } catch (const std::exception &e) {
-    return Status::error(std::string(kernel) + ": " + e.what());
+    return Status::of(e, kernel);
   } catch (...) {  // a generated launcher throws nothing
-    return Status::error(std::string(kernel) + ": unknown exception");
+    return Status::error(StatusCode::Internal, std::string(kernel) + ": unknown exception");
   }
   return {};
 }
 
 Status nullPointer(const char *kernel, const char *arg, const char *type) {
-  return Status::error(std::string(kernel) + ": argument '" + arg + "' (" + type + ") is a null pointer");
+  return Status::error(StatusCode::InvalidArgument,
+                       std::string(kernel) + ": argument '" + arg + "' (" + type + ") is a null pointer");
 }
 
 Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align) {
   char a[32];
   std::snprintf(a, sizeof a, "%p", address);
-  return Status::error(std::string(kernel) + ": argument '" + arg + "' (" + type + ") = " + a + " is not " +
+  return Status::error(StatusCode::InvalidArgument,
+                       std::string(kernel) + ": argument '" + arg + "' (" + type + ") = " + a + " is not " +
                        std::to_string(align) + "-byte aligned as the kernel assumes (declare the parameter `" + arg +
                        ": " + type + " align(N)` to accept less)");
 }
 
 Status noVariant(const char *kernel, const std::string &wanted, const char *compiled) {
-  return Status::error(std::string(kernel) + ": no variant compiled for " + wanted + " (compiled: " + compiled +
+  return Status::error(StatusCode::NoVariant, std::string(kernel) + ": no variant compiled for " + wanted + " (compiled: " + compiled +
                        "); add it to the -D sets given to tkc (tk_add_kernels DEFINES)");
+}
+
+Status nullHandle(const char *who, const char *handle) {
+  return Status::error(StatusCode::InvalidArgument, std::string(who) + ": a null " + handle);
 }
 
 }  // namespace tk::aot

@@ -1,5 +1,5 @@
 // The C interface of tk/aot_c.h over tk::Device and tk::Buffer: every
-// tk::Error becomes a nonzero return and a thread-local message.
+// tk::Error becomes its StatusCode (TK_ERROR_*) and a thread-local message.
 #include "tk/aot.h"
 #include "tk/aot_c.h"
 
@@ -20,7 +20,7 @@ int cStatus(const Status &status, const char **error) {
   thread_local std::string message;
   message = status.message();
   if (error) *error = message.c_str();
-  return 1;
+  return static_cast<int>(status.code());
 }
 
 Device &deviceOf(tk_device *d) { return *d->device; }
@@ -37,9 +37,9 @@ int guarded(const char **error, F &&f) {
     f();
     return 0;
   } catch (const std::exception &e) {  // tk::Error, or std::bad_alloc
-    return tk::aot::cStatus(tk::Status::error(e.what()), error);
+    return tk::aot::cStatus(tk::Status::error(tk::Status::codeOf(e), e.what()), error);
   } catch (...) {  // nothing crosses the C interface
-    return tk::aot::cStatus(tk::Status::error("unknown exception"), error);
+    return tk::aot::cStatus(tk::Status::error(tk::StatusCode::Internal, "unknown exception"), error);
   }
 }
 
@@ -115,3 +115,5 @@ int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, si
 }
 
 }  // extern "C"
+
+extern "C" const char *tk_status_name(int code) { return tk::statusCodeName(static_cast<tk::StatusCode>(code)); }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,23 +19,47 @@ struct tk_stream;
 
 namespace tk {
 
-// What a generated launcher returns: ok, or an error whose message names the
-// kernel and, where one is at fault, the argument. Success allocates nothing.
+// What kind of failure a Status reports, for a caller that reacts to it (a
+// fallback when there is no GPU, a retry with other arguments), as CUresult
+// does; the numbers are the C interface's return values (TK_ERROR_* in
+// tk/aot_c.h) and do not change.
+enum class StatusCode : int {
+  Ok = 0,
+  InvalidArgument = 1,  // a null, misaligned or mistyped argument, a grid with a zero dimension, a null handle
+  NoVariant = 2,        // no variant was compiled for these const values
+  Unavailable = 3,      // no usable device: no CUDA driver or GPU (tk::CudaUnavailable), or a destroyed one
+  DeviceError = 4,      // the device failed the work: tk::CudaError, or tk::SimError (an out-of-bounds access, a race)
+  LoadFailed = 5,       // the embedded kernels do not load: a stale header, a corrupted bundle, a failed JIT
+  OutOfMemory = 6,      // host or device memory ran out
+  Internal = 7,         // a bug in tk (tk::InternalError, an unknown exception): please report it
+};
+// "ok", "invalid argument", "no variant", ...
+const char *statusCodeName(StatusCode code);
+
+// What a generated launcher returns: ok, or an error with its code and a
+// message that names the kernel and, where one is at fault, the argument.
+// Success allocates nothing.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  static Status error(std::string message) {
+  static Status error(StatusCode code, std::string message) {
     Status s;
-    s.failed_ = true;
+    s.code_ = code == StatusCode::Ok ? StatusCode::Internal : code;
     s.message_ = std::move(message);
     return s;
   }
-  bool ok() const { return !failed_; }
-  explicit operator bool() const { return !failed_; }
+  // The code a thrown exception maps to (tk/error.h's classes; a plain
+  // tk::Error is a misused argument; std::bad_alloc is OutOfMemory), and
+  // the Status of it with "`prefix`: " before its message.
+  static StatusCode codeOf(const std::exception &e);
+  static Status of(const std::exception &e, const std::string &prefix);
+  bool ok() const { return code_ == StatusCode::Ok; }
+  explicit operator bool() const { return ok(); }
+  StatusCode code() const { return code_; }
   const std::string &message() const { return message_; }
 
  private:
-  bool failed_ = false;
+  StatusCode code_ = StatusCode::Ok;
   std::string message_;
 };
 
@@ -115,9 +140,11 @@ class Library {
 Status nullPointer(const char *kernel, const char *arg, const char *type);
 Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align);
 Status noVariant(const char *kernel, const std::string &wanted, const char *compiled);
+// "WHO: a null tk_device" (InvalidArgument), for the C launchers.
+Status nullHandle(const char *who, const char *handle);
 
 // For the C launchers (tk/aot_c.h): the device behind a tk_device, and a
-// Status as the C convention (0, or 1 with *error set).
+// Status as the C convention (0, or its code with *error set).
 Device &deviceOf(tk_device *device);
 Stream &streamOf(tk_stream *stream);
 int cStatus(const Status &status, const char **error);

@@ -1,9 +1,10 @@
 /* The C side of tk's runtime, for the C launchers `tkc compile --emit cpp`
  * declares in NAME_c.h: open a device, allocate and copy memory; the
  * launchers take device addresses (tk_buffer_address). Every call that can
- * fail returns 0 on success, else nonzero with *error (when error is not
- * NULL) pointing at a message that stays valid until the calling thread's next
- * failing call. No exception crosses this interface. docs/aot.md. */
+ * fail returns TK_OK (0) on success, else one of the TK_ERROR_* codes below
+ * with *error (when error is not NULL) pointing at a message that stays valid
+ * until the calling thread's next failing call. No exception crosses this
+ * interface. docs/aot.md. */
 #ifndef TK_AOT_C_H
 #define TK_AOT_C_H
 
@@ -15,6 +16,17 @@
 extern "C" {
 #endif
 
+/* What went wrong (tk::StatusCode in tk/aot.h; the numbers do not change). */
+#define TK_OK 0
+#define TK_ERROR_INVALID_ARGUMENT 1 /* null, misaligned or mistyped argument, zero grid, null handle */
+#define TK_ERROR_NO_VARIANT 2       /* no variant compiled for these const values */
+#define TK_ERROR_UNAVAILABLE 3      /* no CUDA driver or GPU, or a destroyed device */
+#define TK_ERROR_DEVICE 4           /* the device failed the work (a CUDA error; the sim's out-of-bounds access or race) */
+#define TK_ERROR_LOAD_FAILED 5      /* the embedded kernels do not load (stale header, corrupted bundle, JIT) */
+#define TK_ERROR_OUT_OF_MEMORY 6    /* host or device memory ran out */
+#define TK_ERROR_INTERNAL 7         /* a bug in tk: please report it */
+/* "ok", "invalid argument", ... for any of the codes above. */
+const char *tk_status_name(int code);
 typedef struct tk_device tk_device;
 typedef struct tk_buffer tk_buffer;
 typedef struct tk_stream tk_stream;

@@ -77,27 +77,31 @@ int main(void) {
   tk_stream *stream;
   if (tk_stream_create(dev, &stream, &error)) return fail("tk_stream_create", error);
   if (run(dev, stream, 781) || run(dev, stream, 98433)) return 1;
-  if (!complex_activation_c_stream(NULL, (tk_dim3){1, 1, 1}, NULL, NULL, NULL, 16, &error) ||
+  if (complex_activation_c_stream(NULL, (tk_dim3){1, 1, 1}, NULL, NULL, NULL, 16, &error) !=
+          TK_ERROR_INVALID_ARGUMENT ||
       strcmp(error, "complex_activation: a null tk_stream") != 0)
     return fail("a null stream should fail so", error);
   tk_stream_destroy(stream);
 
   tk_dim3 one = {1, 1, 1}, zero = {0, 1, 1};
-  if (!complex_activation_c(dev, one, NULL, NULL, NULL, 16, &error) ||
+  if (complex_activation_c(dev, one, NULL, NULL, NULL, 16, &error) != TK_ERROR_INVALID_ARGUMENT ||
       strcmp(error, "complex_activation: argument 'x' (*f32) is a null pointer") != 0)
     return fail("a null pointer should fail so", error);
   tk_buffer *b;
   if (tk_buffer_alloc(dev, 64, &b, &error)) return fail("alloc", error);
   float *p = (float *)(uintptr_t)tk_buffer_address(b);
-  if (!complex_activation_c(dev, zero, p, p, p, 16, &error) || !strstr(error, "argument 'grid' (0, 1, 1)"))
+  if (complex_activation_c(dev, zero, p, p, p, 16, &error) != TK_ERROR_INVALID_ARGUMENT ||
+      !strstr(error, "argument 'grid' (0, 1, 1)"))
     return fail("a zero grid should fail so", error);
   tk_buffer_free(b);
   elementwise_unload_c(dev);
   tk_device_close(dev);
 
   tk_device *none;
-  if (!tk_device_open("tpu", &none, &error) || !strstr(error, "unknown device 'tpu'"))
+  if (tk_device_open("tpu", &none, &error) != TK_ERROR_INVALID_ARGUMENT || !strstr(error, "unknown device 'tpu'"))
     return fail("an unknown device should fail so", error);
+  if (strcmp(tk_status_name(TK_OK), "ok") != 0 || strcmp(tk_status_name(TK_ERROR_UNAVAILABLE), "device unavailable") != 0)
+    return fail("tk_status_name", tk_status_name(TK_ERROR_UNAVAILABLE));
   printf("ok\n");
   return 0;
 }

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
 #include "aot_rows.h"
 #include "aot_tuned.h"
@@ -83,6 +85,7 @@ TEST(Aot, LaunchesOnCreatedStreams) {
   tk::Status st = complex_activation(foreign, tk::Dim3{1}, complex_activation_config{256, 4}, tk::pointer<float>(bx[0]),
                                      tk::pointer<float>(by[0]), tk::pointer<float>(out[0]), 16);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::Unavailable);
   EXPECT_EQ(st.message(), "complex_activation: the stream's device has been destroyed");
 }
 
@@ -157,22 +160,58 @@ TEST(Aot, BadInputIsAStatusNamingKernelAndArgument) {
 
   tk::Status st = complex_activation(*dev, tk::Dim3{1}, cfg, nullptr, p, p, 16);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::InvalidArgument);
   EXPECT_EQ(st.message(), "complex_activation: argument 'x' (*f32) is a null pointer");
 
   st = complex_activation(*dev, tk::Dim3{1}, cfg, p, p + 1, p, 16);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::InvalidArgument);
   EXPECT_NE(st.message().find("complex_activation: argument 'y' (*f32) = 0x"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("is not 16-byte aligned as the kernel assumes"), std::string::npos) << st.message();
 
   st = complex_activation(*dev, tk::Dim3{0}, cfg, p, p, p, 16);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::InvalidArgument);
   EXPECT_EQ(st.message(), "complex_activation: argument 'grid' (0, 1, 1) has a zero dimension: nothing to launch");
 
   st = complex_activation(*dev, tk::Dim3{1}, complex_activation_config{512, 4}, p, p, p, 16);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::NoVariant);
   EXPECT_EQ(st.message(),
             "complex_activation: no variant compiled for BLOCK=512, num_warps=4 (compiled: BLOCK=128, num_warps=4; "
             "BLOCK=256, num_warps=4); add it to the -D sets given to tkc (tk_add_kernels DEFINES)");
+}
+
+// The device failing the work (here the sim catching reads past the end of
+// a 4 KiB buffer) is a DeviceError, not the caller's argument error.
+TEST(Aot, FailedWorkIsADeviceError) {
+  auto dev = sim();
+  tk::Buffer b = dev->alloc(4096);
+  float *p = tk::pointer<float>(b);
+  tk::Status st = complex_activation(*dev, tk::Dim3{64}, complex_activation_config{128, 4}, p, p, p, 64 * 128);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::DeviceError) << st.message();
+  EXPECT_EQ(st.message().rfind("complex_activation: ", 0), 0u) << st.message();
+}
+
+// Each class of tk/error.h maps to the code a caller would branch on.
+TEST(Aot, StatusCodeOfEachErrorClass) {
+  using tk::StatusCode;
+  EXPECT_EQ(tk::Status::codeOf(tk::Error("x")), StatusCode::InvalidArgument);
+  EXPECT_EQ(tk::Status::codeOf(tk::CudaUnavailable("no driver")), StatusCode::Unavailable);
+  EXPECT_EQ(tk::Status::codeOf(tk::CudaError(700, "cuLaunchKernel", "illegal address")), StatusCode::DeviceError);
+  EXPECT_EQ(tk::Status::codeOf(tk::CudaError(2, "cuMemAlloc", "out of memory")), StatusCode::OutOfMemory);
+  EXPECT_EQ(tk::Status::codeOf(tk::SimError("out of bounds")), StatusCode::DeviceError);
+  EXPECT_EQ(tk::Status::codeOf(tk::CompileError("bad ptx")), StatusCode::LoadFailed);
+  EXPECT_EQ(tk::Status::codeOf(tk::InternalError("bug")), StatusCode::Internal);
+  EXPECT_EQ(tk::Status::codeOf(std::bad_alloc()), StatusCode::OutOfMemory);
+  EXPECT_EQ(tk::Status::codeOf(std::runtime_error("?")), StatusCode::Internal);
+  tk::Status st = tk::Status::of(tk::SimError("race"), "k");
+  EXPECT_EQ(st.code(), StatusCode::DeviceError);
+  EXPECT_EQ(st.message(), "k: race");
+  EXPECT_STREQ(tk::statusCodeName(StatusCode::NoVariant), "no variant");
+  // An error is never Ok, whatever code it is given.
+  EXPECT_FALSE(tk::Status::error(StatusCode::Ok, "?").ok());
 }
 
 TEST(Aot, StaleHeaderIsRefusedAtLoad) {
@@ -181,6 +220,7 @@ TEST(Aot, StaleHeaderIsRefusedAtLoad) {
   // A header generated from other sources passes another hash.
   tk::Status st = elementwise_detail::load(*dev, elementwise_hash ^ 1);
   ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), tk::StatusCode::LoadFailed);
   EXPECT_NE(st.message().find("elementwise.h does not match elementwise.cpp"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("the header is stale"), std::string::npos) << st.message();
   elementwise_unload(*dev);
