@@ -79,23 +79,74 @@ class LayoutAssigner {
  private:
   LayoutRef defaultLayout(const ir::Type &t) const { return lower::defaultLayout(t, fn_.numWarps()); }
 
-  // Like Triton's cheap-to-rematerialise loads: a tile with no more elements
-  // than the block has threads gets one element per thread at best anyway,
-  // so when all its uses want one other layout (a slice, typically, for a
-  // row or column broadcast against a 2-D tile), it is loaded in that layout
-  // instead of being exchanged through shared memory after the load.
+  // A load whose uses all want one other layout is loaded in that layout
+  // instead of being exchanged through shared memory after the load:
+  // - like Triton's cheap-to-rematerialise loads, a tile with no more
+  //   elements than the block has threads (it gets one element per thread at
+  //   best anyway);
+  // - beyond Triton, a larger tile demanded in a slice (a row such as
+  //   layernorm's w broadcast against [BLOCK_R, BLOCK_D]) in which each
+  //   thread's run is a wider vector than in the load's own layout: each
+  //   thread loads the run it uses as one access, at the price of a copy per
+  //   warp the slice replicates over (they hit in L1), where the conversion
+  //   cost a store, two barriers and a load through shared memory. Not in a
+  //   loop: measured there, ptxas took more registers for it (at --assume
+  //   D=768, layernorm 34 instead of 32 on sm_80, the fused kernel 138
+  //   instead of 128; docs/perf.md "Rows broadcast from a slice").
   bool loadSmallTilesWhereUsed(const std::vector<Op *> &ops) {
     bool moved = false;
     const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
     for (Op *op : ops) {
-      if (!op->is(OpKind::Load) || !anchor_.count(op) || op->result()->type().numElements() > threads) continue;
+      if (!op->is(OpKind::Load) || !anchor_.count(op)) continue;
       const auto &want = demands_[op->result()];
       if (want.size() != 1 || ir::sameLayout(want[0], anchor_[op])) continue;
+      const int vec = vectorWidthIn(*op, want[0]);
+      const bool small = op->result()->type().numElements() <= threads;
+      const bool widerInSlice =
+          !small && want[0]->kind == ir::Layout::Kind::Slice && vec > op->intAttr("vec") && !insideLoop(*op);
+      if (!small && !widerInSlice) continue;
       anchor_[op] = want[0];
-      op->setAttr("vec", int64_t(1));
       moved = true;
+      // A small tile stays scalar: vectors for such tiles cost registers
+      // (similarity at --assume n_dim=1024, whose 64-element rows are slices
+      // of a 64 x 64 tile: 80 instead of 72 on sm_80).
+      if (!widerInSlice) {
+        op->setAttr("vec", int64_t(1));
+        continue;
+      }
+      op->setAttr("vec", int64_t(vec));
+      recordMaskRun(op, axis_.contiguousDim(op->operand(0)), vec);
     }
     return moved;
+  }
+
+  static bool insideLoop(const Op &op) {
+    for (const Op *p = op.parentBlock()->parentOp(); p; p = p->parentBlock()->parentOp())
+      if (p->is(OpKind::For) || p->is(OpKind::While)) return true;
+    return false;
+  }
+
+  // The widest vector `op`'s access can use in layout `l`: the alignment
+  // analysis's width along the pointers' contiguous dim, bounded by the run
+  // of consecutive elements a thread holds along it (none when that dim is
+  // not the layout's fastest, as for a column of a row-major parent).
+  int vectorWidthIn(const Op &op, const LayoutRef &l) const {
+    const Value *ptrs = op.operand(0);
+    const int dim = axis_.contiguousDim(ptrs);
+    const RegisterMap rm(l, ptrs->type().shape);
+    const int rootDim = rm.root().kept[dim];
+    if (rootDim != rm.root().blocked->order[0]) return 1;
+    return std::max(1, std::min(axis_.vectorWidth(ptrs, dim), rm.contiguousPerThread(rootDim)));
+  }
+
+  // How many consecutive elements along the vector dim share one mask
+  // value: a vector access within such a run needs no per-element fallback
+  // for partly-on masks.
+  void recordMaskRun(Op *op, int dim, int vec) {
+    const size_t maskOperand = op->is(OpKind::Load) ? 1 : op->is(OpKind::Store) || op->is(OpKind::AsyncCopy) ? 2 : 0;
+    if (maskOperand && op->numOperands() > maskOperand && vec > 1)
+      if (int64_t run = std::min<int64_t>(vec, axis_.get(op->operand(maskOperand)).constancy[dim]); run > 1)
+        op->setAttr("mask_run", run);
   }
 
   // The first layout `v` is demanded in, or null.
@@ -163,13 +214,7 @@ class LayoutAssigner {
         if (d != dim) order.push_back(d);
       anchor_[op] = defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
       op->setAttr("vec", int64_t(vec));
-      // How many consecutive elements along the vector dim share one mask
-      // value: a vector access within such a run needs no per-element
-      // fallback for partly-on masks.
-      const size_t maskOperand = op->is(OpKind::Load) ? 1 : op->is(OpKind::Store) || op->is(OpKind::AsyncCopy) ? 2 : 0;
-      if (maskOperand && op->numOperands() > maskOperand && vec > 1)
-        if (int64_t run = std::min<int64_t>(vec, axis_.get(op->operand(maskOperand)).constancy[dim]); run > 1)
-          op->setAttr("mask_run", run);
+      recordMaskRun(op, dim, vec);
       // An async copy zero-fills past a source size: it can copy a vector
       // whose mask is on for a prefix of its elements.
       const bool uniformRuns = op->hasAttr("mask_run") && op->intAttr("mask_run") >= vec;

@@ -101,8 +101,15 @@ TEST(Normalization, LayernormTanhLinearRelu) {
                 // x once, the output once, w once per program when its tile has more
                 // elements than the block has threads. A smaller w tile is loaded where
                 // it is used (replicated over the 4 warps, counted once per copy) rather
-                // than exchanged through shared memory; x's tile is then small too.
-                const uint64_t once = uint64_t(rows) * D * 4 + uint64_t(programs(rows, k)) * D * 4;
+                // than exchanged through shared memory; x's tile is then small too. So
+                // is a larger one in the variant that knows D % 16 == 0 when the slice
+                // gives each thread wider vectors of it than its own layout (fewer
+                // than 4 elements a thread there; AssignLayouts.cpp,
+                // loadSmallTilesWhereUsed): one copy per warp.
+                const int64_t threads = 32 * int64_t(k.bundle().numWarps);
+                const bool wFromSlice = chunk == 0 && k.bundle().assumed.count("D") && nextPow2(D) / threads < 4;
+                const uint64_t wCopies = wFromSlice ? uint64_t(k.bundle().numWarps) : 1;
+                const uint64_t once = uint64_t(rows) * D * 4 + uint64_t(programs(rows, k)) * D * 4 * wCopies;
                 const bool xTileFillsTheBlock = k.bundle().constInt("BLOCK_R") * nextPow2(D) >= 128;
                 if (chunk == 0 && xTileFillsTheBlock && nextPow2(D) > 128) {
                   EXPECT_EQ(s.globalLoadBytes, once);
