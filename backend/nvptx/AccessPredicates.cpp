@@ -242,7 +242,7 @@ void maskNodes(Value *v, std::set<Value *> &out, int depth = 8) {
 // 128x128 matmul's epilogue (no masked loads: cp.async) 254 on sm_80
 // instead of 223, the fused kernel at --assume D=256 145 instead of 128.
 bool sharedWithLoad(Value *mask, const std::set<Value *> &loadMasks) {
-  if (!mask->hasOneUse()) return true;  // another access (or the value itself) uses it
+  if (!mask->hasOneUse()) return true;  // another access uses it too
   std::set<Value *> nodes;
   maskNodes(mask, nodes);
   for (Value *n : nodes)
