@@ -4,7 +4,7 @@
 #include "backend/nvptx/Codegen.h"
 #include "tk/error.h"
 
-#include "backend/nvptx/StorePredicates.h"
+#include "backend/nvptx/AccessPredicates.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/DiagnosticInfo.h>
@@ -211,7 +211,7 @@ static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOp
   auto t1 = clock::now();
   optimize(m, *tm, o.optLevel);
   diags.throwIfAny("optimization");
-  recomputeStorePredicates(m);
+  recomputeAccessPredicates(m);
   if (times) *times = {ms(t0, t1), ms(t1, clock::now()), 0};
   return tm;
 }

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "backend/nvptx/ApproxMath.h"
-#include "backend/nvptx/StorePredicates.h"
+#include "backend/nvptx/AccessPredicates.h"
 #include "tk/gpu.h"
 
 namespace tk::nvptx {
@@ -225,6 +225,7 @@ Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pr
   call->setOnlyReadsMemory();
   call->setDoesNotThrow();
   call->addFnAttr(Attribute::WillReturn);
+  call->setMetadata(kMaskedLoadMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates may rewrite it
   tag(*call);
   Value *loaded = call;
   if (n > 1) {
@@ -256,7 +257,7 @@ void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value 
   CallInst *call = b.CreateCall(asmFn, args);
   call->setOnlyWritesMemory();
   call->setDoesNotThrow();
-  call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeStorePredicates rewrites it
+  call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates rewrites it
   tag(*call);
 }
 

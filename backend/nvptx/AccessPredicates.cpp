@@ -1,6 +1,8 @@
-// Recomputes a predicated store's mask, where a masked load shares it, next to
-// the store inside its inline asm, from the values the mask was computed from
-// (after LLVM's optimisation).
+// Recomputes a predicated access's mask inside its inline asm, from the
+// values the mask was computed from (after LLVM's optimisation), where holding
+// the mask's i1s would cost registers: a store whose mask a masked load shares
+// (wholly or a compare of it), and a load in a loop whose mask is computed
+// outside it.
 //
 // Why: a masked tile is loaded, computed on and stored under the same mask, so
 // LLVM keeps one i1 (a PTX predicate) per element live from the load to the
@@ -8,12 +10,14 @@
 // across the computation (softmax's chunk loop: 8 registers across its exps and
 // divisions). The mask's leaves (a column base, the loop counter, the bound)
 // are live there anyway, so re-deriving each element's predicate from them at
-// the store costs a few instructions and no registers. LLVM would fold a
-// recomputation in IR back into the first one (CSE), and ptxas does not look
-// through the inline asm's scope, hence the text.
-#include "backend/nvptx/StorePredicates.h"
+// the access costs a few instructions and no registers. LLVM would fold a
+// recomputation in IR back into the first one (CSE, LICM), and ptxas does not
+// look through the inline asm's scope, hence the text.
+#include "backend/nvptx/AccessPredicates.h"
 
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -21,6 +25,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,61 +201,139 @@ std::string dropOperand(const std::string &text, unsigned drop) {
 
 const char *kRegDecl[][2] = {{"p", ".pred"}, {"h", ".b16"}, {"r", ".b32"}, {"l", ".b64"}};
 
+// The comma-separated constraints of an asm with `drop` removed and `extra`
+// (",r,l,...": the leaves, inputs after every other) added before the clobbers.
+std::string rewriteConstraints(const std::string &constraints, unsigned drop, const std::string &extra) {
+  std::vector<std::string> parts;
+  for (size_t i = 0;;) {
+    const size_t j = constraints.find(',', i);
+    parts.push_back(constraints.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  parts.erase(parts.begin() + drop);
+  std::string out;
+  bool added = false;
+  for (const std::string &c : parts) {
+    if (!added && c.rfind("~{", 0) == 0) out += extra, added = true;
+    out += (out.empty() ? "" : ",") + c;
+  }
+  if (!added) out += extra;
+  return out;
+}
+
+// `v` and the i1s it is built from through and/or/xor and LLVM's logical
+// selects (the element's compares and their combinations).
+void maskNodes(Value *v, std::set<Value *> &out, int depth = 8) {
+  if (!v->getType()->isIntegerTy(1) || isa<Constant>(v) || !out.insert(v).second || depth == 0) return;
+  if (auto *bin = dyn_cast<BinaryOperator>(v)) {
+    for (Value *op : bin->operands()) maskNodes(op, out, depth - 1);
+  } else if (auto *sel = dyn_cast<SelectInst>(v)) {
+    for (Value *op : sel->operands()) maskNodes(op, out, depth - 1);
+  }
+}
+
+// Whether a store's mask shares an i1 with a masked load's: then the compare
+// lives from the load to the store, as softmax's per-element masks did, or
+// similarity's row compares across its whole sample loop (recomputed: 72
+// registers on sm_90 instead of 104, and the general matmul's epilogue 128
+// instead of 157). A mask only the store uses is computed where LLVM
+// scheduled it, and recomputing it costs registers instead: the pipelined
+// 128x128 matmul's epilogue (no masked loads: cp.async) 254 on sm_80
+// instead of 223, the fused kernel at --assume D=256 145 instead of 128.
+bool sharedWithLoad(Value *mask, const std::set<Value *> &loadMasks) {
+  if (!mask->hasOneUse()) return true;  // another access uses it too
+  std::set<Value *> nodes;
+  maskNodes(mask, nodes);
+  for (Value *n : nodes)
+    if (loadMasks.count(n)) return true;
+  return false;
+}
+
+// Whether a masked load is in a loop and its mask is not (similarity's
+// `i < n_dim` in its `for s`). LLVM hoists such a mask out of the loop, one
+// i1 per element, and ptxas held similarity's 18 in general registers across
+// the loop. A mask computed in the loop is where it is needed already.
+bool loopInvariantMask(CallInst *call, const LoopInfo &loops) {
+  auto *mask = dyn_cast<Instruction>(call->getArgOperand(1));
+  const Loop *loop = loops.getLoopFor(call->getParent());
+  return mask && loop && !loop->contains(mask);
+}
+
+// How far back a predicate is recomputed: a store's from the values every
+// element shares (the thread's index, the loop counter, arguments), once; a
+// load's in a loop runs every iteration, so only its compare and the
+// element's offset from a shared base (similarity: `or` + `setp` per load;
+// back to %tid.x and %ctaid.x it also took 79 registers on sm_80, not 76).
+constexpr int kStoreDepth = 8, kLoadDepth = 2;
+
 void rewrite(CallInst *call) {
   auto *asmFn = cast<InlineAsm>(call->getCalledOperand());
   const std::string text = asmFn->getAsmString();
-  if (text.rfind("@$1 ", 0) != 0) return;  // not the shape maskedStore emits
+  // The asm's outputs come first: the loaded words (none for a store), then
+  // the pointer, then the predicate.
+  Type *ret = call->getType();
+  const unsigned outputs = ret->isVoidTy() ? 0 : ret->isStructTy() ? ret->getStructNumElements() : 1;
+  const unsigned predOperand = outputs + 1;
+  const std::string prefix = "@$" + std::to_string(predOperand) + " ";
+  if (text.rfind(prefix, 0) != 0) return;  // not the shape maskedLoad/maskedStore emits
   Value *pred = call->getArgOperand(1);
   if (auto *c = dyn_cast<ConstantInt>(pred)) {
-    if (c->isZero()) call->eraseFromParent();  // never stores: the vector path's fallback of a lane known in bounds
+    if (c->isZero() && ret->isVoidTy()) call->eraseFromParent();  // never stores: a lane known in bounds
     return;
   }
-  // Only a mask another access shares (the masked load of the same tile)
-  // lives from there to the store. One only the store uses is computed
-  // where LLVM scheduled it, and recomputing it costs registers instead:
-  // the pipelined 128x128 matmul's epilogue 254 on sm_80 instead of 223,
-  // the fused kernel at --assume D=256 145 instead of 128.
-  if (pred->hasOneUse()) return;
   std::vector<Value *> args;
   for (unsigned i = 0; i < call->arg_size(); ++i)
     if (i != 1) args.push_back(call->getArgOperand(i));
-  PredicateText p(static_cast<unsigned>(args.size()));
-  const std::string q = p.operand(pred, /*depth=*/8);
+  PredicateText p(outputs + static_cast<unsigned>(args.size()));
+  const std::string q = p.operand(pred, ret->isVoidTy() ? kStoreDepth : kLoadDepth);
   if (p.leaves.size() == 1 && p.leaves[0] == pred) return;  // nothing to recompute
   std::string body = "{\n\t";
   for (const auto &[cls, type] : kRegDecl)
     if (unsigned n = p.temps[cls[0]])
       body += std::string(".reg ") + type + " %tk" + cls + "<" + std::to_string(n) + ">;\n\t";
-  body += p.code + "@" + q + " " + dropOperand(text.substr(4), 1) + "\n\t}";
+  body += p.code + "@" + q + " " + dropOperand(text.substr(prefix.size()), predOperand) + "\n\t}";
 
-  std::string constraints = asmFn->getConstraintString();  // "l,b,<words>,~{memory}"
-  const size_t clobber = constraints.find(",~{memory}");
-  std::string head = constraints.substr(0, clobber);
-  head.erase(head.find(",b"), 2);
-  constraints = head + p.constraints + constraints.substr(clobber);
-
+  const std::string constraints = rewriteConstraints(asmFn->getConstraintString(), predOperand, p.constraints);
   for (Value *leaf : p.leaves) args.push_back(leaf);
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
-  auto *fn = InlineAsm::get(FunctionType::get(call->getType(), params, false), body, constraints,
-                            /*hasSideEffects=*/true);
-  CallInst *store = CallInst::Create(fn->getFunctionType(), fn, args, "", call->getIterator());
-  store->setAttributes(call->getAttributes());
-  store->copyMetadata(*call);
+  auto *fn = InlineAsm::get(FunctionType::get(ret, params, false), body, constraints, asmFn->hasSideEffects());
+  CallInst *access = CallInst::Create(fn->getFunctionType(), fn, args, "", call->getIterator());
+  access->setAttributes(call->getAttributes());
+  access->copyMetadata(*call);
+  call->replaceAllUsesWith(access);
   call->eraseFromParent();
   RecursivelyDeleteTriviallyDeadInstructions(pred);  // the mask where nothing else uses it
 }
 
 }  // namespace
 
-void recomputeStorePredicates(Module &m) {
-  std::vector<CallInst *> stores;
-  for (Function &f : m)
+void recomputeAccessPredicates(Module &m) {
+  std::vector<CallInst *> calls;
+  for (Function &f : m) {
+    if (f.isDeclaration()) continue;
+    std::vector<CallInst *> loads, stores;
     for (BasicBlock &bb : f)
       for (Instruction &i : bb)
-        if (auto *call = dyn_cast<CallInst>(&i); call && call->getMetadata(kMaskedStoreMD) && call->isInlineAsm())
-          stores.push_back(call);
-  for (CallInst *call : stores) rewrite(call);
+        if (auto *call = dyn_cast<CallInst>(&i); call && call->isInlineAsm()) {
+          if (call->getMetadata(kMaskedLoadMD)) loads.push_back(call);
+          if (call->getMetadata(kMaskedStoreMD)) stores.push_back(call);
+        }
+    if (loads.empty() && stores.empty()) continue;
+    // Decided before any rewrite, on the masks as LLVM left them.
+    std::set<Value *> loadMasks;
+    for (CallInst *load : loads) maskNodes(load->getArgOperand(1), loadMasks);
+    DominatorTree dom(f);
+    LoopInfo loops(dom);
+    for (CallInst *load : loads)
+      if (loopInvariantMask(load, loops)) calls.push_back(load);
+    for (CallInst *store : stores) {
+      Value *mask = store->getArgOperand(1);
+      if (isa<Constant>(mask) || sharedWithLoad(mask, loadMasks)) calls.push_back(store);
+    }
+  }
+  for (CallInst *call : calls) rewrite(call);
 }
 
 }  // namespace tk::nvptx
