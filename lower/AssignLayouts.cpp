@@ -213,12 +213,30 @@ class LayoutAssigner {
       for (int d = t.rank() - 1; d >= 0; --d)
         if (d != dim) order.push_back(d);
       anchor_[op] = defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
+      // A store of a dot's result stores from the accumulator's registers
+      // when they hold runs of 2 or more along the contiguous dim that the
+      // alignment lets one vector store take: no exchange through shared
+      // memory, whose 128 values and 32 addresses per thread cost the
+      // 128 x 128 x 32 matmul on sm_90a 169 registers against 162
+      // (docs/perf.md, "The accumulator stored from its registers"). A
+      // warp's 8-byte pairs still fill whole 32-byte sectors (4 lanes per
+      // row). Scalar runs keep the exchange and its coalesced stores.
+      if (op->is(OpKind::Store))
+        if (LayoutRef acc = accumulatorLayout(op->operand(1)); acc && acc->kind == ir::Layout::Kind::Blocked) {
+          const int pairs = static_cast<int>(std::min<int64_t>(acc->sizePerThread[dim], axis_.vectorWidth(ptrs, dim)));
+          if (acc->order[0] == dim && pairs >= 2) {
+            anchor_[op] = acc;
+            vec = pairs;
+          }
+        }
       op->setAttr("vec", int64_t(vec));
       recordMaskRun(op, dim, vec);
       // An async copy zero-fills past a source size: it can copy a vector
       // whose mask is on for a prefix of its elements.
       const bool uniformRuns = op->hasAttr("mask_run") && op->intAttr("mask_run") >= vec;
-      if (op->is(OpKind::AsyncCopy) && op->numOperands() > 2 && vec > 1 && !uniformRuns &&
+      // A store's vector likewise: with a prefix mask, a run partly on has
+      // its last element off, so that element needs no single store.
+      if ((op->is(OpKind::AsyncCopy) || op->is(OpKind::Store)) && op->numOperands() > 2 && vec > 1 && !uniformRuns &&
           prefixMask(op->operand(2), dim, vec))
         op->setAttr("mask_prefix", int64_t(1));
     }
@@ -276,6 +294,23 @@ class LayoutAssigner {
     for (const Value *operand : def->operands())
       if (operand->type().shape == v->type().shape)
         if (LayoutRef l = naturalLayout(operand, depth + 1)) return l;
+    return nullptr;
+  }
+
+  // The tensor-core layout of the dot whose result `v` is, directly, through
+  // elementwise ops or as what a `for` carries out of its body; else null.
+  LayoutRef accumulatorLayout(const Value *v, int depth = 0) {
+    const Op *def = v->definingOp();
+    if (!def || !v->type().isTile() || depth > 16) return nullptr;
+    if (LayoutRef mma = tensorCoreLayout(*def, fn_)) return mma;
+    if (def->is(OpKind::For)) {
+      const ir::Block &body = *def->regions()[0];
+      return body.ops().empty() ? nullptr : accumulatorLayout(body.ops().back()->operand(v->resultIndex()), depth + 1);
+    }
+    if (!def->hasTrait(ir::OpTrait::Elementwise)) return nullptr;
+    for (const Value *operand : def->operands())
+      if (operand->type().shape == v->type().shape)
+        if (LayoutRef l = accumulatorLayout(operand, depth + 1)) return l;
     return nullptr;
   }
 

@@ -168,6 +168,8 @@ class FunctionLowering {
   Regs loadShared(llvm::Type *ty, const std::vector<llvm::Value *> &addresses, const ir::Location &loc);
   // A copy of `ptr`'s address arithmetic at the insertion point.
   llvm::Value *addressHere(llvm::Value *ptr);
+  // A copy of `pred` at the insertion point when it is an `and` of masks.
+  llvm::Value *predicateHere(llvm::Value *pred);
   // Tags an access the Target emits with `loc` (tagGlobal).
   Target::TagAccess tagAs(const ir::Location &loc);
   llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,

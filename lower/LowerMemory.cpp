@@ -63,6 +63,18 @@ llvm::Value *FunctionLowering::addressHere(llvm::Value *ptr) {
   return b_.Insert(copy);
 }
 
+// A conjunction of masks (a row's and a column's, typically) computed again
+// where the access uses it: computed with its tile, each of a 2-D store's
+// 64 row-and-column predicates is live from there to its store, more than
+// the 7 predicate registers hold (the 128 x 128 x 32 matmul stored from its
+// wgmma accumulator: 168 registers, 162 with this). The operands stay where
+// they are, so a row's or a column's mask is still computed once.
+llvm::Value *FunctionLowering::predicateHere(llvm::Value *pred) {
+  auto *conj = llvm::dyn_cast_or_null<llvm::BinaryOperator>(pred);
+  if (!conj || conj->getOpcode() != llvm::Instruction::And || !conj->getType()->isIntegerTy(1)) return pred;
+  return b_.Insert(conj->clone());
+}
+
 Target::TagAccess FunctionLowering::tagAs(const ir::Location &loc) {
   return [this, &loc](llvm::Instruction &inst) { tagGlobal(&inst, loc); };
 }
@@ -215,7 +227,10 @@ void FunctionLowering::lowerStore(ir::Op &op) {
   // Threads holding copies of an element leave the store to its owner.
   llvm::Value *owner = rm.replicated() ? ownerPredicate(pt, rm) : nullptr;
   auto pred = [&](int r) -> llvm::Value * {
-    llvm::Value *m = mask ? (*mask)[r] : nullptr;
+    // Vector stores only: moved to scalar stores (after an exchange into a
+    // blocked layout), the predicates cost ptxas 240 registers instead of
+    // 220 for the unit-stride 128 x 128 x 32 matmul on sm_90a.
+    llvm::Value *m = mask ? (g.vec > 1 ? predicateHere((*mask)[r]) : (*mask)[r]) : nullptr;
     if (owner) m = m ? b_.CreateAnd(m, owner) : owner;
     return m;
   };
@@ -233,11 +248,20 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     // As for loads: the vector where all its elements are on, else each
     // element that is.
     const bool uniform = uniformRun(op, preds);
+    // A prefix mask (assign-layouts' `mask_prefix`, e.g. `n < N` along n):
+    // a run partly on has its last element off, so that element needs no
+    // single store. `all` stays the AND of the bits (not the last one alone,
+    // which is the same value): the single stores' predicates `bit && !all`
+    // are then those of a masked load of the same mask, which
+    // StorePredicates recomputes in the store's asm (dropout on sm_80: 32
+    // registers, 35 with the last bit).
+    const bool prefix = !owner && op.hasAttr("mask_prefix");
     llvm::Value *all = !preds[0] ? nullptr : uniform ? preds[0] : andAll(b_, preds);
     guardedStore(all, v, ptrs[r], op.loc());
     if (uniform) continue;
     llvm::Value *notAll = b_.CreateNot(all);
-    for (int i = 0; i < g.vec; ++i) guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc());
+    for (int i = 0; i < g.vec - (prefix ? 1 : 0); ++i)
+      guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc());
   }
 }
 

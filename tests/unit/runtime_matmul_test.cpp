@@ -203,6 +203,61 @@ TEST(StdlibMatmul, MmaSyncInWgmmasLayout) {
         {"sm_90a"});
 }
 
+// C stored straight from the accumulator's registers (8-byte pairs: c's
+// rows padded to 16 elements, stride_cn 1) at a ragged N: an odd N leaves
+// each row's last pair half on, stored by its first element alone. The
+// padding past N stays poisoned, and with bias and gelu the epilogue runs in
+// the accumulator's layout too. mma.sync (sm_80) and wgmma, 4 and 8 warps,
+// under the race check.
+TEST(StdlibMatmul, StoresFromTheAccumulator) {
+  auto dev = tk::Device::open("sim:racecheck");
+  struct Run {
+    std::string arch;
+    int warps, M, N, K, act;
+  };
+  for (const Run &r : {Run{"sm_90a", 4, 70, 37, 48, 0}, Run{"sm_90a", 8, 130, 129, 32, 2}, Run{"sm_80", 4, 70, 37, 48, 2},
+                       Run{"sm_90a", 4, 64, 64, 32, 0}}) {
+    SCOPED_TRACE(r.arch + " " + std::to_string(r.warps) + " warps, N " + std::to_string(r.N));
+    const int ld = (r.N + 15) / 16 * 16, lda = (r.K + 15) / 16 * 16;
+    const auto a = exactHalfInputs(size_t(r.M) * r.K), b = exactHalfInputs(size_t(r.K) * r.N);
+    const auto bias = exactHalfInputs(size_t(r.N));
+    std::vector<float> as(size_t(r.M) * lda, 0.f), bs(size_t(r.K) * ld, 0.f);
+    for (int i = 0; i < r.M; ++i)
+      for (int k = 0; k < r.K; ++k) as[size_t(i) * lda + k] = a[size_t(i) * r.K + k];
+    for (int k = 0; k < r.K; ++k)
+      for (int j = 0; j < r.N; ++j) bs[size_t(k) * ld + j] = b[size_t(k) * r.N + j];
+    tk::CompileOptions o;
+    o.numWarps = r.warps;
+    o.numStages = 4;
+    o.archs = {r.arch};
+    o.defines = {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}, {"ACT", std::to_string(r.act)}};
+    if (r.act) o.defines["HAS_BIAS"] = "true";
+    o.assume = {{"stride_ak", 1}, {"stride_bn", 1}, {"stride_cn", 1}, {"stride_am", 16}, {"stride_bk", 16},
+                {"stride_cm", 16}, {"K", 16}};
+    tk::Bundle bundle = tk::Compiler::compileFile(kFile, "matmul", o);
+    EXPECT_NE(bundle.ptx[r.arch].find("st.global.v2.b32"), std::string::npos) << "the accumulator's pairs";
+    tk::Buffer da = dev->upload(tk::test::f16Values(as)), db = dev->upload(tk::test::f16Values(bs));
+    tk::Buffer dbias = dev->upload(bias), dc = dev->upload(std::vector<float>(size_t(r.M) * ld, NAN));
+    const uint32_t grid = uint32_t(((r.M + 127) / 128) * ((r.N + 63) / 64));
+    (*dev)(dev->load(bundle), {grid}, da, db, dc, dbias, int32_t(r.M), int32_t(r.N), int32_t(r.K), int32_t(lda),
+           int32_t(1), int32_t(ld), int32_t(1), int32_t(ld), int32_t(1));
+    std::vector<float> got = dev->download<float>(dc, size_t(r.M) * ld);
+    for (int i = 0; i < r.M; ++i)
+      for (int j = 0; j < ld; ++j) {
+        const double g = got[size_t(i) * ld + j];
+        if (j >= r.N) {
+          ASSERT_TRUE(std::isnan(g)) << "C[" << i << ", " << j << "] past N was written";
+          continue;
+        }
+        double s = 0;
+        for (int k = 0; k < r.K; ++k) s += double(a[size_t(i) * r.K + k]) * b[size_t(k) * r.N + j];
+        if (r.act) s += bias[j];
+        const double ref = act(s, r.act);
+        ASSERT_LE(std::fabs(g - ref), 1e-5 * std::max(1.0, std::fabs(ref))) << "C[" << i << ", " << j << "]";
+      }
+  }
+}
+
 TEST(StdlibMatmul, Batched) {
   auto dev = tk::Device::open("sim");
   const int Z = 3, M = 70, N = 40, K = 48;
