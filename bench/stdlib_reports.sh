@@ -1,6 +1,6 @@
 #!/bin/sh
 # `tkc report` of every stdlib kernel at a size a user would launch it at,
-# printed as the Markdown of docs/perf.md's "tkc report of the stdlib
+# printed as the Markdown of docs/perf-reports.md's "tkc report of the stdlib
 # kernels" (the command, then its report). Integer arguments specialise as
 # a launch's would (multiples of 16, values of 1); ptxas's arch is the
 # model's GPU's (sm_90 for the H100) unless a row says otherwise.

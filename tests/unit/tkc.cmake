@@ -5,7 +5,7 @@ tk_add_unit_test(tkc_run_test SOURCES unit/tkc_run_test.cpp LIBS tkc_launch nloh
 target_compile_definitions(tkc_run_test PRIVATE TKC_PATH="$<TARGET_FILE:tkc>")
 add_dependencies(tkc_run_test tkc)
 
-# bench/stdlib_reports.sh (docs/perf.md's reports of every stdlib kernel)
+# bench/stdlib_reports.sh (docs/perf-reports.md: the report of every stdlib kernel)
 # still runs: every row reports, none fails.
 add_test(NAME stdlib_reports
          COMMAND sh -c "\"${PROJECT_SOURCE_DIR}/bench/stdlib_reports.sh\" \"$<TARGET_FILE:tkc>\" | grep -c '^resources ' | grep -qx 16")
