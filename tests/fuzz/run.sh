@@ -13,7 +13,10 @@ cmake -S "$root/tests/fuzz" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
-ninja -C "$build" frontend_fuzzer
+ninja -C "$build" frontend_fuzzer make_dict
+# The dictionary: every token and built-in from the tables, then the phrases.
+"$build/make_dict" > "$build/tk.dict"
+cat "$root/tests/fuzz/tk.dict" >> "$build/tk.dict"
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus" "$build/fuzz-artifacts"
@@ -21,5 +24,5 @@ cp "$root"/stdlib/*.tk "$root"/tests/kernels/*.tk "$root"/tests/errors/*.tk "$ro
   "$corpus"/ 2>/dev/null || true
 
 # -max_len keeps inputs source-sized; -timeout flags anything slower than 5 s.
-"$build/frontend_fuzzer" "$corpus" -dict="$root/tests/fuzz/tk.dict" -max_total_time="$seconds" -max_len=8192 -timeout=5 \
+"$build/frontend_fuzzer" "$corpus" -dict="$build/tk.dict" -max_total_time="$seconds" -max_len=8192 -timeout=5 \
   -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/"
