@@ -86,7 +86,8 @@ class FunctionLowering {
     // of `slot`): its copies read global memory contiguous along dim 0 (a
     // column-contiguous tile such as attention's k loaded as [D, BLOCK_N]),
     // so cp.async writes whole slot rows; an mma.sync dot reads it as B
-    // with plain ldmatrix (lowerDotMma's B^T path).
+    // with plain ldmatrix (lowerDotMma's B^T path). On a wgmma B ring it
+    // goes with plan.kMajorB: the copies run along dim 0 into wgmmaOffsetB.
     bool transposed = false;
   };
   // Places every ring named by the function's async_copy / shared_load ops

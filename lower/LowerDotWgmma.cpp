@@ -19,7 +19,9 @@
 //     K-major with the SA-byte swizzle; SBO = 8 SA (the next 8 rows).
 //   B, after all of A: N in slabs of SB / 2 elements, each [K rows][SB
 //     bytes], N-major with the SB-byte swizzle; LBO = K SB (the next slab),
-//     SBO = 8 SB (the next 8 k).
+//     SBO = 8 SB (the next 8 k). A ring whose copies run along k holds B
+//     K-major instead (WgmmaPlan::kMajorB: B^T laid out as A, K in slabs,
+//     SBO = 8 SB the next 8 n), read with imm-trans-b 0.
 // The swizzle moves a 16-byte chunk c of row r to chunk c ^ (r' % (S / 16))
 // (r' the address bits 7 and up), so the staging stores (16-byte vectors
 // along a row) and wgmma's reads of 8 rows of one chunk are both free of
@@ -28,17 +30,6 @@
 #include "lower/Wgmma.h"
 
 namespace tk::lower {
-
-namespace {
-
-// The widest swizzle (bytes) whose rows a dim of `elems` 2-byte elements fills.
-int swizzleFor(int64_t elems) {
-  for (int s : {128, 64, 32})
-    if ((elems * 2) % s == 0) return s;
-  return 0;
-}
-
-}  // namespace
 
 bool FunctionLowering::dotOnWgmma(const ir::Op &op) const {
   // wgmma here takes f16/bf16 only: tf32 and s8 dots keep mma.sync.
@@ -57,8 +48,8 @@ WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
   p.N = bt.shape[1];
   p.bf16 = at.elem.scalar == ir::ScalarKind::BF16;
   p.warpgroups = numWarps / 4;
-  p.swizzleA = swizzleFor(p.K);
-  p.swizzleB = swizzleFor(p.N);
+  p.swizzleA = wgmmaSwizzleFor(p.K);
+  p.swizzleB = wgmmaSwizzleFor(p.N);
   p.bytesA = p.M * p.K * 2;
   p.bytesB = p.K * p.N * 2;
   return p;
@@ -163,7 +154,8 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
         reg.push_back(rm.index({static_cast<int>(2 * blk + (i % 4) / 2), static_cast<int>(2 * (i / 4) + i % 2)}));
       std::vector<llvm::Value *> d;
       for (int r : reg) d.push_back(acc[r]);
-      d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/true, descA, descB, d);
+      d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/!p.kMajorB, descA,
+                                descB, d);
       locate();
       for (size_t i = 0; i < reg.size(); ++i) acc[reg[i]] = d[i];
     }
@@ -177,8 +169,14 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
 // fenced the copies for the async proxy before its barrier. The others are
 // staged from registers into scratch.
 Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
-  const WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
+  WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
   const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  // A B ring may hold B K-major (planRings): read it the way it was written.
+  if (ringB) {
+    const WgmmaPlan &r = rings_.at(ringB->intAttr("buffer")).plan;
+    p.kMajorB = r.kMajorB;
+    p.swizzleB = r.swizzleB;
+  }
   const int64_t staged = (ringA ? 0 : p.bytesA) + (ringB ? 0 : p.bytesB);
   llvm::Value *base = nullptr;
   if (staged) {

@@ -32,6 +32,18 @@ void FunctionLowering::planRings() {
     order.push_back(id);
   }
   if (rings_.empty()) return;
+  // Every copy into the ring runs along dim 0 in runs of more than one
+  // element (a column-contiguous source: attention's k as [D, BLOCK_N]).
+  auto alongColumns = [&](int64_t id) {
+    bool columns = !copies[id].empty();
+    for (const ir::Op *copy : copies[id]) {
+      const ir::Type &pt = copy->operand(0)->type();
+      const RootView root = rootView(pt.layout, pt.shape);
+      columns = columns && pt.rank() == 2 && root.shape.size() == 2 && root.blocked->order[0] == 0 &&
+                copy->hasAttr("vec") && copy->intAttr("vec") > 1;
+    }
+    return columns;
+  };
   // A shared_load is read in place when every use is an a or b of a dot on
   // tensor cores: on mma.sync (lowerDotMma reads the row-major slot with
   // ldmatrix), or on wgmma, all as the same operand of dots of one plan (the
@@ -61,17 +73,29 @@ void FunctionLowering::planRings() {
         plan = wgmmaPlan(*user, fn_.numWarps());
       }
     }
-    if (wgmma) {
+    auto copiesFit = [&](const WgmmaPlan &p) {
       IntArith ia;
+      bool fit = true;
       for (const ir::Op *copy : copies[op->intAttr("buffer")]) {
         const ir::Type &pt = copy->operand(0)->type();
         RegisterMap rm(pt.layout, pt.shape);
         auto offsetAt = [&](int64_t row, int64_t col) {
-          return operand == 0 ? lower::wgmmaOffsetA(ia, plan, row, col) : lower::wgmmaOffsetB(ia, plan, row, col);
+          return operand == 0 ? lower::wgmmaOffsetA(ia, p, row, col) : lower::wgmmaOffsetB(ia, p, row, col);
         };
-        wgmma = wgmma && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
+        fit = fit && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
       }
+      return fit;
+    };
+    // B copied along k is held K-major, so each 16-byte run along k stays
+    // one cp.async (N-major would put its 8 elements in 8 rows: scalar
+    // copies through registers).
+    if (wgmma && operand == 1 && alongColumns(op->intAttr("buffer"))) {
+      WgmmaPlan k = plan;
+      k.kMajorB = true;
+      k.swizzleB = wgmmaSwizzleFor(plan.K);
+      if (copiesFit(k)) plan = k;
     }
+    wgmma = wgmma && copiesFit(plan);
     if (!mma && !wgmma) continue;
     inPlace_.insert(op->result());
     if (wgmma) {
@@ -80,25 +104,22 @@ void FunctionLowering::planRings() {
       r.plan = plan;
       // The swizzle patterns repeat every 1024 bytes of address.
       r.slot.bytes = alignedUp(operand == 0 ? plan.bytesA : plan.bytesB, 1024);
+      // Its copies run along dim 0 (lowerAsyncCopy), each at wgmmaOffsetB.
+      r.transposed = plan.kMajorB;
       wgmmaRings_ = true;
     }
   }
-  // A ring whose copies all run along dim 0 is stored transposed, unless a
-  // dot reads it in place as its a (mma.sync's A fragment would then need
-  // ldmatrix.trans from [K, M]; such copies stay row-major and synchronous).
-  // Every shared_load of the ring must agree.
+  // A ring whose copies all run along dim 0 is stored transposed (a wgmma
+  // ring above already is, K-major), unless a dot reads it in place as its
+  // a (mma.sync's A fragment would then need ldmatrix.trans from [K, M];
+  // such copies stay row-major and synchronous). Every shared_load of the
+  // ring must agree.
   std::set<int64_t> transpose, keep;
   std::map<int64_t, int64_t> elts;
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
     const Ring &r = rings_.at(op->intAttr("buffer"));
-    bool columns = r.wgmmaOperand == 0 && !copies[op->intAttr("buffer")].empty();
-    for (const ir::Op *copy : copies[op->intAttr("buffer")]) {
-      const ir::Type &pt = copy->operand(0)->type();
-      const RootView root = rootView(pt.layout, pt.shape);
-      columns = columns && pt.rank() == 2 && root.shape.size() == 2 && root.blocked->order[0] == 0 &&
-                copy->hasAttr("vec") && copy->intAttr("vec") > 1;
-    }
+    bool columns = r.wgmmaOperand == 0 && alongColumns(op->intAttr("buffer"));
     if (inPlace_.count(op->result()))
       for (const auto &[user, index] : uses[op->result()]) columns = columns && index == 1;
     (columns ? transpose : keep).insert(op->intAttr("buffer"));

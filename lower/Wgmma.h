@@ -11,15 +11,27 @@ namespace tk::lower {
 
 // One dot on wgmma: [M, K] x [K, N] over `warpgroups` warpgroups that split
 // M; A's rows take a `swizzleA`-byte swizzle (K-major), B's a `swizzleB`-byte
-// one (N-major); A occupies bytesA from the staging base, B the next bytesB.
+// one (N-major, or K-major with `kMajorB`); A occupies bytesA from the
+// staging base, B the next bytesB. kMajorB is B^T's layout ([N, K], rows of
+// K): a ring whose copies run along k (attention's k loaded as [D, BLOCK_N],
+// contiguous along dim 0) writes its 16-byte runs there as cp.async, where
+// N-major would scatter each run over 8 rows; wgmma reads it with
+// imm-trans-b 0. Only a ring slot takes it (planRings); staging is N-major.
 struct WgmmaPlan {
   int64_t M = 0, N = 0, K = 0;
   bool bf16 = false;
+  bool kMajorB = false;
   int warpgroups = 1;
   int swizzleA = 0, swizzleB = 0;
   int64_t bytesA = 0, bytesB = 0;
   bool operator==(const WgmmaPlan &) const = default;
 };
+// The widest swizzle (bytes) whose rows a dim of `elems` 2-byte elements fills.
+inline int wgmmaSwizzleFor(int64_t elems) {
+  for (int s : {128, 64, 32})
+    if ((elems * 2) % s == 0) return s;
+  return 0;
+}
 // For a dot wgmmaShape accepts.
 WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps);
 
@@ -43,6 +55,12 @@ typename Ar::V wgmmaOffsetA(Ar &ar, const WgmmaPlan &p, typename Ar::V row, type
 template <class Ar>
 typename Ar::V wgmmaOffsetB(Ar &ar, const WgmmaPlan &p, typename Ar::V row, typename Ar::V col) {
   const int64_t E = p.swizzleB / 2;
+  if (p.kMajorB) {
+    // K in slabs of E elements, each slab [N rows][swizzleB bytes] (A's
+    // layout with no row permutation).
+    auto off = ar.add(ar.mul(ar.div(row, E), p.N * p.swizzleB), ar.mul(col, p.swizzleB));
+    return ar.swizzle(ar.add(off, ar.mul(ar.rem(row, E), 2)), p.swizzleB);
+  }
   auto off = ar.add(ar.mul(ar.div(col, E), p.K * p.swizzleB), ar.mul(row, p.swizzleB));
   return ar.swizzle(ar.add(off, ar.mul(ar.rem(col, E), 2)), p.swizzleB);
 }
@@ -50,8 +68,9 @@ typename Ar::V wgmmaOffsetB(Ar &ar, const WgmmaPlan &p, typename Ar::V row, type
 // Where the matrix descriptors of one wgmma point: A of m64 block `block` of
 // warpgroup `warpgroup` at k16 step `kStep` (K-major, SBO the next 8 rows),
 // and B at k16 step `kStep` (N-major, LBO the next slab of N, SBO the next 8
-// k): the start's byte offset from A's (B's) base, its leading and stride
-// byte offsets and swizzle. What the offsets above lay out, these read.
+// k; K-major as A: SBO the next 8 n): the start's byte offset from A's (B's)
+// base, its leading and stride byte offsets and swizzle. What the offsets
+// above lay out, these read.
 struct WgmmaOperand {
   int64_t offset = 0;
   uint32_t leadingBytes = 0, strideBytes = 0;
@@ -63,6 +82,10 @@ inline WgmmaOperand wgmmaOperandA(const WgmmaPlan &p, int64_t warpgroup, int64_t
           static_cast<uint32_t>(8 * p.swizzleA), p.swizzleA};
 }
 inline WgmmaOperand wgmmaOperandB(const WgmmaPlan &p, int64_t kStep) {
+  if (p.kMajorB) {
+    const int64_t E = p.swizzleB / 2, k0 = 16 * kStep;
+    return {k0 / E * p.N * p.swizzleB + k0 % E * 2, 16, static_cast<uint32_t>(8 * p.swizzleB), p.swizzleB};
+  }
   return {16 * kStep * p.swizzleB, static_cast<uint32_t>(p.K * p.swizzleB), static_cast<uint32_t>(8 * p.swizzleB),
           p.swizzleB};
 }

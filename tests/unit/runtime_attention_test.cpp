@@ -19,10 +19,13 @@ const std::string kFile = TK_SOURCE_DIR "/stdlib/attention.tk";
 // `arch` is the one the sim emulates (sm_90a: both dots on wgmma);
 // `specialise`: run the variant L specialises (L == 1 or a multiple of 16:
 // what tk::JitKernel launches), not the general one.
+// `blockN`: BLOCK_N where not 0 (else 32 for D = 128, the kernel's default
+// for D = 64).
 void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80",
-           bool specialise = false) {
+           bool specialise = false, int blockN = 0) {
   SCOPED_TRACE(arch + " " + "heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
-               (causal ? " causal" : "") + (specialise ? " specialised" : ""));
+               (causal ? " causal" : "") + (specialise ? " specialised" : "") +
+               (blockN ? " BLOCK_N " + std::to_string(blockN) : ""));
   static std::mt19937 rng(tk::test::testSeed());
   std::uniform_real_distribution<float> dist(-1, 1);
   const size_t n = size_t(heads) * L * D;
@@ -37,7 +40,7 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
   tk::CompileOptions o;
   o.archs = {arch};
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};
-  if (D == 128) o.defines["BLOCK_N"] = "32";
+  if (blockN || D == 128) o.defines["BLOCK_N"] = std::to_string(blockN ? blockN : 32);
   const float scale = 1.0f / std::sqrt(float(D));
   if (specialise) {
     const std::vector<tk::Arg> args = {tk::Buffer(), tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(L), scale};
@@ -114,6 +117,19 @@ TEST(StdlibAttention, RaceFreeKRing) {
   for (const char *arch : {"sm_80", "sm_90a"}) {
     check(*dev, 1, 200, 64, true, arch);
     check(*dev, 1, 130, 128, false, arch);
+  }
+}
+
+// On sm_90a the first dot's wgmmas read k's ring in place, K-major (its
+// copies run along D: WgmmaPlan::kMajorB), at D = 128 with the kernel's
+// default BLOCK_N = 64 too; under the race check no cp.async overwrites a
+// slot a wgmma still reads. The 16-byte copies replace k's scalar loads:
+// 8 `ld.global` left (q's), against 200 when k's ring was N-major.
+TEST(StdlibAttention, KMajorKRingOnWgmma) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (bool causal : {false, true}) {
+    check(*dev, 1, 130, 128, causal, "sm_90a", false, 64);
+    check(*dev, 2, 100, 64, causal, "sm_90a", false, 32);
   }
 }
 

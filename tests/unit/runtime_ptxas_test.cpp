@@ -120,6 +120,46 @@ TEST(StdlibPtxas, RegisterCeilingsAndBranchTargets) {
   EXPECT_EQ(pinned, 16);
 }
 
+namespace {
+size_t countOf(const std::string &ptx, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + what.size())) ++n;
+  return n;
+}
+}  // namespace
+
+// Attention on sm_90a: k, loaded as [D, BLOCK_N] (contiguous along D), goes
+// through a K-major wgmma ring as 16-byte cp.async (WgmmaPlan::kMajorB);
+// N-major, D = 128 kept it synchronous: 104 / 200 scalar `ld.global` and
+// 168 / 255 registers at BLOCK_N = 32 / 64 (docs/perf.md). What is left of
+// `ld.global` is q's. The counts need no ptxas; the registers (13.0) do.
+TEST(StdlibPtxas, AttentionKRingIsAsyncOnSm90a) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  const std::string release = toolkit.hasPtxas() ? ptxasRelease(toolkit) : "";
+  struct Pin {
+    int D, blockN;
+    size_t loads, copies, wgmmas;
+    int ceiling;
+  };
+  for (const Pin &pin : {Pin{64, 32, 4, 12, 6, 123}, Pin{64, 64, 4, 24, 8, 128}, Pin{128, 32, 8, 24, 10, 168},
+                         Pin{128, 64, 8, 48, 12, 220}}) {
+    SCOPED_TRACE("D " + std::to_string(pin.D) + " BLOCK_N " + std::to_string(pin.blockN));
+    tk::CompileOptions opts;
+    opts.archs = {"sm_90a"};
+    opts.defines = {{"D", std::to_string(pin.D)}, {"BLOCK_N", std::to_string(pin.blockN)}};
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/attention.tk", "attention", opts);
+    const std::string &ptx = b.ptx.at("sm_90a");
+    EXPECT_EQ(countOf(ptx, "ld.global"), pin.loads);
+    EXPECT_EQ(countOf(ptx, "wgmma.mma_async"), pin.wgmmas);
+    EXPECT_EQ(countOf(ptx, "cp.async.cg.shared.global"), pin.copies);
+    if (release != "release 13.0") continue;
+    tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, "sm_90a", toolkit);
+    ASSERT_TRUE(info.ran) << info.log;
+    EXPECT_LE(info.registers, pin.ceiling) << info.log;
+    EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+  }
+}
+
 // Rank-3 and rank-4 tiles, permute, reshape (through shared memory) and
 // join and split (tests/kernels/rank3.tk) become PTX that ptxas accepts for sm_80 and
 // sm_90, without spills.

@@ -491,8 +491,22 @@ TEST(SimWgmma, RingSlotLayoutIsWhatTheDescriptorsRead) {
     auto offB = [&](int64_t r, int64_t c) { return lower::wgmmaOffsetB(ia, p, r, c); };
     tiles(s.M, s.K, p.bytesA, offA);
     tiles(s.K, s.N, p.bytesB, offB);
+    // B K-major (a ring copied along k, kMajorB): 8 elements along k share
+    // a chunk, and the descriptors read it with imm-trans-b 0.
+    lower::WgmmaPlan q = p;
+    q.kMajorB = true, q.swizzleB = widest(s.K);
+    auto offBk = [&](int64_t r, int64_t c) { return lower::wgmmaOffsetB(ia, q, r, c); };
+    tiles(s.N, s.K, q.bytesB, [&](int64_t n, int64_t k) { return offBk(k, n); });
     const int64_t W = 4 * s.warpgroups;
     for (int64_t ks = 0; ks < s.K / 16; ++ks) {
+      const lower::WgmmaOperand ok = lower::wgmmaOperandB(q, ks);
+      ASSERT_EQ(ok.offset >> 7 & (ok.swizzleBytes / 16 - 1), 0) << "K-major B starts inside a swizzle pattern";
+      const MatrixDescriptor dBk = decodeDescriptor(
+          uint64_t(ok.offset >> 4) | lower::wgmmaDescriptorBits(ok.leadingBytes, ok.strideBytes, ok.swizzleBytes));
+      for (uint32_t k = 0; k < 16; ++k)
+        for (uint32_t n = 0; n < s.N; ++n)
+          ASSERT_EQ(operandAddress(dBk, /*mnMajor=*/false, n, k), offBk(16 * ks + k, n))
+              << "K-major B k " << 16 * ks + k;
       const lower::WgmmaOperand ob = lower::wgmmaOperandB(p, ks);
       ASSERT_EQ(ob.offset >> 7 & (ob.swizzleBytes / 16 - 1), 0) << "B starts inside a swizzle pattern";
       const MatrixDescriptor dB = decodeDescriptor(
