@@ -39,6 +39,9 @@ struct CompileOptions {
   bool emitPtx = true;       // false: tile IR only (enough for the sim)
   bool useLibdevice = true;  // false: fast approximate math (see docs/backends.md)
   std::string cudaHome;      // empty: $CUDA_HOME, then /usr/local/cuda
+  // Verify the tile IR after every pass of the tile pipeline (off: once,
+  // after the last pass). On for the API and the tests; `tkc compile` turns
+  // it on with --verify-each (about 10% of a large kernel's front end).
   bool verifyEachPass = true;
   std::set<std::string> printAfter;  // pass flags ("cse", "assign-layouts", "all")
   std::ostream *dump = nullptr;      // where printAfter writes

@@ -42,6 +42,8 @@ bool PassPipeline::run(Module &module, const PipelineOptions &opts) const {
       *opts.dump << "// -----// IR Dump After " << pass.flag << " //----- //\n" << printModule(module, po) << "\n";
     }
   }
+  if (!opts.verifyEach && changed && !verifyModule(module, error))
+    throw tk::InternalError("verifier failed after the pipeline (run with --verify-each to find the pass):\n" + error);
   return changed;
 }
 

@@ -35,7 +35,10 @@ struct PassInfo {
 };
 
 struct PipelineOptions {
-  bool verifyEach = true;            // verify the input and after every pass; throw on failure
+  // Verify the input and the IR after every pass that changed it; off, the
+  // result is still verified once, after the last pass (as LLVM's opt
+  // without -verify-each). Either way a broken IR throws.
+  bool verifyEach = true;
   std::set<std::string> printAfter;  // pass flags after which to print the module to `dump`
   bool printAfterAll = false;
   bool printLocations = false;   // locations in the printed dumps
@@ -52,7 +55,7 @@ class PassPipeline {
 
   // Runs the passes in order. Returns whether any pass changed anything.
   // Throws tk::InternalError("verifier failed after pass 'cse': ...") when
-  // verifyEach is set and the IR is broken.
+  // the IR is broken ("... after the pipeline" without verifyEach).
   bool run(Module &module, const PipelineOptions &opts = {}) const;
 
   std::vector<std::string> flags() const;

@@ -250,11 +250,23 @@ TEST(IrPasses, PipelineVerifiesDumpsAndRunsCustomPasses) {
     EXPECT_EQ(std::string(e.what()).rfind("verifier failed after pass 'break-types':\n@k: error: 'neg' op", 0), 0u)
         << e.what();
   }
-  // Without verification it runs through.
+  // Without verifying each pass, the result is still verified once, after
+  // the last pass: the broken IR is caught, only the pass is not named.
   m = parse(text);
-  PipelineOptions noVerify;
-  noVerify.verifyEach = false;
-  EXPECT_TRUE(broken.run(*m, noVerify));
+  PipelineOptions once;
+  once.verifyEach = false;
+  try {
+    broken.run(*m, once);
+    FAIL() << "expected a verifier failure after the pipeline";
+  } catch (const tk::InternalError &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("verifier failed after the pipeline (run with --verify-each", 0), 0u)
+        << e.what();
+  }
+  // A pipeline that changed nothing is not verified again.
+  m = parse(text);
+  PassPipeline idle;
+  idle.add("dce", eliminateDeadCode);
+  EXPECT_FALSE(idle.run(*m, once));
 
   // Broken input is refused before any pass runs.
   m = parse("kernel @k(%a: i32) {\n  %0 = neg %a : f32\n  return\n}\n");

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
   std::string file, emit = "ptx", output, depfile, specialise = "auto";
   std::vector<std::string> kernels, defines, archs, printAfter, assume, importPaths, tuneTables;
   int numWarps = 4, numStages = 3;
-  bool verify = false, noLibdevice = false, noCache = false, skipMissing = false, noCubin = false;
+  bool verify = false, noLibdevice = false, noCache = false, skipMissing = false, noCubin = false, verifyEach = false;
 
   CLI::App *check = app.add_subcommand("check", "Parse and type-check a .tk file (every kernel, default consts)");
   check->add_option("file", file, "the .tk source")->required();
@@ -142,6 +142,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"auto", "none"}));
   compile->add_flag("--no-cubin", noCubin, "--emit cpp: embed PTX only, no cubins even when ptxas is found");
   compile->add_flag("--no-libdevice", noLibdevice, "use fast approximate math instead of libdevice");
+  compile->add_flag("--verify-each", verifyEach,
+                    "verify the tile IR after every pass of the tile pipeline (default: once, after the last pass)");
   compile->add_option("--print-after", printAfter,
                       "print the tile IR to stderr after a pass of the tile pipeline (or 'all'); an unknown name is an "
                       "error listing them");
@@ -236,6 +238,7 @@ int main(int argc, char **argv) {
     opts.cache = !noCache;
     opts.useLibdevice = !noLibdevice;
     for (const std::string &p : printAfter) opts.printAfter.insert(p);
+    opts.verifyEachPass = verifyEach;
     opts.dump = &std::cerr;
     static const std::map<std::string, tk::Stage> stages = {{"tokens", tk::Stage::Tokens},
                                                             {"ast", tk::Stage::Ast},
