@@ -28,6 +28,17 @@ uint64_t descriptor(uint32_t start, uint32_t lbo, uint32_t sbo, int mode, uint32
   auto enc = [](uint32_t x) { return uint64_t((x & 0x3ffff) >> 4); };
   return enc(start) | enc(lbo) << 16 | enc(sbo) << 32 | uint64_t(baseOffset) << 49 | uint64_t(mode) << 62;
 }
+// Fills the first `bytes` of shared memory with 1.0 as f16 (each of the 128
+// threads a word per 512 bytes), then fences for the async proxy and waits
+// at a barrier, so wgmma reads all-ones operands.
+void fillSharedWithOnes(KernelBuilder &k, llvm::Value *tid, llvm::Value *smem, int bytes) {
+  auto &b = k.b();
+  for (int j = 0; j < bytes / 4 / 128; ++j)
+    k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
+  k.target().fenceProxyAsync(b);
+  k.target().barrier(b);
+}
+
 int modeOf(int swizzleBytes) { return swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0; }
 
 // The figures' swizzle: in an S-byte-swizzled layout, row r (of S bytes) of
@@ -285,10 +296,7 @@ TEST(SimWgmma, WaitGroupCompletesTheOldestGroups) {
   const SimTarget &t = k.target();
   k.kernel("groups", {k.ptr()}, 128);
   Value *tid = t.threadId(b), *smem = t.sharedBase(b);
-  for (int j = 0; j < 8192 / 4 / 128; ++j)
-    k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
-  t.fenceProxyAsync(b);
-  t.barrier(b);
+  fillSharedWithOnes(k, tid, smem, 8192);
   Value *dA = b.getInt64(descriptor(0, 128, 256, 0)), *dB = b.getInt64(descriptor(4096, 128, 256, 0));
   std::vector<Value *> zeros(8, llvm::ConstantFP::get(k.f32(), 0.0)), ones(8, llvm::ConstantFP::get(k.f32(), 1.0));
   t.wgmmaFence(b);
@@ -341,10 +349,7 @@ TEST(SimWgmma, AGroupInFlightAcrossALongLoop) {
     const SimTarget &t = k.target();
     k.kernel("inflight", {k.ptr()}, 128);
     Value *tid = t.threadId(b), *smem = t.sharedBase(b);
-    for (int j = 0; j < 16384 / 4 / 128; ++j)
-      k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
-    t.fenceProxyAsync(b);
-    t.barrier(b);
+    fillSharedWithOnes(k, tid, smem, 16384);
     // K-major A and B, no swizzle: A in [0, 2048), B in [4096, 12416).
     Value *dA = b.getInt64(descriptor(0, 128, 256, 0)), *dB = b.getInt64(descriptor(4096, 128, 256, 0));
     const int n = 256, iterations = 600;
