@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/MemoryHints.h"
 #include "ir/Printer.h"
 #include "tk/gpu.h"
 
@@ -545,7 +546,8 @@ class Verifier {
             return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
         }
         if (isLoad && op.numOperands() > 2 && operandType(2) != pointee)
-          opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
+          return opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
+        if (std::string bad = checkMemoryHints(op); !bad.empty()) return opError(op, bad);
         return;
       }
       case OpKind::AtomicRmw:

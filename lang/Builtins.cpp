@@ -262,6 +262,12 @@ TV IRGen::genCall(const ast::Expr &e) {
     return convert(x, dtype.typeArg, e.loc);
   }
 
+  std::map<std::string, ir::Attr> hints;
+  if (name == "load" || name == "store") {
+    auto h = memoryHints(name, namedExprs);
+    if (!h) return invalid();
+    hints = std::move(*h);
+  }
   std::vector<TV> pos;
   std::map<std::string, TV> named;
   for (const ast::Expr *a : posExprs) pos.push_back(genValue(*a));
@@ -296,8 +302,8 @@ TV IRGen::genCall(const ast::Expr &e) {
     return value(emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {end - start}), e.loc,
                       {{"start", start}, {"end", end}}));
   }
-  if (name == "load") return loadCall(e, pos, named);
-  if (name == "store") return storeCall(e, pos, named);
+  if (name == "load") return loadCall(e, pos, named, std::move(hints));
+  if (name == "store") return storeCall(e, pos, named, std::move(hints));
   if (name == "where") return whereCall(e, pos[0], pos[1], pos[2]);
   if (name == "maximum" || name == "minimum") return binaryOp(name == "maximum" ? "max" : "min", pos[0], pos[1], e.loc);
 
@@ -394,7 +400,8 @@ TV IRGen::sigmoid(const ast::Expr &e, TV x) {
 
 // load(ptr, mask: m, other: v): every operand takes the common shape; the
 // masked-off lanes read `other`, 0 when it is not given.
-TV IRGen::loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named) {
+TV IRGen::loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
+                   std::map<std::string, ir::Attr> hints) {
   const TV &ptr = pos[0];
   if (!ptr.type.isPtr()) {
     error(e.args[0]->loc, "'load' needs a pointer, not " + typeName(ptr));
@@ -434,12 +441,13 @@ TV IRGen::loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::ma
     if (oIt != named.end()) ops.push_back(coerce(oIt->second, vt, e.loc));
     else ops.push_back(emitConst(ConstValue::ofInt(0), vt, e.loc));
   }
-  return value(emit(OpKind::Load, ops, vt, e.loc));
+  return value(emit(OpKind::Load, ops, vt, e.loc, std::move(hints)));
 }
 
 // store(ptr, value, mask: m): value and mask must broadcast to the pointer's
 // shape; the value converts to the pointee type.
-TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named) {
+TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
+                    std::map<std::string, ir::Attr> hints) {
   const TV &ptr = pos[0];
   const TV &val = pos[1];
   if (!ptr.type.isPtr()) {
@@ -472,7 +480,7 @@ TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::m
   std::vector<ir::Value *> ops = {ptr.v, coerce(val, vt, e.loc)};
   if (mIt != named.end()) ops.push_back(coerce(mIt->second, vt.withScalar(ScalarKind::I1), e.loc));
   builder_->setLoc(e.loc);
-  builder_->create(OpKind::Store, ops, std::nullopt);
+  builder_->create(OpKind::Store, ops, std::nullopt, std::move(hints));
   TV v;
   v.k = TV::K::Void;
   return v;

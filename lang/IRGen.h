@@ -198,8 +198,14 @@ class IRGen {
   TV mathCall(const ast::Expr &e, const std::vector<TV> &x, ir::OpKind op);
   TV cdivCall(const ast::Expr &e, TV a, TV b);
   TV sigmoid(const ast::Expr &e, TV x);
-  TV loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
-  TV storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named);
+  TV loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
+              std::map<std::string, ir::Attr> hints);
+  TV storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
+               std::map<std::string, ir::Attr> hints);
+  // cache_modifier eviction_policy volatile of a load or store, taken out of
+  // `named` as the op's attributes; nullopt after an error (MemoryHints.cpp).
+  std::optional<std::map<std::string, ir::Attr>> memoryHints(const std::string &call,
+                                                              std::map<std::string, const ast::Expr *> &named);
   TV whereCall(const ast::Expr &e, TV c, TV a, TV b);
   // sum max min argmax argmin (Reductions.cpp).
   TV reduceCall(const ast::Expr &e);

@@ -173,9 +173,12 @@ class FunctionLowering {
   llvm::Value *predicateHere(llvm::Value *pred);
   // Tags an access the Target emits with `loc` (tagGlobal).
   Target::TagAccess tagAs(const ir::Location &loc);
+  // `*ptr`, where `pred` holds (null: always), else `other`; the store alike.
+  // An access with cache hints goes to the Target even when unmasked.
   llvm::Value *guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
-                           const ir::Location &loc);
-  void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc);
+                           const ir::Location &loc, const ir::MemoryHints &hints = {});
+  void guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc,
+                    const ir::MemoryHints &hints = {});
 
  public:
   ir::Function &fn_;

@@ -50,6 +50,13 @@ static bool maskable(llvm::Type *ty) {
   return (ty->isIntOrIntVectorTy() || ty->isFPOrFPVectorTy()) && bits >= 8 && bits <= 128 && (bits & (bits - 1)) == 0;
 }
 
+// A predicate known only at run time, and one that always holds (none).
+static bool masked(llvm::Value *pred) { return pred && !llvm::isa<llvm::Constant>(pred); }
+static bool always(llvm::Value *pred) {
+  auto *c = llvm::dyn_cast_or_null<llvm::ConstantInt>(pred);
+  return !pred || (c && c->isOne());
+}
+
 // The address computed again where it is used: `base + sext(i)` is an add or
 // two, while an address computed where its pointer tile was (often before a
 // reduction) holds two registers all that time. A branch around the access
@@ -84,13 +91,14 @@ Target::TagAccess FunctionLowering::tagAs(const ir::Location &loc) {
 // Target's masked load (predicated on a GPU, no branch), or a branch around
 // a plain load for what it does not take.
 llvm::Value *FunctionLowering::guardedLoad(llvm::Value *pred, llvm::Type *ty, llvm::Value *ptr, llvm::Value *other,
-                                           const ir::Location &loc) {
+                                           const ir::Location &loc, const ir::MemoryHints &hints) {
   const bool isBool = ty->isIntegerTy(1);
   llvm::Type *memTy = isBool ? b_.getInt8Ty() : ty;
   const unsigned align = static_cast<unsigned>(std::max<uint64_t>(1, memTy->getPrimitiveSizeInBits() / 8));
-  if (pred && !llvm::isa<llvm::Constant>(pred) && maskable(memTy)) {
+  if (maskable(memTy) && (masked(pred) || (hints.any() && always(pred)))) {
     llvm::Value *memOther = isBool ? b_.CreateZExt(other, memTy) : other;
-    llvm::Value *v = target_.maskedLoad(b_, memTy, addressHere(ptr), pred, memOther, align, tagAs(loc));
+    llvm::Value *v = target_.maskedLoad(b_, memTy, addressHere(ptr), masked(pred) ? pred : nullptr, memOther, align,
+                                        hints, tagAs(loc));
     return isBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
   }
   auto load = [&]() -> llvm::Value * {
@@ -118,11 +126,12 @@ void FunctionLowering::ifThen(llvm::Value *pred, const std::function<void()> &bo
 
 // `if (pred) *ptr = val;` by the Target's masked store where it takes the
 // type, else a branch around a plain store.
-void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc) {
+void FunctionLowering::guardedStore(llvm::Value *pred, llvm::Value *val, llvm::Value *ptr, const ir::Location &loc,
+                                    const ir::MemoryHints &hints) {
   llvm::Value *v = val->getType()->isIntegerTy(1) ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
   const unsigned align = static_cast<unsigned>(std::max<uint64_t>(1, v->getType()->getPrimitiveSizeInBits() / 8));
-  if (pred && !llvm::isa<llvm::Constant>(pred) && maskable(v->getType())) {
-    target_.maskedStore(b_, v, addressHere(ptr), pred, align, tagAs(loc));
+  if (maskable(v->getType()) && (masked(pred) || (hints.any() && always(pred)))) {
+    target_.maskedStore(b_, v, addressHere(ptr), masked(pred) ? pred : nullptr, align, hints, tagAs(loc));
     return;
   }
   ifThen(pred, [&] { tagGlobal(b_.CreateAlignedStore(v, ptr, llvm::Align(align)), loc); }, "store.lane");
@@ -169,24 +178,31 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
   const Regs &ptrs = regs(op.operand(0));
   const Regs *mask = op.numOperands() > 1 ? &regs(op.operand(1)) : nullptr;
   const Regs *other = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  const ir::MemoryHints hints = ir::memoryHintsOf(op);
   llvm::Value *zero = llvm::Constant::getNullValue(ty);
   auto otherAt = [&](size_t r) { return other ? (*other)[r] : zero; };
 
-  if (!pt.isTile()) return {guardedLoad(mask ? (*mask)[0] : nullptr, ty, ptrs[0], otherAt(0), op.loc())};
+  if (!pt.isTile()) return {guardedLoad(mask ? (*mask)[0] : nullptr, ty, ptrs[0], otherAt(0), op.loc(), hints)};
 
   RegisterMap rm(pt.layout, pt.shape);
   VectorGroups g = vectorGroups(op, pt, rm);
   Regs out(g.numRegs);
   for (int r = 0; r < g.numRegs; r += g.vec) {
     if (g.vec == 1) {
-      out[r] = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], otherAt(r), op.loc());
+      out[r] = guardedLoad(mask ? (*mask)[r] : nullptr, ty, ptrs[r], otherAt(r), op.loc(), hints);
       continue;
     }
     auto *vty = llvm::FixedVectorType::get(ty, g.vec);
     const unsigned bytes = g.vec * (ty->getPrimitiveSizeInBits() / 8);
     if (!mask) {
-      auto *ld = b_.CreateAlignedLoad(vty, ptrs[r], llvm::Align(bytes));
-      tagGlobal(ld, op.loc());
+      llvm::Value *ld = nullptr;
+      if (hints.any()) {
+        ld = guardedLoad(nullptr, vty, ptrs[r], llvm::Constant::getNullValue(vty), op.loc(), hints);
+      } else {
+        auto *plain = b_.CreateAlignedLoad(vty, ptrs[r], llvm::Align(bytes));
+        tagGlobal(plain, op.loc());
+        ld = plain;
+      }
       for (int i = 0; i < g.vec; ++i) out[r + i] = b_.CreateExtractElement(ld, uint64_t(i));
       continue;
     }
@@ -200,12 +216,12 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     llvm::Value *all = uniform ? preds[0] : andAll(b_, preds);
     llvm::Value *others = llvm::PoisonValue::get(vty);
     for (int i = 0; i < g.vec; ++i) others = b_.CreateInsertElement(others, otherAt(r + i), uint64_t(i));
-    llvm::Value *whole = guardedLoad(all, vty, ptrs[r], others, op.loc());
+    llvm::Value *whole = guardedLoad(all, vty, ptrs[r], others, op.loc(), hints);
     for (int i = 0; i < g.vec; ++i) out[r + i] = b_.CreateExtractElement(whole, uint64_t(i));
     if (uniform) continue;
     llvm::Value *notAll = b_.CreateNot(all);
     for (int i = 0; i < g.vec; ++i)
-      out[r + i] = guardedLoad(b_.CreateAnd(preds[i], notAll), ty, ptrs[r + i], out[r + i], op.loc());
+      out[r + i] = guardedLoad(b_.CreateAnd(preds[i], notAll), ty, ptrs[r + i], out[r + i], op.loc(), hints);
   }
   return out;
 }
@@ -215,11 +231,12 @@ void FunctionLowering::lowerStore(ir::Op &op) {
   const Regs &ptrs = regs(op.operand(0));
   const Regs &vals = regs(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  const ir::MemoryHints hints = ir::memoryHintsOf(op);
 
   if (!pt.isTile()) {
     // A scalar store is one store of the block, made by its first thread.
     llvm::Value *first = b_.CreateICmpEQ(tid_, b_.getInt32(0));
-    guardedStore(mask ? b_.CreateAnd((*mask)[0], first) : first, vals[0], ptrs[0], op.loc());
+    guardedStore(mask ? b_.CreateAnd((*mask)[0], first) : first, vals[0], ptrs[0], op.loc(), hints);
     return;
   }
   RegisterMap rm(pt.layout, pt.shape);
@@ -236,7 +253,7 @@ void FunctionLowering::lowerStore(ir::Op &op) {
   };
   for (int r = 0; r < g.numRegs; r += g.vec) {
     if (g.vec == 1) {
-      guardedStore(pred(r), vals[r], ptrs[r], op.loc());
+      guardedStore(pred(r), vals[r], ptrs[r], op.loc(), hints);
       continue;
     }
     llvm::Type *ty = vals[r]->getType();
@@ -257,11 +274,11 @@ void FunctionLowering::lowerStore(ir::Op &op) {
     // registers, 35 with the last bit).
     const bool prefix = !owner && op.hasAttr("mask_prefix");
     llvm::Value *all = !preds[0] ? nullptr : uniform ? preds[0] : andAll(b_, preds);
-    guardedStore(all, v, ptrs[r], op.loc());
+    guardedStore(all, v, ptrs[r], op.loc(), hints);
     if (uniform) continue;
     llvm::Value *notAll = b_.CreateNot(all);
     for (int i = 0; i < g.vec - (prefix ? 1 : 0); ++i)
-      guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc());
+      guardedStore(b_.CreateAnd(preds[i], notAll), vals[r + i], ptrs[r + i], op.loc(), hints);
   }
 }
 

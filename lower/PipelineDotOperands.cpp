@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "ir/MemoryHints.h"
 #include "lower/Layouts.h"
 
 namespace tk::lower {
@@ -55,7 +56,8 @@ class LoopPipeliner {
       if (blocksPipelining(*op)) return false;
     std::vector<Op *> loads;
     for (const auto &op : body_.ops())
-      if (op->is(OpKind::Load) && feedsTensorCoreDots(*op) && sliceOf(*op)) loads.push_back(op.get());
+      if (op->is(OpKind::Load) && !ir::memoryHintsOf(*op).isVolatile && feedsTensorCoreDots(*op) && sliceOf(*op))
+        loads.push_back(op.get());  // a volatile load is read in its own iteration, never ahead
     if (loads.empty()) return false;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/MemoryHints.h"
+
 namespace llvm {
 class Function;
 class FunctionType;
@@ -92,20 +94,27 @@ class Target {
 
   // Masked global-memory accesses: this thread touches memory only where
   // `pred` (i1, not a constant) holds, so a masked-off lane's address may be
-  // anything, out of bounds included. The accessed type is an integer or
+  // anything, out of bounds included; a null `pred` is an access every
+  // thread makes (the lowering asks for one only with `hints`, which a plain
+  // LLVM load or store cannot carry). The accessed type is an integer or
   // floating-point scalar, or a fixed vector of them, of 1, 2, 4, 8 or 16
   // bytes in all; `ptr` is in globalAddressSpace() and aligned to `align`
   // bytes, which for a vector is its whole size. `tag` is called on each
   // instruction that touches memory, so the lowering can mark it with its
   // source location. A GPU predicates the access (one instruction, no branch);
   // the sim branches around a plain access its instrumentation counts.
+  // `hints` are the access's cache operator, eviction policy and volatility
+  // (ir/MemoryHints.h), checked by the verifier: performance hints a Target
+  // may ignore, except that a volatile access is made where and as often as
+  // the program says.
   using TagAccess = std::function<void(llvm::Instruction &)>;
   // `*ptr` (of type `ty`) where `pred` holds, else `other` (also of `ty`).
   virtual llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
-                                  llvm::Value *other, unsigned align, const TagAccess &tag) const = 0;
+                                  llvm::Value *other, unsigned align, const ir::MemoryHints &hints,
+                                  const TagAccess &tag) const = 0;
   // `*ptr = value` where `pred` holds.
   virtual void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred,
-                           unsigned align, const TagAccess &tag) const = 0;
+                           unsigned align, const ir::MemoryHints &hints, const TagAccess &tag) const = 0;
 
   // Tensor cores (PTX ISA, "Warp-level matrix instructions"). Both are
   // warp-collective: every lane of the warp executes them together, in

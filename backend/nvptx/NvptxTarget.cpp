@@ -192,40 +192,82 @@ bool readOnlyGlobal(Value *ptr) {
   }
   return !objects.empty();
 }
+
+// The opcode of a global access up to its vector suffix, PTX ISA "ld"/"st":
+// `ld.global[.cop][.nc]`, or `ld.global.L1::evict_P` where an eviction
+// policy comes without a cache operator (the two are alternative forms),
+// then `.L2::cache_hint` with an L2 policy operand for any eviction policy
+// (what Triton emits), or `ld.volatile.global` alone.
+std::string accessOpcode(const char *op, const ir::MemoryHints &h, bool nc) {
+  if (h.isVolatile) return std::string(op) + ".volatile.global";
+  std::string s = std::string(op) + ".global";
+  if (!h.cache.empty()) s += "." + h.cache;
+  if (nc) s += ".nc";
+  if (!h.evict.empty()) s += (h.cache.empty() ? ".L1::evict_" + h.evict : std::string()) + ".L2::cache_hint";
+  return s;
+}
+
+// The 64-bit L2 cache policy `.L2::cache_hint` reads: every line this
+// access touches gets the eviction priority (fraction 1.0). No memory
+// access, so LLVM computes it once per kernel where it can.
+Value *l2Policy(IRBuilderBase &b, const std::string &evict) {
+  auto *fn = InlineAsm::get(FunctionType::get(b.getInt64Ty(), false),
+                            "createpolicy.fractional.L2::evict_" + evict + ".b64 $0, 1.0;", "=l",
+                            /*hasSideEffects=*/false);
+  CallInst *call = b.CreateCall(fn);
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  return call;
+}
+
+// The predicate prefix `@$i ` of an access, none for an unmasked one.
+std::string guardText(Value *pred, unsigned operand) {
+  return pred ? "@$" + std::to_string(operand) + " " : "";
+}
 }  // namespace
 
-// `@p ld.global[.nc][.vN].bW {...}, [ptr];` with the outputs tied to
-// `other`, so a masked-off lane keeps it. The asm only reads memory: the call
-// says so (optimizations may drop it when unused, never move a store across
-// it), and the "memory" clobber makes the machine instruction a memory access
-// that later passes keep in order.
+// `@p ld.global[...][.vN].bW {...}, [ptr][, policy];` with the outputs tied
+// to `other`, so a masked-off lane keeps it. The asm only reads memory: the
+// call says so (optimizations may drop it when unused, never move a store
+// across it), and the "memory" clobber makes the machine instruction a
+// memory access that later passes keep in order. A volatile load is a side
+// effect, so none of that happens to it.
 Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pred, Value *other, unsigned align,
-                               const TagAccess &tag) const {
+                               const ir::MemoryHints &hints, const TagAccess &tag) const {
   Words w = wordsOf(b, ty, align, "maskedLoad");
   const unsigned n = w.count;
-  std::string text = "@$" + std::to_string(n + 1) + " ld.global" + (readOnlyGlobal(ptr) ? ".nc" : "") +
-                     vectorSuffix(w) + "." + w.ptxType + " " + operandList(0, n) + ", [$" + std::to_string(n) + "];";
+  // Operands: the n outputs, the pointer, the predicate, the n tied inputs,
+  // the policy (the predicate and the policy where there is one).
+  const bool nc = !hints.isVolatile && (hints.cache.empty() || hints.cache == "ca" || hints.cache == "cg" ||
+                                        hints.cache == "cs") && readOnlyGlobal(ptr);
+  const unsigned policyOperand = 2 * n + (pred ? 2 : 1);
+  std::string text = guardText(pred, n + 1) + accessOpcode("ld", hints, nc) + vectorSuffix(w) + "." + w.ptxType +
+                     " " + operandList(0, n) + ", [$" + std::to_string(n) + "]" +
+                     (hints.evict.empty() ? "" : ", $" + std::to_string(policyOperand)) + ";";
   std::string constraints;
   for (unsigned i = 0; i < n; ++i) constraints += std::string("=") + w.constraint + ",";
-  constraints += "l,b";
+  constraints += pred ? "l,b" : "l";
   for (unsigned i = 0; i < n; ++i) constraints += "," + std::to_string(i);
+  if (!hints.evict.empty()) constraints += ",l";
   constraints += ",~{memory}";
 
   std::vector<Type *> results(n, w.word);
   Type *ret = n == 1 ? w.word : static_cast<Type *>(StructType::get(b.getContext(), results));
-  std::vector<Type *> params{ptr->getType(), b.getInt1Ty()};
-  std::vector<Value *> args{ptr, pred};
+  std::vector<Value *> args{ptr};
+  if (pred) args.push_back(pred);
   Value *otherWords = toWords(b, other, w);
-  for (unsigned i = 0; i < n; ++i) {
-    params.push_back(w.word);
-    args.push_back(n == 1 ? otherWords : b.CreateExtractElement(otherWords, uint64_t(i)));
-  }
-  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), text, constraints, /*hasSideEffects=*/false);
+  for (unsigned i = 0; i < n; ++i) args.push_back(n == 1 ? otherWords : b.CreateExtractElement(otherWords, uint64_t(i)));
+  if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
+  std::vector<Type *> params;
+  for (Value *a : args) params.push_back(a->getType());
+  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), text, constraints, hints.isVolatile);
   CallInst *call = b.CreateCall(asmFn, args);
-  call->setOnlyReadsMemory();
+  if (!hints.isVolatile) {
+    call->setOnlyReadsMemory();
+    call->addFnAttr(Attribute::WillReturn);
+  }
   call->setDoesNotThrow();
-  call->addFnAttr(Attribute::WillReturn);
-  call->setMetadata(kMaskedLoadMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates may rewrite it
+  if (pred) call->setMetadata(kMaskedLoadMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates may rewrite it
   tag(*call);
   Value *loaded = call;
   if (n > 1) {
@@ -235,29 +277,34 @@ Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pr
   return fromWords(b, loaded, ty);
 }
 
-// `@p st.global[.vN].bW [ptr], {...};`: a side effect, so it is never dropped
-// or moved across another memory access.
+// `@p st.global[...][.vN].bW [ptr], {...}[, policy];`: a side effect, so it
+// is never dropped or moved across another memory access.
 void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *pred, unsigned align,
-                              const TagAccess &tag) const {
+                              const ir::MemoryHints &hints, const TagAccess &tag) const {
   Words w = wordsOf(b, value->getType(), align, "maskedStore");
   const unsigned n = w.count;
-  std::string text = "@$1 st.global" + vectorSuffix(w) + "." + w.ptxType + " [$0], " + operandList(2, n) + ";";
-  std::string constraints = "l,b";
+  // Operands: the pointer, the predicate, the n words, the policy.
+  const unsigned first = pred ? 2 : 1;
+  std::string text = guardText(pred, 1) + accessOpcode("st", hints, false) + vectorSuffix(w) + "." + w.ptxType +
+                     " [$0], " + operandList(first, n) +
+                     (hints.evict.empty() ? "" : ", $" + std::to_string(first + n)) + ";";
+  std::string constraints = pred ? "l,b" : "l";
   for (unsigned i = 0; i < n; ++i) constraints += std::string(",") + w.constraint;
+  if (!hints.evict.empty()) constraints += ",l";
   constraints += ",~{memory}";
-  std::vector<Type *> params{ptr->getType(), b.getInt1Ty()};
-  std::vector<Value *> args{ptr, pred};
+  std::vector<Value *> args{ptr};
+  if (pred) args.push_back(pred);
   Value *words = toWords(b, value, w);
-  for (unsigned i = 0; i < n; ++i) {
-    params.push_back(w.word);
-    args.push_back(n == 1 ? words : b.CreateExtractElement(words, uint64_t(i)));
-  }
+  for (unsigned i = 0; i < n; ++i) args.push_back(n == 1 ? words : b.CreateExtractElement(words, uint64_t(i)));
+  if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
+  std::vector<Type *> params;
+  for (Value *a : args) params.push_back(a->getType());
   auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), text, constraints,
                                /*hasSideEffects=*/true);
   CallInst *call = b.CreateCall(asmFn, args);
-  call->setOnlyWritesMemory();
+  if (!hints.isVolatile) call->setOnlyWritesMemory();
   call->setDoesNotThrow();
-  call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates rewrites it
+  if (pred) call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates rewrites it
   tag(*call);
 }
 

@@ -36,9 +36,10 @@ class NvptxTarget : public lower::Target {
   // b64, a lone byte as u8; `.nc` where LLVM would pick ld.global.nc (the
   // pointer is based only on noalias read-only kernel parameters).
   llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
-                          llvm::Value *other, unsigned align, const TagAccess &tag) const override;
+                          llvm::Value *other, unsigned align, const ir::MemoryHints &hints,
+                          const TagAccess &tag) const override;
   void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
-                   const TagAccess &tag) const override;
+                   const ir::MemoryHints &hints, const TagAccess &tag) const override;
   // llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 on a
   // ptr addrspace(3) row address.
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,

@@ -157,14 +157,20 @@ static void onlyWhere(IRBuilderBase &b, Value *pred, const char *name, const std
   b.SetInsertPoint(join);
 }
 
+// Cache operators and eviction policies mean nothing to the host's caches; a
+// volatile access stays a volatile LLVM access, so the JIT keeps each one
+// (a flag polled in a loop is read every iteration).
 Value *SimTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pred, Value *other, unsigned align,
-                             const TagAccess &tag) const {
+                             const ir::MemoryHints &hints, const TagAccess &tag) const {
+  auto load = [&] {
+    LoadInst *ld = b.CreateAlignedLoad(ty, ptr, Align(align), hints.isVolatile);
+    tag(*ld);
+    return ld;
+  };
+  if (!pred) return load();
   BasicBlock *from = b.GetInsertBlock();
   LoadInst *ld = nullptr;
-  onlyWhere(b, pred, "lane", [&] {
-    ld = b.CreateAlignedLoad(ty, ptr, Align(align));
-    tag(*ld);
-  });
+  onlyWhere(b, pred, "lane", [&] { ld = load(); });
   PHINode *phi = b.CreatePHI(ty, 2);
   phi->addIncoming(ld, ld->getParent());
   phi->addIncoming(other, from);
@@ -172,8 +178,10 @@ Value *SimTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pred
 }
 
 void SimTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *pred, unsigned align,
-                            const TagAccess &tag) const {
-  onlyWhere(b, pred, "store.lane", [&] { tag(*b.CreateAlignedStore(value, ptr, Align(align))); });
+                            const ir::MemoryHints &hints, const TagAccess &tag) const {
+  auto store = [&] { tag(*b.CreateAlignedStore(value, ptr, Align(align), hints.isVolatile)); };
+  if (!pred) return store();
+  onlyWhere(b, pred, "store.lane", store);
 }
 
 // Both return a 16-byte vector (in a register, as the runtime's C functions

@@ -76,9 +76,10 @@ class SimTarget : public lower::Target {
   // A branch around a plain load or store, which instrumentMemoryAccesses
   // then routes through the runtime like any unmasked access.
   llvm::Value *maskedLoad(llvm::IRBuilderBase &b, llvm::Type *ty, llvm::Value *ptr, llvm::Value *pred,
-                          llvm::Value *other, unsigned align, const TagAccess &tag) const override;
+                          llvm::Value *other, unsigned align, const ir::MemoryHints &hints,
+                          const TagAccess &tag) const override;
   void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
-                   const TagAccess &tag) const override;
+                   const ir::MemoryHints &hints, const TagAccess &tag) const override;
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
                                       bool trans) const override;
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,

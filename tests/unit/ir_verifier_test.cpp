@@ -115,6 +115,34 @@ TEST(IrVerifier, RejectsWrongResultTypes) {
   }
 }
 
+// Cache hints are PTX's names (ir/MemoryHints.h); volatile excludes the others.
+TEST(IrVerifier, ChecksLoadAndStoreCacheHints) {
+  auto check = [](const std::string &loadAttrs, const std::string &storeAttrs) {
+    std::string error;
+    auto m = parseModule("kernel @k(%x: ptr<f32>) {\n  %0 = load %x " + loadAttrs + " : f32\n  store %x, %0 " +
+                             storeAttrs + "\n  return\n}\n",
+                         "m.tir", error);
+    EXPECT_TRUE(m) << error;
+    if (!m) return std::string("parse error");
+    verifyModule(*m, error);
+    return error;
+  };
+  EXPECT_EQ(check("{cache = \"cg\", evict = \"last\"}", "{cache = \"wt\", evict = \"first\"}"), "");
+  EXPECT_EQ(check("{volatile = 1}", "{volatile = 1}"), "");
+  const std::pair<std::pair<const char *, const char *>, const char *> bad[] = {
+      {{"{cache = \"wb\"}", ""}, "'wb' is not a cache operator of a load"},
+      {{"", "{cache = \"cv\"}"}, "'cv' is not a cache operator of a store"},
+      {{"{evict = \"normal\"}", ""}, "'normal' is not an eviction policy (first, last)"},
+      {{"{cache = 3}", ""}, "attribute 'cache' must be a string"},
+      {{"{volatile = 2}", ""}, "attribute 'volatile' must be 0 or 1"},
+      {{"", "{volatile = 1, cache = \"cs\"}"}, "a volatile access takes no cache operator or eviction policy"},
+  };
+  for (const auto &[attrs, want] : bad) {
+    std::string error = check(attrs.first, attrs.second);
+    EXPECT_NE(error.find(want), std::string::npos) << "got: " << error << "\nwant: " << want;
+  }
+}
+
 TEST(IrVerifier, ChecksWholeModules) {
   std::string error;
   auto m = parseModule("kernel @a() {\n  return\n}\nkernel @b(%x: i32) {\n  %0 = neg %x : i64\n  return\n}\n", "m.tir", error);
