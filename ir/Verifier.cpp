@@ -489,6 +489,21 @@ class Verifier {
         return checkSameAsResult(op, numeric, "numbers");
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: case OpKind::Not:
         return checkSameAsResult(op, integer, "integers");
+      case OpKind::AxisHint: {
+        static auto intOrPtr = +[](const Type &t) { return (t.isInt() && !t.isBool()) || t.isPtr(); };
+        checkSameAsResult(op, intOrPtr, "integers and pointers");
+        for (const char *key : {"multiple_of", "max_contiguous", "max_constancy"}) {
+          auto it = op.attrs().find(key);
+          if (it == op.attrs().end()) continue;
+          const auto *v = std::get_if<std::vector<int64_t>>(&it->second);
+          if (!v || v->size() != std::max<size_t>(1, rt->shape.size()))
+            return opError(op, std::string("'") + key + "' must list one value per dim");
+          for (int64_t x : *v)
+            if (x < 1 || (x & (x - 1)))
+              return opError(op, std::string("'") + key + "' values must be powers of two, not " + std::to_string(x));
+        }
+        return;
+      }
       case OpKind::Fma: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
       case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Floor: case OpKind::Ceil:
       case OpKind::Erf: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Pow: case OpKind::Atan2:

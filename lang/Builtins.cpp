@@ -251,6 +251,8 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (!checkWeakFits(fill, dtype.typeArg, posExprs[1]->loc)) return invalid();
     return value(coerce(fill, Type::scalar(dtype.typeArg).withShape(*shape), e.loc));
   }
+  if (name == "multiple_of" || name == "max_contiguous" || name == "max_constancy")
+    return axisHintCall(e, *posExprs[0], *posExprs[1]);
   if (name == "cast") {
     TV x = genValue(*posExprs[0]);
     TV dtype = genExpr(*posExprs[1]);

@@ -202,6 +202,8 @@ class IRGen {
               std::map<std::string, ir::Attr> hints);
   TV storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
                std::map<std::string, ir::Attr> hints);
+  // multiple_of max_contiguous max_constancy: `x` with the facts (Hints.cpp).
+  TV axisHintCall(const ast::Expr &e, const ast::Expr &x, const ast::Expr &values);
   // cache_modifier eviction_policy volatile of a load or store, taken out of
   // `named` as the op's attributes; nullopt after an error (MemoryHints.cpp).
   std::optional<std::map<std::string, ir::Attr>> memoryHints(const std::string &call,

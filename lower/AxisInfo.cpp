@@ -211,6 +211,23 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::ConvertLayout: return in(0);
+    case ir::OpKind::AxisHint: {
+      // What the program asserts, on top of what is proven (neither is lost).
+      AxisInfo r = in(0);
+      auto take = [&](const char *key, std::vector<int64_t> &field, bool withinDim) {
+        auto it = op.attrs().find(key);
+        if (it == op.attrs().end()) return;
+        const auto &v = std::get<std::vector<int64_t>>(it->second);
+        for (size_t d = 0; d < field.size() && d < v.size(); ++d) {
+          int64_t x = withinDim && t.isTile() ? std::min(v[d], t.shape[d]) : v[d];
+          field[d] = cap(std::max(field[d], x));
+        }
+      };
+      take("multiple_of", r.divisibility, false);
+      take("max_contiguous", r.contiguity, true);
+      take("max_constancy", r.constancy, true);
+      return r;
+    }
     case ir::OpKind::Reduce: return unknown(t);
     case ir::OpKind::Add:
       if (!t.isInt()) return constancyOfOperands();

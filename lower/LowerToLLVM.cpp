@@ -251,6 +251,7 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     return b_.CreateSelect(bad, llvm::ConstantInt::get(ty, 1), d);
   };
   switch (op.kind()) {
+    case OpKind::AxisHint: return a[0];  // facts for AxisInfo; the value is unchanged
     case OpKind::Add: return isFloat ? b_.CreateFAdd(a[0], a[1]) : b_.CreateAdd(a[0], a[1]);
     case OpKind::Sub: return isFloat ? b_.CreateFSub(a[0], a[1]) : b_.CreateSub(a[0], a[1]);
     case OpKind::Mul: return isFloat ? b_.CreateFMul(a[0], a[1]) : b_.CreateMul(a[0], a[1]);

@@ -122,6 +122,14 @@ void reportGlobal(ThreadCtx *t, const Site &s, uintptr_t lo, uintptr_t hi) {
           hex(lo) + siteLoc(s) + ", " + where(t) + detail);
 }
 
+void reportMisaligned(ThreadCtx *t, const Site &s, uintptr_t a, uintptr_t need) {
+  LaunchCtx *l = t->block->launch;
+  if (l->failed.load(std::memory_order_relaxed)) return;
+  l->fail("kernel " + l->kernel->name + ": misaligned " + s.verb() + " of " + std::to_string(s.bytes) + " bytes at " +
+          hex(a) + siteLoc(s) + ", " + where(t) + ": the address must be a multiple of " + std::to_string(need) +
+          " bytes");
+}
+
 // The byte range a (possibly masked) access touches; false when no lane is active.
 bool activeRange(const Site &s, uintptr_t a, uint64_t mask, uintptr_t &lo, uintptr_t &hi) {
   if (!s.masked) {
@@ -144,6 +152,13 @@ void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
   if (!activeRange(s, a, mask, lo, hi)) {
     b->worker->grouper.record(t->warp, t->lane, siteId, k, a, 0, b->counters);
     return p;
+  }
+  // A GPU faults on a global access not aligned to its size ("misaligned
+  // address"): a vector access the compiler widened on a wrong alignment
+  // fact (a user's @multiple_of or multiple_of(), or a bug) must fail here too.
+  if (const uintptr_t need = s.masked ? s.elemBytes : s.bytes; need > 1 && (need & (need - 1)) == 0 && a % need) {
+    reportMisaligned(t, s, a, need);
+    return redirectToScratch(t, s);
   }
   size_t &hint = b->worker->memoryHint;
   const std::vector<Memory::Range> &live = b->launch->memory.live;

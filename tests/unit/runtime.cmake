@@ -46,5 +46,5 @@ tk_add_unit_test(runtime_llm_kernels_test SOURCES unit/runtime_llm_kernels_test.
 # Tiles of rank 3 and 4, expand_dims/broadcast_to/permute/reshape/join, and
 # the stdlib's rope (tests/kernels/rank3.tk, stdlib/rope.tk).
 tk_add_unit_test(runtime_rank3_test SOURCES unit/runtime_rank3_test.cpp LIBS tk)
-# Cache operators, eviction policies and volatile on load/store: same values as plain accesses.
-tk_add_unit_test(runtime_cache_hints_test SOURCES unit/runtime_cache_hints_test.cpp LIBS tk)
+# Hints (cache operators, eviction policies, volatile; multiple_of, max_contiguous): same values as without.
+tk_add_unit_test(runtime_hints_test SOURCES unit/runtime_hints_test.cpp LIBS tk)

@@ -1,9 +1,12 @@
-// Cache hints of `load` and `store`, spelt as Triton spells them:
+// What a program tells the compiler, in Triton's words. Alignment facts:
+//   multiple_of(x, 16)   max_contiguous(x, BLOCK)   max_constancy(x, [1, 8])
+// and cache hints of `load` and `store`:
 //   load(p, cache_modifier: ".cg", eviction_policy: "evict_last")
 //   store(p, v, cache_modifier: ".cs")
 //   load(p, volatile: true)
 // Each is a compile-time value (a literal or a const parameter); the ops
-// carry them as attributes (ir/MemoryHints.h lists what PTX takes).
+// carry them as attributes (ir/Ops.def's axis_hint; ir/MemoryHints.h lists
+// what PTX takes).
 #include "ir/MemoryHints.h"
 #include "lang/IRGen.h"
 
@@ -70,6 +73,48 @@ std::optional<std::map<std::string, ir::Attr>> IRGen::memoryHints(const std::str
   }
   if (!ok) return std::nullopt;
   return attrs;
+}
+
+// grammar (a call): multiple_of(x, n | [n, ...]) | max_contiguous(...) | max_constancy(...)
+// Triton's tl.multiple_of, tl.max_contiguous, tl.max_constancy: `x` (an
+// integer or pointer scalar or tile) unchanged, with facts AxisInfo takes as
+// true (lower/AxisInfo.cpp): every element (of each contiguous run, its
+// first) is a multiple of n (bytes for pointers); each aligned group of n
+// elements along a dim steps by 1; or holds one value. One n for every dim,
+// or one per dim.
+TV IRGen::axisHintCall(const ast::Expr &e, const ast::Expr &xE, const ast::Expr &valuesE) {
+  const std::string &name = e.text;
+  TV x = genValue(xE);
+  if (!x.ok()) return invalid();
+  if (!(x.type.isPtr() || (x.type.isInt() && !x.type.isBool()))) {
+    error(xE.loc, quoted(name) + " takes an integer or a pointer (a scalar or a tile), not " + typeName(x));
+    return invalid();
+  }
+  const size_t rank = std::max<size_t>(1, x.type.shape.size());
+  std::vector<const ast::Expr *> items;
+  if (valuesE.kind == ast::ExprKind::List)
+    for (const ast::ExprPtr &d : valuesE.args) items.push_back(d.get());
+  else
+    items.assign(rank, &valuesE);
+  if (items.size() != rank) {
+    error(valuesE.loc, quoted(name) + " of a value of rank " + std::to_string(rank) + " takes one value per dim, not " +
+                           std::to_string(items.size()));
+    return invalid();
+  }
+  std::vector<int64_t> values;
+  for (const ast::Expr *item : items) {
+    auto v = constInt(*item, genValue(*item), "the value of " + quoted(name));
+    if (!v) return invalid();
+    if (*v < 1 || *v > (int64_t(1) << 30) || (*v & (*v - 1))) {
+      error(item->loc, "the value of " + quoted(name) + " must be a power of two from 1 to 2^30, not " +
+                           std::to_string(*v));
+      return invalid();
+    }
+    values.push_back(*v);
+  }
+  if (x.cst) return x;  // a constant's facts are known exactly
+  ir::Value *v = coerce(x, x.type, e.loc);
+  return value(emit(ir::OpKind::AxisHint, {v}, v->type(), e.loc, {{name, values}}));
 }
 
 }  // namespace tk::lang
