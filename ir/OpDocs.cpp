@@ -35,6 +35,9 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::IsInf: return "`%r = isinf %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
     case OpKind::Signbit: return "`%r = signbit %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
     case OpKind::Select: return "`%r = select %cond, %a, %b : tile<128xf32>`";
+    case OpKind::AxisHint:
+      return "`%r = axis_hint %offs {max_contiguous = [128], multiple_of = [128]} : tile<128xi32>` (also "
+             "`max_constancy`; integers or pointers)";
     case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";
     case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";
     case OpKind::Load: return "`%r = load %p, %mask, %other : tile<128xf32>`";
