@@ -90,7 +90,8 @@ std::string opReferenceMarkdown() {
       form = "`%r = " + std::string(info.mnemonic);
       for (int i = 0; i < info.minOperands; ++i) form += (i ? ", %" : " %") + std::string(1, static_cast<char>('a' + i));
       bool intOnly = info.kind == OpKind::And || info.kind == OpKind::Or || info.kind == OpKind::Xor ||
-                     info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not;
+                     info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not ||
+                     info.kind == OpKind::UMulHi;
       form += intOnly ? " : tile<128xi32>`" : " : tile<128xf32>`";
     }
     md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.numResults < 0 ? "any" : info.numResults ? "yes" : "—") +

@@ -488,10 +488,16 @@ class Verifier {
         return checkSameAsResult(op, numeric, "numbers");
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: case OpKind::Not:
         return checkSameAsResult(op, integer, "integers");
-      case OpKind::Fma: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Floor: case OpKind::Ceil:
-      case OpKind::Erf: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Pow: case OpKind::Atan2:
+      // fma and every math op (ir/Ops.def's TK_MATH_OP) map floats to their type.
+      case OpKind::Fma:
+#define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC)
+#define TK_MATH_OP(E, M, ARITY, DOC) case OpKind::E:
+#include "ir/Ops.def"
         return checkSameAsResult(op, floating, "floats");
+      case OpKind::UMulHi:
+        return checkSameAsResult(op, +[](const Type &t) {
+          return t.elem.scalar == ScalarKind::I32 || t.elem.scalar == ScalarKind::I64;
+        }, "i32 or i64");
       case OpKind::IsNan: case OpKind::IsInf: case OpKind::Signbit:
         if (!operandType(0).isFloat()) return opError(op, "needs a float operand, not " + operandType(0).str());
         if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))

@@ -46,3 +46,6 @@ tk_add_unit_test(runtime_llm_kernels_test SOURCES unit/runtime_llm_kernels_test.
 # Tiles of rank 3 and 4, expand_dims/broadcast_to/permute/reshape/join, and
 # the stdlib's rope (tests/kernels/rank3.tk, stdlib/rope.tk).
 tk_add_unit_test(runtime_rank3_test SOURCES unit/runtime_rank3_test.cpp LIBS tk)
+# tan ... fmod, div_rn, sqrt_rn, fdiv and umulhi (tests/kernels/math.tk) in
+# every float type, tutorial 07's asin_kernel, and ptxas on all of them.
+tk_add_unit_test(runtime_math_test SOURCES unit/runtime_math_test.cpp LIBS tk tk_nvptx)
