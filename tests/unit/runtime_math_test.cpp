@@ -2,8 +2,8 @@
 // f32, f64, f16 and bf16, umulhi in i32 and i64, and Triton's tutorial 07
 // (asin_kernel), each against a reference in long double on fresh random
 // inputs over the function's domain, outputs poisoned, at sizes that exercise
-// the masks; and ptxas accepts every kernel for sm_80 and sm_90, with
-// libdevice and with the approx fallback.
+// the masks; cumprod and xor_sum; and ptxas accepts every kernel for sm_80
+// and sm_90, with libdevice and with the approx fallback.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -242,6 +242,101 @@ TEST(Math, Tutorial07AsinKernel) {
   }
 }
 
+// tl.cumprod: each program's block, f32 near 1 (so a product of 1024 stays
+// in range; within 1e-4, the scan multiplies in another order than the
+// reference) and i32 (wrapping, compared exactly); and along each axis of
+// 2-D tiles with masks on both.
+TEST(Math, CumprodF32AndI32) {
+  auto dev = tk::Device::open("sim");
+  for (const std::string t : {"f32", "i32"}) {
+    tk::CompileOptions o;
+    o.defines = {{"T", t}};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "cumprod_1d", o));
+    for (int n : kSizes) {
+      if (t == "f32") {
+        auto x = tk::test::randomFloats(n, 0.99f, 1.01f);
+        tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
+        (*dev)(k, {uint32_t((n + 1023) / 1024)}, dx, out, int32_t(n));
+        auto got = dev->download<float>(out, n);
+        double p = 1;
+        for (int i = 0; i < n; ++i) {
+          p = (i % 1024 == 0 ? 1.0 : p) * x[i];
+          ASSERT_NEAR(got[i], p, 1e-4 * p) << "f32 n=" << n << " i=" << i;
+        }
+      } else {
+        std::uniform_int_distribution<int32_t> d(-3, 3);
+        std::vector<int32_t> x(n);
+        for (int32_t &v : x) v = d(rng());
+        tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<int32_t>(n, 12345));
+        (*dev)(k, {uint32_t((n + 1023) / 1024)}, dx, out, int32_t(n));
+        auto got = dev->download<int32_t>(out, n);
+        uint32_t p = 1;
+        for (int i = 0; i < n; ++i) {
+          p = (i % 1024 == 0 ? 1u : p) * uint32_t(x[i]);
+          ASSERT_EQ(uint32_t(got[i]), p) << "i32 n=" << n << " i=" << i;
+        }
+      }
+    }
+  }
+  const int rows = 37, cols = 100;  // masks along both axes of 16 x 64 tiles
+  for (int axis : {0, 1}) {
+    tk::CompileOptions o;
+    o.defines = {{"AXIS", std::to_string(axis)}};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "cumprod_tile", o));
+    auto x = tk::test::randomFloats(rows * cols, 0.5f, 1.5f);
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(rows * cols, NAN));
+    (*dev)(k, {3, 2}, dx, out, int32_t(rows), int32_t(cols));
+    auto got = dev->download<float>(out, rows * cols);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        double p = 1;  // the product along the axis from the tile's start
+        if (axis == 1)
+          for (int j = c / 64 * 64; j <= c; ++j) p *= x[r * cols + j];
+        else
+          for (int i = r / 16 * 16; i <= r; ++i) p *= x[i * cols + c];
+        ASSERT_NEAR(got[r * cols + c], p, 1e-5 * p) << "axis " << axis << " at " << r << ", " << c;
+      }
+  }
+}
+
+// tl.xor_sum of rows (1, 77 and 128 columns of a 128-wide tile) and of whole
+// tiles, i32 and i64 over all bit patterns.
+TEST(Math, XorSumI32AndI64) {
+  auto dev = tk::Device::open("sim");
+  const int rows = 37, br = 8, programs = (rows + br - 1) / br;
+  for (const std::string t : {"i32", "i64"}) {
+    tk::CompileOptions o;
+    o.defines = {{"T", t}};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "xor_rows", o));
+    for (int cols : {1, 77, 128}) {
+      std::vector<uint64_t> x(size_t(rows) * cols);
+      for (uint64_t &v : x) v = rng()();
+      if (t == "i32")
+        for (uint64_t &v : x) v = uint32_t(v);
+      std::vector<uint64_t> wantRow(rows, 0), wantAll(programs, 0);
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) wantRow[r] ^= x[size_t(r) * cols + c], wantAll[r / br] ^= x[size_t(r) * cols + c];
+      std::vector<uint64_t> gotRow, gotAll;
+      if (t == "i32") {
+        std::vector<int32_t> x32(x.begin(), x.end());
+        tk::Buffer dx = dev->upload(x32), out = dev->upload(std::vector<int32_t>(rows, 12345)),
+                   all = dev->upload(std::vector<int32_t>(programs, 12345));
+        (*dev)(k, {uint32_t(programs)}, dx, out, all, int32_t(rows), int32_t(cols));
+        for (int32_t v : dev->download<int32_t>(out, rows)) gotRow.push_back(uint32_t(v));
+        for (int32_t v : dev->download<int32_t>(all, programs)) gotAll.push_back(uint32_t(v));
+      } else {
+        tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<uint64_t>(rows, 12345)),
+                   all = dev->upload(std::vector<uint64_t>(programs, 12345));
+        (*dev)(k, {uint32_t(programs)}, dx, out, all, int32_t(rows), int32_t(cols));
+        gotRow = dev->download<uint64_t>(out, rows);
+        gotAll = dev->download<uint64_t>(all, programs);
+      }
+      EXPECT_EQ(gotRow, wantRow) << t << " cols=" << cols;
+      EXPECT_EQ(gotAll, wantAll) << t << " cols=" << cols;
+    }
+  }
+}
+
 // Every kernel of math.tk, in each type, is PTX that ptxas 13.0 accepts for
 // sm_80 and sm_90 with libdevice and without, all libdevice calls linked; the
 // instructions tl.math's functions name are there.
@@ -264,6 +359,11 @@ TEST(Math, PtxasAcceptsSm80AndSm90) {
       {"mulhi", "i32", {"mul.hi.u32"}},
       {"mulhi", "i64", {"mul.hi.u64"}},
       {"asin_kernel", "", {}},
+      {"cumprod_1d", "f32", {"mul.rn.f32"}},
+      {"cumprod_1d", "i32", {"mul.lo.s32"}},
+      {"cumprod_tile", "", {"shfl.sync.up"}},
+      {"xor_rows", "i32", {"xor.b32", "shfl.sync.bfly"}},
+      {"xor_rows", "i64", {"xor.b64"}},
   };
   for (bool libdevice : {true, false})
     for (const Variant &v : variants) {
