@@ -358,7 +358,7 @@ std::vector<int> transOrder(const Op &trans) {
 }
 
 bool isReduceKind(const std::string &k) {
-  return k == "sum" || k == "max" || k == "min" || k == "argmax" || k == "argmin";
+  return k == "sum" || k == "max" || k == "min" || k == "argmax" || k == "argmin" || k == "xor_sum";
 }
 
 std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in) {

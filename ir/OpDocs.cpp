@@ -24,12 +24,13 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::ConvertLayout: return "`%r = convert_layout %t : tile<128xf32, #blocked<...>>`";
     case OpKind::Reduce:
       return "`%r = reduce %t {axis = 1, kind = \"sum\"} : tile<64xf32>` (from `tile<64x128xf32>`; sum max min argmax "
-             "argmin)";
+             "argmin xor_sum)";
     case OpKind::Dot:
       return "`%r = dot %a, %b, %acc : tile<64x32xf32>` (`%a`: `tile<64x16xf16>`, `%b`: `tile<16x32xf16>`)";
     case OpKind::Print: return "`print %x, %t {prefix = \"x =\"}` (any number of scalars and tiles)";
     case OpKind::Assert: return "`assert %cond {message = \"x must be positive\"}` (i1 or a tile of i1)";
-    case OpKind::Scan: return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape)";
+    case OpKind::Scan:
+      return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape; sum prod)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
     case OpKind::IsNan: return "`%r = isnan %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
     case OpKind::IsInf: return "`%r = isinf %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
@@ -93,7 +94,8 @@ std::string opReferenceMarkdown() {
       form = "`%r = " + std::string(info.mnemonic);
       for (int i = 0; i < info.minOperands; ++i) form += (i ? ", %" : " %") + std::string(1, static_cast<char>('a' + i));
       bool intOnly = info.kind == OpKind::And || info.kind == OpKind::Or || info.kind == OpKind::Xor ||
-                     info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not;
+                     info.kind == OpKind::Shl || info.kind == OpKind::Shr || info.kind == OpKind::Not ||
+                     info.kind == OpKind::UMulHi;
       form += intOnly ? " : tile<128xi32>`" : " : tile<128xf32>`";
     }
     md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.numResults < 0 ? "any" : info.numResults ? "yes" : "—") +

@@ -430,7 +430,9 @@ class Verifier {
         auto kind = op.attrs().find("kind");
         if (kind == op.attrs().end() || !std::holds_alternative<std::string>(kind->second) ||
             !isReduceKind(std::get<std::string>(kind->second)))
-          return opError(op, "needs a 'kind' attribute: \"sum\", \"max\", \"min\", \"argmax\" or \"argmin\"");
+          return opError(op, "needs a 'kind' attribute: \"sum\", \"max\", \"min\", \"argmax\", \"argmin\" or \"xor_sum\"");
+        if (kind->second == Attr(std::string("xor_sum")) && (!src.isInt() || src.isBool()))
+          return opError(op, "xor_sum works on integers, not " + src.str());
         std::vector<int64_t> want = src.shape;
         want.erase(want.begin() + axis);
         ScalarKind elem = *reduceResultElem(std::get<std::string>(kind->second), src.elem.scalar);
@@ -442,13 +444,13 @@ class Verifier {
           opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
         return;
       }
-      case OpKind::Scan: {  // like reduce's "sum", keeping the shape and layout
+      case OpKind::Scan: {  // element as reduce's "sum" (prod too), keeping the shape and layout
         const Type &src = operandType(0);
         if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
         checkAxis(op, "axis", 0, src.rank() - 1);
         auto kind = op.attrs().find("kind");
-        if (kind == op.attrs().end() || kind->second != Attr(std::string("sum")))
-          return opError(op, "needs a 'kind' attribute: \"sum\"");
+        if (kind == op.attrs().end() || (kind->second != Attr(std::string("sum")) && kind->second != Attr(std::string("prod"))))
+          return opError(op, "needs a 'kind' attribute: \"sum\" or \"prod\"");
         Type want = src.withScalar(*reduceResultElem("sum", src.elem.scalar));
         if (rt->shape != want.shape || rt->elem != want.elem || !sameLayout(rt->layout, src.layout))
           opError(op, "result must be " + want.str() + ", not " + rt->str());
@@ -504,10 +506,16 @@ class Verifier {
         }
         return;
       }
-      case OpKind::Fma: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Floor: case OpKind::Ceil:
-      case OpKind::Erf: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Pow: case OpKind::Atan2:
+      // fma and every math op (ir/Ops.def's TK_MATH_OP) map floats to their type.
+      case OpKind::Fma:
+#define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC)
+#define TK_MATH_OP(E, M, ARITY, DOC) case OpKind::E:
+#include "ir/Ops.def"
         return checkSameAsResult(op, floating, "floats");
+      case OpKind::UMulHi:
+        return checkSameAsResult(op, +[](const Type &t) {
+          return t.elem.scalar == ScalarKind::I32 || t.elem.scalar == ScalarKind::I64;
+        }, "i32 or i64");
       case OpKind::IsNan: case OpKind::IsInf: case OpKind::Signbit:
         if (!operandType(0).isFloat()) return opError(op, "needs a float operand, not " + operandType(0).str());
         if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))

@@ -74,7 +74,8 @@ std::vector<std::string> IRGen::builtinNames() {
   std::vector<std::string> names;
   for (const auto &[n, op] : mathOps()) names.push_back(n);
   for (const auto &[n, op] : classifyOps()) names.push_back(n);
-  for (const auto &[n, sig] : signatures()) names.push_back(n);
+  for (const auto &[n, sig] : signatures())
+    if (!mathOps().count(n)) names.push_back(n);
   // The groups in BuiltinTable.def's order (Later, Random, Shape, ...): what a
   // misspelt call is compared with, so compile-time-only names stay out.
 #define TK_BUILTIN(NAME, GROUP, USAGE)                                                             \
@@ -186,9 +187,11 @@ TV IRGen::genCall(const ast::Expr &e) {
   size_t arity = mathIt != mathOps().end() ? size_t(ir::opInfo(mathIt->second).minOperands) : 1;
   std::string mathUsage = name + (arity == 2 ? "(x, y)" : "(x)");
   Signature mathSig{arity, arity, {}, mathUsage.c_str()};
-  const Signature *sig = mathIt != mathOps().end() || classIt != classifyOps().end() ? &mathSig
-                         : sigIt != signatures().end()                                ? &sigIt->second
-                                                                                      : nullptr;
+  // A math op with named arguments (fdiv's ieee_rounding) has a signature
+  // in BuiltinTable.def, which wins.
+  const Signature *sig = sigIt != signatures().end()                                 ? &sigIt->second
+                         : mathIt != mathOps().end() || classIt != classifyOps().end() ? &mathSig
+                                                                                       : nullptr;
   if (!sig) {
     if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
     else {
@@ -315,6 +318,21 @@ TV IRGen::genCall(const ast::Expr &e) {
       return invalid();
     }
   }
+  if (name == "umulhi") return umulhiCall(e, pos[0], pos[1]);
+  if (name == "fdiv") {
+    // Triton's tl.fdiv(x, y, ieee_rounding=False): the fast division, or
+    // with ieee_rounding div_rn.
+    bool ieee = false;
+    if (auto it = named.find("ieee_rounding"); it != named.end()) {
+      const TV &r = it->second;
+      if (!r.cst || !r.type.isBool() || r.type.isTile()) {
+        error(namedExprs["ieee_rounding"]->loc, "'ieee_rounding' of 'fdiv' must be a compile-time bool, not " + typeName(r));
+        return invalid();
+      }
+      ieee = r.cst->i != 0;
+    }
+    return mathCall(e, pos, ieee ? OpKind::DivRn : OpKind::Fdiv);
+  }
   if (mathIt != mathOps().end()) return mathCall(e, pos, mathIt->second);
   if (classIt != classifyOps().end()) {
     TV x = pos[0];
@@ -363,6 +381,27 @@ TV IRGen::mathCall(const ast::Expr &e, const std::vector<TV> &x, OpKind op) {
   if (!shape) return invalid();
   Type t = Type::scalar(k).withShape(*shape);
   return value(emit(op, {coerce(x[0], t, e.loc), coerce(x[1], t, e.loc)}, t, e.loc));
+}
+
+// umulhi(a, b), Triton's tl.umulhi: the high half of the double-width
+// product of two i32 (or two i64) read as unsigned, in their common type (a
+// literal takes the other operand's; two give i32). Narrower integers are
+// an error, as in Triton, rather than a silent widening.
+TV IRGen::umulhiCall(const ast::Expr &e, TV a, TV b) {
+  if (a.type.isFloat() || b.type.isFloat()) {
+    error(e.loc, "'umulhi' needs i32 or i64 integers, not " + typeName(a) + " and " + typeName(b));
+    return invalid();
+  }
+  ElemInfo el = commonElem(a.elem(), b.elem());
+  ScalarKind k = el.weak ? ScalarKind::I32 : el.kind;
+  if (k != ScalarKind::I32 && k != ScalarKind::I64) {
+    error(e.loc, "'umulhi' needs i32 or i64 integers, not " + typeName(a) + " and " + typeName(b));
+    return invalid();
+  }
+  auto shape = broadcast({&a, &b}, e.loc);
+  if (!shape) return invalid();
+  Type t = Type::scalar(k).withShape(*shape);
+  return value(emit(OpKind::UMulHi, {coerce(a, t, e.loc), coerce(b, t, e.loc)}, t, e.loc));
 }
 
 // cdiv(a, b): the ceiling of a / b for integers of any sign (as the host

@@ -197,6 +197,7 @@ class IRGen {
   TV genCall(const ast::Expr &e);
   TV mathCall(const ast::Expr &e, const std::vector<TV> &x, ir::OpKind op);
   TV cdivCall(const ast::Expr &e, TV a, TV b);
+  TV umulhiCall(const ast::Expr &e, TV a, TV b);
   TV sigmoid(const ast::Expr &e, TV x);
   TV loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::map<std::string, TV> &named,
               std::map<std::string, ir::Attr> hints);

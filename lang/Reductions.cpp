@@ -1,5 +1,5 @@
-// Reductions: `sum max min argmax argmin` of a tile along an axis (or all of
-// it), with `keep_dims`. Each becomes `reduce` ops of the tile IR.
+// Reductions: `sum max min argmax argmin xor_sum` of a tile along an axis
+// (or all of it), with `keep_dims`. Each becomes `reduce` ops of the tile IR.
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -61,6 +61,11 @@ TV IRGen::reduceCall(const ast::Expr &e) {
   if (!tileAxisArgs(e, "reduce", kind + "(x, axis: k, keep_dims: false)", {"keep_dims"}, args)) return invalid();
   const TV &x = args.x;
   const int rank = x.type.rank();
+  // Triton's xor_sum: integers only, in their own type.
+  if (kind == "xor_sum" && (!x.type.isInt() || x.type.isBool())) {
+    error(e.loc, "'xor_sum' needs a tile of integers, not " + typeName(x));
+    return invalid();
+  }
   bool keep = false;
   if (const ast::Expr *keepE = args.named["keep_dims"]) {
     TV k = genValue(*keepE);

@@ -52,6 +52,7 @@ class Combiner {
 
   Partial operator()(const Partial &a, const Partial &c) const {
     if (kind_ == "sum") return {isFloat_ ? b_.CreateFAdd(a.value, c.value) : b_.CreateAdd(a.value, c.value)};
+    if (kind_ == "xor_sum") return {b_.CreateXor(a.value, c.value)};
     if (kind_ == "max" || kind_ == "min") {
       bool mx = kind_ == "max";
       llvm::Intrinsic::ID id = isFloat_ ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)

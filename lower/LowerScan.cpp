@@ -1,7 +1,9 @@
-// Lowering of `scan` (cumsum): each thread scans the elements it holds along
-// the axis, shuffle-up steps scan the lanes of a warp (Hillis-Steele), shared
-// memory carries the totals of earlier warps and repetitions, and each thread
-// adds its carry back. The result keeps the operand's layout.
+// Lowering of `scan` (cumsum, cumprod): each thread scans the elements it
+// holds along the axis, shuffle-up steps scan the lanes of a warp
+// (Hillis-Steele), shared memory carries the totals of earlier warps and
+// repetitions, and each thread combines its carry back. The result keeps the
+// operand's layout. "Add" below is the kind's operation (+ or *), "zero" its
+// identity (0 or 1).
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -25,12 +27,19 @@ namespace tk::lower {
 Regs FunctionLowering::lowerScan(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
-  if (op.strAttr("kind") != "sum") throw tk::InternalError("lowering: scan kind " + op.strAttr("kind"));
+  const std::string &kind = op.strAttr("kind");
+  if (kind != "sum" && kind != "prod") throw tk::InternalError("lowering: scan kind " + kind);
+  const bool prod = kind == "prod";
   const int axis = static_cast<int>(op.intAttr("axis"));
   const ir::ElemType acc = rt.elem;  // sums of narrow types accumulate wide (ir::reduceResultElem)
   const bool isFloat = ir::isFloat(acc.scalar);
   llvm::Type *accTy = elemType(acc);
-  auto add = [&](llvm::Value *a, llvm::Value *c) { return isFloat ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c); };
+  auto add = [&](llvm::Value *a, llvm::Value *c) {
+    if (prod) return isFloat ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+    return isFloat ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+  };
+  llvm::Value *zero = prod ? (isFloat ? llvm::ConstantFP::get(accTy, 1.0) : llvm::ConstantInt::get(accTy, 1))
+                           : llvm::Constant::getNullValue(accTy);
 
   RegisterMap rm(st.layout, st.shape);
   const RootView &root = rm.root();
@@ -107,7 +116,7 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
     for (auto &[row0, totals] : warpTotal)
       for (int rep = 0; rep < reps; ++rep)
         prefix[row0][rep] =
-            b_.CreateSelect(notFirst, shuffleUp(totals[rep], laneStride), llvm::Constant::getNullValue(accTy));
+            b_.CreateSelect(notFirst, shuffleUp(totals[rep], laneStride), zero);
   }
 
   // 3. Across warps and repetitions, through shared memory.
@@ -152,7 +161,7 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
           llvm::Value *v = slot[rep * warps + w];
           if (w + 1 < warps) {  // the warps before this thread's own
             llvm::Value *before = b_.CreateICmpULT(b_.getInt32(w), warpE);
-            llvm::Value *take = b_.CreateSelect(before, v, llvm::Constant::getNullValue(accTy));
+            llvm::Value *take = b_.CreateSelect(before, v, zero);
             carry = carry ? add(carry, take) : take;
           }
           running = running ? add(running, v) : v;

@@ -304,6 +304,14 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     case OpKind::Neg: return isFloat ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
     case OpKind::Not: return b_.CreateNot(a[0]);
     case OpKind::Fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {a[0], a[1], a[2]});
+    case OpKind::UMulHi: {
+      // The product in twice the width, its high half: NVPTX selects
+      // mul.hi.u32 / mul.hi.u64 for this pattern, the host a widening mul.
+      const unsigned bits = ty->getIntegerBitWidth();
+      llvm::Type *wide = b_.getIntNTy(2 * bits);
+      llvm::Value *p = b_.CreateMul(b_.CreateZExt(a[0], wide), b_.CreateZExt(a[1], wide));
+      return b_.CreateTrunc(b_.CreateLShr(p, bits), ty);
+    }
     case OpKind::Abs:
       if (isFloat) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());

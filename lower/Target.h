@@ -25,8 +25,9 @@ namespace tk::lower {
 
 // The math functions a Target provides on f32 and f64 scalars (f16/bf16 are
 // computed in f32 by the lowering): the tile IR's math ops, declared once as
-// TK_MATH_OP in ir/Ops.def, with the same enum names. The name is libm's and
-// libdevice's base name (their f32 forms add "f": `erff`, `__nv_erff`).
+// TK_MATH_OP (and TK_MATH_INSN_OP) in ir/Ops.def, with the same enum names.
+// A TK_MATH_OP's name is libm's and libdevice's base name (their f32 forms
+// add "f": `erff`, `__nv_erff`).
 enum class MathFn {
 #define TK_MATH_OP(E, NAME, ARITY, DOC) E,
 #include "ir/Ops.def"
@@ -53,6 +54,22 @@ inline int mathFnArity(MathFn f) {
 #include "ir/Ops.def"
   }
   return 1;
+}
+
+// Whether libm and libdevice have `f` by its name (TK_MATH_OP); false for
+// the functions a Target gives by an instruction (TK_MATH_INSN_OP: div_rn,
+// sqrt_rn, fdiv), whose libdevice names (`__nv_fdiv_rn`, ...) follow no rule.
+inline bool mathFnIsLibraryCall(MathFn f) {
+  switch (f) {
+#define TK_MATH_OP(E, NAME, ARITY, DOC) \
+  case MathFn::E:                       \
+    return true;
+#define TK_MATH_INSN_OP(E, NAME, ARITY, DOC) \
+  case MathFn::E:                            \
+    return false;
+#include "ir/Ops.def"
+  }
+  return true;
 }
 
 // The archs with warpgroup tensor cores (wgmma): sm_90a. NvptxTarget and

@@ -7,8 +7,9 @@
 namespace tk::nvptx {
 
 // f(x), or f(x, y) for a binary `f`, of f32 or f64 scalars of one type. f64
-// is exact where PTX has an f64 instruction (sqrt.rn, div.rn, cvt.rmi/rpi),
-// else computed in f32 and widened.
+// is exact where PTX has an f64 instruction (sqrt.rn, div.rn, cvt.rmi/rpi/
+// rzi/rni; hypot and fmod are built of them), else computed in f32 and
+// widened. Not for div_rn, sqrt_rn, fdiv: NvptxTarget gives those itself.
 llvm::Value *approxMath(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y);
 
 }  // namespace tk::nvptx

@@ -555,6 +555,34 @@ static Value *libdeviceCall(IRBuilderBase &b, MathFn f, Value *x, Value *y) {
   return call;
 }
 
+// The math that is one PTX instruction whatever the libdevice setting:
+// div.rn and sqrt.rn (what libdevice's __nv_fdiv_rn and __nv_fsqrt_rn call,
+// without their ftz variants: tk keeps denormals), and div.full.f32, the
+// fast division CUDA's __fdividef and Triton's fdiv use, which LLVM 19 has
+// no intrinsic for. PTX has no div.full.f64: fdiv on f64 is div.rn.f64.
+static Value *instructionMath(IRBuilderBase &b, MathFn f, Value *x, Value *y) {
+  const bool f32 = x->getType()->isFloatTy();
+  Module *m = b.GetInsertBlock()->getModule();
+  switch (f) {
+    case MathFn::Fdiv:
+      if (f32) {
+        auto *fty = FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
+        CallInst *call = b.CreateCall(InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false), {x, y});
+        call->setDoesNotAccessMemory();
+        return call;
+      }
+      [[fallthrough]];
+    case MathFn::DivRn:
+      return b.CreateCall(Intrinsic::getDeclaration(m, f32 ? Intrinsic::nvvm_div_rn_f : Intrinsic::nvvm_div_rn_d),
+                          {x, y});
+    case MathFn::SqrtRn:
+      return b.CreateCall(Intrinsic::getDeclaration(m, f32 ? Intrinsic::nvvm_sqrt_rn_f : Intrinsic::nvvm_sqrt_rn_d),
+                          {x});
+    default: break;
+  }
+  throw tk::InternalError(std::string("NvptxTarget::math: no instruction for ") + lower::mathFnName(f));
+}
+
 Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   Type *t = x->getType();
   const bool binary = lower::mathFnArity(f) == 2;
@@ -572,6 +600,7 @@ Value *NvptxTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
     throw tk::InternalError(std::string("NvptxTarget::math: ") + lower::mathFnName(f) +
                                 " takes f32 or f64 (lowering computes f16/bf16 in f32)");
   if (!binary) y = nullptr;
+  if (!lower::mathFnIsLibraryCall(f)) return instructionMath(b, f, x, y);
   if (libdevice_) return libdeviceCall(b, f, x, y);
   return approxMath(b, f, x, y);
 }

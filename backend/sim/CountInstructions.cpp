@@ -35,7 +35,8 @@ bool isSpecialMath(StringRef name) {
   static const StringSet<> names = {"sqrt",  "rsqrt", "cbrt",  "sin",    "cos",   "tan",   "sincos", "sinh",
                                     "cosh",  "tanh",  "asin",  "acos",   "atan",  "atan2", "exp",    "exp2",
                                     "exp10", "expm1", "log",   "log2",   "log10", "log1p", "pow",    "powi",
-                                    "erf",   "erfc",  "hypot", "lgamma", "tgamma"};
+                                    "erf",   "erfc",  "hypot", "lgamma", "tgamma", "asinh", "acosh",  "atanh",
+                                    "fmod"};
   return names.contains(name);
 }
 

@@ -357,8 +357,9 @@ void SimTarget::cpAsyncWaitGroup(IRBuilderBase &b, int n) const {
   b.CreateCall(fn, {b.getInt32(static_cast<uint32_t>(n))});
 }
 
-// libm names are mathFnName's, f32 with the `f` suffix; rsqrt has no libm
-// function: 1/sqrt(x).
+// libm names are mathFnName's, f32 with the `f` suffix (round is C's round,
+// halves away from zero; rint rounds halves to even in the default rounding
+// mode); rsqrt has no libm function: 1/sqrt(x).
 static const char *libmName(MathFn f) { return f == MathFn::Rsqrt ? "sqrt" : mathFnName(f); }
 
 Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
@@ -367,6 +368,15 @@ Value *SimTarget::math(IRBuilderBase &b, MathFn f, Value *x, Value *y) const {
   if ((!t->isFloatTy() && !t->isDoubleTy()) || (binary && (!y || y->getType() != t)))
     throw tk::InternalError(std::string("SimTarget::math: ") + mathFnName(f) + " wants " +
                                 (binary ? "two f32 or f64 scalars of one type" : "an f32 or f64 scalar"));
+  // The host's division and sqrt round to nearest even, as div.rn and
+  // sqrt.rn; fdiv's div.full.f32 (within 2 ulp) is modelled by the exact
+  // quotient, one of the values the GPU may give.
+  switch (f) {
+    case MathFn::DivRn:
+    case MathFn::Fdiv: return b.CreateFDiv(x, y);
+    case MathFn::SqrtRn: return b.CreateUnaryIntrinsic(Intrinsic::sqrt, x);
+    default: break;
+  }
   std::string name = libmName(f);
   if (t->isFloatTy()) name += "f";
   // GPU math has no errno: declaring libm pure lets LLVM hoist, merge and

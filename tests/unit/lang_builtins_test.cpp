@@ -95,6 +95,36 @@ kernel k(h: *f16, f: *f32, i: *i32) {
   EXPECT_EQ(opsOf(*l->fn, ir::OpKind::Signbit)[0]->result()->type().str(), "tile<32xi1>");
 }
 
+// libdevice's functions and tl.math's take the same typing as exp and pow
+// (ints compute in f32, f16 stays f16); umulhi keeps i32 or i64; fdiv with
+// ieee_rounding is div_rn.
+TEST(LangBuiltins, LibdeviceAndTlMathTypes) {
+  auto l = lower(R"(
+kernel k(h: *f16, f: *f32, d: *f64, i: *i32, w: *i64) {
+    let a = load(h + arange(32));
+    let n = load(i + arange(32));
+    let x = load(d + arange(32));
+    store(h + arange(32), asin(a) + hypot(a, 2) + round(a));
+    store(f + arange(32), cbrt(n) + fmod(n, 3) + fdiv(n, 3.0) + fdiv(n, 3.0, ieee_rounding: true));
+    store(d + arange(32), sqrt_rn(x) + div_rn(x, n));
+    store(i + arange(32), umulhi(n, 7));
+    store(w + arange(32), umulhi(n as i64, load(w + arange(32))));
+})");
+  ASSERT_TRUE(l->fn) << l->errors();
+  auto type = [&](ir::OpKind k, size_t i = 0) { return opsOf(*l->fn, k).at(i)->result()->type().str(); };
+  EXPECT_EQ(type(ir::OpKind::Asin), "tile<32xf16>");
+  EXPECT_EQ(type(ir::OpKind::Hypot), "tile<32xf16>");  // f16 with a literal
+  EXPECT_EQ(type(ir::OpKind::Round), "tile<32xf16>");
+  EXPECT_EQ(type(ir::OpKind::Cbrt), "tile<32xf32>");  // ints compute in f32
+  EXPECT_EQ(type(ir::OpKind::Fmod), "tile<32xf32>");
+  EXPECT_EQ(opsOf(*l->fn, ir::OpKind::Fdiv).size(), 1u);
+  ASSERT_EQ(opsOf(*l->fn, ir::OpKind::DivRn).size(), 2u);  // ieee_rounding: true, and div_rn
+  EXPECT_EQ(type(ir::OpKind::DivRn, 1), "tile<32xf64>");      // i32 with f64: f64
+  EXPECT_EQ(type(ir::OpKind::SqrtRn), "tile<32xf64>");
+  EXPECT_EQ(type(ir::OpKind::UMulHi, 0), "tile<32xi32>");
+  EXPECT_EQ(type(ir::OpKind::UMulHi, 1), "tile<32xi64>");
+}
+
 // @tune configs set type and string consts as -D does; each config is
 // specialised (and a value the kernel's static_assert refuses is an error
 // at the config).

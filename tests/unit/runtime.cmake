@@ -48,3 +48,6 @@ tk_add_unit_test(runtime_llm_kernels_test SOURCES unit/runtime_llm_kernels_test.
 tk_add_unit_test(runtime_rank3_test SOURCES unit/runtime_rank3_test.cpp LIBS tk)
 # Hints (cache operators, eviction policies, volatile; multiple_of, max_contiguous): same values as without.
 tk_add_unit_test(runtime_hints_test SOURCES unit/runtime_hints_test.cpp LIBS tk)
+# tan ... fmod, div_rn, sqrt_rn, fdiv and umulhi (tests/kernels/math.tk) in
+# every float type, tutorial 07's asin_kernel, and ptxas on all of them.
+tk_add_unit_test(runtime_math_test SOURCES unit/runtime_math_test.cpp LIBS tk tk_nvptx)

@@ -234,9 +234,15 @@ TEST(SimConversions, LibcallsResolveWithTheRightAbi) {
 
 TEST(SimMath, LibmFunctionsForF32AndF64) {
   using lower::MathFn;
-  const std::vector<MathFn> fns = {MathFn::Exp,  MathFn::Exp2,  MathFn::Log,   MathFn::Log2, MathFn::Sqrt,  MathFn::Rsqrt,
-                                   MathFn::Sin,  MathFn::Cos,   MathFn::Tanh,  MathFn::Floor, MathFn::Ceil, MathFn::Erf,
-                                   MathFn::Log1p, MathFn::Expm1, MathFn::Pow,  MathFn::Atan2};
+  // The functions defined on all of [0.05, 18) (asin, acos, acosh and atanh
+  // are not: tests/unit/runtime_math_test.cpp covers them on their domains).
+  const std::vector<MathFn> fns = {MathFn::Exp,   MathFn::Exp2,  MathFn::Log,   MathFn::Log2,  MathFn::Sqrt,
+                                   MathFn::Rsqrt, MathFn::Sin,   MathFn::Cos,   MathFn::Tanh,  MathFn::Floor,
+                                   MathFn::Ceil,  MathFn::Erf,   MathFn::Log1p, MathFn::Expm1, MathFn::Pow,
+                                   MathFn::Atan2, MathFn::Tan,   MathFn::Atan,  MathFn::Sinh,  MathFn::Cosh,
+                                   MathFn::Asinh, MathFn::Log10, MathFn::Exp10, MathFn::Cbrt,  MathFn::Erfc,
+                                   MathFn::Trunc, MathFn::Round, MathFn::Rint,  MathFn::Hypot, MathFn::Fmod,
+                                   MathFn::DivRn, MathFn::SqrtRn, MathFn::Fdiv};
   const int threads = 64, n = 256, nf = int(fns.size());
   KernelBuilder k;
   auto &b = k.b();
@@ -296,6 +302,26 @@ TEST(SimMath, LibmFunctionsForF32AndF64) {
         return std::pow(x, x);
       case MathFn::Atan2:
         return std::atan2(x, x);
+      case MathFn::Tan: return std::tan(x);
+      case MathFn::Asin: return std::asin(x);
+      case MathFn::Acos: return std::acos(x);
+      case MathFn::Atan: return std::atan(x);
+      case MathFn::Sinh: return std::sinh(x);
+      case MathFn::Cosh: return std::cosh(x);
+      case MathFn::Asinh: return std::asinh(x);
+      case MathFn::Acosh: return std::acosh(x);
+      case MathFn::Atanh: return std::atanh(x);
+      case MathFn::Log10: return std::log10(x);
+      case MathFn::Exp10: return std::pow(10.0, x);
+      case MathFn::Cbrt: return std::cbrt(x);
+      case MathFn::Erfc: return std::erfc(x);
+      case MathFn::Trunc: return std::trunc(x);
+      case MathFn::Round: return std::round(x);
+      case MathFn::Rint: return std::nearbyint(x);
+      case MathFn::Hypot: return std::hypot(x, x);
+      case MathFn::Fmod: return std::fmod(x, x);
+      case MathFn::DivRn: case MathFn::Fdiv: return 1.0;
+      case MathFn::SqrtRn: return std::sqrt(x);
     }
     return 0.0;
   };
