@@ -129,7 +129,10 @@ void checkOp(tk::Device &dev, const std::string &op, std::mt19937 &rng) {
       const T poison = T(-77);
       tk::Buffer slots = dev.upload(init), idx = dev.upload(r.idx), dx = dev.upload(x),
                  olds = dev.upload(std::vector<T>(n, poison));
-      dev(k, {uint32_t((n + 255) / 256)}, slots, idx, dx, olds, int32_t(n));
+      tk::LaunchStats st = dev(k, {uint32_t((n + 255) / 256)}, slots, idx, dx, olds, int32_t(n));
+      // The sim counts each active element's atomic once, as a store (float
+      // max/min too: one of its two integer atomics runs), and the olds' store.
+      EXPECT_EQ(st.globalStoreBytes, 2 * uint64_t(n) * sizeof(T));
       std::vector<T> got = dev.download<T>(slots, r.nslots), old = dev.download<T>(olds, n);
 
       std::vector<T> want = init;
