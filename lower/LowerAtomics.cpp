@@ -17,8 +17,12 @@ namespace tk::lower {
 // a barrier first (the barrier orders every thread's earlier accesses before
 // thread 0's release, which is cumulative in PTX's memory model), and one
 // that acquires is followed by a barrier (shareFromOwners' when its result is
-// used) that orders the acquire before every thread's later accesses. Tile
-// atomics keep CUDA's and Triton's per-thread semantics.
+// used) that orders the acquire before every thread's later accesses. The
+// first barrier also keeps a scalar loaded by every thread uniform: without
+// it thread 0's `atomic_xchg(count, 1)` may land before thread 1's
+// `load(count)`, and the threads branch apart (tests/kernels/
+// layer_norm_bwd.tk then fails on the sim with a barrier only thread 0
+// reaches). Tile atomics keep CUDA's and Triton's per-thread semantics.
 Regs FunctionLowering::lowerAtomic(ir::Op &op) {
   const bool cas = op.is(ir::OpKind::AtomicCas);
   const ir::Type &pt = op.operand(0)->type();
