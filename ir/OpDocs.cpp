@@ -43,8 +43,11 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";
     case OpKind::Load: return "`%r = load %p, %mask, %other : tile<128xf32>`";
     case OpKind::Store: return "`store %p, %value, %mask`";
-    case OpKind::AtomicRmw: return "`%r = atomic_rmw %p, %v, %mask {kind = \"add\"} : tile<128xi32>` (add max)";
-    case OpKind::AtomicCas: return "`%r = atomic_cas %p, %expected, %v : tile<128xi32>`";
+    case OpKind::AtomicRmw:
+      return "`%r = atomic_rmw %p, %v, %mask {kind = \"add\", scope = \"gpu\", sem = \"acq_rel\"} : tile<128xi32>` (add "
+             "max min xchg and or xor; sem relaxed acquire release acq_rel; scope cta gpu sys)";
+    case OpKind::AtomicCas:
+      return "`%r = atomic_cas %p, %expected, %v {scope = \"gpu\", sem = \"acq_rel\"} : tile<128xi32>`";
     case OpKind::Return: return "`return`";
     case OpKind::AsyncCopy:
       return "`async_copy %p, %slot, %mask {buffer = 0, stages = 3}` (`%p`: `tile<64x32xptr<f16>>`, `%slot`: i32)";

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/Atomics.h"
 #include "ir/MemoryHints.h"
 #include "ir/Printer.h"
 #include "tk/gpu.h"
@@ -588,24 +589,26 @@ class Verifier {
           if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
             return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
         }
+        // sem and scope are optional (the defaults); present, they must be names.
+        if (op.hasAttr("sem") && !(std::holds_alternative<std::string>(op.attrs().at("sem")) &&
+                                   parseAtomicSem(op.strAttr("sem"))))
+          return opError(op, "'sem' must be \"relaxed\", \"acquire\", \"release\" or \"acq_rel\"");
+        if (op.hasAttr("scope") && !(std::holds_alternative<std::string>(op.attrs().at("scope")) &&
+                                     parseAtomicScope(op.strAttr("scope"))))
+          return opError(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
         const ScalarKind k = ptr.elem.scalar;
-        const bool wideInt = k == ScalarKind::I32 || k == ScalarKind::I64;
-        if (cas) {
-          if (!wideInt) opError(op, "compare-and-swap works on i32 and i64, not " + std::string(scalarName(k)));
-          return;
+        std::optional<AtomicKind> kind;
+        if (!cas) {
+          auto it = op.attrs().find("kind");
+          if (it != op.attrs().end() && std::holds_alternative<std::string>(it->second))
+            kind = parseAtomicKind(std::get<std::string>(it->second));
+          if (!kind)
+            return opError(op, "needs a 'kind' attribute: \"add\", \"max\", \"min\", \"xchg\", \"and\", \"or\" or "
+                               "\"xor\"");
         }
-        auto kind = op.attrs().find("kind");
-        std::string kname = kind != op.attrs().end() && std::holds_alternative<std::string>(kind->second)
-                                ? std::get<std::string>(kind->second)
-                                : "";
-        if (kname == "add") {
-          if (!wideInt && k != ScalarKind::F32 && k != ScalarKind::F64)
-            opError(op, "atomic add works on i32, i64, f32 and f64, not " + std::string(scalarName(k)));
-        } else if (kname == "max") {
-          if (!wideInt) opError(op, "atomic max works on i32 and i64, not " + std::string(scalarName(k)));
-        } else {
-          opError(op, "needs a 'kind' attribute: \"add\" or \"max\"");
-        }
+        if (!atomicTakes(kind, k))
+          opError(op, std::string(cas ? "compare-and-swap" : "atomic " + std::string(atomicKindInfo(*kind).name)) +
+                          " works on " + atomicTypesText(kind) + ", not " + scalarName(k));
         return;
       }
       case OpKind::Print:

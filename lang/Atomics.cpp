@@ -1,6 +1,8 @@
-// Atomics on global memory: `atomic_add`, `atomic_max`, `atomic_cas`. Each
-// element's update happens once, whatever the layout; the result is the old
-// values, of the pointer's shape.
+// Atomics on global memory: `atomic_add max min xchg and or xor` and
+// `atomic_cas`, with Triton's `sem:` and `scope:`. Each element's update
+// happens once, whatever the layout; the result is the old values, of the
+// pointer's shape. The names and type rules are ir/Atomics.h's.
+#include "ir/Atomics.h"
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -9,52 +11,106 @@ using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 
-// grammar (a call): atomic_add(ptr, value, mask: m) | atomic_max(ptr, value, mask: m)
-//                 | atomic_cas(ptr, expected, value)
+namespace {
+
+// `"a", "b" or "c"`: the names an error offers.
+template <size_t N>
+std::string nameList(const char *const (&names)[N]) {
+  std::string s;
+  for (size_t i = 0; i < N; ++i) s += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + "\"" + names[i] + "\"";
+  return s;
+}
+
+}  // namespace
+
+// grammar (a call): atomic_OP(ptr, value [, mask: m] [, sem: STRING] [, scope: STRING])
+//                 | atomic_cas(ptr, expected, value [, sem: STRING] [, scope: STRING])
+// with OP one of add max min xchg and or xor.
 TV IRGen::atomicCall(const ast::Expr &e) {
   const std::string &name = e.text;
   const bool cas = name == "atomic_cas";
-  const std::string usage = cas ? "atomic_cas(ptr, expected, value)" : name + "(ptr, value, mask: m)";
-  std::vector<TV> pos;
-  const ast::Expr *maskE = nullptr;
+  const std::optional<ir::AtomicKind> kind = cas ? std::nullopt : ir::parseAtomicKind(name.substr(7));
+  const std::string usage = cas ? "atomic_cas(ptr, expected, value, sem:, scope:)"
+                                : name + "(ptr, value, mask: m, sem:, scope:)";
+  const size_t npos = cas ? 3u : 2u;
+  std::vector<const ast::Expr *> posE;
+  const ast::Expr *maskE = nullptr, *semE = nullptr, *scopeE = nullptr;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const std::string &n = e.argNames[i];
-    if (n.empty() && pos.size() < (cas ? 3u : 2u)) {
-      pos.push_back(genValue(*e.args[i]));
-    } else if (n == "mask" && !cas && !maskE) {
-      maskE = e.args[i].get();
-    } else {
-      error(e.args[i]->loc, "unexpected argument to " + quoted(name) + ": " + usage);
+    const ast::Expr *arg = e.args[i].get();
+    if (n.empty() && posE.size() < npos) {
+      posE.push_back(arg);
+      continue;
+    }
+    const ast::Expr **slot = n == "mask" && !cas ? &maskE : n == "sem" ? &semE : n == "scope" ? &scopeE : nullptr;
+    if (!slot) {
+      error(arg->loc, "unexpected argument to " + quoted(name) + ": " + usage);
       return invalid();
     }
+    if (*slot) {
+      error(arg->loc, "argument " + quoted(n) + " of " + quoted(name) + " given twice");
+      return invalid();
+    }
+    *slot = arg;
   }
-  if (pos.size() != (cas ? 3u : 2u)) {
+  if (posE.size() != npos) {
     error(e.loc, quoted(name) + " takes " + usage);
     return invalid();
   }
+
+  // sem and scope are string literals, checked before any operand is generated.
+  ir::AtomicSem sem = ir::kDefaultAtomicSem;
+  ir::AtomicScope scope = ir::kDefaultAtomicScope;
+  if (semE) {
+    const std::string want = nameList(ir::kAtomicSemNames);
+    if (semE->kind != ast::ExprKind::String) {
+      error(semE->loc, "'sem' of " + quoted(name) + " must be a string literal: " + want);
+      return invalid();
+    }
+    auto s = ir::parseAtomicSem(semE->text);
+    if (!s) {
+      // seq_cst is what a C++ or CUDA user reaches for; PTX's atom has no .sc form.
+      error(semE->loc, "unknown 'sem' " + quoted(semE->text) + " of " + quoted(name) + ": want " + want +
+                           (semE->text == "seq_cst" ? " (PTX atomics have no seq_cst form; Triton has none either)" : ""));
+      return invalid();
+    }
+    sem = *s;
+  }
+  if (scopeE) {
+    const std::string want = nameList(ir::kAtomicScopeNames);
+    if (scopeE->kind != ast::ExprKind::String) {
+      error(scopeE->loc, "'scope' of " + quoted(name) + " must be a string literal: " + want);
+      return invalid();
+    }
+    auto s = ir::parseAtomicScope(scopeE->text);
+    if (!s) {
+      error(scopeE->loc, "unknown 'scope' " + quoted(scopeE->text) + " of " + quoted(name) + ": want " + want);
+      return invalid();
+    }
+    scope = *s;
+  }
+
+  std::vector<TV> pos;
+  for (const ast::Expr *p : posE) pos.push_back(genValue(*p));
   for (const TV &v : pos)
     if (!v.ok()) return invalid();
   const TV &ptr = pos[0];
   if (!ptr.type.isPtr()) {
-    error(e.args[0]->loc, quoted(name) + " needs a pointer, not " + typeName(ptr));
+    error(posE[0]->loc, quoted(name) + " needs a pointer, not " + typeName(ptr));
     return invalid();
   }
   const ScalarKind k = ptr.type.elem.scalar;
-  const bool wideInt = k == ScalarKind::I32 || k == ScalarKind::I64;
-  const bool ok = name == "atomic_add" ? wideInt || k == ScalarKind::F32 || k == ScalarKind::F64 : wideInt;
-  if (!ok) {
-    error(e.loc, quoted(name) + " works on " +
-                     std::string(name == "atomic_add" ? "i32, i64, f32 and f64" : "i32 and i64") +
-                     " memory, not " + ir::scalarName(k));
+  if (!ir::atomicTakes(kind, k)) {
+    error(e.loc, quoted(name) + " works on " + ir::atomicTypesText(kind) + " memory, not " + ir::scalarName(k));
     return invalid();
   }
   std::vector<const TV *> all = {&ptr};
   for (size_t i = 1; i < pos.size(); ++i) {
     if (pos[i].type.isPtr()) {
-      error(e.args[i]->loc, quoted(name) + " cannot store a pointer");
+      error(posE[i]->loc, quoted(name) + " cannot store a pointer");
       return invalid();
     }
-    if (!checkWeakFits(pos[i], k, e.args[i]->loc)) return invalid();
+    if (!checkWeakFits(pos[i], k, posE[i]->loc)) return invalid();
     all.push_back(&pos[i]);
   }
   TV mask;
@@ -76,12 +132,14 @@ TV IRGen::atomicCall(const ast::Expr &e) {
   }
   const Type vt = Type::scalar(k).withShape(*shape);
   std::vector<ir::Value *> ops = {ptr.v};
-  for (size_t i = 1; i < pos.size(); ++i) ops.push_back(coerce(pos[i], vt, e.args[i]->loc));
+  for (size_t i = 1; i < pos.size(); ++i) ops.push_back(coerce(pos[i], vt, posE[i]->loc));
   if (maskE) ops.push_back(coerce(mask, vt.withScalar(ScalarKind::I1), maskE->loc));
   for (ir::Value *v : ops)
     if (!v) return invalid();
-  if (cas) return value(emit(OpKind::AtomicCas, ops, vt, e.loc));
-  return value(emit(OpKind::AtomicRmw, ops, vt, e.loc, {{"kind", std::string(name == "atomic_add" ? "add" : "max")}}));
+  std::map<std::string, ir::Attr> attrs = {{"sem", std::string(ir::atomicSemName(sem))},
+                                           {"scope", std::string(ir::atomicScopeName(scope))}};
+  if (kind) attrs["kind"] = std::string(ir::atomicKindInfo(*kind).name);
+  return value(emit(cas ? OpKind::AtomicCas : OpKind::AtomicRmw, ops, vt, e.loc, attrs));
 }
 
 }  // namespace tk::lang

@@ -227,7 +227,7 @@ class IRGen {
   void genDestructure(const ast::Stmt &s);
   std::optional<std::array<TV, 2>> splitHalves(const ast::Expr &e, TV x);
   TV dotCall(const ast::Expr &e);   // dot (Dot.cpp)
-  // atomic_add atomic_max atomic_cas (Atomics.cpp).
+  // atomic_add max min xchg and or xor, atomic_cas (Atomics.cpp).
   TV atomicCall(const ast::Expr &e);
   // rand randn randint: Triton's Philox 4x32 stream (Random.cpp).
   TV randomCall(const ast::Expr &e);

@@ -44,7 +44,10 @@ class FunctionLowering {
   Regs lowerLoad(ir::Op &op);
   void lowerStore(ir::Op &op);
   Regs lowerConvertLayout(ir::Op &op);
+
+  // LowerAtomics.cpp
   Regs lowerAtomic(ir::Op &op);
+  llvm::Value *atomicElement(const ir::Op &op, llvm::Value *ptr, llvm::Value *a, llvm::Value *b);
 
   // LowerReduce.cpp
   Regs lowerReduce(ir::Op &op);

@@ -282,55 +282,6 @@ void FunctionLowering::lowerStore(ir::Op &op) {
   }
 }
 
-// Atomics: one instruction per element, by the element's owner only (a
-// scalar atomic by the block's first thread), so each happens once. The old
-// values reach the other threads through shared memory when they are used.
-Regs FunctionLowering::lowerAtomic(ir::Op &op) {
-  const bool cas = op.is(ir::OpKind::AtomicCas);
-  const ir::Type &pt = op.operand(0)->type();
-  const ir::Type &rt = op.result()->type();
-  llvm::Type *ty = elemType(rt.elem);
-  const Regs &ptrs = regs(op.operand(0));
-  const Regs &a = regs(op.operand(1));
-  const Regs *b = cas ? &regs(op.operand(2)) : nullptr;
-  const Regs *mask = !cas && op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
-  llvm::Value *owner = nullptr;
-  if (!pt.isTile()) {
-    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
-  } else {
-    RegisterMap rm(pt.layout, pt.shape);
-    if (rm.replicated()) owner = ownerPredicate(pt, rm);
-  }
-  const unsigned bytes = static_cast<unsigned>(module_.getDataLayout().getTypeAllocSize(ty));
-  Regs out;
-  for (size_t r = 0; r < ptrs.size(); ++r) {
-    llvm::Value *pred = mask ? (*mask)[r] : nullptr;
-    if (owner) pred = pred ? b_.CreateAnd(pred, owner) : owner;
-    auto emit = [&]() -> llvm::Value * {
-      llvm::Instruction *inst;
-      llvm::Value *old;
-      if (cas) {
-        auto *x = b_.CreateAtomicCmpXchg(ptrs[r], a[r], (*b)[r], llvm::MaybeAlign(bytes),
-                                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-        inst = x;
-        old = b_.CreateExtractValue(x, 0);
-      } else {
-        const bool add = op.strAttr("kind") == "add";
-        auto bin = add ? (ty->isFloatingPointTy() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
-                       : llvm::AtomicRMWInst::Max;
-        auto *x = b_.CreateAtomicRMW(bin, ptrs[r], a[r], llvm::MaybeAlign(bytes), llvm::AtomicOrdering::Monotonic);
-        inst = x;
-        old = x;
-      }
-      tagGlobal(inst, op.loc());
-      return old;
-    };
-    out.push_back(guarded(pred, ty, emit, llvm::Constant::getNullValue(ty)));
-  }
-  if (owner && used_.count(op.result())) return shareFromOwners(rt, out, owner, op.loc());
-  return out;
-}
-
 // Row-major element addresses of a tile's registers in shared memory (or
 // slot 0 for a scalar). Computed where the caller stands, so they dominate
 // the branches and barriers that follow.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/Atomics.h"
 #include "ir/MemoryHints.h"
 
 namespace llvm {
@@ -72,6 +73,11 @@ inline bool mathFnIsLibraryCall(MathFn f) {
   return true;
 }
 
+// The read-modify-write operations of Target::atomicRmw, PTX's `atom.OP`:
+// Max and Min compare as signed integers, UMax and UMin as unsigned (the
+// lowering builds f32/f64 max and min from them, lower/LowerAtomics.cpp).
+enum class AtomicRmwOp { Add, Max, Min, UMax, UMin, Exch, And, Or, Xor };
+
 // The archs with warpgroup tensor cores (wgmma): sm_90a. NvptxTarget and
 // the sim's Target answer hasWgmma() by it; the compiler lays a kernel out
 // for wgmma when one of its archs is one (lower/Layouts.h, rowWarps).
@@ -132,6 +138,21 @@ class Target {
   // `*ptr = value` where `pred` holds.
   virtual void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred,
                            unsigned align, const ir::MemoryHints &hints, const TagAccess &tag) const = 0;
+
+  // Atomics on global memory (PTX ISA "Parallel Synchronization and
+  // Communication Instructions: atom"): this thread's one atomic access of
+  // `*ptr` (in globalAddressSpace(), naturally aligned), returning the old
+  // value, with the memory semantics `sem` at scope `scope`. The value is
+  // i32 or i64, or for Add also f32 or f64. The access is always made: the
+  // lowering branches around it for a mask. `tag` marks the instruction that
+  // touches memory, as for maskedLoad.
+  virtual llvm::Value *atomicRmw(llvm::IRBuilderBase &b, AtomicRmwOp op, llvm::Value *ptr, llvm::Value *value,
+                                 ir::AtomicSem sem, ir::AtomicScope scope, const TagAccess &tag) const = 0;
+  // Compare-and-swap of i32 or i64 `*ptr`: `desired` is written where the
+  // old value equals `expected`; returns the old value.
+  virtual llvm::Value *atomicCas(llvm::IRBuilderBase &b, llvm::Value *ptr, llvm::Value *expected,
+                                 llvm::Value *desired, ir::AtomicSem sem, ir::AtomicScope scope,
+                                 const TagAccess &tag) const = 0;
 
   // Tensor cores (PTX ISA, "Warp-level matrix instructions"). Both are
   // warp-collective: every lane of the warp executes them together, in

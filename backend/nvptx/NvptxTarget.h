@@ -40,6 +40,11 @@ class NvptxTarget : public lower::Target {
                           const TagAccess &tag) const override;
   void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
                    const ir::MemoryHints &hints, const TagAccess &tag) const override;
+  // Atomics on global memory: PTX atom through inline asm (Atomics.cpp).
+  llvm::Value *atomicRmw(llvm::IRBuilderBase &b, lower::AtomicRmwOp op, llvm::Value *ptr, llvm::Value *value,
+                         ir::AtomicSem sem, ir::AtomicScope scope, const TagAccess &tag) const override;
+  llvm::Value *atomicCas(llvm::IRBuilderBase &b, llvm::Value *ptr, llvm::Value *expected, llvm::Value *desired,
+                         ir::AtomicSem sem, ir::AtomicScope scope, const TagAccess &tag) const override;
   // llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 on a
   // ptr addrspace(3) row address.
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,

@@ -184,6 +184,56 @@ void SimTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value *p
   onlyWhere(b, pred, "store.lane", store);
 }
 
+// The sim's atomics are the host's: blocks on different workers run
+// concurrently, so the ordering matters to the host compiler and CPU as it
+// does on a GPU (a spin lock's protected accesses must stay inside it). The
+// host has one scope, the system, which is at least as strong as any asked.
+static AtomicOrdering hostOrdering(ir::AtomicSem sem) {
+  switch (sem) {
+    case ir::AtomicSem::Relaxed: return AtomicOrdering::Monotonic;
+    case ir::AtomicSem::Acquire: return AtomicOrdering::Acquire;
+    case ir::AtomicSem::Release: return AtomicOrdering::Release;
+    case ir::AtomicSem::AcqRel: return AtomicOrdering::AcquireRelease;
+  }
+  return AtomicOrdering::SequentiallyConsistent;
+}
+
+Value *SimTarget::atomicRmw(IRBuilderBase &b, lower::AtomicRmwOp op, Value *ptr, Value *value, ir::AtomicSem sem,
+                            ir::AtomicScope, const TagAccess &tag) const {
+  using lower::AtomicRmwOp;
+  const bool fp = value->getType()->isFloatingPointTy();
+  if (fp && op != AtomicRmwOp::Add) throw tk::InternalError("SimTarget::atomicRmw: only add takes a float");
+  AtomicRMWInst::BinOp bin = AtomicRMWInst::Add;
+  switch (op) {
+    case AtomicRmwOp::Add: bin = fp ? AtomicRMWInst::FAdd : AtomicRMWInst::Add; break;
+    case AtomicRmwOp::Max: bin = AtomicRMWInst::Max; break;
+    case AtomicRmwOp::Min: bin = AtomicRMWInst::Min; break;
+    case AtomicRmwOp::UMax: bin = AtomicRMWInst::UMax; break;
+    case AtomicRmwOp::UMin: bin = AtomicRMWInst::UMin; break;
+    case AtomicRmwOp::Exch: bin = AtomicRMWInst::Xchg; break;
+    case AtomicRmwOp::And: bin = AtomicRMWInst::And; break;
+    case AtomicRmwOp::Or: bin = AtomicRMWInst::Or; break;
+    case AtomicRmwOp::Xor: bin = AtomicRMWInst::Xor; break;
+  }
+  const Align align(value->getType()->getPrimitiveSizeInBits() / 8);
+  // sem is a success ordering, never seq_cst (the front end offers none), so
+  // AcquireRelease is valid for atomicrmw.
+  AtomicRMWInst *x = b.CreateAtomicRMW(bin, ptr, value, align, hostOrdering(sem));
+  tag(*x);
+  return x;
+}
+
+Value *SimTarget::atomicCas(IRBuilderBase &b, Value *ptr, Value *expected, Value *desired, ir::AtomicSem sem,
+                            ir::AtomicScope, const TagAccess &tag) const {
+  const AtomicOrdering success = hostOrdering(sem);
+  // A failed compare-and-swap only reads: it keeps the acquire half.
+  const AtomicOrdering failure = isAcquireOrStronger(success) ? AtomicOrdering::Acquire : AtomicOrdering::Monotonic;
+  const Align align(expected->getType()->getPrimitiveSizeInBits() / 8);
+  AtomicCmpXchgInst *x = b.CreateAtomicCmpXchg(ptr, expected, desired, align, success, failure);
+  tag(*x);
+  return b.CreateExtractValue(x, 0);
+}
+
 // Both return a 16-byte vector (in a register, as the runtime's C functions
 // return theirs) of which the first `num` (ldmatrix) or 4 (mma) lanes count.
 std::vector<Value *> SimTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, int num, bool trans) const {

@@ -80,6 +80,11 @@ class SimTarget : public lower::Target {
                           const TagAccess &tag) const override;
   void maskedStore(llvm::IRBuilderBase &b, llvm::Value *value, llvm::Value *ptr, llvm::Value *pred, unsigned align,
                    const ir::MemoryHints &hints, const TagAccess &tag) const override;
+  // Atomics on global memory: LLVM atomicrmw and cmpxchg on the host.
+  llvm::Value *atomicRmw(llvm::IRBuilderBase &b, lower::AtomicRmwOp op, llvm::Value *ptr, llvm::Value *value,
+                         ir::AtomicSem sem, ir::AtomicScope scope, const TagAccess &tag) const override;
+  llvm::Value *atomicCas(llvm::IRBuilderBase &b, llvm::Value *ptr, llvm::Value *expected, llvm::Value *desired,
+                         ir::AtomicSem sem, ir::AtomicScope scope, const TagAccess &tag) const override;
   std::vector<llvm::Value *> ldmatrix(llvm::IRBuilderBase &b, llvm::Value *rowAddress, int num,
                                       bool trans) const override;
   std::vector<llvm::Value *> mmaM16N8K16(llvm::IRBuilderBase &b, bool bf16, const std::vector<llvm::Value *> &a,

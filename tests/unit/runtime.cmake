@@ -19,6 +19,12 @@ set_tests_properties(example_complex_activation demo_small PROPERTIES ENVIRONMEN
 tk_add_unit_test(runtime_reduce_test SOURCES unit/runtime_reduce_test.cpp LIBS tk)
 tk_add_unit_test(runtime_normalization_test SOURCES unit/runtime_normalization_test.cpp LIBS tk)
 tk_add_unit_test(runtime_atomics_test SOURCES unit/runtime_atomics_test.cpp LIBS tk)
+# Every atomic op on every type, under contention and alone (tests/kernels/atomics.tk's rmw).
+tk_add_unit_test(runtime_atomic_ops_test SOURCES unit/runtime_atomic_ops_test.cpp LIBS tk)
+# Triton's tutorial 05 layer-norm backward, its spin lock included (tests/kernels/layer_norm_bwd.tk).
+tk_add_unit_test(runtime_layer_norm_bwd_test SOURCES unit/runtime_layer_norm_bwd_test.cpp LIBS tk)
+# Every atomic op, type, sem and scope through ptxas for sm_80 and sm_90.
+tk_add_unit_test(runtime_atomics_ptxas_test SOURCES unit/runtime_atomics_ptxas_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_scan_test SOURCES unit/runtime_scan_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_debug_test SOURCES unit/runtime_debug_test.cpp LIBS tk tk_nvptx)
 tk_add_unit_test(runtime_dot_test SOURCES unit/runtime_dot_test.cpp LIBS tk tk_nvptx)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -85,4 +86,50 @@ TEST(Atomics, CompareAndSwapClaimsEachSlotOnce) {
     }
     EXPECT_EQ(winners, 1) << slot;
   }
+}
+
+// Scalar atomics are made once per program: a grid's max and min of f32 and
+// f64 (mixed signs) and an xchg chain through one word, whose olds are every
+// program's id but one, plus the initial 0.
+template <class T>
+void scalarOps(tk::Device &dev, std::mt19937 &rng) {
+  tk::CompileOptions o;
+  o.defines = {{"T", std::is_same_v<T, float> ? "f32" : "f64"}};
+  tk::Kernel k = dev.load(tk::Compiler::compileFile(kFile, "scalar_ops", o));
+  std::uniform_real_distribution<double> d(-100, 100);
+  for (int n : {1, 781, 1023, 98433}) {
+    std::vector<T> x(n);
+    for (T &v : x) v = T(d(rng));
+    const int programs = (n + 127) / 128;
+    tk::Buffer dx = dev.upload(x), best = dev.upload(std::vector<T>{-std::numeric_limits<T>::infinity()}),
+               worst = dev.upload(std::vector<T>{std::numeric_limits<T>::infinity()}),
+               chain = dev.upload(std::vector<int32_t>{0}), olds = dev.upload(std::vector<int32_t>(programs, -1));
+    dev(k, {uint32_t(programs)}, dx, best, worst, chain, olds, int32_t(n));
+    EXPECT_EQ(dev.download<T>(best, 1)[0], *std::max_element(x.begin(), x.end())) << n;
+    EXPECT_EQ(dev.download<T>(worst, 1)[0], *std::min_element(x.begin(), x.end())) << n;
+    std::vector<int32_t> seen = dev.download<int32_t>(olds, programs);
+    seen.push_back(dev.download<int32_t>(chain, 1)[0]);
+    std::sort(seen.begin(), seen.end());
+    for (int i = 0; i <= programs; ++i) ASSERT_EQ(seen[i], i) << n;  // 0 (the start), then each program once
+  }
+}
+
+TEST(Atomics, ScalarFloatMaxMinAndXchgChain) {
+  auto dev = tk::Device::open("sim");
+  std::mt19937 rng(tk::test::testSeed());
+  scalarOps<float>(*dev, rng);
+  scalarOps<double>(*dev, rng);
+}
+
+// A spin lock with Triton's defaults: the lock's acquire and release keep
+// each program's plain load and store of `counter` inside it, though the
+// sim's workers run programs concurrently on the host.
+TEST(Atomics, SpinLockSerialisesPlainReadModifyWrite) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "locked_increment"));
+  const int programs = 300;
+  tk::Buffer lock = dev->upload(std::vector<int32_t>{0}), counter = dev->upload(std::vector<int32_t>(64, 0));
+  (*dev)(k, {programs}, lock, counter);
+  EXPECT_EQ(dev->download<int32_t>(counter, 64), std::vector<int32_t>(64, programs));
+  EXPECT_EQ(dev->download<int32_t>(lock, 1)[0], 0);
 }
