@@ -194,7 +194,7 @@ TEST(ControlFlow, FnReturnsEarly) {
     for (int n : {1, 781}) {
       auto x = randomFloats(n, -4, 4);
       tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
-      (*dev)(k, {(n + 255) / 256}, dx, out, int32_t(n), int32_t(kind));
+      (*dev)(k, {uint32_t((n + 255) / 256)}, dx, out, int32_t(n), int32_t(kind));
       auto o = dev->download<float>(out, n);
       for (int i = 0; i < n; ++i) {
         double v = x[i];
