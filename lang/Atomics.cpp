@@ -61,34 +61,30 @@ TV IRGen::atomicCall(const ast::Expr &e) {
   // sem and scope are string literals, checked before any operand is generated.
   ir::AtomicSem sem = ir::kDefaultAtomicSem;
   ir::AtomicScope scope = ir::kDefaultAtomicScope;
-  if (semE) {
-    const std::string want = nameList(ir::kAtomicSemNames);
-    if (semE->kind != ast::ExprKind::String) {
-      error(semE->loc, "'sem' of " + quoted(name) + " must be a string literal: " + want);
-      return invalid();
+  // `e`'s literal parsed by `parse` into `out`; false after an error.
+  auto literal = [&](const ast::Expr *e, const char *arg, const std::string &want, auto parse, auto &out,
+                     const std::string &note) {
+    if (!e) return true;
+    if (e->kind != ast::ExprKind::String) {
+      error(e->loc, std::string("'") + arg + "' of " + quoted(name) + " must be a string literal: " + want);
+      return false;
     }
-    auto s = ir::parseAtomicSem(semE->text);
-    if (!s) {
-      // seq_cst is what a C++ or CUDA user reaches for; PTX's atom has no .sc form.
-      error(semE->loc, "unknown 'sem' " + quoted(semE->text) + " of " + quoted(name) + ": want " + want +
-                           (semE->text == "seq_cst" ? " (PTX atomics have no seq_cst form; Triton has none either)" : ""));
-      return invalid();
+    auto v = parse(e->text);
+    if (!v) {
+      error(e->loc, std::string("unknown '") + arg + "' " + quoted(e->text) + " of " + quoted(name) + ": want " + want +
+                        note);
+      return false;
     }
-    sem = *s;
-  }
-  if (scopeE) {
-    const std::string want = nameList(ir::kAtomicScopeNames);
-    if (scopeE->kind != ast::ExprKind::String) {
-      error(scopeE->loc, "'scope' of " + quoted(name) + " must be a string literal: " + want);
-      return invalid();
-    }
-    auto s = ir::parseAtomicScope(scopeE->text);
-    if (!s) {
-      error(scopeE->loc, "unknown 'scope' " + quoted(scopeE->text) + " of " + quoted(name) + ": want " + want);
-      return invalid();
-    }
-    scope = *s;
-  }
+    out = *v;
+    return true;
+  };
+  // seq_cst is what a C++ or CUDA user reaches for; PTX's atom has no .sc form.
+  const std::string seqCst = semE && semE->text == "seq_cst"
+                                 ? " (PTX atomics have no seq_cst form; Triton has none either)"
+                                 : "";
+  if (!literal(semE, "sem", nameList(ir::kAtomicSemNames), ir::parseAtomicSem, sem, seqCst) ||
+      !literal(scopeE, "scope", nameList(ir::kAtomicScopeNames), ir::parseAtomicScope, scope, ""))
+    return invalid();
 
   std::vector<TV> pos;
   for (const ast::Expr *p : posE) pos.push_back(genValue(*p));
