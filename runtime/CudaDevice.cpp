@@ -29,6 +29,22 @@ class CudaDevice final : public DeviceImpl {
   std::string name() const override {
     return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
   }
+  DeviceProperties properties() const override {
+    DeviceProperties p;
+    p.name = ctx_.deviceName();
+    p.arch = arch();
+    p.multiprocessors = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    size_t freeBytes = 0, totalBytes = 0;
+    ctx_.memInfo(freeBytes, totalBytes);
+    p.memoryBytes = totalBytes;
+    p.driverVersion = ctx_.driver().driverVersion();
+    p.clockKHz = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    p.memoryClockKHz = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    p.memoryBusWidthBits = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    p.l2Bytes = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    p.sharedPerBlockOptinBytes = ctx_.attribute(cuda::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    return p;
+  }
   uint64_t allocate(size_t bytes) override {
     return ctx_.alloc(bytes);
   }

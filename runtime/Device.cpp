@@ -116,6 +116,7 @@ std::string Device::arch() const { return impl_->arch(); }
 void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
 void Device::setPrintSink(std::function<void(const std::string &)> sink) { impl_->setPrintSink(std::move(sink)); }
 std::string Device::name() const { return impl_->name(); }
+DeviceProperties Device::properties() const { return impl_->properties(); }
 size_t Device::liveBytes() const { return impl_->live; }
 size_t Device::peakBytes() const { return impl_->peak; }
 void Device::resetPeakBytes() { impl_->peak = impl_->live.load(); }

@@ -16,6 +16,13 @@ class DeviceImpl {
   virtual std::string kind() const = 0;
   virtual std::string name() const = 0;
   virtual std::string arch() const { return ""; }  // "sm_XX" of a GPU; "" for the sim
+  // The sim's: its name, the rest unknown (SimDevice adds its workers).
+  virtual DeviceProperties properties() const {
+    DeviceProperties p;
+    p.name = name();
+    p.arch = arch();
+    return p;
+  }
   virtual uint64_t allocate(size_t bytes) = 0;
   virtual void release(uint64_t address) = 0;
   virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;

@@ -85,6 +85,12 @@ std::vector<SiteStats> siteStats(const sim::SiteTable &table, const std::vector<
 class SimDevice final : public DeviceImpl {
  public:
   std::string kind() const override { return "sim"; }
+  DeviceProperties properties() const override {
+    DeviceProperties p;
+    p.name = name();
+    p.multiprocessors = int(sim_.workers());
+    return p;
+  }
   std::string name() const override {
     return "tk sim (" + std::to_string(sim_.workers()) + " workers" + (raceCheck_ ? ", race check" : "") + ")";
   }

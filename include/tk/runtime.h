@@ -45,6 +45,24 @@ struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
 };
 
+// What a device is (Device::properties): on a GPU, the Driver API's
+// attributes; on the sim, its name and worker count, the rest 0.
+struct DeviceProperties {
+  std::string name;              // "NVIDIA H100 80GB HBM3"; "tk sim (2 workers)"
+  std::string arch;              // "sm_90" (compute capability 9.0); "" on the sim
+  int multiprocessors = 0;       // SMs; the sim's worker threads
+  uint64_t memoryBytes = 0;      // total device memory (0 on the sim)
+  int driverVersion = 0;         // the CUDA driver's, as cuDriverGetVersion gives it (13000: 13.0); 0 on the sim
+  int clockKHz = 0;              // SM clock
+  int memoryClockKHz = 0;        // peak memory clock
+  int memoryBusWidthBits = 0;
+  int l2Bytes = 0;
+  int sharedPerBlockOptinBytes = 0;  // the most shared memory one block can opt in to
+  // Peak DRAM bandwidth from the memory clock and bus width (double data
+  // rate), bytes per second; 0 when unknown.
+  double peakBytesPerSecond() const { return 2.0 * memoryClockKHz * 1e3 * memoryBusWidthBits / 8; }
+};
+
 // One kernel argument: a buffer for a pointer parameter, or a scalar of the
 // parameter's exact type (tk::Half for f16, tk::BFloat16 for bf16).
 using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16>;
@@ -179,6 +197,7 @@ class Device {
   std::string name() const;  // e.g. "tk sim (2 workers)", "NVIDIA H100 (sm_90)"
   // The arch a GPU runs ("sm_90" for compute capability 9.0); "" on the sim.
   std::string arch() const;
+  DeviceProperties properties() const;
 
   Buffer alloc(size_t bytes);
   void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
