@@ -12,7 +12,7 @@ ASAN_BUILD ?= build-asan
 # for CI (docs/internals.md, "Sanitizers").
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-.PHONY: all deps configure build demo test asan fuzz bench install deb clean
+.PHONY: all deps configure build demo test gpu-kit asan fuzz bench install deb clean
 
 all: build
 
@@ -32,6 +32,11 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j2
+
+# The GPU kit (docs/gpu.md): build/gpu-kit/, to send to a GPU machine and
+# run there with build/gpu-kit/run.sh --out DIR.
+gpu-kit: configure
+	ninja -C $(BUILD) gpu-kit
 
 asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,0 +1,202 @@
+// The kit's compute-bound problems: matmul and attention on f16 tensor
+// cores, and the seed's pairwise similarity count. At realistic sizes a full
+// double reference would cost the host minutes, so these check a sample of
+// outputs (every output at the small sizes).
+#include <cmath>
+#include <limits>
+
+#include "tk/half.h"
+#include "tools/gpu-kit/Problem.h"
+
+namespace kit {
+
+namespace {
+
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+
+// f16 values uniform in [lo, hi), as uploaded and as the host reads them.
+std::vector<tk::Half> halves(Rng &rng, size_t n, float lo, float hi) {
+  std::vector<tk::Half> v(n);
+  for (tk::Half &h : v) h = tk::Half(rng.uniform(lo, hi));
+  return v;
+}
+
+// Which outputs to check: all of them up to `full`, else `samples` spread at
+// random, always including the last (the masked corner).
+std::vector<int64_t> picks(Rng &rng, int64_t count, int64_t full, int64_t samples) {
+  std::vector<int64_t> p;
+  if (count <= full) {
+    for (int64_t i = 0; i < count; ++i) p.push_back(i);
+    return p;
+  }
+  for (int64_t i = 0; i < samples; ++i) p.push_back(int64_t(rng.next() % uint64_t(count)));
+  p.push_back(count - 1);
+  return p;
+}
+
+std::string checked(const std::vector<int64_t> &p, int64_t count, const std::string &what) {
+  return (int64_t(p.size()) >= count ? "all " : std::to_string(p.size()) + " sampled of ") + std::to_string(count) +
+         " " + what;
+}
+
+// C[M, N] f32 = A[M, K] f16 @ B[K, N] f16, row-major, no bias, no activation.
+// The error of an entry is relative to the sum of |a||b| along its dot
+// product: the scale f32 accumulation errs at.
+class Matmul final : public Problem {
+ public:
+  Matmul(int64_t m, int64_t n, int64_t k) : m_(m), n_(n), k_(k) {}
+  std::vector<int64_t> dims() const override { return {m_, n_, k_}; }
+  std::string dtype() const override { return "f16"; }
+  std::map<std::string, int64_t> ints() const override {
+    return {{"M", m_}, {"N", n_}, {"K", k_}, {"stride_am", k_}, {"stride_ak", 1}, {"stride_bk", n_},
+            {"stride_bn", 1}, {"stride_cm", n_}, {"stride_cn", 1}};
+  }
+  void setup(tk::Device &dev, Rng &rng) override {
+    a_ = halves(rng, size_t(m_ * k_), -1, 1);
+    b_ = halves(rng, size_t(k_ * n_), -1, 1);
+    picks_ = picks(rng, m_ * n_, 1 << 16, 4096);
+    da_ = dev.upload(a_), db_ = dev.upload(b_);
+    c_ = dev.alloc(size_t(m_ * n_) * 4), bias_ = dev.alloc(size_t(n_) * 4);
+  }
+  void poison(tk::Device &dev) override { dev.fill(c_, kNan); }
+  tk::Dim3 grid(const tk::Bundle &b) const override {
+    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"))};
+  }
+  std::vector<tk::Arg> args() const override {
+    const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
+    return {da_, db_, c_, bias_, i(m_), i(n_), i(k_), i(k_), i(1), i(n_), i(1), i(n_), i(1)};
+  }
+  Check check(tk::Device &dev) override {
+    std::vector<float> got = dev.download<float>(c_, size_t(m_ * n_));
+    double worst = 0;
+    for (int64_t e : picks_) {
+      const int64_t r = e / n_, c = e % n_;
+      double ref = 0, scale = 0;
+      for (int64_t k = 0; k < k_; ++k) {
+        const double p = double(a_[size_t(r * k_ + k)].value()) * double(b_[size_t(k * n_ + c)].value());
+        ref += p, scale += std::fabs(p);
+      }
+      const double err = std::fabs(got[size_t(e)] - ref) / std::max(1.0, scale);
+      if (std::isnan(err)) return {INFINITY, 1e-4, false, "NaN at C[" + std::to_string(r) + ", " + std::to_string(c) + "]"};
+      worst = std::max(worst, err);
+    }
+    return {worst, 1e-4, false, checked(picks_, m_ * n_, "entries, error / sum |a||b|")};
+  }
+  double bytes() const override { return 2.0 * double(m_ * k_ + k_ * n_) + 4.0 * double(m_ * n_); }
+  double flops() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
+
+ private:
+  int64_t m_, n_, k_;
+  std::vector<tk::Half> a_, b_;
+  std::vector<int64_t> picks_;
+  tk::Buffer da_, db_, c_, bias_;
+};
+
+// stdlib/attention.tk: out[h, i] = softmax(q k^T / sqrt(D)) v over keys j
+// (j <= i when causal), q, k, v f16 [heads, L, D], out f32. The kernel rounds
+// P to f16 before P.V, as Triton's tutorial does: the tolerance is f16's.
+class Attention final : public Problem {
+ public:
+  Attention(int64_t heads, int64_t l, int64_t d, bool causal) : h_(heads), l_(l), d_(d), causal_(causal) {}
+  std::vector<int64_t> dims() const override { return {h_, l_, d_}; }
+  std::string dtype() const override { return "f16"; }
+  json params() const override { return {{"causal", causal_}, {"scale", scale()}}; }
+  std::map<std::string, int64_t> ints() const override { return {{"L", l_}}; }
+  void setup(tk::Device &dev, Rng &rng) override {
+    const size_t n = size_t(h_ * l_ * d_);
+    q_ = halves(rng, n, -1, 1), k_ = halves(rng, n, -1, 1), v_ = halves(rng, n, -1, 1);
+    picks_ = picks(rng, h_ * l_, 512, 128);
+    dq_ = dev.upload(q_), dk_ = dev.upload(k_), dv_ = dev.upload(v_);
+    out_ = dev.alloc(n * 4);
+  }
+  void poison(tk::Device &dev) override { dev.fill(out_, kNan); }
+  tk::Dim3 grid(const tk::Bundle &b) const override { return {cdiv(l_, b.constInt("BLOCK_M")), uint32_t(h_)}; }
+  std::vector<tk::Arg> args() const override { return {dq_, dk_, dv_, out_, int32_t(l_), scale()}; }
+  Check check(tk::Device &dev) override {
+    std::vector<float> got = dev.download<float>(out_, size_t(h_ * l_ * d_));
+    double worst = 0;
+    std::vector<double> s(static_cast<size_t>(l_)), o(static_cast<size_t>(d_));
+    for (int64_t row : picks_) {
+      const int64_t h = row / l_, i = row % l_, keys = causal_ ? i + 1 : l_;
+      const size_t base = size_t(h * l_ * d_);
+      double top = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < d_; ++c)
+          dot += double(q_[base + size_t(i * d_ + c)].value()) * double(k_[base + size_t(j * d_ + c)].value());
+        s[size_t(j)] = dot * scale();
+        top = std::max(top, s[size_t(j)]);
+      }
+      std::fill(o.begin(), o.end(), 0.0);
+      for (int64_t j = 0; j < keys; ++j) {
+        const double p = std::exp(s[size_t(j)] - top);
+        sum += p;
+        for (int64_t c = 0; c < d_; ++c) o[size_t(c)] += p * double(v_[base + size_t(j * d_ + c)].value());
+      }
+      for (int64_t c = 0; c < d_; ++c) {
+        const double err = std::fabs(got[base + size_t(i * d_ + c)] - o[size_t(c)] / sum);
+        if (std::isnan(err)) return {INFINITY, 1e-2, false, "NaN in row " + std::to_string(row)};
+        worst = std::max(worst, err);
+      }
+    }
+    return {worst, 1e-2, false, checked(picks_, h_ * l_, "query rows, absolute error")};
+  }
+  double bytes() const override { return double(h_ * l_ * d_) * (3 * 2 + 4); }
+  double flops() const override { return 4.0 * double(h_) * double(l_) * double(l_) * double(d_) * (causal_ ? 0.5 : 1); }
+
+ private:
+  float scale() const { return float(1 / std::sqrt(double(d_))); }
+  int64_t h_, l_, d_;
+  bool causal_;
+  std::vector<tk::Half> q_, k_, v_;
+  std::vector<int64_t> picks_;
+  tk::Buffer dq_, dk_, dv_, out_;
+};
+
+// stdlib/similarity.tk: out[i, j] = #{s : |x[s, i] - y[s, j]| < 1}, with the
+// difference in f32 as the kernel computes it, so the counts match exactly.
+class Similarity final : public Problem {
+ public:
+  Similarity(int64_t samples, int64_t dim) : s_(samples), d_(dim) {}
+  std::vector<int64_t> dims() const override { return {s_, d_}; }
+  std::map<std::string, int64_t> ints() const override { return {{"n_samples", s_}, {"n_dim", d_}}; }
+  void setup(tk::Device &dev, Rng &rng) override {
+    x_ = rng.floats(size_t(s_ * d_), -2, 2), y_ = rng.floats(size_t(s_ * d_), -2, 2);
+    picks_ = picks(rng, d_ * d_, 1 << 18, 8192);
+    dx_ = dev.upload(x_), dy_ = dev.upload(y_);
+    out_ = dev.alloc(size_t(d_ * d_) * 4);
+  }
+  void poison(tk::Device &dev) override { dev.fill(out_, int32_t(-1)); }
+  tk::Dim3 grid(const tk::Bundle &b) const override {
+    return {cdiv(d_, b.constInt("BLOCK_I")), cdiv(d_, b.constInt("BLOCK_J"))};
+  }
+  std::vector<tk::Arg> args() const override { return {dx_, dy_, out_, int32_t(s_), int32_t(d_)}; }
+  Check check(tk::Device &dev) override {
+    std::vector<int32_t> got = dev.download<int32_t>(out_, size_t(d_ * d_));
+    double worst = 0;
+    for (int64_t e : picks_) {
+      const int64_t i = e / d_, j = e % d_;
+      int64_t count = 0;
+      for (int64_t s = 0; s < s_; ++s) count += std::fabs(x_[size_t(s * d_ + i)] - y_[size_t(s * d_ + j)]) < 1.0f;
+      worst = std::max(worst, std::fabs(double(got[size_t(e)] - count)));
+    }
+    return {worst, 0, false, checked(picks_, d_ * d_, "counts, exact")};
+  }
+  double bytes() const override { return 4.0 * double(2 * s_ * d_ + d_ * d_); }
+
+ private:
+  int64_t s_, d_;
+  std::vector<float> x_, y_;
+  std::vector<int64_t> picks_;
+  tk::Buffer dx_, dy_, out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k) { return std::make_unique<Matmul>(m, n, k); }
+std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
+  return std::make_unique<Attention>(heads, l, d, causal);
+}
+std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim) { return std::make_unique<Similarity>(samples, dim); }
+
+}  // namespace kit
