@@ -14,7 +14,7 @@ foreach(lib IN LISTS tk_internal_libs)
   set_target_properties(${lib} PROPERTIES EXPORT_NAME ${name})
 endforeach()
 
-install(TARGETS tk_runtime tk_sim_device tk_compiler ${tk_internal_libs} tkc tk-opt
+install(TARGETS tk_runtime tk_sim_device tk_driver tk_tune tk_compiler ${tk_internal_libs} tkc tk-opt
   EXPORT tkTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -102,7 +102,7 @@ bool Frontend::loadFile(const std::string &path) {
   auto text = readText(path, why);
   if (!text) {
     reset();
-    diags_.error(ir::Location{path, 0, 0}, "cannot read file '" + path + "': " + why);
+    diags_.error(Location{path, 0, 0}, "cannot read file '" + path + "': " + why);
     return false;
   }
   return loadSource(*text, path);
@@ -274,7 +274,7 @@ void checkConstParam(const ast::Param &p, std::vector<ConstBinding> &consts, con
 // inlined, so a constant argument stays constant inside it anyway).
 bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
   bool ok = true;
-  auto fail = [&](const ir::Location &l, const std::string &m) { diags.error(l, m); ok = false; };
+  auto fail = [&](const Location &l, const std::string &m) { diags.error(l, m); ok = false; };
   auto checkType = [&](const ast::TypeRef &t) {
     if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
       fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
@@ -350,7 +350,7 @@ static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKi
 // parameter types, alignments and const defaults. Fills the fn table (fns of
 // every loaded file) and the signatures of the main file's kernels.
 void Frontend::checkDecls() {
-  std::map<std::string, ir::Location> seen;
+  std::map<std::string, Location> seen;
   auto claim = [&](const ast::Decl &d, const std::string &what) {
     if (what == "fn" && IRGen::isBuiltinName(d.name)) {
       diags_.error(d.loc, "fn " + quoted(d.name) + " has the name of a built-in function");
@@ -395,7 +395,7 @@ void Frontend::checkDecls() {
     }
     std::vector<size_t> generic;  // run-time params of a type const's type, resolved below
     for (const ast::Param &p : d.params) {
-      auto fail = [&](const ir::Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
+      auto fail = [&](const Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
       ParamSig ps{p.name, p.type.str(), p.isConst, "", 0};
       if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
       if (p.isConst) {
@@ -454,7 +454,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   size_t index = sigs_.size();
   for (size_t i = 0; i < sigs_.size(); ++i)
     if (sigs_[i].name == name) index = i;
-  ir::Location fileLoc{file_, 0, 0};
+  Location fileLoc{file_, 0, 0};
   if (index == sigs_.size()) {
     diags_.error(fileLoc, "no kernel named " + quoted(name) + (file_.empty() ? "" : " in " + file_));
     return nullptr;

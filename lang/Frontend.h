@@ -37,7 +37,7 @@ struct TuneConfigSig {
   std::map<std::string, std::string> consts;  // only the consts the config names, as -D takes them
   int numWarps = 4;
   int numStages = 3;
-  ir::Location loc;  // the config(...) or product(...) it came from
+  Location loc;  // the config(...) or product(...) it came from
 };
 
 // `@tune(configs: [...], key: [...], prune: EXPR)` before a kernel: the
@@ -46,13 +46,13 @@ struct TuneSig {
   std::vector<TuneConfigSig> configs;
   std::vector<std::string> key;  // scalar argument names
   std::string prune;             // HostExpr::str() text, "" if none
-  ir::Location loc;              // the '@'
+  Location loc;              // the '@'
 };
 
 struct KernelSig {
   std::string name;
   std::vector<ParamSig> params;
-  ir::Location loc;
+  Location loc;
   std::optional<TuneSig> tune;
 };
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/IR.h"
+#include "syntax/Location.h"
 #include "tk/error.h"
 
 namespace tk::lang {
@@ -46,14 +46,14 @@ struct HostValue {
 class HostExprError : public tk::HostExprError {
  public:
   using tk::HostExprError::HostExprError;
-  HostExprError(const ir::Location &loc, const std::string &message) : tk::HostExprError(message), loc_(loc) {}
-  const ir::Location &loc() const { return loc_; }
+  HostExprError(const Location &loc, const std::string &message) : tk::HostExprError(message), loc_(loc) {}
+  const Location &loc() const { return loc_; }
   [[noreturn]] void rethrowWithMessage(const std::string &message) const override {
     throw HostExprError(loc_, message);
   }
 
  private:
-  ir::Location loc_;
+  Location loc_;
 };
 
 // One tk expression evaluated on the host over named values. Integers are

@@ -251,7 +251,7 @@ class IRGen {
   void genReturn(const ast::Stmt &s);
 
   // Materialisation (IRGen.cpp).
-  ir::Location irLoc(const ast::Loc &l) const { return l; }
+  Location irLoc(const ast::Loc &l) const { return l; }
   ir::Value *emitConst(ConstValue c, const ir::Type &t, const ast::Loc &loc);
   // `x` as type `t`: constants emitted in `t`, then cast, expand_dims/splat and broadcast.
   ir::Value *coerce(const TV &x, const ir::Type &t, const ast::Loc &loc);

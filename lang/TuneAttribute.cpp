@@ -51,7 +51,7 @@ class TuneChecker {
     std::vector<std::string> values;  // canonical text
   };
 
-  void error(const ir::Location &l, const std::string &m) { diags_.error(l, m); }
+  void error(const Location &l, const std::string &m) { diags_.error(l, m); }
 
   const ast::Param *param(const std::string &name) const {
     for (const ast::Param &p : d_.params)

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/IR.h"
+#include "syntax/Location.h"
 #include "syntax/Diagnostics.h"
 
 namespace tk::parser {
@@ -28,7 +28,7 @@ const char *tokName(Tok t);
 struct Token {
   Tok kind = Tok::End;
   std::string text;  // the spelling; for strings, the value with escapes resolved
-  ir::Location loc;
+  Location loc;
   int64_t intValue = 0;
   double floatValue = 0;
   bool commentFollows = false;  // a `//` comment follows on the same line (for TritonHints)

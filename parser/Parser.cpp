@@ -10,7 +10,7 @@ namespace tk::parser {
 
 using namespace lang::ast;
 
-ExprPtr ParseContext::leaf(ExprKind k, const ir::Location &loc, std::string text) {
+ExprPtr ParseContext::leaf(ExprKind k, const Location &loc, std::string text) {
   auto e = std::make_unique<Expr>();
   e->kind = k;
   e->loc = loc;
@@ -18,7 +18,7 @@ ExprPtr ParseContext::leaf(ExprKind k, const ir::Location &loc, std::string text
   return e;
 }
 
-void ParseContext::tooDeep(const ir::Location &loc) {
+void ParseContext::tooDeep(const Location &loc) {
   if (reportedDepth_) return;
   reportedDepth_ = true;
   diags_.error(loc, "expression nested too deeply (the limit is " + std::to_string(kMaxDepth) + ")");
@@ -37,13 +37,13 @@ ExprPtr ParseContext::finish(ExprPtr e) {
   return err;
 }
 
-ExprPtr ParseContext::unary(std::string op, ExprPtr a, const ir::Location &loc) {
+ExprPtr ParseContext::unary(std::string op, ExprPtr a, const Location &loc) {
   auto e = leaf(ExprKind::Unary, loc, std::move(op));
   e->args.push_back(std::move(a));
   return finish(std::move(e));
 }
 
-ExprPtr ParseContext::binary(std::string op, ExprPtr a, ExprPtr b, const ir::Location &loc) {
+ExprPtr ParseContext::binary(std::string op, ExprPtr a, ExprPtr b, const Location &loc) {
   auto e = leaf(ExprKind::Binary, loc, std::move(op));
   e->args.push_back(std::move(a));
   e->args.push_back(std::move(b));

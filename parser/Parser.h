@@ -32,7 +32,7 @@ lang::ast::ExprPtr parseExpression(const std::vector<Token> &tokens, const std::
 const char *grammarTokenName(Tok t);
 
 // Bison's location: line and column only, to keep the parser stack small;
-// actions turn it into an ir::Location with ParseContext::loc.
+// actions turn it into an Location with ParseContext::loc.
 struct SrcPos {
   int line = 0, col = 0;
 };
@@ -75,21 +75,21 @@ class ParseContext {
       if (l == line) return true;
     return false;
   }
-  ir::Location loc(const SrcPos &p) const { return ir::Location{module_.file, p.line, p.col}; }
+  Location loc(const SrcPos &p) const { return Location{module_.file, p.line, p.col}; }
   lang::ast::Module &module() { return module_; }
 
   using ExprPtr = lang::ast::ExprPtr;
   using StmtPtr = lang::ast::StmtPtr;
-  ExprPtr leaf(lang::ast::ExprKind k, const ir::Location &loc, std::string text = {});
+  ExprPtr leaf(lang::ast::ExprKind k, const Location &loc, std::string text = {});
   // Sets the depth from the children; a node deeper than the limit becomes
   // an Error node (its children are freed here, while they are shallow).
   ExprPtr finish(ExprPtr e);
-  ExprPtr unary(std::string op, ExprPtr a, const ir::Location &loc);
-  ExprPtr binary(std::string op, ExprPtr a, ExprPtr b, const ir::Location &loc);
+  ExprPtr unary(std::string op, ExprPtr a, const Location &loc);
+  ExprPtr binary(std::string op, ExprPtr a, ExprPtr b, const Location &loc);
   StmtPtr finish(StmtPtr s);
 
  private:
-  void tooDeep(const ir::Location &loc);
+  void tooDeep(const Location &loc);
 
   const std::vector<Token> &tokens_;
   size_t pos_ = 0;

@@ -76,8 +76,8 @@ class Lexer {
   LexResult run();
 
  private:
-  ir::Location locAt(const unsigned char *p) const {
-    return ir::Location{file_, line_, static_cast<int>(p - lineStart_) + 1};
+  Location locAt(const unsigned char *p) const {
+    return Location{file_, line_, static_cast<int>(p - lineStart_) + 1};
   }
   void error(const unsigned char *p, std::string msg) {
     diags_.error(locAt(p), std::move(msg));
@@ -105,7 +105,7 @@ class Lexer {
   const std::string &file_;
   lang::DiagnosticEngine &diags_;
   const unsigned char *lineStart_ = nullptr;
-  ir::Location startLoc_;
+  Location startLoc_;
   int line_ = 1;
   int nesting_ = 0;
   LexResult out_;

@@ -1,6 +1,6 @@
 // PassPipeline: runs passes in order with the verifier and --print-after
 // dumps between them. Which passes exist, and the order the compiler runs
-// them in, is runtime/Pipeline.cpp's.
+// them in, is driver/Pipeline.cpp's.
 #include <ostream>
 #include <sstream>
 #include <stdexcept>

@@ -26,7 +26,7 @@ bool eliminateDeadCode(Function &fn);
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);
 
-// A pass as the registry (runtime/Pipeline.cpp, tk::pipeline::passes()) and
+// A pass as the registry (driver/Pipeline.cpp, tk::pipeline::passes()) and
 // the tools know it; `flag` is what --pass= and --print-after take.
 struct PassInfo {
   const char *flag;     // "canonicalize", "cse", "licm", "dce", ...

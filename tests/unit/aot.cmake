@@ -20,7 +20,7 @@ add_test(NAME aot_consumer_project
   COMMAND ${CMAKE_COMMAND} -DTK_BINARY_DIR=${PROJECT_BINARY_DIR} -DTK_SOURCE_DIR=${PROJECT_SOURCE_DIR}
           -DWORK_DIR=${PROJECT_BINARY_DIR}/consumer-test -DGENERATOR=${CMAKE_GENERATOR}
           -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer_test.cmake)
-set_tests_properties(aot_consumer_project PROPERTIES TIMEOUT 900
+set_tests_properties(aot_consumer_project PROPERTIES TIMEOUT 900 LABELS "sim;slow" COST 50
   ENVIRONMENT "TK_DEVICE=sim;TK_CACHE_DIR=${TK_TEST_CACHE_DIR}")
 
 # The runtime-only program: runs on a GPU; without one it must say that the

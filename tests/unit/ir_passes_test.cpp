@@ -192,7 +192,7 @@ TEST(IrPasses, LicmMovesOpsWithTheirValuesAndParents) {
 }
 
 // The optimisation passes in the order tk::pipeline::optimizationPasses()
-// runs them (runtime/Pipeline.cpp; pipeline_test checks that order).
+// runs them (driver/Pipeline.cpp; pipeline_test checks that order).
 PassPipeline optimizationPasses() {
   PassPipeline p;
   p.add("canonicalize", canonicalize).add("cse", eliminateCommonSubexpressions);

@@ -9,7 +9,7 @@
 #include "lower/AssignLayouts.h"
 #include "lower/AxisInfo.h"
 #include "lower/Layouts.h"
-#include "runtime/Pipeline.h"
+#include "driver/Pipeline.h"
 
 using namespace tk;
 

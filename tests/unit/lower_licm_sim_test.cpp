@@ -14,7 +14,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "lower/LowerToLLVM.h"
-#include "runtime/Pipeline.h"
+#include "driver/Pipeline.h"
 #include "TestSeed.h"
 
 using namespace tk;

@@ -1,7 +1,7 @@
-// The one pass registry (runtime/Pipeline.cpp) as every user sees it: the
+// The one pass registry (driver/Pipeline.cpp) as every user sees it: the
 // compiler's order, tk::Compiler's lists, and docs/ir.md's pass table, which
 // must name exactly the registry's passes.
-#include "runtime/Pipeline.h"
+#include "driver/Pipeline.h"
 
 #include <gtest/gtest.h>
 

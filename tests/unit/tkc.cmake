@@ -9,4 +9,5 @@ add_dependencies(tkc_run_test tkc)
 # still runs: every row reports, none fails.
 add_test(NAME stdlib_reports
          COMMAND sh -c "\"${PROJECT_SOURCE_DIR}/bench/stdlib_reports.sh\" \"$<TARGET_FILE:tkc>\" | grep -c '^resources ' | grep -qx 16")
-set_tests_properties(stdlib_reports PROPERTIES ENVIRONMENT "TK_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+set_tests_properties(stdlib_reports PROPERTIES ENVIRONMENT "TK_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+                     LABELS "ptxas;slow" COST 40)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -20,7 +21,10 @@
 
 namespace {
 
-const std::string kElementwise = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+// Absolute: tkc runs in scratch directories (TK_SOURCE_DIR is relative to
+// the tests' working directory).
+const std::string kSourceDir = (std::filesystem::absolute(TK_SOURCE_DIR) / "").lexically_normal().string();
+const std::string kElementwise = kSourceDir + "stdlib/elementwise.tk";
 
 // A fresh scratch directory per test, removed afterwards.
 class TempDir {
@@ -388,7 +392,7 @@ TEST(TkcRun, AFailedRunWritesNothing) {
 // Docs run: the examples at the end of docs/tkc.md's `tkc run` section, in
 // order in one directory (on the sim), each succeeding.
 TEST(TkcRun, DocExamplesRun) {
-  std::ifstream in(TK_SOURCE_DIR "/docs/tkc.md");
+  std::ifstream in(kSourceDir + "docs/tkc.md");
   std::string line;
   std::vector<std::string> commands;
   bool examples = false, inside = false;
@@ -404,7 +408,7 @@ TEST(TkcRun, DocExamplesRun) {
   ASSERT_GE(commands.size(), 3u);
   TempDir dir;
   for (std::string cmd : commands) {
-    for (size_t at; (at = cmd.find(" stdlib/")) != std::string::npos;) cmd.replace(at, 8, " " TK_SOURCE_DIR "/stdlib/");
+    for (size_t at; (at = cmd.find(" stdlib/")) != std::string::npos;) cmd.replace(at, 8, " " + kSourceDir + "stdlib/");
     std::string out;
     EXPECT_EQ(tkc("run --device sim " + cmd.substr(4), out, dir / ""), 0) << cmd << "\n" << out;
   }

@@ -60,8 +60,9 @@ Case flat(std::string name, std::string source, std::string kernel, Consts const
   return c;
 }
 
-Case rows(std::string name, std::string kernel, Consts consts, std::function<std::unique_ptr<Problem>(int64_t, int64_t)> make,
-          std::vector<Size> sizes, Size realistic, std::string source = "normalization.tk") {
+Case rows(std::string name, std::string kernel, Consts consts,
+          std::function<std::unique_ptr<Problem>(int64_t, int64_t)> make, std::vector<Size> sizes, Size realistic,
+          std::string source = "normalization.tk") {
   Case c{std::move(name), std::move(source), std::move(kernel), std::move(consts)};
   c.make = [make](const Size &s) { return make(s.at(0), s.at(1)); };
   c.checkSizes = std::move(sizes);
@@ -70,7 +71,9 @@ Case rows(std::string name, std::string kernel, Consts consts, std::function<std
 }
 
 Case attentionCase(int d, bool causal) {
-  Case c{"attention_d" + std::to_string(d) + (causal ? "_causal" : ""), "attention.tk", "attention",
+  Case c{"attention_d" + std::to_string(d) + (causal ? "_causal" : ""),
+         "attention.tk",
+         "attention",
          {{"D", std::to_string(d)}, {"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"CAUSAL", causal ? "true" : "false"}}};
   c.numWarps = 8;
   c.make = [d, causal](const Size &s) { return attention(s.at(0), s.at(1), d, causal); };
@@ -89,9 +92,8 @@ std::vector<Case> allCases() {
            [](int64_t n) { return elementwise(n, 2, [](double x, double y) { return x + y; }); }),
       flat("complex_activation", "elementwise.tk", "complex_activation", block,
            [](int64_t n) {
-             return elementwise(n, 2, [](double x, double y) {
-               return std::max(0.0, (std::sin(x) * std::cos(y) + x) * y);
-             });
+             return elementwise(n, 2,
+                                [](double x, double y) { return std::max(0.0, (std::sin(x) * std::cos(y) + x) * y); });
            }),
       flat("sincos_chain", "elementwise.tk", "sincos_chain", {{"CHAIN", "4"}, {"BLOCK", "1024"}},
            [](int64_t n) {
@@ -101,16 +103,14 @@ std::vector<Case> allCases() {
       flat("gelu", "elementwise.tk", "gelu", block,
            [](int64_t n) { return elementwise(n, 1, [](double x, double) { return gelu(x); }); }),
       flat("swiglu", "elementwise.tk", "swiglu", block,
-           [](int64_t n) {
-             return elementwise(n, 2, [](double a, double b) { return a / (1 + std::exp(-a)) * b; });
-           }),
+           [](int64_t n) { return elementwise(n, 2, [](double a, double b) { return a / (1 + std::exp(-a)) * b; }); }),
       flat("dropout", "dropout.tk", "dropout", block, [](int64_t n) { return dropout(n, 0.3f); }),
       rows("softmax", "softmax", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, softmax, kRowSizes, {8192, 1024}),
       rows("layernorm", "layernorm", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, layernorm, kRowSizes, {8192, 1024}),
       rows("rmsnorm", "rmsnorm", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, rmsnorm, kRowSizes, {8192, 1024}),
       // The seed: 16 features x batch 1024 of 256 values.
-      rows("layernorm_tanh_linear_relu", "layernorm_tanh_linear_relu", {{"BLOCK_R", "32"}, {"BLOCK_D", "256"}},
-           puzzler, {{1, 1}, {781, 256}, {33, 1000}, {5, 97}}, {16384, 256}),
+      rows("layernorm_tanh_linear_relu", "layernorm_tanh_linear_relu", {{"BLOCK_R", "32"}, {"BLOCK_D", "256"}}, puzzler,
+           {{1, 1}, {781, 256}, {33, 1000}, {5, 97}}, {16384, 256}),
       // LLaMA's vocabulary.
       rows("cross_entropy", "cross_entropy", {{"BLOCK_R", "1"}, {"BLOCK_V", "2048"}}, crossEntropy,
            {{1, 1}, {7, 1000}, {33, 5000}, {3, 32000}}, {4096, 32000}, "loss.tk"),
@@ -131,6 +131,14 @@ std::vector<Case> allCases() {
   m.realistic = {4096, 4096, 4096};
   m.tensorCores = true;
   cases.push_back(m);
+
+  Case mb{"matmul_batched", "matmul.tk", "matmul_batched", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}};
+  mb.numStages = 4;
+  mb.make = [](const Size &s) { return matmul(s.at(1), s.at(2), s.at(3), s.at(0)); };
+  mb.checkSizes = {{1, 1, 1, 1}, {3, 130, 67, 100}};
+  mb.realistic = {16, 1024, 1024, 1024};
+  mb.tensorCores = true;
+  cases.push_back(mb);
   for (int d : {64, 128})
     for (bool causal : {false, true}) cases.push_back(attentionCase(d, causal));
   return cases;
@@ -153,11 +161,40 @@ std::vector<TuneCase> tuneCases() {
       {"matmul",
        {2048, 2048, 2048},
        {130, 67, 100},
-       {"-k", "matmul", "--grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--arg", "a=f16[" + mm2 + "]:rand", "--arg",
-        "b=f16[" + mm2 + "]:rand", "--arg", "c=f32[" + mm2 + "]:zeros", "--arg", "bias=f32[" + mm + "]:zeros", "--arg",
-        "M=" + mm, "--arg", "N=" + mm, "--arg", "K=" + mm, "--arg", "stride_am=" + mm, "--arg", "stride_ak=1", "--arg",
-        "stride_bk=" + mm, "--arg", "stride_bn=1", "--arg", "stride_cm=" + mm, "--arg", "stride_cn=1", "--arch",
-        "sm_90a", "--sample-blocks", "8"}},
+       {"-k",
+        "matmul",
+        "--grid",
+        "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)",
+        "--arg",
+        "a=f16[" + mm2 + "]:rand",
+        "--arg",
+        "b=f16[" + mm2 + "]:rand",
+        "--arg",
+        "c=f32[" + mm2 + "]:zeros",
+        "--arg",
+        "bias=f32[" + mm + "]:zeros",
+        "--arg",
+        "M=" + mm,
+        "--arg",
+        "N=" + mm,
+        "--arg",
+        "K=" + mm,
+        "--arg",
+        "stride_am=" + mm,
+        "--arg",
+        "stride_ak=1",
+        "--arg",
+        "stride_bk=" + mm,
+        "--arg",
+        "stride_bn=1",
+        "--arg",
+        "stride_cm=" + mm,
+        "--arg",
+        "stride_cn=1",
+        "--arch",
+        "sm_90a",
+        "--sample-blocks",
+        "8"}},
   };
 }
 

@@ -4,9 +4,8 @@
 // report.json and report.md after every step.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>

@@ -54,8 +54,8 @@ void launchOverhead(const Options &opts, const Emit &emit) {
   if (tk::Status st = vector_add(s, grid, px, py, pout, n); !st) throw tk::Error(st.message());
   int failed = 0;
   emit(row("typed AOT launcher",
-                     usPerLaunch([&] { failed += !vector_add(s, grid, px, py, pout, n).ok(); }, [&] { s.synchronize(); }),
-                     "vector_add(stream, grid, x, y, out, n) from tkc --emit cpp"));
+           usPerLaunch([&] { failed += !vector_add(s, grid, px, py, pout, n).ok(); }, [&] { s.synchronize(); }),
+           "vector_add(stream, grid, x, y, out, n) from tkc --emit cpp"));
 
   const Case add = allCases().front();  // vector_add, BLOCK=1024
   const std::string arch = archsFor(*dev, false).front();
@@ -64,10 +64,13 @@ void launchOverhead(const Options &opts, const Emit &emit) {
   tk::Kernel k = dev->load(bundle);
   tk::LaunchOptions o;
   o.stream = &s;
-  emit(row("Device::launch", usPerLaunch([&] { dev->launch(k, grid, {x, y, out, n}, o); }, [&] {
-                       s.synchronize();
-                     }),
-                     "dev.launch(kernel, grid, {x, y, out, n}, {.stream}): arguments checked against the signature"));
+  emit(row("Device::launch",
+           usPerLaunch(
+               [&] {
+                 dev->launch(k, grid, {x, y, out, n}, o);
+               },
+               [&] { s.synchronize(); }),
+           "dev.launch(kernel, grid, {x, y, out, n}, {.stream}): arguments checked against the signature"));
 
   // The driver alone: the same cubin (or PTX), its own module and stream.
   tk::cuda::Context ctx(0);
@@ -81,13 +84,13 @@ void launchOverhead(const Options &opts, const Emit &emit) {
   const tk::cuda::Driver &d = ctx.driver();
   const unsigned threads = unsigned(bundle.numWarps * 32);
   emit(row("cuLaunchKernel",
-                     usPerLaunch(
-                         [&] {
-                           failed += d.cuLaunchKernel(f.handle, grid.x, 1, 1, threads, 1, 1, 0, cs.handle(), params,
-                                                      nullptr) != 0;
-                         },
-                         [&] { cs.synchronize(); }),
-                     "the Driver API call alone, on a prepared parameter array"));
+           usPerLaunch(
+               [&] {
+                 failed +=
+                     d.cuLaunchKernel(f.handle, grid.x, 1, 1, threads, 1, 1, 0, cs.handle(), params, nullptr) != 0;
+               },
+               [&] { cs.synchronize(); }),
+           "the Driver API call alone, on a prepared parameter array"));
   if (failed) throw tk::Error(std::to_string(failed) + " launches failed while timing");
 }
 

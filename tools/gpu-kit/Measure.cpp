@@ -66,9 +66,10 @@ json runRow(const Options &opts, tk::Device &dev, const Case &c, const Size &siz
     row["error"] = e.what();
   }
   row["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("  %-28s %-7s %-20s %s%s\n", c.name.c_str(), arch.c_str(), row["shape"].get<std::string>().c_str(),
+  std::printf("  %-28s %-7s %-20s %s%s%s\n", c.name.c_str(), arch.c_str(), row["shape"].get<std::string>().c_str(),
               row["ok"].get<bool>() ? "ok" : "FAILED",
-              row.contains("ms") ? (" " + std::to_string(row["ms"].get<double>()) + " ms").c_str() : "");
+              row.contains("ms") ? (" " + std::to_string(row["ms"].get<double>()) + " ms").c_str() : "",
+              std::string(step) == "tune" ? ("  " + v.config()).c_str() : "");
   std::fflush(stdout);
   return row;
 }

@@ -133,8 +133,10 @@ class Run {
       const double timeout = std::min(capS, left());
       const std::string tag = what + (name.empty() ? "" : "-" + name);
       if (timeout < 5) {
-        report_["rows"].push_back(
-            {{"step", what}, {"name", name.empty() ? what : name}, {"ok", false}, {"error", "out of time: the run's budget is spent"}});
+        report_["rows"].push_back({{"step", what},
+                                   {"name", name.empty() ? what : name},
+                                   {"ok", false},
+                                   {"error", "out of time: the run's budget is spent"}});
         continue;
       }
       const std::string rows = opts_.outDir + "/parts/" + tag + ".json";
@@ -146,8 +148,18 @@ class Run {
     }
   }
   std::vector<std::string> childArgs(const std::string &what, const std::string &name, const std::string &rows) const {
-    std::vector<std::string> argv = {selfPath(), "--kit", opts_.kitDir, "--device", opts_.device, "--child", what,
-                                     "--rows-out", rows, "--reps", std::to_string(opts_.reps), "--seed",
+    std::vector<std::string> argv = {selfPath(),
+                                     "--kit",
+                                     opts_.kitDir,
+                                     "--device",
+                                     opts_.device,
+                                     "--child",
+                                     what,
+                                     "--rows-out",
+                                     rows,
+                                     "--reps",
+                                     std::to_string(opts_.reps),
+                                     "--seed",
                                      std::to_string(opts_.seed)};
     if (!name.empty()) argv.insert(argv.end(), {"--case", name});
     return argv;
@@ -205,14 +217,15 @@ class Run {
 
   void sanitizer() {
     std::string tool;
-    for (const std::string &dir : {std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME") : ""),
-                                  std::string("/usr/local/cuda")}) {
+    for (const std::string &dir :
+         {std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME") : ""), std::string("/usr/local/cuda")}) {
       if (!dir.empty() && access((dir + "/bin/compute-sanitizer").c_str(), X_OK) == 0) {
         tool = dir + "/bin/compute-sanitizer";
         break;
       }
     }
-    if (tool.empty() && runProcess({"compute-sanitizer", "--version"}, 20, "/dev/null").empty()) tool = "compute-sanitizer";
+    if (tool.empty() && runProcess({"compute-sanitizer", "--version"}, 20, "/dev/null").empty())
+      tool = "compute-sanitizer";
     if (tool.empty()) throw tk::Error("compute-sanitizer not found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH)");
     for (const char *which : {"memcheck", "racecheck"}) {
       for (const char *name : {"matmul", "attention_d64", "softmax"}) {
@@ -229,7 +242,9 @@ class Run {
         } else {
           const std::string how = runProcess(argv, timeout, log);
           row["ok"] = how.empty();
-          row["note"] = how.empty() ? "no errors" : how == "exit status 99" ? "errors found: " + firstErrors(log) : how + ": " + firstErrors(log);
+          row["note"] = how.empty()               ? "no errors"
+                        : how == "exit status 99" ? "errors found: " + firstErrors(log)
+                                                  : how + ": " + firstErrors(log);
           row["log"] = log;
         }
         report_["rows"].push_back(row);
@@ -274,7 +289,8 @@ class Run {
     try {
       peers = json::parse(readFile(out));
     } catch (const std::exception &e) {
-      throw tk::Error("peers.py " + (how.empty() ? "wrote no readable peers.json" : how) + " (see peers.log): " + e.what());
+      throw tk::Error("peers.py " + (how.empty() ? "wrote no readable peers.json" : how) +
+                      " (see peers.log): " + e.what());
     }
     report_["peers"] = {{"status", how.empty() ? "ok" : how},
                         {"torch", peers.value("torch", json())},

@@ -4,12 +4,11 @@
 // docs/gpu.md says what each row of the kit's report means.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,7 +139,8 @@ std::unique_ptr<Problem> puzzler(int64_t rows, int64_t d);
 std::unique_ptr<Problem> crossEntropy(int64_t rows, int64_t v);
 std::unique_ptr<Problem> rope(int64_t batch, int64_t seq, int64_t qHeads, int64_t kHeads, int64_t d);
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim);
-std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k);
+// batch 0: stdlib matmul (a bias pointer, unused); else matmul_batched.
+std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 0);
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal);
 
 }  // namespace kit

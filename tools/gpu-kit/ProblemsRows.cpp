@@ -112,9 +112,7 @@ class Puzzler final : public RowProblem {
  public:
   Puzzler(int64_t rows, int64_t d) : RowProblem(rows, d, 1) {}
   json params() const override { return {{"eps", kEps}, {"b", kBias}}; }
-  std::vector<tk::Arg> args() const override {
-    return {dx_, dw_, kBias, out_, int32_t(rows_), int32_t(cols_), kEps};
-  }
+  std::vector<tk::Arg> args() const override { return {dx_, dw_, kBias, out_, int32_t(rows_), int32_t(cols_), kEps}; }
 
  private:
   static constexpr float kBias = 0.1f;

@@ -39,54 +39,70 @@ std::string checked(const std::vector<int64_t> &p, int64_t count, const std::str
          " " + what;
 }
 
-// C[M, N] f32 = A[M, K] f16 @ B[K, N] f16, row-major, no bias, no activation.
-// The error of an entry is relative to the sum of |a||b| along its dot
-// product: the scale f32 accumulation errs at.
+// C[M, N] f32 = A[M, K] f16 @ B[K, N] f16, row-major, no bias, no
+// activation (stdlib matmul); with `batch` > 0, `batch` such products at
+// once (matmul_batched, program_id(1) the batch). The error of an entry is
+// relative to the sum of |a||b| along its dot product: the scale f32
+// accumulation errs at.
 class Matmul final : public Problem {
  public:
-  Matmul(int64_t m, int64_t n, int64_t k) : m_(m), n_(n), k_(k) {}
-  std::vector<int64_t> dims() const override { return {m_, n_, k_}; }
+  Matmul(int64_t m, int64_t n, int64_t k, int64_t batch) : m_(m), n_(n), k_(k), z_(batch) {}
+  std::vector<int64_t> dims() const override {
+    return z_ ? std::vector<int64_t>{z_, m_, n_, k_} : std::vector<int64_t>{m_, n_, k_};
+  }
   std::string dtype() const override { return "f16"; }
   std::map<std::string, int64_t> ints() const override {
-    return {{"M", m_}, {"N", n_}, {"K", k_}, {"stride_am", k_}, {"stride_ak", 1}, {"stride_bk", n_},
-            {"stride_bn", 1}, {"stride_cm", n_}, {"stride_cn", 1}};
+    std::map<std::string, int64_t> i = {{"M", m_},         {"N", n_},         {"K", k_},
+                                        {"stride_am", k_}, {"stride_ak", 1},  {"stride_bk", n_},
+                                        {"stride_bn", 1},  {"stride_cm", n_}, {"stride_cn", 1}};
+    if (z_) i.insert({{"stride_az", m_ * k_}, {"stride_bz", k_ * n_}, {"stride_cz", m_ * n_}});
+    return i;
   }
   void setup(tk::Device &dev, Rng &rng) override {
-    a_ = halves(rng, size_t(m_ * k_), -1, 1);
-    b_ = halves(rng, size_t(k_ * n_), -1, 1);
-    picks_ = picks(rng, m_ * n_, 1 << 16, 4096);
+    a_ = halves(rng, size_t(batches() * m_ * k_), -1, 1);
+    b_ = halves(rng, size_t(batches() * k_ * n_), -1, 1);
+    picks_ = picks(rng, batches() * m_ * n_, 1 << 16, 4096);
     da_ = dev.upload(a_), db_ = dev.upload(b_);
-    c_ = dev.alloc(size_t(m_ * n_) * 4), bias_ = dev.alloc(size_t(n_) * 4);
+    c_ = dev.alloc(size_t(batches() * m_ * n_) * 4), bias_ = dev.alloc(size_t(n_) * 4);
   }
   void poison(tk::Device &dev) override { dev.fill(c_, kNan); }
   tk::Dim3 grid(const tk::Bundle &b) const override {
-    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"))};
+    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N")), uint32_t(batches())};
   }
   std::vector<tk::Arg> args() const override {
     const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
+    if (z_)
+      return {da_,  db_,        c_,    i(m_), i(n_),      i(k_), i(m_ * k_), i(k_),
+              i(1), i(k_ * n_), i(n_), i(1),  i(m_ * n_), i(n_), i(1)};
     return {da_, db_, c_, bias_, i(m_), i(n_), i(k_), i(k_), i(1), i(n_), i(1), i(n_), i(1)};
   }
   Check check(tk::Device &dev) override {
-    std::vector<float> got = dev.download<float>(c_, size_t(m_ * n_));
+    std::vector<float> got = dev.download<float>(c_, size_t(batches() * m_ * n_));
     double worst = 0;
     for (int64_t e : picks_) {
-      const int64_t r = e / n_, c = e % n_;
+      const int64_t z = e / (m_ * n_), r = e % (m_ * n_) / n_, c = e % n_;
+      const size_t a0 = size_t(z * m_ * k_), b0 = size_t(z * k_ * n_);
       double ref = 0, scale = 0;
       for (int64_t k = 0; k < k_; ++k) {
-        const double p = double(a_[size_t(r * k_ + k)].value()) * double(b_[size_t(k * n_ + c)].value());
+        const double p = double(a_[a0 + size_t(r * k_ + k)].value()) * double(b_[b0 + size_t(k * n_ + c)].value());
         ref += p, scale += std::fabs(p);
       }
       const double err = std::fabs(got[size_t(e)] - ref) / std::max(1.0, scale);
-      if (std::isnan(err)) return {INFINITY, 1e-4, false, "NaN at C[" + std::to_string(r) + ", " + std::to_string(c) + "]"};
+      if (std::isnan(err))
+        return {INFINITY, 1e-4, false,
+                "NaN at C[" + std::to_string(z) + ", " + std::to_string(r) + ", " + std::to_string(c) + "]"};
       worst = std::max(worst, err);
     }
-    return {worst, 1e-4, false, checked(picks_, m_ * n_, "entries, error / sum |a||b|")};
+    return {worst, 1e-4, false, checked(picks_, batches() * m_ * n_, "entries, error / sum |a||b|")};
   }
-  double bytes() const override { return 2.0 * double(m_ * k_ + k_ * n_) + 4.0 * double(m_ * n_); }
-  double flops() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
+  double bytes() const override {
+    return double(batches()) * (2.0 * double(m_ * k_ + k_ * n_) + 4.0 * double(m_ * n_));
+  }
+  double flops() const override { return 2.0 * double(batches()) * double(m_) * double(n_) * double(k_); }
 
  private:
-  int64_t m_, n_, k_;
+  int64_t batches() const { return z_ ? z_ : 1; }
+  int64_t m_, n_, k_, z_;
   std::vector<tk::Half> a_, b_;
   std::vector<int64_t> picks_;
   tk::Buffer da_, db_, c_, bias_;
@@ -142,7 +158,9 @@ class Attention final : public Problem {
     return {worst, 1e-2, false, checked(picks_, h_ * l_, "query rows, absolute error")};
   }
   double bytes() const override { return double(h_ * l_ * d_) * (3 * 2 + 4); }
-  double flops() const override { return 4.0 * double(h_) * double(l_) * double(l_) * double(d_) * (causal_ ? 0.5 : 1); }
+  double flops() const override {
+    return 4.0 * double(h_) * double(l_) * double(l_) * double(d_) * (causal_ ? 0.5 : 1);
+  }
 
  private:
   float scale() const { return float(1 / std::sqrt(double(d_))); }
@@ -193,7 +211,9 @@ class Similarity final : public Problem {
 
 }  // namespace
 
-std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k) { return std::make_unique<Matmul>(m, n, k); }
+std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  return std::make_unique<Matmul>(m, n, k, batch);
+}
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
   return std::make_unique<Attention>(heads, l, d, causal);
 }

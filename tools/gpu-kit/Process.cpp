@@ -54,8 +54,8 @@ std::string runProcess(const std::vector<std::string> &argv, double timeoutS, co
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status) == 0 ? "" : "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-                                  strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
   return "ended with status " + std::to_string(status);
 }
 

@@ -97,8 +97,8 @@ std::string markdown(const json &report) {
   const json &rows = report.value("rows", json::array());
   std::string md = "# tk GPU kit report\n\n";
   md += "Run " + str(kit, "started") + " on **" + str(dev, "name") + "** (" + str(kit, "mode") + "), kit " +
-        str(kit, "commit") + ", seed " + str(kit, "seed") + ". Peaks for comparison: H100 SXM " +
-        num(kH100GBps, 0) + " GB/s, " + num(kH100F16Tflops, 0) + " TFLOP/s f16 dense.\n";
+        str(kit, "commit") + ", seed " + str(kit, "seed") + ". Peaks for comparison: H100 SXM " + num(kH100GBps, 0) +
+        " GB/s, " + num(kH100F16Tflops, 0) + " TFLOP/s f16 dense.\n";
 
   md += "\n## 1. Device\n\n";
   table(md, {"property", "value"});
@@ -112,10 +112,11 @@ std::string markdown(const json &report) {
     std::string peak;
     if (r.contains("gbps")) peak = num(100 * r["gbps"].get<double>() / kH100GBps, 1) + "%";
     if (r.contains("tflops")) peak = num(100 * r["tflops"].get<double>() / kH100F16Tflops, 1) + "%";
-    line(md, {str(r, "name"), str(r, "arch"), str(r, "shape"), str(r, "dtype"), num(r.value("max_err", json()), -1),
-              num(r.value("tol", json()), -1), okText(r), num(r.value("ms", json()), 4), num(r.value("gbps", json()), 0),
-              num(r.value("tflops", json()), 1), peak, num(r.value("torch_ms", json()), 4),
-              num(r.value("compile_ms", json()), 4), num(r.value("triton_ms", json()), 4)});
+    line(md,
+         {str(r, "name"), str(r, "arch"), str(r, "shape"), str(r, "dtype"), num(r.value("max_err", json()), -1),
+          num(r.value("tol", json()), -1), okText(r), num(r.value("ms", json()), 4), num(r.value("gbps", json()), 0),
+          num(r.value("tflops", json()), 1), peak, num(r.value("torch_ms", json()), 4),
+          num(r.value("compile_ms", json()), 4), num(r.value("triton_ms", json()), 4)});
   }
   errors(md, rows, "kernels");
   if (report.contains("peers")) {
@@ -146,7 +147,8 @@ std::string markdown(const json &report) {
   md += "\n## 7. Host cost of a launch\n\n";
   table(md, {"launcher", "us per launch", "what"});
   for (const json &r : rows)
-    if (r.value("step", "") == "launch") line(md, {str(r, "name"), num(r.value("us_per_launch", json()), 2), str(r, "what")});
+    if (r.value("step", "") == "launch")
+      line(md, {str(r, "name"), num(r.value("us_per_launch", json()), 2), str(r, "what")});
   errors(md, rows, "launch");
 
   md += "\n## Steps\n\n";

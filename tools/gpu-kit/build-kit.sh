@@ -24,7 +24,8 @@ mkdir -p "$KIT/bin" "$KIT/kernels" "$KIT/model" "$KIT/peers"
 # What ships: the runner without its debug info, the script, the peers, the docs.
 strip -o "$KIT/bin/tk-gpu-kit" "$RUNNER"
 cp "$SRC/tools/gpu-kit/run.sh" "$KIT/run.sh"
-cp "$SRC/tools/gpu-kit/peers.py" "$KIT/peers/peers.py"
+rm -f "$KIT"/peers/*.py  # what an older kit had, gone from the source
+cp "$SRC"/tools/gpu-kit/peers/*.py "$KIT/peers/"  # the package, not its example problems
 cp "$SRC/docs/gpu.md" "$KIT/README.md"
 
 source_of() {  # the .tk file a case names

@@ -9,9 +9,9 @@
 // With --device sim (tk-gpu-kit-sim, which links the sim) steps 2 and 5 run
 // on the sim, untimed. Built without LLVM: it loads what `make gpu-kit`
 // compiled.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -24,7 +24,7 @@
 namespace kit {
 // Runs every step (Orchestrate.cpp); true when every row and step is ok.
 bool orchestrate(const Options &opts);
-}
+}  // namespace kit
 
 namespace {
 
@@ -49,7 +49,8 @@ void listVariants(const std::string &kitDir) {
         print(c.variant(*c.make(s), c.consts, c.numWarps, c.numStages), arch);
   }
   for (const kit::TuneCase &t : kit::tuneCases()) {
-    const kit::Case &c = *std::find_if(cases.begin(), cases.end(), [&](const kit::Case &x) { return x.name == t.caseName; });
+    const kit::Case &c =
+        *std::find_if(cases.begin(), cases.end(), [&](const kit::Case &x) { return x.name == t.caseName; });
     const json model = json::parse(kit::readFile(kitDir + "/model/" + t.caseName + ".json"));
     for (const json &r : model.at("results")) {
       if (r.at("status") != "ok") continue;
@@ -66,7 +67,8 @@ void listVariants(const std::string &kitDir) {
 void listTune() {
   const std::vector<kit::Case> cases = kit::allCases();
   for (const kit::TuneCase &t : kit::tuneCases()) {
-    const kit::Case &c = *std::find_if(cases.begin(), cases.end(), [&](const kit::Case &x) { return x.name == t.caseName; });
+    const kit::Case &c =
+        *std::find_if(cases.begin(), cases.end(), [&](const kit::Case &x) { return x.name == t.caseName; });
     std::string line = t.caseName + "\t" + c.source;
     for (const std::string &a : t.tkcTune) line += "\t" + a;
     std::cout << line << "\n";

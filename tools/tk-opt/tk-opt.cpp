@@ -21,7 +21,7 @@
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
 #include "lower/LowerToLLVM.h"
-#include "runtime/Pipeline.h"
+#include "driver/Pipeline.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "LaunchSpec.h"
 #include "lang/Frontend.h"
 #include "runtime/CacheFiles.h"
-#include "runtime/KernelLookup.h"
+#include "driver/KernelLookup.h"
 #include "tk/compiler.h"
 
 namespace tkc {

@@ -1,5 +1,5 @@
 // The compile cache (CompileCache.h): key, lookup, store.
-#include "runtime/CompileCache.h"
+#include "driver/CompileCache.h"
 
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>

@@ -1,5 +1,5 @@
 // The compiler driver behind tk::Compiler: the front end (or a .tir file)
-// and the stages of runtime/Pipeline.cpp, PTX per arch packed into a Bundle
+// and the stages of driver/Pipeline.cpp, PTX per arch packed into a Bundle
 // through the compile cache, and every stage's text for `tkc compile --emit`.
 
 #include "tk/compiler.h"
@@ -20,9 +20,9 @@
 #include "lang/Frontend.h"
 #include "lower/LowerToLLVM.h"
 #include "runtime/CacheFiles.h"
-#include "runtime/CompileCache.h"
-#include "runtime/KernelLookup.h"
-#include "runtime/Pipeline.h"
+#include "driver/CompileCache.h"
+#include "driver/KernelLookup.h"
+#include "driver/Pipeline.h"
 
 namespace tk {
 

@@ -1,5 +1,5 @@
 // Tuning-cache entries (TuneCache.h) and `tkc tune --merge`.
-#include "runtime/TuneCache.h"
+#include "tune/TuneCache.h"
 
 #include <nlohmann/json.hpp>
 

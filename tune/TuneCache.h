@@ -1,6 +1,6 @@
 // The tuning cache: one file per (kernel hash, device, key values, config),
 // so adding a config to a space measures only the new one, shards write
-// disjoint files, and merging is copying. Internal to runtime/.
+// disjoint files, and merging is copying. Internal to tune/
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -22,7 +22,7 @@
 //
 // tk::Compiler (Compiler.cpp) drives it for bundles and --emit; tk-opt runs
 // any registered pass and either lowering.
-#include "runtime/Pipeline.h"
+#include "driver/Pipeline.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>

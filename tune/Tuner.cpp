@@ -14,9 +14,10 @@
 #include "lang/Frontend.h"
 #include "lang/HostExpr.h"
 #include "runtime/CacheFiles.h"
-#include "runtime/CompileCache.h"
-#include "runtime/KernelLookup.h"
-#include "runtime/TuneCache.h"
+#include "driver/CompileCache.h"
+#include "driver/KernelLookup.h"
+#include "tune/TuneCache.h"
+#include "tune/TuneSpace.h"
 #include "tk/tune.h"
 #include "tk/jit.h"
 

@@ -1,13 +1,13 @@
-// Internal to runtime/: a kernel's signature in a loaded .tk file, and the
-// @tune space it declares as a tk::TuneSpace -- one lookup for the compiler,
-// the tuner and TuneSpace::fromFile.
+// Internal to driver/ and what stands on it: a kernel's signature in a
+// loaded .tk file, and where imports are found -- one lookup for the
+// compiler, the tuner and tkc.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "lang/Frontend.h"
-#include "tk/tune.h"
+#include "tk/compiler.h"
 
 namespace tk::detail {
 
@@ -19,8 +19,5 @@ lang::KernelSig findKernel(const std::vector<lang::KernelSig> &kernels, const st
 // Where imports are looked for beyond the importing file's folder: -I paths,
 // $TK_PATH, then "tk/" names in the stdlib (CompileOptions::importPaths).
 std::vector<lang::Frontend::ImportRoot> importRoots(const CompileOptions &opts);
-
-// The space `sig`'s @tune declares (empty when it has none).
-TuneSpace declaredSpace(const lang::KernelSig &sig);
 
 }  // namespace tk::detail

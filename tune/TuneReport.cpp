@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "runtime/TuneCache.h"
+#include "tune/TuneCache.h"
 #include "tk/tune.h"
 
 namespace tk {

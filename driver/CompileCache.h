@@ -1,7 +1,7 @@
 // The compile cache: bundles on disk keyed by a SHA-256 of everything a
 // compile depends on (sources with their imports, kernel, options, toolkit,
 // the compiler's own source hash). A second compile of the same kernel is a
-// file read. Internal to runtime/.
+// file read. Internal to driver/
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // Kernel lookup, declared tuning spaces and import roots (KernelLookup.h).
-#include "runtime/KernelLookup.h"
+#include "driver/KernelLookup.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -31,15 +31,6 @@ std::vector<lang::Frontend::ImportRoot> importRoots(const CompileOptions &opts) 
   }
   if (std::string stdlib = stdlibDirectory(opts.stdlibDir); !stdlib.empty()) roots.push_back({"tk/", stdlib});
   return roots;
-}
-
-TuneSpace declaredSpace(const lang::KernelSig &sig) {
-  TuneSpace s;
-  if (!sig.tune) return s;
-  for (const lang::TuneConfigSig &c : sig.tune->configs) s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
-  s.key = sig.tune->key;
-  s.prune = sig.tune->prune;
-  return s;
 }
 
 }  // namespace tk::detail

@@ -2,7 +2,8 @@
 // a .tk file declares.
 #include <cctype>
 
-#include "runtime/KernelLookup.h"
+#include "driver/KernelLookup.h"
+#include "tune/TuneSpace.h"
 #include "tk/gpu.h"
 #include "tk/tune.h"
 
@@ -79,3 +80,16 @@ TuneSpace TuneSpace::fromFile(const std::string &path, const std::string &kernel
 }
 
 }  // namespace tk
+
+namespace tk::detail {
+
+TuneSpace declaredSpace(const lang::KernelSig &sig) {
+  TuneSpace s;
+  if (!sig.tune) return s;
+  for (const lang::TuneConfigSig &c : sig.tune->configs) s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
+  s.key = sig.tune->key;
+  s.prune = sig.tune->prune;
+  return s;
+}
+
+}  // namespace tk::detail
