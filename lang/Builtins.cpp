@@ -153,8 +153,29 @@ std::optional<std::vector<int64_t>> IRGen::shapeArg(const ast::Expr &e, const st
   return shape;
 }
 
+bool FnTable::visible(const std::string &fromFile, const std::string &fnFile) const {
+  std::set<std::string> seen = {fromFile};
+  std::vector<std::string> work = {fromFile};
+  while (!work.empty()) {
+    const std::string file = work.back();
+    work.pop_back();
+    if (file == fnFile) return true;
+    if (auto it = imports.find(file); it != imports.end())
+      for (const std::string &next : it->second)
+        if (seen.insert(next).second) work.push_back(next);
+  }
+  return false;
+}
+
 TV IRGen::genCall(const ast::Expr &e) {
   const std::string &name = e.text;
+  // A user's fn wins over a built-in of its name where the file defining it
+  // is seen (docs/language.md, "Names"): adding a built-in never breaks a
+  // program that already has a fn of that name.
+  if (fnTable_)
+    if (auto fn = fnTable_->fns.find(name);
+        fn != fnTable_->fns.end() && fnTable_->visible(e.loc.file, fn->second->loc.file))
+      return fnCall(e, *fn->second);
   // min(a, b) and max(a, b), two positional arguments, are minimum and
   // maximum; with one tile (and `axis:`) they reduce.
   bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
@@ -175,7 +196,9 @@ TV IRGen::genCall(const ast::Expr &e) {
       case BuiltinGroup::Shape: return shapeCall(e);
       case BuiltinGroup::Later: case BuiltinGroup::StaticRange: break;
     }
-  if (fnTable_)
+  // A fn of a file the call does not see, named like no built-in (a built-in
+  // of its name has been taken above only where the fn is visible).
+  if (fnTable_ && !isBuiltinName(name))
     if (auto fn = fnTable_->fns.find(name); fn != fnTable_->fns.end()) return fnCall(e, *fn->second);
   if (group == BuiltinGroup::Later) {
     error(e.loc, quoted(name) + " is not supported yet");

@@ -67,7 +67,9 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
     t.typeArg = kind;
     bind(name, t);
   }
-  for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i]);
+  // Parameters are variables, as in Triton: `x_ptr += offset` rebinds the
+  // fn's own copy.
+  for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i], /*isVar=*/true);
   if (fn.hasResult) bind(kResultVar, TV{}, true);
   const Jumps callerJumps = jumps_;
   const int callerLoops = loopDepth_;
@@ -248,7 +250,7 @@ void IRGen::checkFnAlone(const ast::Decl &fn, int64_t tileSize, ScalarKind typeV
     const ScalarKind k = scalarKind(p.type.name).value_or(typeVarKind);
     ir::ElemType elem{k, p.type.ptrDepth > 0};
     ir::Type t = tileSize ? ir::Type::tile(elem, {tileSize}) : ir::Type{elem, {}, nullptr};
-    bind(p.name, value(scratch.addParam(p.name, t)));
+    bind(p.name, value(scratch.addParam(p.name, t)), /*isVar=*/true);
   }
   if (fn.hasResult) bind(kResultVar, TV{}, true);
   inlineStack_.assign(1, &fn);

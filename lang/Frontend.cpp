@@ -175,6 +175,7 @@ void Frontend::loadImports(const ast::Module &m, std::vector<std::string> &stack
         }
       }
     auto onStack = std::find(stack.begin(), stack.end(), target);
+    if (onStack == stack.end() && (text || loaded_.count(target))) fns_->imports[m.file].insert(target);
     if (onStack != stack.end()) {
       std::string chain;
       for (auto it = onStack; it != stack.end(); ++it) chain += baseName(*it) + " -> ";
@@ -352,10 +353,6 @@ static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKi
 void Frontend::checkDecls() {
   std::map<std::string, Location> seen;
   auto claim = [&](const ast::Decl &d, const std::string &what) {
-    if (what == "fn" && IRGen::isBuiltinName(d.name)) {
-      diags_.error(d.loc, "fn " + quoted(d.name) + " has the name of a built-in function");
-      return false;
-    }
     auto [it, fresh] = seen.emplace(d.name, d.loc);
     if (fresh) return true;
     diags_.error(d.loc, what + " " + quoted(d.name) + " is defined twice");

@@ -135,6 +135,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       for (const ConstBinding &c : consts) {
         if (c.name != p.name) continue;
         bind(p.name, constBinding(c));
+        lookup(p.name)->isConstParam = true;
         if (c.sort != ConstSort::Scalar) fn->attrs["const." + p.name] = c.value.s;
         else if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
         else fn->attrs["const." + p.name] = c.value.i;
@@ -152,11 +153,12 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       builder_->setLoc(p.loc);
       ir::Value *one = emitConst(ConstValue::ofInt(1), t, p.loc);
       one->setNameHint(p.name);
-      bind(p.name, value(one));
+      bind(p.name, value(one), /*isVar=*/true);
       continue;
     }
     if (fact != facts.end()) fn->params.back().divisibility = fact->second;
-    bind(p.name, value(v));
+    // Non-const parameters are variables, as in Triton (`X_ptr += row * stride`).
+    bind(p.name, value(v), /*isVar=*/true);
   }
   genStmts(kernel.body);
   ast::Loc end = kernel.loc;

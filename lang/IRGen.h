@@ -70,6 +70,13 @@ struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
   std::set<const ast::Decl *> bad;
   mutable std::set<const ast::Decl *> used;  // inlined by some kernel (Frontend::checkUnusedFns)
+  // Each loaded file's direct imports (by the file names locations carry).
+  std::map<std::string, std::set<std::string>> imports;
+  // Whether a call in `fromFile` sees the fns of `fnFile`: its own, and
+  // those of every file it imports, directly or not. A visible fn named like
+  // a built-in shadows it there (and only there: a stdlib file calling
+  // `exp` still gets the built-in when the user's file defines an `exp`).
+  bool visible(const std::string &fromFile, const std::string &fnFile) const;
 };
 
 class IRGen {
@@ -172,6 +179,7 @@ class IRGen {
   struct Binding {
     TV value;
     bool isVar = false;
+    bool isConstParam = false;  // a kernel's `const` parameter: never assignable
   };
   Binding *lookup(const std::string &name);
   Binding *binding(const Carried &c);

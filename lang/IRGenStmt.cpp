@@ -111,7 +111,9 @@ void IRGen::genAssign(const ast::Stmt &s) {
     return;
   }
   if (!b->isVar) {
-    error(s.target->loc, "cannot assign to " + quoted(name) + ": it is a 'let' (declare it with 'var')");
+    error(s.target->loc, "cannot assign to " + quoted(name) +
+                             (b->isConstParam ? ": it is a const parameter (a compile-time value)"
+                                                                 : ": it is a 'let' (declare it with 'var')"));
     genExpr(*s.value);
     return;
   }

@@ -32,6 +32,52 @@ void expectClose(float got, double want, double tol, const std::string &what) {
   ASSERT_LE(std::abs(got - want), tol * std::max(1.0, std::abs(want))) << what << ": got " << got << " want " << want;
 }
 
+// A file's own fns named cdiv, clamp, exp and max shadow the built-ins in
+// that file, while the stdlib's softplus it imports keeps the built-in exp:
+// adding a built-in never breaks a program that defines a fn of its name.
+TEST(Builtins, UserFnsShadowBuiltins) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/shadow_builtins.tk", "shadow"));
+  for (int n : kSizes) {
+    auto x = tk::test::randomFloats(n, -4, 4);
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
+    (*dev)(k, {blocks(n, 128)}, dx, out, int32_t(n));
+    auto got = dev->download<float>(out, n);
+    for (int i = 0; i < n; ++i) {
+      const double v = x[i];
+      const double softplus = std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v)));
+      expectClose(got[i], 2 * v + (v + 3) + 304 + (v - 1) + softplus, 1e-5, "x=" + std::to_string(v));
+    }
+  }
+}
+
+// Kernel and fn parameters can be reassigned (`x_ptr += row * stride`), a
+// fn's without touching the caller's value.
+TEST(Builtins, ParametersAreVariables) {
+  auto dev = tk::Device::open("sim");
+  tk::CompileOptions opts;
+  opts.defines = {{"BLOCK", "1024"}};
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/mutable_params.tk", "row_axpy", opts));
+  const int rows = 3;
+  for (int cols : {1, 781, 1023}) {
+    const int stride = cols + 5;
+    auto x = tk::test::randomFloats(size_t(rows) * stride, -4, 4);
+    const float scale = 0.75f;
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(x.size(), NAN));
+    (*dev)(k, {uint32_t(rows)}, dx, out, int32_t(stride), int32_t(cols), scale, int32_t(rows));
+    auto got = dev->download<float>(out, x.size());
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < stride; ++c) {
+        const size_t i = size_t(r) * stride + c;
+        if (c >= cols) {
+          EXPECT_TRUE(std::isnan(got[i])) << "wrote past the row at " << r << ", " << c;
+          continue;
+        }
+        expectClose(got[i], 2.0 * x[i] + 1 + 2 * scale, 1e-6, "row " + std::to_string(r) + " col " + std::to_string(c));
+      }
+  }
+}
+
 TEST(Builtins, MathF32) {
   auto dev = tk::Device::open("sim");
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "math_f32");
