@@ -171,7 +171,7 @@ kernel k(x: *T, n: i32, const T: type = f32, const ACT: str = "none", const BLOC
 // each is documented in docs/language.md (inside a code span), lexes as one
 // identifier (no keyword or type name takes it), and is reserved from fns.
 TEST(BuiltinTable, EveryBuiltinIsDocumentedLexedAsANameAndReserved) {
-  std::ifstream in(TK_SOURCE_DIR "/docs/language.md");
+  std::ifstream in(TK_SOURCE_DIR + "/docs/language.md");
   std::stringstream text;
   text << in.rdbuf();
   const std::string doc = text.str();

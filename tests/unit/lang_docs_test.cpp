@@ -20,7 +20,7 @@ struct Block {
 
 std::vector<Block> tkBlocks() {
   std::vector<Block> blocks;
-  for (const auto &e : std::filesystem::directory_iterator(TK_SOURCE_DIR "/docs")) {
+  for (const auto &e : std::filesystem::directory_iterator(TK_SOURCE_DIR + "/docs")) {
     if (e.path().extension() != ".md") continue;
     std::ifstream in(e.path());
     std::string line;

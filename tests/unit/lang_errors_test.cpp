@@ -17,7 +17,7 @@ namespace {
 
 std::vector<std::string> errorFiles() {
   std::vector<std::string> files;
-  for (const auto &e : std::filesystem::directory_iterator(TK_SOURCE_DIR "/tests/errors"))
+  for (const auto &e : std::filesystem::directory_iterator(TK_SOURCE_DIR + "/tests/errors"))
     if (e.path().extension() == ".tk") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
@@ -44,7 +44,7 @@ TEST_P(LangErrors, MatchExpectedDiagnostics) {
     ASSERT_TRUE(diags.hasErrors()) << path << " should not pass the front end";
     std::string report;
     EXPECT_TRUE(verifyDiagnostics(diags.sources(), diags.diagnostics(), report)) << report << "\n" << diags.render();
-    const std::string inputs = TK_SOURCE_DIR "/tests/errors/Inputs/";
+    const std::string inputs = TK_SOURCE_DIR + "/tests/errors/Inputs/";
     for (const Diagnostic &d : diags.diagnostics()) {
       EXPECT_TRUE(d.loc.known()) << "diagnostic without a location: " << d.message;
       EXPECT_TRUE(d.loc.file == path || d.loc.file.rfind(inputs, 0) == 0) << d.loc.file;
@@ -101,7 +101,7 @@ TEST(LangDiagnostics, UnreadableFileAndUnknownKernel) {
   EXPECT_EQ(diags.render(), "/nonexistent/dir/x.tk: error: cannot read file '/nonexistent/dir/x.tk': No such file or directory\n");
   EXPECT_EQ(fe.lowerKernel("k", {}, 4), nullptr);
   EXPECT_EQ(diags.errorCount(), 2);
-  EXPECT_FALSE(fe.loadFile(TK_SOURCE_DIR "/tests/errors"));  // a directory
+  EXPECT_FALSE(fe.loadFile(TK_SOURCE_DIR + "/tests/errors"));  // a directory
   EXPECT_EQ(diags.errorCount(), 3);
 }
 

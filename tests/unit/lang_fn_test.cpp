@@ -234,7 +234,7 @@ TEST(LangImport, CyclesAndSelfImports) {
 TEST(LangImport, StdlibMathByRelativePathFromDisk) {
   DiagnosticEngine diags;
   Frontend fe(diags);
-  ASSERT_TRUE(fe.loadFile(TK_SOURCE_DIR "/tests/unit/lang_inputs/uses_stdlib_math.tk")) << diags.render();
+  ASSERT_TRUE(fe.loadFile(TK_SOURCE_DIR + "/tests/unit/lang_inputs/uses_stdlib_math.tk")) << diags.render();
   ASSERT_EQ(fe.kernels().size(), 1u);
   auto fn = fe.lowerKernel("gelu_silu", {}, 4);
   ASSERT_TRUE(fn) << diags.render();

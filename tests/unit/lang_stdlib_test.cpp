@@ -12,7 +12,7 @@ namespace {
 
 TEST(LangStdlib, EveryKernelLowersAndVerifies) {
   int kernels = 0;
-  for (const auto &entry : std::filesystem::directory_iterator(TK_SOURCE_DIR "/stdlib")) {
+  for (const auto &entry : std::filesystem::directory_iterator(TK_SOURCE_DIR + "/stdlib")) {
     if (entry.path().extension() != ".tk") continue;
     DiagnosticEngine diags;
     Frontend fe(diags);
@@ -31,7 +31,7 @@ TEST(LangStdlib, EveryKernelLowersAndVerifies) {
 TEST(LangStdlib, ComplexActivationShape) {
   DiagnosticEngine diags;
   Frontend fe(diags);
-  ASSERT_TRUE(fe.loadFile(TK_SOURCE_DIR "/stdlib/elementwise.tk")) << diags.render();
+  ASSERT_TRUE(fe.loadFile(TK_SOURCE_DIR + "/stdlib/elementwise.tk")) << diags.render();
   KernelSig sig;
   auto fn = fe.lowerKernel("complex_activation", {{"BLOCK", "256"}}, 8, &sig);
   ASSERT_TRUE(fn) << diags.render();

@@ -129,8 +129,8 @@ TEST(NvptxDocs, CppExamplesCompile) {
     fs::path file = fs::temp_directory_path() / ("tk-backends-doc-" + std::to_string(::getpid()) + "-" +
                                                  std::to_string(examples++) + ".cpp");
     std::ofstream(file) << docs.substr(at, close - at);
-    std::string cmd = std::string(TK_CXX) + " -std=c++20 -fsyntax-only -Wall -Werror -I" TK_SOURCE_DIR " -I" +
-                      TK_SOURCE_DIR "/include " + file.string() + " 2>&1";
+    std::string cmd = std::string(TK_CXX) + " -std=c++20 -fsyntax-only -Wall -Werror -I" + TK_SOURCE_DIR + " -I" +
+                      TK_SOURCE_DIR + "/include " + file.string() + " 2>&1";
     int rc = std::system(cmd.c_str());
     EXPECT_EQ(rc, 0) << "docs/backends.md example " << examples << " does not compile: " << cmd;
     fs::remove(file);

@@ -12,7 +12,7 @@
 
 namespace {
 
-const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+const std::string kStdlib = TK_SOURCE_DIR + "/stdlib/elementwise.tk";
 
 using tk::test::errorOf;
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kNorm = TK_SOURCE_DIR "/stdlib/normalization.tk";
+const std::string kNorm = TK_SOURCE_DIR + "/stdlib/normalization.tk";
 
 std::vector<float> softmaxRef(const std::vector<float> &x, int rows, int D) {
   std::vector<float> out(x.size());
@@ -82,7 +82,7 @@ TEST(Assume, UnitStridesInMatmul) {
   const int M = 100, N = 72, K = 64;
   tk::CompileOptions o;
   o.assume = {{"stride_ak", 1}, {"stride_bn", 1}, {"stride_cn", 1}};
-  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/matmul.tk", "matmul", o);
+  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul", o);
   EXPECT_EQ(b.assumed.at("stride_ak"), "1");
   const auto a = tk::test::exactHalfInputs(size_t(M) * K), w = tk::test::exactHalfInputs(size_t(K) * N);
   tk::Buffer da = dev->upload(tk::test::f16Values(a)), dw = dev->upload(tk::test::f16Values(w)), dc = dev->upload(std::vector<float>(size_t(M) * N, NAN));

@@ -19,7 +19,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/atomics.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/atomics.tk";
 const int kSizes[] = {1, 781, 1023, 98433};
 
 template <class T>

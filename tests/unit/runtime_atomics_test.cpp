@@ -12,7 +12,7 @@
 #include "TestSeed.h"
 
 namespace {
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/atomics.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/atomics.tk";
 }
 
 TEST(Atomics, HistogramCountsEveryElementOnce) {

@@ -14,7 +14,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/stdlib/attention.tk";
+const std::string kFile = TK_SOURCE_DIR + "/stdlib/attention.tk";
 
 // `arch` is the one the sim emulates (sm_90a: both dots on wgmma);
 // `specialise`: run the variant L specialises (L == 1 or a multiple of 16:

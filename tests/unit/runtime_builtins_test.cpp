@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/builtins.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/builtins.tk";
 const int kSizes[] = {1, 781, 1023, 98433};
 
 uint32_t blocks(int n, int block = 256) { return uint32_t((n + block - 1) / block); }
@@ -37,7 +37,7 @@ void expectClose(float got, double want, double tol, const std::string &what) {
 // adding a built-in never breaks a program that defines a fn of its name.
 TEST(Builtins, UserFnsShadowBuiltins) {
   auto dev = tk::Device::open("sim");
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/shadow_builtins.tk", "shadow"));
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/shadow_builtins.tk", "shadow"));
   for (int n : kSizes) {
     auto x = tk::test::randomFloats(n, -4, 4);
     tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
@@ -57,7 +57,7 @@ TEST(Builtins, ParametersAreVariables) {
   auto dev = tk::Device::open("sim");
   tk::CompileOptions opts;
   opts.defines = {{"BLOCK", "1024"}};
-  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/mutable_params.tk", "row_axpy", opts));
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/mutable_params.tk", "row_axpy", opts));
   const int rows = 3;
   for (int cols : {1, 781, 1023}) {
     const int stride = cols + 5;

@@ -9,7 +9,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/control_flow.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/control_flow.tk";
 
 using tk::test::randomFloats;
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/debug.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/debug.tk";
 
 std::string format(const char *fmt, ...) {
   char buf[256];

@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/dot.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/dot.tk";
 
 enum class Elem { F32, F16, BF16, F64, I8 };
 

@@ -14,7 +14,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/generic.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/generic.tk";
 const int kSizes[] = {1, 781, 1023, 98433};
 
 // Element bits of `v` in dtype `t` (2 or 4 bytes), and back.

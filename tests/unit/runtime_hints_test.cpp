@@ -16,8 +16,8 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/cache_hints.tk";
-const std::string kAxisFile = TK_SOURCE_DIR "/tests/kernels/axis_hints.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/cache_hints.tk";
+const std::string kAxisFile = TK_SOURCE_DIR + "/tests/kernels/axis_hints.tk";
 
 TEST(CacheHints, HintedAccessesComputeWhatPlainOnesDo) {
   auto dev = tk::Device::open("sim");

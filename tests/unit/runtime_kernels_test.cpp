@@ -15,8 +15,8 @@
 
 namespace {
 
-const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
-const std::string kCasts = TK_SOURCE_DIR "/tests/kernels/casts.tk";
+const std::string kStdlib = TK_SOURCE_DIR + "/stdlib/elementwise.tk";
+const std::string kCasts = TK_SOURCE_DIR + "/tests/kernels/casts.tk";
 // 1 and 98304 (a multiple of 16) give facts a launch specialises on.
 const int kSizes[] = {1, 781, 1023, 98304, 98433};
 
@@ -213,7 +213,7 @@ TEST(Kernels, IntegerOpsIncludingDivisionByARuntimeValue) {
 
 TEST(Kernels, ImportedFnHelpersFromStdlibMath) {
   auto dev = sim();
-  tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/use_math.tk", "activations");
+  tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/use_math.tk", "activations");
   tk::Kernel k = dev->load(bundle);
   for (int n : kSizes) {
     // A single element stays where f32 has no cancellation (gelu and silu

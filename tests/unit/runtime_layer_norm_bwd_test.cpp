@@ -12,7 +12,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/layer_norm_bwd.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/layer_norm_bwd.tk";
 
 struct Shape {
   int rows, n, group;

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kStdlib = TK_SOURCE_DIR "/stdlib/";
+const std::string kStdlib = TK_SOURCE_DIR + "/stdlib/";
 // 1 and 98304 (a multiple of 16) give facts a launch specialises on.
 const int kSizes[] = {1, 781, 1023, 98304, 98433};
 

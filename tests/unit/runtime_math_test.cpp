@@ -18,7 +18,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/math.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/math.tk";
 const int kSizes[] = {1, 781, 1023, 98433};
 const char *kFloats[] = {"f32", "f64", "f16", "bf16"};
 

@@ -14,7 +14,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/stdlib/matmul.tk";
+const std::string kFile = TK_SOURCE_DIR + "/stdlib/matmul.tk";
 
 using tk::test::exactHalfInputs;
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/dot_precision.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/dot_precision.tk";
 
 struct Case {
   int M, N, K, blockM, blockN, blockK, warps;
@@ -161,7 +161,7 @@ TEST(TensorCoresPrecision, PtxHasTheMmaAndPtxasTakesIt) {
 TEST(TensorCoresPrecision, F32DefaultsToIeee) {
   tk::CompileOptions o;
   o.archs = {"sm_80"};
-  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/dot.tk", "matmul_f32", o);
+  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/dot.tk", "matmul_f32", o);
   EXPECT_EQ(b.ptx.at("sm_80").find("mma.sync"), std::string::npos);
   EXPECT_EQ(b.ptx.at("sm_80").find("tf32"), std::string::npos);
   EXPECT_NE(b.ptx.at("sm_80").find("fma.rn.f32"), std::string::npos);

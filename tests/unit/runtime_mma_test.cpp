@@ -18,7 +18,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/dot.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/dot.tk";
 
 struct Case {
   int M, N, K, blockM, blockN, blockK, warps;
@@ -192,7 +192,7 @@ TEST(TensorCores, PipelinedStdlibMatmulPtx) {
     o.archs = {arch};
     o.defines = {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}};
     o.assume = std::move(assume);
-    return tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/matmul.tk", "matmul", o).ptx.at(arch);
+    return tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul", o).ptx.at(arch);
   };
   auto count = [](const std::string &text, const std::string &what) {
     size_t n = 0;

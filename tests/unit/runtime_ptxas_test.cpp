@@ -16,7 +16,7 @@ TEST(StdlibPtxas, NoSpillsOnSm80AndSm90) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
   int count = 0;
-  for (const auto &entry : std::filesystem::directory_iterator(TK_SOURCE_DIR "/stdlib")) {
+  for (const auto &entry : std::filesystem::directory_iterator(TK_SOURCE_DIR + "/stdlib")) {
     if (entry.path().extension() != ".tk") continue;
     const std::string file = entry.path().string();
     for (const auto &[name, params] : tk::Compiler::kernels(file)) {
@@ -95,7 +95,7 @@ TEST(StdlibPtxas, RegisterCeilingsAndBranchTargets) {
   for (const Pin &pin : pins) {
     tk::CompileOptions opts;
     opts.archs = {pin.arch};
-    tk::Bundle b = tk::Compiler::compileFile(std::string(TK_SOURCE_DIR "/stdlib/") + pin.file, pin.kernel, opts);
+    tk::Bundle b = tk::Compiler::compileFile(std::string(TK_SOURCE_DIR + "/stdlib/") + pin.file, pin.kernel, opts);
     const std::string &ptx = b.ptx.at(pin.arch);
     if (std::string(pin.kernel) == "softmax") {
       EXPECT_LE(countBra(ptx), 20u) << pin.arch;
@@ -114,7 +114,7 @@ TEST(StdlibPtxas, RegisterCeilingsAndBranchTargets) {
   opts.archs = {"sm_90"};
   opts.assume["D"] = 256;
   tk::Bundle fused =
-      tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/normalization.tk", "layernorm_tanh_linear_relu", opts);
+      tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/normalization.tk", "layernorm_tanh_linear_relu", opts);
   EXPECT_LE(countBra(fused.ptx.at("sm_90")), 60u);
   if (release != "release 13.0") GTEST_SKIP() << "ptxas " << release << ": register ceilings are pinned for 13.0 only";
   EXPECT_EQ(pinned, 16);
@@ -147,7 +147,7 @@ TEST(StdlibPtxas, AttentionKRingIsAsyncOnSm90a) {
     tk::CompileOptions opts;
     opts.archs = {"sm_90a"};
     opts.defines = {{"D", std::to_string(pin.D)}, {"BLOCK_N", std::to_string(pin.blockN)}};
-    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/attention.tk", "attention", opts);
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/attention.tk", "attention", opts);
     const std::string &ptx = b.ptx.at("sm_90a");
     EXPECT_EQ(countOf(ptx, "ld.global"), pin.loads);
     EXPECT_EQ(countOf(ptx, "wgmma.mma_async"), pin.wgmmas);
@@ -166,7 +166,7 @@ TEST(StdlibPtxas, AttentionKRingIsAsyncOnSm90a) {
 TEST(Rank3Ptxas, AssemblesForSm80AndSm90) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  const std::string file = TK_SOURCE_DIR "/tests/kernels/rank3.tk";
+  const std::string file = TK_SOURCE_DIR + "/tests/kernels/rank3.tk";
   for (const char *kernel : {"scale3", "reduce3", "center4", "shapes", "split_pairs"}) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90"};
@@ -216,7 +216,7 @@ TEST(StdlibPtxas, NormalizationRowsMostlyV4AtDMultipleOf16) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90"};
     opts.assume["D"] = 768;
-    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/normalization.tk", pin.kernel, opts);
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/normalization.tk", pin.kernel, opts);
     for (const std::string &arch : opts.archs) {
       const GlobalLoads n = countGlobalLoads(b.ptx.at(arch));
       ASSERT_GT(n.all, 0u) << pin.kernel << " " << arch;
@@ -233,7 +233,7 @@ TEST(StdlibPtxas, NormalizationRowsMostlyV4AtDMultipleOf16) {
   opts.archs = {"sm_90"};
   opts.assume["D"] = 768;
   const std::string ptx =
-      tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/normalization.tk", "layernorm", opts).ptx.at("sm_90");
+      tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/normalization.tk", "layernorm", opts).ptx.at("sm_90");
   const GlobalLoads n = countGlobalLoads(ptx);
   EXPECT_EQ(n.v4, 12u);
   EXPECT_EQ(n.all, 14u);

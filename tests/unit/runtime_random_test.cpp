@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/random.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/random.tk";
 const int kSizes[] = {1, 781, 1023, 98433};
 
 uint32_t blocks(int n, int block = 256) { return uint32_t((n + block - 1) / block); }

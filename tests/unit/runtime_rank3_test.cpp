@@ -14,7 +14,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/rank3.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/rank3.tk";
 
 using tk::test::randomFloats;
 
@@ -264,7 +264,7 @@ TEST(Rope, MatchesDoubleReference) {
                  " k_heads " + std::to_string(c.kHeads) + " D " + std::to_string(c.D) + " " + c.type);
     tk::CompileOptions o;
     o.defines = {{"D", std::to_string(c.D)}, {"T", c.type}};
-    tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/rope.tk", "rope", o);
+    tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/rope.tk", "rope", o);
     const bool half = std::string(c.type) == "f16";
     // f16 inputs are exact multiples of 1/64 so the reference sees what the kernel reads.
     auto values = [&](size_t n) { return half ? tk::test::exactHalfInputs(n) : randomFloats(n, -2, 2); };

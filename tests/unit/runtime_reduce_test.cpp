@@ -11,7 +11,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/reductions.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/reductions.tk";
 
 using tk::test::randomFloats;
 
@@ -168,7 +168,7 @@ TEST(Reductions, SharedMemoryUseIsRaceFree) {
     (*dev)(dev->load(b), {blocks(C, b, "BC")}, dx, out, int32_t(C));
   }
   for (const char *k : {"layernorm_tanh_linear_relu", "softmax"}) {
-    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/stdlib/normalization.tk", k);
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/normalization.tk", k);
     tk::Buffer w = dev->upload(randomFloats(C, -1, 1)), out = dev->alloc(size_t(rows) * C * 4);
     uint32_t grid = blocks(rows, b, "BLOCK_R");
     if (std::string(k) == "softmax")
@@ -177,7 +177,7 @@ TEST(Reductions, SharedMemoryUseIsRaceFree) {
       (*dev)(dev->load(b), {grid}, dx, w, 0.5f, out, int32_t(rows), int32_t(C), 1e-5f);
   }
   {
-    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/atomics.tk", "total_and_max");
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/atomics.tk", "total_and_max");
     tk::Buffer v = dev->upload(std::vector<int32_t>(rows * C, 3)), total = dev->upload(std::vector<float>{0}),
                best = dev->upload(std::vector<int32_t>{0});
     (*dev)(dev->load(b), {uint32_t(rows * C / 512)}, dx, v, total, best, int32_t(rows * C));

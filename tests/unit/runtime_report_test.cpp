@@ -162,7 +162,7 @@ TEST(RuntimeReport, PerSiteLdmatrix) {
   std::unique_ptr<tk::Device> dev = tk::Device::open("sim");
   tk::CompileOptions o;
   o.emitPtx = false;
-  tk::Kernel kernel = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR "/tests/kernels/dot.tk", "matmul_f16", o));
+  tk::Kernel kernel = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/dot.tk", "matmul_f16", o));
   const int M = 64, N = 64, K = 64;                              // the kernel's default K, 32 x 32 blocks
   std::vector<uint16_t> ones(size_t(M) * K, 0x3c00);           // 1.0 in f16
   tk::Buffer a = dev->upload(ones), b = dev->upload(ones), c = dev->upload(std::vector<float>(size_t(M) * N, NAN));

@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/scans.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/scans.tk";
 
 using tk::test::randomFloats;
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/stdlib/similarity.tk";
+const std::string kFile = TK_SOURCE_DIR + "/stdlib/similarity.tk";
 
 using tk::test::randomFloats;
 

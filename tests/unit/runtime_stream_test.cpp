@@ -14,7 +14,7 @@ namespace {
 
 using tk::test::randomFloats;
 
-const std::string kStdlib = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+const std::string kStdlib = TK_SOURCE_DIR + "/stdlib/elementwise.tk";
 
 double complexActivation(double a, double b) { return std::max(0.0, (std::sin(a) * std::cos(b) + a) * b); }
 

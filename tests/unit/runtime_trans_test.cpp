@@ -10,7 +10,7 @@
 
 namespace {
 
-const std::string kFile = TK_SOURCE_DIR "/tests/kernels/trans.tk";
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/trans.tk";
 
 TEST(Trans, TransposesTiles) {
   auto dev = tk::Device::open("sim:racecheck");

@@ -15,7 +15,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kElementwise = TK_SOURCE_DIR "/stdlib/elementwise.tk";
+const std::string kElementwise = TK_SOURCE_DIR + "/stdlib/elementwise.tk";
 
 std::string freshDir() {
   std::string tmpl = (fs::temp_directory_path() / "tk-tune-test-XXXXXX").string();
@@ -162,7 +162,7 @@ TEST(Tuner, BadSpacesAreErrors) {
   s.prune = "BLOCK <";
   EXPECT_THROW(make(s), tk::Error);
   // No @tune on the kernel and no configs: nothing to tune.
-  EXPECT_THROW(tk::Tuner(*dev, TK_SOURCE_DIR "/tests/kernels/casts.tk", "casts", {}, options(dir)), tk::Error);
+  EXPECT_THROW(tk::Tuner(*dev, TK_SOURCE_DIR + "/tests/kernels/casts.tk", "casts", {}, options(dir)), tk::Error);
   fs::remove_all(dir);
 }
 
