@@ -138,19 +138,51 @@ void IRGen::genAssign(const ast::Stmt &s) {
 }
 
 // The 1 to 3 positional arguments of `range` or `static_range`, evaluated.
+// `range` also takes Triton's per-loop options by name (tl.range's), each a
+// compile-time constant that tk checks and then leaves to its own choices
+// (docs/language.md, "Loops"): num_stages and loop_unroll_factor are
+// integers >= 0, flatten, warp_specialize and disallow_acc_multi_buffer bools.
 bool IRGen::rangeArgs(const ast::Expr &r, std::vector<TV> &out) {
   const std::string usage = r.text + "([start,] end[, step])";
-  for (const std::string &n : r.argNames)
-    if (!n.empty()) {
-      error(r.loc, r.text + " takes positional arguments: " + usage);
+  static const std::map<std::string, bool> hints = {{"num_stages", false},
+                                                    {"loop_unroll_factor", false},
+                                                    {"flatten", true},
+                                                    {"warp_specialize", true},
+                                                    {"disallow_acc_multi_buffer", true}};  // name -> a bool
+  size_t positional = 0;
+  for (size_t i = 0; i < r.args.size(); ++i) {
+    const std::string &n = r.argNames[i];
+    if (n.empty()) {
+      if (positional != i) {
+        error(r.args[i]->loc, "positional arguments of " + r.text + " come before its named ones");
+        return false;
+      }
+      ++positional;
+      continue;
+    }
+    auto hint = hints.find(n);
+    if (r.text != "range" || hint == hints.end()) {
+      error(r.args[i]->loc, r.text == "range" ? quoted(n) + " is not an option of range (its options: num_stages, "
+                                                            "loop_unroll_factor, flatten, warp_specialize, "
+                                                            "disallow_acc_multi_buffer)"
+                                              : r.text + " takes positional arguments: " + usage);
       return false;
     }
-  if (r.args.empty() || r.args.size() > 3) {
+    TV v = genValue(*r.args[i]);
+    if (!v.ok()) return false;
+    const bool isBool = v.cst && !v.type.isTile() && v.type.isBool();
+    if (hint->second ? !isBool : !(v.cst && !v.type.isTile() && !v.type.isBool() && !v.cst->isFloat && v.cst->i >= 0)) {
+      error(r.args[i]->loc, "range's " + n + " must be a compile-time " +
+                                (hint->second ? "bool (true or false)" : "integer >= 0"));
+      return false;
+    }
+  }
+  if (positional == 0 || positional > 3) {
     error(r.loc, r.text + " takes 1 to 3 arguments: " + usage);
     return false;
   }
-  for (const ast::ExprPtr &a : r.args) {
-    out.push_back(genValue(*a));
+  for (size_t i = 0; i < positional; ++i) {
+    out.push_back(genValue(*r.args[i]));
     if (!out.back().ok()) return false;
   }
   return true;

@@ -78,6 +78,25 @@ TEST(Builtins, ParametersAreVariables) {
   }
 }
 
+// range(..., num_stages: 3, loop_unroll_factor: 2, flatten: true): ported
+// as written, the same sums.
+TEST(Builtins, RangeTakesTritonsLoopOptions) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/range_options.tk", "row_sum"));
+  const int rows = 3;
+  for (int cols : {1, 781, 1023}) {
+    auto x = tk::test::randomFloats(size_t(rows) * cols, -1, 1);
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(rows, NAN));
+    (*dev)(k, {uint32_t(rows)}, dx, out, int32_t(cols));
+    auto got = dev->download<float>(out, rows);
+    for (int r = 0; r < rows; ++r) {
+      double want = 0;
+      for (int c = 0; c < cols; ++c) want += x[size_t(r) * cols + c];
+      expectClose(got[r], want, 1e-5, "row " + std::to_string(r) + " of " + std::to_string(cols));
+    }
+  }
+}
+
 TEST(Builtins, MathF32) {
   auto dev = tk::Device::open("sim");
   tk::Bundle bundle = tk::Compiler::compileFile(kFile, "math_f32");
