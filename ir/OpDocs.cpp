@@ -29,6 +29,7 @@ static const char *syntaxOf(OpKind k) {
       return "`%r = dot %a, %b, %acc : tile<64x32xf32>` (`%a`: `tile<64x16xf16>`, `%b`: `tile<16x32xf16>`)";
     case OpKind::Print: return "`print %x, %t {prefix = \"x =\"}` (any number of scalars and tiles)";
     case OpKind::Assert: return "`assert %cond {message = \"x must be positive\"}` (i1 or a tile of i1)";
+    case OpKind::Barrier: return "`barrier`";
     case OpKind::Scan:
       return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape; sum prod)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";

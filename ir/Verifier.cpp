@@ -658,6 +658,7 @@ class Verifier {
         return;
       }
       case OpKind::AsyncCommit:
+      case OpKind::Barrier:
       case OpKind::Return:
       case OpKind::Yield:
       case OpKind::For:

@@ -22,7 +22,26 @@ bool hasNamedArg(const ast::Expr &e) {
 }
 }  // namespace
 
-TV IRGen::debugCall(const ast::Expr &e) { return e.text == "print" ? printCall(e) : assertCall(e); }
+TV IRGen::debugCall(const ast::Expr &e) {
+  if (e.text == "debug_barrier") return barrierCall(e);
+  return e.text == "print" ? printCall(e) : assertCall(e);
+}
+
+// grammar (a call): debug_barrier()
+// Triton's tl.debug_barrier: a block-wide barrier (bar.sync 0 on a GPU) that
+// orders the program's own global and shared accesses, e.g. a store and a
+// load of the same elements by other threads of the program. Control flow
+// in tk branches on scalars, which every thread of a program shares, so a
+// barrier is never reached by only some of them.
+TV IRGen::barrierCall(const ast::Expr &e) {
+  if (!e.args.empty()) {
+    error(e.loc, "'debug_barrier' takes no arguments (usage: debug_barrier())");
+    return invalid();
+  }
+  builder_->setLoc(e.loc);
+  builder_->create(OpKind::Barrier, {}, std::nullopt);
+  return voidValue();
+}
 
 // grammar (a call): print("prefix" [, value]...)
 // Values are scalars or tiles of numbers, bools or pointers; each prints on

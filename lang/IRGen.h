@@ -244,6 +244,7 @@ class IRGen {
   TV debugCall(const ast::Expr &e);
   TV printCall(const ast::Expr &e);
   TV assertCall(const ast::Expr &e);
+  TV barrierCall(const ast::Expr &e);
   std::optional<int64_t> constInt(const ast::Expr &e, const TV &v, const std::string &what);
   std::optional<std::vector<int64_t>> shapeArg(const ast::Expr &e, const std::string &what);
   bool checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &loc);

@@ -181,6 +181,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::SharedLoad: return lowerSharedLoad(op);
     case OpKind::Print: lowerPrint(op); return {};
     case OpKind::Assert: lowerAssert(op); return {};
+    case OpKind::Barrier: target_.barrier(b_); return {};
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas: return lowerAtomic(op);
     default:

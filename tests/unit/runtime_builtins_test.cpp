@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <sstream>
+#include <fstream>
 
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
@@ -95,6 +97,37 @@ TEST(Builtins, RangeTakesTritonsLoopOptions) {
       expectClose(got[r], want, 1e-5, "row " + std::to_string(r) + " of " + std::to_string(cols));
     }
   }
+}
+
+// debug_barrier() orders a program's own global accesses: a store, then a
+// load of those elements by other threads, then a store over them. On the
+// sim without the barriers the mirrored reads see the poison (checked below
+// by compiling the kernel with the barriers taken out), and on a GPU bar.sync.
+TEST(Builtins, DebugBarrierOrdersTheProgramsAccesses) {
+  auto dev = tk::Device::open("sim");
+  const std::string path = TK_SOURCE_DIR + "/tests/kernels/debug_barrier.tk";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string source = text.str(), without = source;
+  for (size_t at; (at = without.find("debug_barrier();")) != std::string::npos;) without.erase(at, 16);
+  ASSERT_NE(without, source);
+  auto run = [&](const std::string &src, int n) {
+    tk::Kernel k = dev->load(tk::Compiler::compileSource(src, path, "mirror_in_place"));
+    auto x = tk::test::randomFloats(n, -4, 4);
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(n, NAN));
+    (*dev)(k, {blocks(n, 1024)}, dx, out, int32_t(n));
+    auto got = dev->download<float>(out, n);
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+      const int mirror = i / 1024 * 1024 + (1023 - i % 1024);
+      const double want = mirror < n ? 2.0 * x[mirror] + 1 : 1.0;
+      wrong += !(std::abs(got[i] - want) <= 1e-6 * std::max(1.0, std::abs(want)));
+    }
+    return wrong;
+  };
+  for (int n : kSizes) EXPECT_EQ(run(source, n), 0) << "n=" << n;
+  EXPECT_GT(run(without, 98433), 0) << "without its barriers the kernel should read stale values on the sim";
 }
 
 TEST(Builtins, MathF32) {
