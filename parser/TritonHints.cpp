@@ -57,9 +57,6 @@ std::string dotHint(const std::vector<Token> &before, std::string_view rest) {
     if (member == "constexpr") return "a compile-time parameter is 'const NAME: i32 = VALUE' in tk";
     if (!member.empty()) return "tk has no 'tl.' prefix: 'tl." + member + "' is '" + member + "'";
   }
-  if (member == "to" && rest.substr(2).find_first_not_of(" \t") != std::string_view::npos &&
-      rest.substr(2)[rest.substr(2).find_first_not_of(" \t")] == '(')
-    return "'x.to(T)' is 'x as T' (or 'cast(x, T)') in tk";
   if (prev && endsOperand(*prev) && !member.empty())
     return "tk values have no members: '." + member + "' has no tk spelling (a pointer's element type is in its "
            "declaration, a tile's shape in its arange/zeros)";

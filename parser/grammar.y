@@ -57,6 +57,7 @@ static void bindNames(Stmt &s, std::string first, Loc firstLoc, NameList rest) {
 %token ALIGN "'align'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" RETURN "'return'" AS "'as'"
 %token TRUE "'true'" FALSE "'false'" NONE "'None'"
 %token WHILE "'while'" BREAK "'break'" CONTINUE "'continue'"
+%token DOT "'.'"
 %token LPAREN "'('" RPAREN "')'" LBRACKET "'['" RBRACKET "']'" LBRACE "'{'" RBRACE "'}'"
 %token COMMA "','" COLON "':'" SEMI "';'" ARROW "'->'"
 %token ASSIGN "'='" PLUS_ASSIGN "'+='" MINUS_ASSIGN "'-='" STAR_ASSIGN "'*='" SLASH_ASSIGN "'/='"
@@ -316,6 +317,17 @@ postfix:
     for (auto &i : $3) $$->args.push_back(std::move(i));
     $$ = ctx.finish(std::move($$));
   }
+/* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`). */
+| postfix DOT IDENT LPAREN args_opt RPAREN {
+    if ($5.args.size() == 1 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type) {
+      $$ = ctx.leaf(ExprKind::Cast, ctx.loc(@2)); $$->type = $5.args[0]->type; $$->args.push_back(std::move($1));
+    } else {
+      ctx.diags().error(ctx.loc(@2), "'.to(...)' takes one element type, as in 'x.to(f16)' (tk's 'x as f16'); "
+                                     "its bitcast and rounding options have no tk spelling yet");
+      $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
+    }
+    $$ = ctx.finish(std::move($$));
+  }
 ;
 
 index_list:
@@ -443,7 +455,8 @@ void Parser::report_syntax_error(const context &yyctx) const {
     if (expr && startsExpr(expected[i])) continue;
     // An attribute is never what a misplaced token was meant to be, and
     // leaving '@' out keeps the messages of files without one as they were.
-    if (expected[i] == symbol_kind::S_AT) continue;
+    // Nor is '.': the lexer makes one only before `to(` (x.to(T)).
+    if (expected[i] == symbol_kind::S_AT || expected[i] == symbol_kind::S_DOT) continue;
     if (expected[i] >= symbol_kind::S_PLUS && expected[i] <= symbol_kind::S_OROR) op = true;
     else if (expected[i] == symbol_kind::S_AS || expected[i] == symbol_kind::S_LBRACKET) op = true;
     else if (expected[i] == symbol_kind::S_YYEOF && ctx.entry() == ParseContext::Entry::Expr)

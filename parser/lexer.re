@@ -194,7 +194,7 @@ void Lexer::string(const unsigned char *start, const unsigned char *end) {
 */
 
 LexResult Lexer::run() {
-  const unsigned char *YYCURSOR = begin_, *YYMARKER = begin_;
+  const unsigned char *YYCURSOR = begin_, *YYMARKER = begin_, *YYCTXMARKER = begin_;
   // A UTF-8 byte order mark (editors on Windows write one) is not text.
   if (end_ - begin_ >= 3 && begin_[0] == 0xEF && begin_[1] == 0xBB && begin_[2] == 0xBF) YYCURSOR += 3;
   lineStart_ = YYCURSOR;
@@ -243,6 +243,20 @@ LexResult Lexer::run() {
           close();
         }
         push(kind, tok, YYCURSOR);
+        continue;
+      }
+      // `x.to(T)`, Triton's cast, right after an operand: the only '.' that is
+      // a token. Any other stays an unexpected character, with its note.
+      "." / "to" [ \t]* "(" {
+        if (!out_.tokens.empty()) {
+          const Tok prev = out_.tokens.back().kind;
+          if (prev == Tok::Ident || prev == Tok::Int || prev == Tok::Float || prev == Tok::RParen ||
+              prev == Tok::RBracket) {
+            push(Tok::Dot, tok, YYCURSOR);
+            continue;
+          }
+        }
+        error(tok, "unexpected character '.'");
         continue;
       }
       // `@` starts an attribute (`@tune(...)`) only right before its name; a

@@ -257,11 +257,14 @@ TEST(TokenTable, GrammarAliasesAreTheSpellings) {
 TEST(TokenTable, EverySpellingLexesToItsToken) {
   for (const TableToken &t : tableTokens()) {
     if (!t.spelling) continue;
-    // `@` is a token only right before an attribute's name.
-    std::string text = std::string(t.spelling) + (t.kind == parser::Tok::At ? "x" : "");
+    // `@` is a token only right before an attribute's name, `.` only after
+    // an operand and before `to(` (x.to(T)).
+    const bool dot = t.kind == parser::Tok::Dot;
+    std::string text = (dot ? "x" : "") + std::string(t.spelling) + (t.kind == parser::Tok::At ? "x" : dot ? "to(" : "");
     DiagnosticEngine diags;
     parser::LexResult r = parser::lex(text, "t.tk", diags);
-    ASSERT_GE(r.tokens.size(), 2u) << text;
+    ASSERT_GE(r.tokens.size(), dot ? 3u : 2u) << text;
+    if (dot) r.tokens.erase(r.tokens.begin());
     EXPECT_EQ(r.tokens[0].kind, t.kind) << text << ": " << parser::tokName(r.tokens[0].kind);
     EXPECT_EQ(r.tokens[0].text, t.spelling);
     EXPECT_EQ(diags.errorCount(), 0) << diags.render();
