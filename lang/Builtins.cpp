@@ -87,8 +87,11 @@ std::vector<std::string> IRGen::builtinNames() {
 
 bool IRGen::isBuiltinName(const std::string &name) {
   if (builtinGroup(name)) return true;
-  auto names = builtinNames();
-  return std::find(names.begin(), names.end(), name) != names.end();
+  static const std::set<std::string> names = [] {
+    auto v = builtinNames();
+    return std::set<std::string>(v.begin(), v.end());
+  }();  // asked for every call to a name that is not a built-in group's
+  return names.count(name) > 0;
 }
 
 std::optional<int64_t> IRGen::constInt(const ast::Expr &e, const TV &v, const std::string &what) {

@@ -157,8 +157,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       continue;
     }
     if (fact != facts.end()) fn->params.back().divisibility = fact->second;
-    // Non-const parameters are variables, as in Triton (`X_ptr += row * stride`).
-    bind(p.name, value(v), /*isVar=*/true);
+    bind(p.name, value(v), /*isVar=*/true);  // as in Triton: `X_ptr += row * stride`
   }
   genStmts(kernel.body);
   ast::Loc end = kernel.loc;

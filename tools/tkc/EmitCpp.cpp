@@ -4,6 +4,7 @@
 // NAME_c.h (the same for C, default configs) and NAME.cpp (the bundles
 // embedded as raw strings, the dispatch).
 #include "EmitCpp.h"
+#include "LaunchSpec.h"
 
 #include <algorithm>
 #include <cctype>
@@ -447,23 +448,10 @@ void emitCpp(const EmitCppOptions &opts) {
   if (opts.kernels.empty())
     for (const auto &d : declared) wanted.push_back(d.first);
   if (wanted.empty()) throw Error(opts.file + ": defines none of the kernels asked for");
-  // Each -D names a const parameter of some kernel compiled: a misspelt name
-  // is an error here as it is for every other --emit, not a silent default.
-  for (const std::string &d : opts.defines) {
-    const std::string name = splitDefine(d, "-D").first;
-    std::vector<std::string> consts;
-    for (const auto &[kernel, params] : declared)
-      if (std::find(wanted.begin(), wanted.end(), kernel) != wanted.end())
-        for (const tk::KernelParam &p : params)
-          if (p.isConst && std::find(consts.begin(), consts.end(), p.name) == consts.end()) consts.push_back(p.name);
-    if (std::find(consts.begin(), consts.end(), name) != consts.end()) continue;
-    std::string list;
-    for (const std::string &c : consts) list += (list.empty() ? "" : ", ") + c;
-    throw Error("-D " + d + ": " +
-                (wanted.size() == 1 ? "kernel '" + wanted[0] + "' has no" : "no kernel compiled has a") +
-                " const parameter '" + name + "' (" + (wanted.size() == 1 ? "its" : "their") +
-                " consts: " + (list.empty() ? "none" : list) + ")");
-  }
+  std::vector<std::pair<std::string, std::vector<tk::KernelParam>>> compiled;
+  for (const auto &d : declared)
+    if (std::find(wanted.begin(), wanted.end(), d.first) != wanted.end()) compiled.push_back(d);
+  tkc::checkDefineNames(compiled, opts.defines);
   std::vector<KernelPlan> plans;
   for (const std::string &name : wanted) {
     KernelPlan k;

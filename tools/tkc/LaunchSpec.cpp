@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <set>
 
 #include "Npy.h"
@@ -472,6 +473,25 @@ std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assu
     out[name] = v;
   }
   return out;
+}
+
+void checkDefineNames(const std::vector<std::pair<std::string, std::vector<tk::KernelParam>>> &kernels,
+                      const std::vector<std::string> &defines) {
+  std::vector<std::string> consts;
+  for (const auto &[kernel, params] : kernels)
+    for (const tk::KernelParam &p : params)
+      if (p.isConst && std::find(consts.begin(), consts.end(), p.name) == consts.end()) consts.push_back(p.name);
+  for (const std::string &d : defines) {
+    if (d.find('=') == std::string::npos) continue;  // malformed: the -D parser says so
+    const std::string name = d.substr(0, d.find('='));
+    if (std::find(consts.begin(), consts.end(), name) != consts.end()) continue;
+    std::string list;
+    for (const std::string &c : consts) list += (list.empty() ? "" : ", ") + c;
+    const bool one = kernels.size() == 1;
+    throw tk::Error("-D " + d + ": " + (one ? "kernel '" + kernels[0].first + "' has no" : "no kernel compiled has a") +
+                    " const parameter '" + name + "' (" + (one ? "its" : "their") +
+                    " consts: " + (list.empty() ? "none" : list) + ")");
+  }
 }
 
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,

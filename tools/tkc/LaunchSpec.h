@@ -146,6 +146,10 @@ std::map<std::string, std::string> parseDefines(const std::vector<std::string> &
 std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes);
 // Every -D must name a const parameter of the kernel. Throws tk::Error
 // listing the consts otherwise.
+// `--emit cpp`, which compiles several kernels with one set of -D
+// (NAME=VALUE): each name must be a const parameter of one of `kernels`.
+void checkDefineNames(const std::vector<std::pair<std::string, std::vector<tk::KernelParam>>> &kernels,
+                      const std::vector<std::string> &defines);
 void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,
                   const std::map<std::string, std::string> &defines);
 // "k(x: *f32, n: i32, const BLOCK: i32 = 1024)", for messages.
