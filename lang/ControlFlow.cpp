@@ -71,12 +71,14 @@ IRGen::Binding *IRGen::binding(const Carried &c) { return &scopes_[c.depth][c.na
 
 // The value of each carried var now, materialised as an IR value of its
 // type; null for a fn's result that has none yet.
-std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carried, const ast::Loc &loc) {
+// A loop keeps each var's type (`keepType`); a branch may change it, and
+// mergeBranches finds the type its paths meet in.
+std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carried, const ast::Loc &loc, bool keepType) {
   std::vector<ir::Value *> out;
   for (const Carried &c : carried) {
     TV now = binding(c)->value;
     if (!now.ok()) now = c.before;
-    out.push_back(now.ok() ? coerce(now, c.before.ok() ? c.before.type : now.type, loc) : nullptr);
+    out.push_back(now.ok() ? coerce(now, keepType && c.before.ok() ? c.before.type : now.type, loc) : nullptr);
   }
   return out;
 }
@@ -150,6 +152,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   }
   auto outer = std::move(builder_);
   builder_ = std::make_unique<ir::Builder>(body);
+  regions_.push_back({scopes_.size(), true, false, s.loc, "the 'for' loop"});
   scopes_.emplace_back();
   bind(s.name, value(body->argument(0)));
   ++loopDepth_;
@@ -157,6 +160,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   --loopDepth_;
   jumps_ = {};  // a `continue` ends only its iteration
   scopes_.pop_back();
+  regions_.pop_back();
   std::vector<ir::Value *> next = currentValues(carried, s.loc);
   builder_->setLoc(irLoc(s.loc));
   builder_->create(OpKind::Yield, next, std::nullopt);
@@ -228,6 +232,7 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
     binding(carried[i])->value = value(body->argument(i));
     body->argument(i)->setNameHint(carried[i].name);
   }
+  regions_.push_back({scopes_.size(), true, false, s.loc, range ? "the 'for' loop" : "the 'while' loop"});
   scopes_.emplace_back();
   if (range) {
     bind(s.name, value(body->argument(ivAt)));
@@ -238,6 +243,7 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
   genStmts(s.body);
   --loopDepth_;
   scopes_.pop_back();
+  regions_.pop_back();
   std::vector<ir::Value *> next = currentValues(carried, s.loc);
   if (range) next.push_back(emit(OpKind::Add, {body->argument(ivAt), range->step}, range->type, s.loc));
   if (hasBreak) next.push_back(flagValue(jumps_.brk, s.loc));
@@ -279,9 +285,9 @@ ir::Value *IRGen::loopCondition(const ast::Expr &e) {
 }
 
 // grammar: IF expr block [ELSE (block | if_stmt)], the condition a runtime
-// scalar bool. Each branch starts from the vars' values before the `if`, and
-// the vars either assigns are merged after it, with the flags of the jumps
-// either may take.
+// scalar bool. Each branch starts from the vars' values before the `if`; the
+// vars either assigns, the names both bind and the flags of the jumps either
+// may take are merged after it (Merge.cpp).
 void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
   std::vector<Carried> carried = carriedVars({&s.body, &s.elseBody});
   builder_->setLoc(irLoc(s.loc));
@@ -292,10 +298,14 @@ void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
     builder_ = std::make_unique<ir::Builder>(addRegion(branch, {}));
     for (const Carried &c : carried) binding(c)->value = c.before;
     jumps_ = {};
+    regions_.push_back({scopes_.size(), false, true, s.loc, "the 'if'"});
     scopes_.emplace_back();
     genStmts(r ? s.elseBody : s.body);
+    ends[r].vals = currentValues(carried, s.loc, /*keepType=*/false);
+    ends[r].names = std::move(scopes_.back());
     scopes_.pop_back();
-    ends[r].vals = currentValues(carried, s.loc);
+    regions_.pop_back();
+    labelBranch(ends[r], s, r);
     ends[r].jumps = jumps_;
     ends[r].builder = std::move(builder_);
   }

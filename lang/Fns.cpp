@@ -60,7 +60,9 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   // nothing of the caller. Its result is a var that `return VALUE` assigns;
   // a `break` in it cannot leave the caller's loop.
   auto callerScopes = std::move(scopes_);
+  auto callerRegions = std::move(regions_);
   scopes_.assign(1, {});
+  regions_.clear();
   for (const auto &[name, kind] : typeVars) {
     TV t;
     t.k = TV::K::TypeArg;
@@ -91,6 +93,7 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   jumps_ = callerJumps;
   loopDepth_ = callerLoops;
   scopes_ = std::move(callerScopes);
+  regions_ = std::move(callerRegions);
   if (diags_.errorCount() != errorsBefore || !result.ok()) {
     failedFns_.insert(&fn);
     if (inlineStack_.empty() && diags_.errorCount() != errorsBefore)

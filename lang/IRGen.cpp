@@ -331,7 +331,14 @@ std::optional<ScalarKind> IRGen::namedType(const ast::TypeRef &t) {
 }
 
 TV IRGen::genName(const ast::Expr &e) {
-  if (Binding *b = lookup(e.text)) return b->value;
+  if (Binding *b = lookup(e.text)) {
+    if (!b->onlyOn.empty()) {
+      error(e.loc, quoted(e.text) + " is bound only in " + b->onlyOn +
+                       " (bind it on every path of the 'if' to use it after)");
+      b->onlyOn.clear();  // one report per name
+    }
+    return b->value;
+  }
   bool runtime = std::find(runtimeNames_.begin(), runtimeNames_.end(), e.text) != runtimeNames_.end();
   if (runtime)
     error(e.loc, "the default value of const parameter " + quoted(constParam_) + " cannot use the run-time parameter " +

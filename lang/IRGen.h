@@ -150,7 +150,7 @@ class IRGen {
   std::vector<Carried> carriedVars(const std::vector<const std::vector<ast::StmtPtr> *> &bodies);
   std::vector<Carried> carriedVars(const std::vector<ast::StmtPtr> &body, size_t from);
   std::vector<Carried> carriedNamed(const std::vector<std::string> &names);
-  std::vector<ir::Value *> currentValues(const std::vector<Carried> &carried, const ast::Loc &loc);
+  std::vector<ir::Value *> currentValues(const std::vector<Carried> &carried, const ast::Loc &loc, bool keepType = true);
   void bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded);
 
   // Jumps (Jumps.cpp): the flags of the `return`, `break` and `continue` the
@@ -159,10 +159,34 @@ class IRGen {
   struct Jumps {
     TV ret, brk, cont;
   };
+  // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
+  struct Binding {
+    TV value;
+    bool isVar = false;
+    bool isConstParam = false;  // a kernel's `const` parameter: never assignable
+    // Bound on some paths of a runtime `if` only: where ("the 'if' branch at
+    // 3:5"); a use says so. Its value is invalid.
+    std::string onlyOn;
+  };
+  using Scope = std::unordered_map<std::string, Binding>;
   struct BranchEnd {  // a region of an `if` before its yield
     std::unique_ptr<ir::Builder> builder;
     std::vector<ir::Value *> vals;
     Jumps jumps;
+    Scope names;        // what the region bound at its top level
+    std::string label;  // "the 'if' branch at 3:5", for diagnostics elsewhere
+    std::string what;   // "the 'if' branch", for diagnostics at the `if`
+  };
+  // A runtime loop, branch or guard being generated: the scopes from
+  // `scopeStart` on are inside it. A var bound outside a loop keeps its type
+  // in it (it is carried around the back edge); names bound at the top of a
+  // branch (or of a guard whose names are merged) are merged after it.
+  struct Region {
+    size_t scopeStart = 0;
+    bool loop = false;
+    bool mergesNames = false;
+    ast::Loc loc;
+    std::string what;  // "the 'for' loop"
   };
   bool mayHaveJumped() const;
   bool surelyJumped() const;
@@ -175,17 +199,20 @@ class IRGen {
   void mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::vector<BranchEnd> &ends, const ast::Loc &loc);
   void genLoopJump(const ast::Stmt &s);
 
-  // Names in scope (IRGenStmt.cpp): `let` and `var` bindings, innermost first.
-  struct Binding {
-    TV value;
-    bool isVar = false;
-    bool isConstParam = false;  // a kernel's `const` parameter: never assignable
-  };
+  // Where a runtime `if`'s paths meet (Merge.cpp).
+  struct MergeSlot;
+  void mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slots,
+                  const std::function<bool(size_t, const std::string &)> &dead);
+  static void labelBranch(BranchEnd &end, const ast::Stmt &s, int region);
   Binding *lookup(const std::string &name);
+  std::optional<size_t> scopeOf(const std::string &name) const;
   Binding *binding(const Carried &c);
   void bind(const std::string &name, TV v, bool isVar = false);
   std::vector<std::string> namesInScope() const;
-  void resetScopes() { scopes_.assign(1, {}); }
+  void resetScopes() {
+    scopes_.assign(1, {});
+    regions_.clear();
+  }
 
   // Expressions (IRGen.cpp).
   TV genExpr(const ast::Expr &e);
@@ -280,7 +307,8 @@ class IRGen {
   std::string file_;
   ir::Function *fn_ = nullptr;
   std::unique_ptr<ir::Builder> builder_;
-  std::vector<std::unordered_map<std::string, Binding>> scopes_;
+  std::vector<Scope> scopes_;
+  std::vector<Region> regions_;  // runtime loops, branches and guards being generated, outermost first
   int unrolledIterations_ = 0;  // static_range iterations so far in this kernel
   // While evaluating a const default: the kernel's other parameters, which
   // are known only at run time.

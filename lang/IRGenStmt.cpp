@@ -22,7 +22,18 @@ IRGen::Binding *IRGen::lookup(const std::string &name) {
   return nullptr;
 }
 
-void IRGen::bind(const std::string &name, TV v, bool isVar) { scopes_.back()[name] = Binding{std::move(v), isVar}; }
+std::optional<size_t> IRGen::scopeOf(const std::string &name) const {
+  for (size_t d = scopes_.size(); d-- > 0;)
+    if (scopes_[d].count(name)) return d;
+  return std::nullopt;
+}
+
+void IRGen::bind(const std::string &name, TV v, bool isVar) {
+  Binding &b = scopes_.back()[name];
+  b = Binding{};
+  b.value = std::move(v);
+  b.isVar = isVar;
+}
 
 std::vector<std::string> IRGen::namesInScope() const {
   std::vector<std::string> names;
@@ -96,7 +107,11 @@ void IRGen::genStmt(const ast::Stmt &s) {
 }
 
 // grammar: expr assign_op expr ';'   where assign_op is = += -= *= /=
-// The target must name a `var`; the new value keeps the var's type.
+// The target must name a `var` (or a non-const parameter). In straight-line
+// code the new value replaces the binding, whatever its type, as in Python;
+// a var a runtime loop carries keeps its type around the back edge, and the
+// paths of a runtime `if` must meet in one (Merge.cpp). An untyped literal
+// takes the var's type.
 void IRGen::genAssign(const ast::Stmt &s) {
   if (s.target->kind != ast::ExprKind::Name) {
     error(s.target->loc, "only a 'var' can be assigned to");
@@ -107,6 +122,11 @@ void IRGen::genAssign(const ast::Stmt &s) {
   Binding *b = lookup(name);
   if (!b) {
     genName(*s.target);  // the unknown-name error, with its suggestion
+    genExpr(*s.value);
+    return;
+  }
+  if (!b->onlyOn.empty()) {
+    genName(*s.target);  // the "bound only in ..." error
     genExpr(*s.value);
     return;
   }
@@ -127,9 +147,15 @@ void IRGen::genAssign(const ast::Stmt &s) {
         ir::isFloat(old.type.elem.scalar) >= ir::isFloat(next.type.elem.scalar) && checkWeakFits(next, old.type.elem.scalar, s.loc)) {
       next = convert(next, old.type.elem.scalar, s.loc);
     } else {
-      error(s.loc, "assignment changes the type of " + quoted(name) + " from " + typeName(old) + " to " +
-                       typeName(next) + " (a 'var' keeps the type it was declared with)");
-      return;
+      const size_t depth = scopeOf(name).value_or(0);
+      for (const Region &r : regions_) {
+        if (!r.loop || r.scopeStart <= depth) continue;
+        error(s.loc, "assignment changes the type of " + quoted(name) + " from " + typeName(old) + " to " +
+                         typeName(next) + " inside " + r.what + " at " + std::to_string(r.loc.line) + ":" +
+                         std::to_string(r.loc.col) + ", which carries it from one iteration to the next (give it "
+                         "its final type before the loop)");
+        return;
+      }
     }
   }
   next.weak = false;
@@ -275,9 +301,9 @@ void IRGen::genIf(const ast::Stmt &s) {
     genRuntimeIf(s, c.v);
     return;
   }
-  scopes_.emplace_back();
+  // Only the branch taken exists, in the enclosing scope: the names it
+  // binds stay visible after the `if`, as in Triton's `if CONSTEXPR:`.
   genStmts(c.cst->i ? s.body : s.elseBody);
-  scopes_.pop_back();
 }
 
 }  // namespace tk::lang

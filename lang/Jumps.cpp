@@ -65,6 +65,10 @@ void IRGen::guard(std::vector<Carried> &carried, const ast::Loc &loc, const std:
     return;
   }
   const Jumps before = jumps_;
+  // The rest's own names reach past the guard only where the list it ends
+  // is a branch whose names are merged after its `if`.
+  const bool mergesNames =
+      !regions_.empty() && regions_.back().scopeStart + 1 == scopes_.size() && regions_.back().mergesNames;
   ir::Value *skip = skipCondition(loc);
   builder_->setLoc(irLoc(loc));
   ir::Op *branch = builder_->create(OpKind::If, {skip}, std::nullopt);
@@ -82,80 +86,26 @@ void IRGen::guard(std::vector<Carried> &carried, const ast::Loc &loc, const std:
     for (TV *f : {&ends[0].jumps.ret, &ends[0].jumps.brk, &ends[0].jumps.cont})
       if (taken(*f)) *f = jumped();
   ends[0].builder = std::move(builder_);
+  ends[0].what = "the path that jumped";
+  ends[0].label = ends[0].what + " before " + std::to_string(loc.line) + ":" + std::to_string(loc.col);
   // Else: the rest runs, with no jump taken so far.
   builder_ = std::make_unique<ir::Builder>(addRegion(branch, {}));
   jumps_ = {};
   ++guardDepth_;
+  regions_.push_back({scopes_.size(), false, mergesNames, loc, "the statements after a possible jump"});
+  scopes_.emplace_back();
   rest();
+  ends[1].vals = currentValues(carried, loc, /*keepType=*/false);
+  if (mergesNames) ends[1].names = std::move(scopes_.back());
+  scopes_.pop_back();
+  regions_.pop_back();
   --guardDepth_;
-  ends[1].vals = currentValues(carried, loc);
+  ends[1].what = "the statements after the possible jump";
+  ends[1].label = "the statements from " + std::to_string(loc.line) + ":" + std::to_string(loc.col) + " on";
   ends[1].jumps = jumps_;
   ends[1].builder = std::move(builder_);
   builder_ = std::move(outer);
   mergeBranches(branch, carried, ends, loc);
-}
-
-// Ends the regions of `branch` with yields of the carried vars and of the
-// flags either may have set, and binds them to its results. A var first
-// given a value in one branch (a fn's result) gets a placeholder in the other,
-// which no path that goes on reads.
-void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::vector<BranchEnd> &ends,
-                          const ast::Loc &loc) {
-  auto outer = std::move(builder_);
-  std::vector<bool> keep(carried.size(), true);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    const ir::Value *known = nullptr;
-    for (const BranchEnd &e : ends)
-      if (e.vals[i] && !known) known = e.vals[i];
-    if (!known) {
-      keep[i] = false;
-      continue;
-    }
-    const Type t = known->type();
-    for (BranchEnd &e : ends) {
-      if (e.vals[i] && e.vals[i]->type() == t) continue;
-      if (e.vals[i]) {
-        error(loc, "the branches give " + quoted(carried[i].name == kResultVar ? std::string("the fn's result") : carried[i].name) +
-                       " different types: " + t.str() + " and " + e.vals[i]->type().str());
-        keep[i] = false;
-        break;
-      }
-      if (t.isPtr()) {
-        error(loc, "an early 'return' from a fn whose result is a pointer is not supported");
-        keep[i] = false;
-        break;
-      }
-      builder_ = std::move(e.builder);
-      e.vals[i] = emitConst(ConstValue::ofInt(0), t, loc);
-      e.builder = std::move(builder_);
-    }
-  }
-  TV Jumps::*flags[] = {&Jumps::ret, &Jumps::brk, &Jumps::cont};
-  std::vector<TV Jumps::*> live;
-  for (TV Jumps::*f : flags)
-    if (taken(ends[0].jumps.*f) || taken(ends[1].jumps.*f)) live.push_back(f);
-  for (BranchEnd &e : ends) {
-    builder_ = std::move(e.builder);
-    std::vector<ir::Value *> yielded;
-    for (size_t i = 0; i < carried.size(); ++i)
-      if (keep[i]) yielded.push_back(e.vals[i]);
-    for (TV Jumps::*f : live) yielded.push_back(flagValue(e.jumps.*f, loc));
-    builder_->setLoc(irLoc(loc));
-    builder_->create(OpKind::Yield, yielded, std::nullopt);
-    e.builder = std::move(builder_);
-  }
-  builder_ = std::move(outer);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    if (!keep[i]) continue;
-    ir::Value *result = branch->addResult(ends[0].vals[i]->type());
-    if (carried[i].name != kResultVar) result->setNameHint(carried[i].name);
-    binding(carried[i])->value = value(result);
-  }
-  jumps_ = {};
-  for (TV Jumps::*f : live) {
-    ir::Value *result = branch->addResult(Type::scalar(ScalarKind::I1));
-    jumps_.*f = surely(ends[0].jumps.*f) && surely(ends[1].jumps.*f) ? jumped() : value(result);
-  }
 }
 
 // grammar: RETURN [expr] ';'

@@ -37,6 +37,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_assume_test.cpp
   # inf/nan, min/max/cdiv/clamp and the math built-ins (tests/kernels/builtins.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_builtins_test.cpp
+  # Triton and Liger-Kernel kernels ported as written: scoping, tuples, ported kernels (tests/kernels/ports).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_ports_test.cpp
   # Type and string consts (tests/kernels/generic.tk), f16/bf16 scalar
   # arguments, Device::fill/zero, the sim's LaunchStats::ms.
   ${CMAKE_CURRENT_LIST_DIR}/runtime_generic_test.cpp
