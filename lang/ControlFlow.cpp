@@ -54,13 +54,24 @@ std::vector<IRGen::Carried> IRGen::carriedVars(const std::vector<ast::StmtPtr> &
   return carriedNamed(names);
 }
 
-std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &names) {
+std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &given) {
   std::vector<Carried> out;
+  std::vector<std::string> names = given;
+  // A `return` of a tuple assigns one var per element.
+  if (std::find(names.begin(), names.end(), kResultVar) != names.end()) {
+    std::vector<std::string> elements;
+    for (const auto &[n, b] : scopes_.front())
+      if (n != kResultVar && isResultVar(n)) elements.push_back(n);
+    std::sort(elements.begin(), elements.end());  // the IR's results in a deterministic order
+    names.insert(names.end(), elements.begin(), elements.end());
+  }
   for (const std::string &n : names) {
     for (size_t d = scopes_.size(); d-- > 0;) {
       auto it = scopes_[d].find(n);
       if (it == scopes_[d].end()) continue;
-      if (it->second.isVar && (it->second.value.ok() || n == kResultVar)) out.push_back({n, it->second.value, d});
+      // A tuple var is never reassigned inside (Tuples.cpp, carriesTuple).
+      if (it->second.isVar && (it->second.value.ok() || isResultVar(n)) && it->second.value.k != TV::K::Tuple)
+        out.push_back({n, it->second.value, d});
       break;
     }
   }
@@ -87,7 +98,7 @@ std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carrie
 void IRGen::bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded) {
   for (size_t i = 0; i < carried.size(); ++i) {
     ir::Value *result = op->addResult(yielded[i]->type());
-    if (carried[i].name != kResultVar) result->setNameHint(carried[i].name);
+    if (!isResultVar(carried[i].name)) result->setNameHint(carried[i].name);
     binding(carried[i])->value = value(result);
   }
 }

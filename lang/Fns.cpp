@@ -72,7 +72,8 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   // Parameters are variables, as in Triton: `x_ptr += offset` rebinds the
   // fn's own copy.
   for (size_t i = 0; i < args.size(); ++i) bind(fn.params[i].name, args[i], /*isVar=*/true);
-  if (fn.hasResult) bind(kResultVar, TV{}, true);
+  if (fn.hasResult && fn.result.isTuple()) bindResultVars(fn.result);
+  else if (fn.hasResult) bind(kResultVar, TV{}, true);
   const Jumps callerJumps = jumps_;
   const int callerLoops = loopDepth_;
   jumps_ = {};
@@ -83,7 +84,7 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   TV result;
   result.k = TV::K::Void;
   if (fn.hasResult) {
-    result = scopes_.front()[kResultVar].value;
+    result = fn.result.isTuple() ? resultValue(fn.result) : scopes_.front()[kResultVar].value;
     const bool returned = jumps_.ret.ok() && jumps_.ret.cst && jumps_.ret.cst->i;
     if ((!returned || !result.ok()) && diags_.errorCount() == errorsBefore)
       error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
@@ -150,7 +151,8 @@ bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> 
   args.resize(n);
   for (const ast::ExprPtr &a : e.args) {
     size_t j = std::find(slot.begin(), slot.end(), a.get()) - slot.begin();
-    args[j] = genValue(*a);
+    args[j] = genExpr(*a);
+    if (args[j].k != TV::K::Tuple) args[j] = asValue(args[j], *a);
     ok = ok && args[j].ok();
   }
   if (!ok) return false;
@@ -158,8 +160,8 @@ bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> 
   // would (`axpy(2.0, x, y)` with f16 x is f16).
   for (size_t j = 0; j < n; ++j) {
     const ast::Param &p = fn.params[j];
-    if (!scalarKind(p.type.name) && !args[j].weak && !typeVars.count(p.type.name) &&
-        args[j].type.isPtr() == (p.type.ptrDepth > 0))
+    if (!p.type.isTuple() && args[j].k != TV::K::Tuple && !scalarKind(p.type.name) && !args[j].weak &&
+        !typeVars.count(p.type.name) && args[j].type.isPtr() == (p.type.ptrDepth > 0))
       typeVars[p.type.name] = args[j].type.elem.scalar;
   }
   for (size_t j = 0; j < n; ++j) {
@@ -176,6 +178,19 @@ bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> 
 // default type), and every later one must have it.
 TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p,
                 std::map<std::string, ScalarKind> &typeVars) {
+  if (p.type.isTuple())
+    return tupleAs(v, p.type, arg, "argument " + quoted(p.name) + " of " + quoted(fn.name),
+                   [&](const TV &x, const ast::TypeRef &t) {
+                     ast::Param element;
+                     element.name = p.name;
+                     element.type = t;
+                     return fnArg(arg, x, fn, element, typeVars);
+                   });
+  if (v.k == TV::K::Tuple) {
+    error(arg.loc, "argument " + quoted(p.name) + " of " + quoted(fn.name) + " must be " + typeText(p.type) +
+                       ", not a tuple");
+    return invalid();
+  }
   const bool isPtr = p.type.ptrDepth > 0;
   std::optional<ScalarKind> written = scalarKind(p.type.name);  // else a type variable (checked at load)
   if (!written && !typeVars.count(p.type.name) && v.type.isPtr() == isPtr) typeVars[p.type.name] = v.type.elem.scalar;
@@ -216,22 +231,28 @@ TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
     error(ret.loc, "fn " + quoted(fn.name) + " must return a value of type " + typeText(fn.result));
     return invalid();
   }
-  TV v = genValue(*ret.value);
+  TV v = genExpr(*ret.value);
+  if (v.k != TV::K::Tuple) v = asValue(v, *ret.value);
   if (!v.ok()) return v;
-  auto resolved = namedType(fn.result);  // a scalar type, or a type variable bound by the arguments
-  if (!resolved) return invalid();
-  const ScalarKind k = *resolved;
-  const bool isPtr = fn.result.ptrDepth > 0;
-  if (!isPtr && v.weak && k != ScalarKind::I1 && (ir::isFloat(k) || !v.cst->isFloat)) {
-    if (!checkWeakFits(v, k, ret.value->loc)) return invalid();
-    return convert(v, k, ret.value->loc);
-  }
-  if (v.weak || v.type.isPtr() != isPtr || v.type.elem.scalar != k) {
-    error(ret.value->loc, "fn " + quoted(fn.name) + " returns " + typeName(v) + ", but its result type is " +
-                              typeText(fn.result));
-    return invalid();
-  }
-  return v;
+  // One element (or the whole result) against its written type.
+  auto check = [&](const TV &x, const ast::TypeRef &t) -> TV {
+    auto resolved = namedType(t);  // a scalar type, or a type variable bound by the arguments
+    if (!resolved) return invalid();
+    const ScalarKind k = *resolved;
+    const bool isPtr = t.ptrDepth > 0;
+    if (!isPtr && x.weak && k != ScalarKind::I1 && (ir::isFloat(k) || !x.cst->isFloat)) {
+      if (!checkWeakFits(x, k, ret.value->loc)) return invalid();
+      return convert(x, k, ret.value->loc);
+    }
+    if (x.k == TV::K::Tuple || x.weak || x.type.isPtr() != isPtr || x.type.elem.scalar != k) {
+      error(ret.value->loc, "fn " + quoted(fn.name) + " returns " + typeName(v) + ", but its result type is " +
+                                typeText(fn.result));
+      return invalid();
+    }
+    return x;
+  };
+  if (fn.result.isTuple()) return tupleAs(v, fn.result, *ret.value, "the result of fn " + quoted(fn.name), check);
+  return check(v, fn.result);
 }
 
 void IRGen::checkFnAlone(const ast::Decl &fn, int64_t tileSize, ScalarKind typeVarKind) {
@@ -249,18 +270,29 @@ void IRGen::checkFnAlone(const ast::Decl &fn, int64_t tileSize, ScalarKind typeV
       t.typeArg = typeVarKind;
       bind(p.type.name, t);
     }
-  for (const ast::Param &p : fn.params) {
-    const ScalarKind k = scalarKind(p.type.name).value_or(typeVarKind);
-    ir::ElemType elem{k, p.type.ptrDepth > 0};
+  // A param of a tuple type is a tuple of params, one per element.
+  std::function<TV(const std::string &, const ast::TypeRef &)> paramOf = [&](const std::string &name,
+                                                                             const ast::TypeRef &type) {
+    TV v;
+    if (type.isTuple()) {
+      v.k = TV::K::Tuple;
+      for (size_t i = 0; i < type.elems.size(); ++i) v.elems.push_back(paramOf(name + "." + std::to_string(i), type.elems[i]));
+      return v;
+    }
+    const ScalarKind k = scalarKind(type.name).value_or(typeVarKind);
+    ir::ElemType elem{k, type.ptrDepth > 0};
     ir::Type t = tileSize ? ir::Type::tile(elem, {tileSize}) : ir::Type{elem, {}, nullptr};
-    bind(p.name, value(scratch.addParam(p.name, t)), /*isVar=*/true);
-  }
-  if (fn.hasResult) bind(kResultVar, TV{}, true);
+    return value(scratch.addParam(name, t));
+  };
+  for (const ast::Param &p : fn.params) bind(p.name, paramOf(p.name, p.type), /*isVar=*/true);
+  if (fn.hasResult && fn.result.isTuple()) bindResultVars(fn.result);
+  else if (fn.hasResult) bind(kResultVar, TV{}, true);
   inlineStack_.assign(1, &fn);
   const int errorsBefore = diags_.errorCount();
   genStmts(fn.body);
   const bool returned = jumps_.ret.ok() && jumps_.ret.cst && jumps_.ret.cst->i;
-  if (fn.hasResult && (!returned || !scopes_.front()[kResultVar].value.ok()) && diags_.errorCount() == errorsBefore)
+  const TV result = !fn.hasResult ? TV{} : fn.result.isTuple() ? resultValue(fn.result) : scopes_.front()[kResultVar].value;
+  if (fn.hasResult && (!returned || !result.ok()) && diags_.errorCount() == errorsBefore)
     error(fn.loc, "fn " + quoted(fn.name) + " must end with 'return VALUE;' (its result type is " +
                       typeText(fn.result) + ")");
   inlineStack_.clear();

@@ -276,8 +276,10 @@ void checkConstParam(const ast::Param &p, std::vector<ConstBinding> &consts, con
 bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
   bool ok = true;
   auto fail = [&](const Location &l, const std::string &m) { diags.error(l, m); ok = false; };
-  auto checkType = [&](const ast::TypeRef &t) {
-    if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
+  std::function<void(const ast::TypeRef &)> checkType = [&](const ast::TypeRef &t) {
+    if (t.isTuple()) {
+      for (const ast::TypeRef &e : t.elems) checkType(e);
+    } else if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
       fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
                   "letter, such as T)");
     else if (t.ptrDepth > 1) fail(t.loc, "pointers to pointers are not supported");
@@ -296,9 +298,19 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
   }
   if (d.hasResult) {
     checkType(d.result);
-    bool bound = std::any_of(d.params.begin(), d.params.end(), [&](const ast::Param &p) { return p.type.name == d.result.name; });
-    if (IRGen::isTypeVariable(d.result.name) && !bound)
-      fail(d.result.loc, "result type '" + d.result.name + "' is no parameter's type, so no call can give it one");
+    // Every type variable of the result is some parameter's (or an element's).
+    std::set<std::string> given;
+    std::function<void(const ast::TypeRef &)> collect = [&](const ast::TypeRef &t) {
+      given.insert(t.name);
+      for (const ast::TypeRef &e : t.elems) collect(e);
+    };
+    for (const ast::Param &p : d.params) collect(p.type);
+    std::function<void(const ast::TypeRef &)> checkBound = [&](const ast::TypeRef &t) {
+      for (const ast::TypeRef &e : t.elems) checkBound(e);
+      if (!t.isTuple() && IRGen::isTypeVariable(t.name) && !given.count(t.name))
+        fail(t.loc, "result type '" + t.name + "' is no parameter's type, so no call can give it one");
+    };
+    checkBound(d.result);
   }
   return ok;
 }

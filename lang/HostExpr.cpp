@@ -159,6 +159,11 @@ void print(const Expr &e, std::string &out) {
       printList(e, 0, out);
       out += "]";
       break;
+    case ExprKind::Tuple:
+      out += "(";
+      printList(e, 0, out);
+      out += e.args.size() == 1 ? ",)" : ")";
+      break;
     case ExprKind::Error: out += "<error>"; break;
   }
 }
@@ -199,6 +204,7 @@ void checkConstruct(const Expr &e) {
     case ExprKind::Cast: unsupported(e, "as " + e.type.str());
     case ExprKind::Index: unsupported(e, "indexing");
     case ExprKind::List: unsupported(e, "list");
+    case ExprKind::Tuple: unsupported(e, "tuple");
     case ExprKind::Error: unsupported(e, "error");
     case ExprKind::Unary:
       if (e.text != "-" && e.text != "!") unsupported(e, e.text);

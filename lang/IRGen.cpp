@@ -46,6 +46,11 @@ TV IRGen::constant(ConstValue c, ScalarKind k, bool weak) const {
 }
 
 std::string IRGen::typeName(const TV &x) const {
+  if (x.k == TV::K::Tuple) {
+    std::string s = "(";
+    for (size_t i = 0; i < x.elems.size(); ++i) s += (i ? ", " : "") + typeName(x.elems[i]);
+    return s + (x.elems.size() == 1 ? ",)" : ")");
+  }
   if (x.weak) return x.cst && x.cst->isFloat ? "float literal" : "int literal";
   std::string s = x.type.str();
   // Users write bool, not i1.
@@ -214,8 +219,16 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
 
 // ---------------------------------------------------------------- expressions
 
-TV IRGen::genValue(const ast::Expr &e) {
-  TV v = genExpr(e);
+TV IRGen::genValue(const ast::Expr &e) { return asValue(genExpr(e), e); }
+
+// `v`, which `e` gave, where one value is wanted: not a type, a string,
+// nothing, or a tuple.
+TV IRGen::asValue(TV v, const ast::Expr &e) {
+  if (v.k == TV::K::Tuple) {
+    error(e.loc, "a tuple of " + std::to_string(v.elems.size()) +
+                     " values is not one value: unpack it ('let (a, b) = ...') or index it ('t[0]')");
+    return invalid();
+  }
   if (v.k == TV::K::TypeArg) {
     error(e.loc, "type '" + (e.kind == ast::ExprKind::Name ? e.text : e.type.str()) + "' is not a value" +
                      (e.kind == ast::ExprKind::Name ? " (a type const is compared with == and != or names a type)" : ""));
@@ -279,6 +292,7 @@ TV IRGen::genExpr(const ast::Expr &e) {
     case ast::ExprKind::List:
       error(e.loc, "a list is only allowed as a shape, as in zeros([BI, BJ], f32)");
       return invalid();
+    case ast::ExprKind::Tuple: return genTuple(e);
     case ast::ExprKind::Error: return invalid();
   }
   return invalid();
@@ -332,10 +346,9 @@ std::optional<ScalarKind> IRGen::namedType(const ast::TypeRef &t) {
 
 TV IRGen::genName(const ast::Expr &e) {
   if (Binding *b = lookup(e.text)) {
-    if (!b->onlyOn.empty()) {
-      error(e.loc, quoted(e.text) + " is bound only in " + b->onlyOn +
-                       " (bind it on every path of the 'if' to use it after)");
-      b->onlyOn.clear();  // one report per name
+    if (!b->useError.empty()) {
+      error(e.loc, b->useError);
+      b->useError.clear();  // one report per name
     }
     return b->value;
   }
@@ -409,6 +422,8 @@ TV IRGen::genBinary(const ast::Expr &e) {
   TV a = genExpr(*e.args[0]);
   TV b = genExpr(*e.args[1]);
   if (!a.ok() || !b.ok()) return invalid();
+  if (a.k == TV::K::Tuple || b.k == TV::K::Tuple)
+    return asValue(a.k == TV::K::Tuple ? a : b, *e.args[a.k == TV::K::Tuple ? 0 : 1]);
   auto notValue = [](const TV &x) { return x.k == TV::K::Str || x.k == TV::K::TypeArg; };
   if ((notValue(a) || notValue(b)) && (e.text == "==" || e.text == "!=")) return compareAtCompileTime(e, a, b);
   if (notValue(a) || notValue(b)) {
@@ -565,7 +580,9 @@ TV IRGen::pointerArith(const std::string &op, TV a, TV b, const ast::Loc &loc) {
 
 // t[:, None], t[None, :]: ':' keeps a dim, None inserts a size-1 dim.
 TV IRGen::genIndex(const ast::Expr &e) {
-  TV base = genValue(*e.args[0]);
+  TV base = genExpr(*e.args[0]);
+  if (base.k == TV::K::Tuple) return tupleIndex(e, base);
+  base = asValue(base, *e.args[0]);
   if (!base.ok()) return base;
   int kept = 0, added = 0;
   for (size_t i = 1; i < e.args.size(); ++i) {

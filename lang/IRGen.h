@@ -41,13 +41,14 @@ constexpr int kMaxTileRank = 4;
 
 // The result of lowering an expression.
 struct TV {
-  enum class K { Invalid, Value, Void, TypeArg, Str } k = K::Invalid;
+  enum class K { Invalid, Value, Void, TypeArg, Str, Tuple } k = K::Invalid;
   ir::Type type;                  // Value: its type (a weak literal: the type it takes alone)
   bool weak = false;              // an untyped literal (always a scalar constant)
   std::optional<ConstValue> cst;  // scalars known at compile time
   ir::Value *v = nullptr;         // the IR value; null while only `cst` is known
   ir::ScalarKind typeArg = ir::ScalarKind::I32;  // TypeArg: a type written as an argument
   std::string str;                               // Str: a string literal or string const
+  std::vector<TV> elems;                         // Tuple: its elements (flattened away before the IR)
 
   bool ok() const { return k != K::Invalid; }
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
@@ -56,6 +57,9 @@ struct TV {
 // The binding of a fn's result while its body is inlined: `return VALUE`
 // assigns it like a var (no identifier can name it).
 inline const std::string kResultVar = "return";
+// A fn whose result is a tuple has one such var per element instead,
+// "return.0", "return.1.0", ... (Tuples.cpp), carried and merged like any var.
+inline bool isResultVar(const std::string &name) { return name.compare(0, kResultVar.size(), kResultVar) == 0; }
 
 // A region of `op` with `argTypes` arguments, appended to it.
 ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
@@ -124,6 +128,7 @@ class IRGen {
   void genStmts(const std::vector<ast::StmtPtr> &body, size_t from = 0);
   void genStmt(const ast::Stmt &s);
   void genAssign(const ast::Stmt &s);
+  void assignName(const ast::Expr &target, const ast::Stmt &s, TV rhs);
   void genFor(const ast::Stmt &s);
   bool rangeArgs(const ast::Expr &r, std::vector<TV> &out);
   void genIf(const ast::Stmt &s);
@@ -164,9 +169,9 @@ class IRGen {
     TV value;
     bool isVar = false;
     bool isConstParam = false;  // a kernel's `const` parameter: never assignable
-    // Bound on some paths of a runtime `if` only: where ("the 'if' branch at
-    // 3:5"); a use says so. Its value is invalid.
-    std::string onlyOn;
+    // Not usable after a runtime `if` (bound on some of its paths only, or a
+    // tuple its branches bound): the error a use reports. Its value is invalid.
+    std::string useError;
   };
   using Scope = std::unordered_map<std::string, Binding>;
   struct BranchEnd {  // a region of an `if` before its yield
@@ -216,7 +221,20 @@ class IRGen {
 
   // Expressions (IRGen.cpp).
   TV genExpr(const ast::Expr &e);
-  TV genValue(const ast::Expr &e);  // genExpr, rejecting types and void
+  TV genValue(const ast::Expr &e);  // genExpr, rejecting types, void and tuples
+  TV asValue(TV v, const ast::Expr &e);
+  // Tuples (Tuples.cpp): `(a, b)`, `t[0]`, `let (a, b) = t`, `a, b = t`,
+  // and tuple-typed fn params and results. No tuple reaches the tile IR.
+  TV genTuple(const ast::Expr &e);
+  TV tupleIndex(const ast::Expr &e, const TV &t);
+  bool destructureTuple(const ast::Stmt &s, const TV &t);
+  void assignTuple(const ast::Stmt &s);
+  TV tupleAs(const TV &v, const ast::TypeRef &t, const ast::Expr &at, const std::string &what,
+             const std::function<TV(const TV &, const ast::TypeRef &)> &element);
+  bool carriesTuple(const std::string &name, const TV &v, const ast::Loc &loc);
+  void bindResultVars(const ast::TypeRef &result, const std::string &prefix = kResultVar);
+  TV resultValue(const ast::TypeRef &result, const std::string &prefix = kResultVar);
+  void returnTuple(const ast::Stmt &s, const TV &v, const std::string &prefix = kResultVar);
   TV genName(const ast::Expr &e);
   TV genUnary(const ast::Expr &e);
   TV genBinary(const ast::Expr &e);

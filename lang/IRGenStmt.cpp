@@ -39,7 +39,7 @@ std::vector<std::string> IRGen::namesInScope() const {
   std::vector<std::string> names;
   for (const auto &scope : scopes_)
     for (const auto &[n, b] : scope)
-      if (n != kResultVar) names.push_back(n);
+      if (!isResultVar(n)) names.push_back(n);
   return names;
 }
 
@@ -66,10 +66,13 @@ void IRGen::genStmt(const ast::Stmt &s) {
         genDestructure(s);
         return;
       }
-      TV v = genValue(*s.value);
-      // A `var` holds one type for its whole life: a literal takes its
-      // default type here rather than adapting at each use.
+      TV v = genExpr(*s.value);
+      if (v.k != TV::K::Tuple) v = asValue(v, *s.value);
+      // A `var` holds its type until reassigned: a literal takes its default
+      // type here rather than adapting at each use.
       if (s.kind == ast::StmtKind::Var && v.ok() && v.weak) v.weak = false;
+      if (s.kind == ast::StmtKind::Var)
+        for (TV &x : v.elems) x.weak = false;
       if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.name);
       bind(s.name, v, s.kind == ast::StmtKind::Var);  // an invalid value too: later uses stay quiet
       return;
@@ -113,33 +116,55 @@ void IRGen::genStmt(const ast::Stmt &s) {
 // paths of a runtime `if` must meet in one (Merge.cpp). An untyped literal
 // takes the var's type.
 void IRGen::genAssign(const ast::Stmt &s) {
-  if (s.target->kind != ast::ExprKind::Name) {
-    error(s.target->loc, "only a 'var' can be assigned to");
-    genExpr(*s.value);
+  if (s.target->kind == ast::ExprKind::Tuple) {
+    assignTuple(s);
     return;
   }
-  const std::string &name = s.target->text;
+  assignName(*s.target, s, TV{});
+}
+
+// `target op= value` for one target; `given` (when valid) is the value, an
+// element of a tuple assigned to several targets.
+void IRGen::assignName(const ast::Expr &target, const ast::Stmt &s, TV given) {
+  auto rest = [&] {
+    if (!given.ok()) genExpr(*s.value);
+  };
+  if (target.kind != ast::ExprKind::Name) {
+    error(target.loc, "only a 'var' can be assigned to");
+    rest();
+    return;
+  }
+  const std::string &name = target.text;
   Binding *b = lookup(name);
-  if (!b) {
-    genName(*s.target);  // the unknown-name error, with its suggestion
-    genExpr(*s.value);
-    return;
-  }
-  if (!b->onlyOn.empty()) {
-    genName(*s.target);  // the "bound only in ..." error
-    genExpr(*s.value);
+  if (!b || !b->useError.empty()) {
+    genName(target);  // the unknown-name (or "bound only in ...") error
+    rest();
     return;
   }
   if (!b->isVar) {
-    error(s.target->loc, "cannot assign to " + quoted(name) +
-                             (b->isConstParam ? ": it is a const parameter (a compile-time value)"
-                                                                 : ": it is a 'let' (declare it with 'var')"));
-    genExpr(*s.value);
+    error(target.loc, "cannot assign to " + quoted(name) +
+                          (b->isConstParam ? ": it is a const parameter (a compile-time value)"
+                                           : ": it is a 'let' (declare it with 'var')"));
+    rest();
     return;
   }
   TV old = b->value;
-  TV rhs = genValue(*s.value);
+  TV rhs = given;
+  if (!rhs.ok()) {
+    rhs = genExpr(*s.value);
+    if (rhs.k != TV::K::Tuple) rhs = asValue(rhs, *s.value);
+  }
   if (!old.ok() || !rhs.ok()) return;
+  if (old.k == TV::K::Tuple || rhs.k == TV::K::Tuple) {
+    if (s.name != "=") {
+      error(s.loc, "'" + s.name + "' does not apply to a tuple");
+      return;
+    }
+    if (carriesTuple(name, old, s.loc) || carriesTuple(name, rhs, s.loc)) return;
+    for (TV &x : rhs.elems) x.weak = false;
+    lookup(name)->value = rhs;
+    return;
+  }
   TV next = s.name == "=" ? rhs : binaryOp(s.name.substr(0, 1), old, rhs, s.loc);
   if (!next.ok()) return;
   if (next.type.shape != old.type.shape || next.type.elem != old.type.elem) {

@@ -124,6 +124,10 @@ void IRGen::genReturn(const ast::Stmt &s) {
   TV v = fnResult(s, fn);
   jumps_.ret = jumped();
   if (!v.ok() || v.k == TV::K::Void) return;
+  if (v.k == TV::K::Tuple) {
+    returnTuple(s, v);
+    return;
+  }
   Binding &result = scopes_.front()[kResultVar];
   if (result.value.ok() && (result.value.type.shape != v.type.shape || result.value.type.elem != v.type.elem)) {
     error(s.value->loc, "fn " + quoted(fn.name) + " returns " + typeName(v) + " here but " + typeName(result.value) +

@@ -76,7 +76,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
   bool allDead = true;
   for (const BranchEnd &e : ends) allDead = allDead && surely(e.jumps.ret);
   auto dead = [&](size_t r, const std::string &name) {
-    return !allDead && name != kResultVar && surely(ends[r].jumps.ret);
+    return !allDead && !isResultVar(name) && surely(ends[r].jumps.ret);
   };
 
   std::vector<MergeSlot> slots;
@@ -96,7 +96,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
     if (live.empty()) continue;  // a fn's result no path has set yet
     s.type = meet(live);
     if (!s.type) {
-      std::string what = s.name == kResultVar ? std::string("the fn's result") : quoted(s.name), detail;
+      std::string what = isResultVar(s.name) ? std::string("the fn's result") : quoted(s.name), detail;
       for (size_t r = 0; r < ends.size(); ++r)
         if (!dead(r, s.name) && s.vals[r].ok())
           detail += (detail.empty() ? "" : " but ") + (s.vals[r].weak ? s.vals[r].type.str() : typeName(s.vals[r])) +
@@ -117,7 +117,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
       } else if (!s.type->isPtr()) {
         s.out.push_back(emitConst(ConstValue::ofInt(0), *s.type, loc));
       } else {
-        error(loc, s.name == kResultVar ? "an early 'return' from a fn whose result is a pointer is not supported"
+        error(loc, isResultVar(s.name) ? "an early 'return' from a fn whose result is a pointer is not supported"
                                         : "pointer " + quoted(s.name) + " has no value at the end of " + ends[r].label +
                                               " (bind it before the 'if' to give every path one)");
         s.type.reset();
@@ -145,7 +145,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
     TV merged;
     if (s.type) {
       ir::Value *result = branch->addResult(*s.type);
-      if (s.name != kResultVar) result->setNameHint(s.name);
+      if (!isResultVar(s.name)) result->setNameHint(s.name);
       merged = value(result);
     }
     if (s.var) {
@@ -173,11 +173,11 @@ void IRGen::mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slo
   std::vector<std::string> names;
   for (const BranchEnd &e : ends)
     for (const auto &[n, b] : e.names)
-      if (n != kResultVar && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      if (!isResultVar(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   std::sort(names.begin(), names.end());  // results in a deterministic order
   for (const std::string &n : names) {
     const Binding *before = lookup(n);
-    if (before && !before->onlyOn.empty()) before = nullptr;
+    if (before && !before->useError.empty()) before = nullptr;
     MergeSlot s;
     s.name = n;
     s.isVar = true;
@@ -185,7 +185,7 @@ void IRGen::mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slo
     bool partial = false;
     for (size_t r = 0; r < ends.size(); ++r) {
       auto it = ends[r].names.find(n);
-      if (it != ends[r].names.end() && it->second.onlyOn.empty()) {
+      if (it != ends[r].names.end() && it->second.useError.empty()) {
         s.vals.push_back(it->second.value);
         s.isVar = s.isVar && it->second.isVar;
         if (where.empty()) where = ends[r].label;
@@ -199,7 +199,17 @@ void IRGen::mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slo
     }
     if (partial) {
       Binding b;
-      b.onlyOn = where.empty() ? "some paths of the 'if'" : where;
+      b.useError = quoted(n) + " is bound only in " + (where.empty() ? "some paths of the 'if'" : where) +
+                   " (bind it on every path of the 'if' to use it after)";
+      scopes_.back()[n] = b;
+      continue;
+    }
+    bool tuple = false;
+    for (const TV &v : s.vals) tuple = tuple || v.k == TV::K::Tuple;
+    if (tuple) {  // not merged yet (Tuples.cpp): a use after the `if` says why
+      Binding b;
+      b.useError = quoted(n) + " is a tuple bound in " + (where.empty() ? std::string("the branches") : where) +
+                   ", and tuples are not merged after a runtime 'if' yet: bind its elements to vars before the 'if'";
       scopes_.back()[n] = b;
       continue;
     }

@@ -150,20 +150,28 @@ TV IRGen::shapeCall(const ast::Expr &e) {
 // both broadcast to one shape first: a select on arange(2) == 0, which
 // lowering keeps in registers (no data moves between threads).
 // grammar: ('let' | 'var') NAME ',' NAME '=' 'split' '(' t ')' ';'
+// (and a tuple's names, Tuples.cpp: `let (a, b) = t;`, `let a, b = f(...);`)
 void IRGen::genDestructure(const ast::Stmt &s) {
   const bool isVar = s.kind == ast::StmtKind::Var;
   const ast::Expr &e = *s.value;
+  bool tupleBound = false;  // a tuple's elements, bound by destructureTuple
   auto halves = [&]() -> std::optional<std::array<TV, 2>> {
     for (size_t i = 1; i < s.names.size(); ++i)
       for (size_t j = 0; j < i; ++j)
-        if (s.names[i] == s.names[j]) {
+        if (s.names[i] == s.names[j] && s.names[i] != "_") {
           error(s.nameLocs[i], quoted(s.names[i]) + " is bound twice in one 'let'");
           return std::nullopt;
         }
     if (e.kind != ast::ExprKind::Call || e.text != "split") {
-      error(e.loc, "only 'split(t)' gives several values: bind one value with '" +
-                       std::string(isVar ? "var" : "let") + " NAME = ...'");
-      genExpr(e);
+      TV t = genExpr(e);
+      if (t.k == TV::K::Tuple) {
+        if (!destructureTuple(s, t))
+          for (const std::string &n : s.names) bind(n, invalid(), isVar);
+        tupleBound = true;
+      } else if (t.ok() && asValue(t, e).ok()) {
+        error(e.loc, "only a tuple or 'split(t)' gives several values, not " + typeName(t) + ": bind one value with '" +
+                         std::string(isVar ? "var" : "let") + " NAME = ...'");
+      }
       return std::nullopt;
     }
     if (s.names.size() != 2) {
@@ -177,6 +185,7 @@ void IRGen::genDestructure(const ast::Stmt &s) {
     }
     return splitHalves(e, genValue(*e.args[0]));
   }();
+  if (tupleBound) return;
   for (size_t i = 0; i < s.names.size(); ++i) {
     TV v = halves && i < 2 ? (*halves)[i] : invalid();
     if (v.v && v.v->definingOp() && v.v->nameHint().empty()) v.v->setNameHint(s.names[i]);

@@ -65,10 +65,11 @@ static void bindNames(Stmt &s, std::string first, Loc firstLoc, NameList rest) {
 %token LT "'<'" LE "'<='" GT "'>'" GE "'>='" EQEQ "'=='" NE "'!='"
 %token AMP "'&'" CARET "'^'" PIPE "'|'" ANDAND "'&&'" OROR "'||'" BANG "'!'" TILDE "'~'" AT "'@'"
 
-%type <ExprPtr> expr primary postfix call index arg_value
+%type <ExprPtr> expr primary postfix call index arg_value rhs
 %type <std::vector<ExprPtr>> expr_list expr_list_opt index_list
 %type <CallArgs> args args_opt
 %type <TypeRef> type
+%type <std::vector<TypeRef>> type_list
 %type <std::vector<Param>> params params_opt
 %type <Param> param
 %type <int64_t> align_opt
@@ -186,6 +187,19 @@ type:
   TYPENAME { $$.name = $1; $$.loc = ctx.loc(@1); }
 | IDENT { $$.name = $1; $$.loc = ctx.loc(@1); }
 | STAR type { $$ = $2; $$.ptrDepth += 1; $$.loc = ctx.loc(@1); }
+/* A tuple of types, `(i32, f32)` or `(i32,)`; `(T)` is T. */
+| LPAREN type RPAREN { $$ = $2; }
+| LPAREN type COMMA RPAREN { $$.elems.push_back($2); $$.loc = ctx.loc(@1); }
+| LPAREN type COMMA type_list RPAREN {
+    $$.elems.push_back($2);
+    for (auto &t : $4) $$.elems.push_back(std::move(t));
+    $$.loc = ctx.loc(@1);
+  }
+;
+
+type_list:
+  type { $$.push_back($1); }
+| type_list COMMA type { $$ = std::move($1); $$.push_back($3); }
 ;
 
 block:
@@ -203,25 +217,41 @@ stmts:
 ;
 
 stmt:
-  LET IDENT ASSIGN expr SEMI {
+  LET IDENT ASSIGN rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$ = ctx.finish(std::move($$));
   }
-| LET IDENT COMMA name_list ASSIGN expr SEMI {
+| LET IDENT COMMA name_list ASSIGN rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1);
     bindNames(*$$, $2, ctx.loc(@2), std::move($4)); $$->value = std::move($6); $$ = ctx.finish(std::move($$));
   }
-| VAR IDENT COMMA name_list ASSIGN expr SEMI {
+| VAR IDENT COMMA name_list ASSIGN rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1);
     bindNames(*$$, $2, ctx.loc(@2), std::move($4)); $$->value = std::move($6); $$ = ctx.finish(std::move($$));
   }
-| VAR IDENT ASSIGN expr SEMI {
+/* `let (a, b) = t;`: the names of a tuple's elements, `_` for one not kept. */
+| LET LPAREN IDENT COMMA name_list RPAREN ASSIGN rhs SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Let; $$->loc = ctx.loc(@1);
+    bindNames(*$$, $3, ctx.loc(@3), std::move($5)); $$->value = std::move($8); $$ = ctx.finish(std::move($$));
+  }
+| VAR LPAREN IDENT COMMA name_list RPAREN ASSIGN rhs SEMI {
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1);
+    bindNames(*$$, $3, ctx.loc(@3), std::move($5)); $$->value = std::move($8); $$ = ctx.finish(std::move($$));
+  }
+| VAR IDENT ASSIGN rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Var; $$->loc = ctx.loc(@1); $$->name = $2;
     $$->value = std::move($4); $$ = ctx.finish(std::move($$));
   }
-| expr assign_op expr SEMI {
+| expr assign_op rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Assign; $$->loc = ctx.loc(@2); $$->name = $2;
     $$->target = std::move($1); $$->value = std::move($3); $$ = ctx.finish(std::move($$));
+  }
+/* `a, b = f(...);`: the targets as a tuple. */
+| expr COMMA expr_list ASSIGN rhs SEMI {
+    auto t = ctx.leaf(ExprKind::Tuple, $1->loc); t->args.push_back(std::move($1));
+    for (auto &x : $3) t->args.push_back(std::move(x));
+    $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Assign; $$->loc = ctx.loc(@4); $$->name = "=";
+    $$->target = ctx.finish(std::move(t)); $$->value = std::move($5); $$ = ctx.finish(std::move($$));
   }
 | expr SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Expr; $$->loc = $1->loc;
@@ -236,7 +266,7 @@ stmt:
 | RETURN SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = ctx.loc(@1);
   }
-| RETURN expr SEMI {
+| RETURN rhs SEMI {
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Return; $$->loc = ctx.loc(@1);
     $$->value = std::move($2); $$ = ctx.finish(std::move($$));
   }
@@ -350,10 +380,26 @@ primary:
 | IDENT { $$ = ctx.leaf(ExprKind::Name, ctx.loc(@1), $1); }
 | TYPENAME { $$ = ctx.leaf(ExprKind::Type, ctx.loc(@1), $1); $$->type.name = $1; $$->type.loc = ctx.loc(@1); }
 | LPAREN expr RPAREN { $$ = std::move($2); }
+| LPAREN expr COMMA expr_list_opt RPAREN {
+    $$ = ctx.leaf(ExprKind::Tuple, ctx.loc(@1)); $$->args.push_back(std::move($2));
+    for (auto &x : $4) $$->args.push_back(std::move(x));
+    $$ = ctx.finish(std::move($$));
+  }
 | LBRACKET expr_list_opt RBRACKET {
     $$ = ctx.leaf(ExprKind::List, ctx.loc(@1)); $$->args = std::move($2); $$ = ctx.finish(std::move($$));
   }
 | call { $$ = std::move($1); }
+;
+
+// The value of a binding, an assignment or a `return`: an expression, or
+// Python's unparenthesised tuple (`return a, b;`).
+rhs:
+  expr { $$ = std::move($1); }
+| expr COMMA expr_list {
+    $$ = ctx.leaf(ExprKind::Tuple, $1->loc); $$->args.push_back(std::move($1));
+    for (auto &x : $3) $$->args.push_back(std::move(x));
+    $$ = ctx.finish(std::move($$));
+  }
 ;
 
 expr_list_opt:

@@ -6,6 +6,13 @@
 
 namespace tk::lang::ast {
 
+std::string TypeRef::str() const {
+  if (!isTuple()) return std::string(ptrDepth, '*') + name;
+  std::string s = "(";
+  for (size_t i = 0; i < elems.size(); ++i) s += (i ? ", " : "") + elems[i].str();
+  return s + (elems.size() == 1 ? ",)" : ")");
+}
+
 namespace {
 std::string where(const Loc &l) { return " @" + std::to_string(l.line) + ":" + std::to_string(l.col); }
 
@@ -32,6 +39,7 @@ void dumpExpr(const Expr &e, int indent, std::string &out) {
     case ExprKind::Index: out += "index"; break;
     case ExprKind::Cast: out += "cast " + e.type.str(); break;
     case ExprKind::List: out += "list"; break;
+    case ExprKind::Tuple: out += "tuple"; break;
     case ExprKind::Error: out += "error"; break;
   }
   out += where(e.loc) + "\n";

@@ -18,12 +18,15 @@ using Loc = tk::Location;
 // Deeper expressions and statements are replaced by an error node.
 constexpr int kMaxDepth = 256;
 
-// A written type: a scalar name behind `ptrDepth` stars (`**f32` has 2).
+// A written type: a scalar name behind `ptrDepth` stars (`**f32` has 2),
+// or a tuple of types (`(i32, f32)`: `elems`, and no name).
 struct TypeRef {
   std::string name;  // "f32", "i32", "bool", ...
   int ptrDepth = 0;
   Loc loc;
-  std::string str() const { return std::string(ptrDepth, '*') + name; }
+  std::vector<TypeRef> elems;  // a tuple's element types
+  bool isTuple() const { return !elems.empty(); }
+  std::string str() const;
 };
 
 enum class ExprKind {
@@ -41,6 +44,7 @@ enum class ExprKind {
   Index,   // args[0] = base, args[1..] = indices
   Cast,    // args[0] as type
   List,    // args
+  Tuple,   // args: `(a, b)`, `(a,)`, and `return a, b` / `x, y = ...` unparenthesised
   Error,   // a node dropped after an error
 };
 

@@ -14,6 +14,7 @@
 namespace {
 
 const std::string kScoping = TK_SOURCE_DIR + "/tests/kernels/python_scoping.tk";
+const std::string kPorts = TK_SOURCE_DIR + "/tests/kernels/ports/";
 
 void expectNear(float got, double want, double tol, const std::string &what) {
   ASSERT_LE(std::abs(got - want), tol * std::max(1.0, std::abs(want))) << what << ": got " << got << " want " << want;
@@ -90,6 +91,55 @@ TEST(Ports, ScopingEarlyReturnThenPointerBumps) {
           continue;
         }
         expectNear(got[i], 2.0 * x[i] + r, 1e-6, "row " + std::to_string(r) + " col " + std::to_string(c));
+      }
+  }
+}
+
+// tests/kernels/tuples.tk: a tuple returned from a runtime branch, tuple
+// params, nested tuples, `_`, and a swap through a tuple assignment.
+TEST(Ports, TuplesThroughFnsBranchesAndAssignments) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/tuples.tk", "order_pairs"));
+  for (int n : {1, 781}) {
+    auto x = tk::test::randomFloats(n, -4, 4), y = tk::test::randomFloats(n, -4, 4);
+    tk::Buffer dx = dev->upload(x), dy = dev->upload(y), out = dev->upload(std::vector<float>(4 * n + 4, NAN));
+    (*dev)(k, {uint32_t(n + 1)}, dx, dy, out, int32_t(n));
+    auto got = dev->download<float>(out, 4 * n + 4);
+    for (int i = 0; i < n; ++i) {
+      const double lo = std::min(x[i], y[i]), hi = std::max(x[i], y[i]);
+      const double want[4] = {lo, hi, hi - lo, lo};
+      for (int j = 0; j < 4; ++j) expectNear(got[4 * i + j], want[j], 1e-6, "pair " + std::to_string(i) + "." + std::to_string(j));
+    }
+    for (int j = 4 * n; j < 4 * n + 4; ++j) EXPECT_TRUE(std::isnan(got[j])) << "the program past n wrote " << j;
+  }
+}
+
+// Tutorial 09's persistent matmul: `_compute_pid` returns a tuple, 3
+// programs loop over the tiles in grouped order. Sizes that leave partial
+// tiles on every side, several K tiles, and one tile of one element.
+TEST(Ports, Tutorial09PersistentMatmulWithATupleResult) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kPorts + "persistent_matmul.tk", "matmul_kernel_persistent"));
+  struct Size {
+    int m, n, k;
+  };
+  for (Size sz : {Size{1, 1, 1}, Size{70, 45, 37}, Size{33, 100, 64}}) {
+    auto a = tk::test::randomFloats(size_t(sz.m) * sz.k, -1, 1), b = tk::test::randomFloats(size_t(sz.k) * sz.n, -1, 1);
+    tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(sz.m) * sz.n, NAN));
+    (*dev)(k, {3u}, da, db, dc, int32_t(sz.m), int32_t(sz.n), int32_t(sz.k), int32_t(sz.k), int32_t(1), int32_t(sz.n),
+           int32_t(1), int32_t(sz.n), int32_t(1));
+    auto got = dev->download<float>(dc, size_t(sz.m) * sz.n);
+    for (int i = 0; i < sz.m; ++i)
+      for (int j = 0; j < sz.n; ++j) {
+        double want = 0, scale = 0;
+        for (int q = 0; q < sz.k; ++q) {
+          const double t = double(a[size_t(i) * sz.k + q]) * b[size_t(q) * sz.n + j];
+          want += t;
+          scale += std::abs(t);
+        }
+        const float g = got[size_t(i) * sz.n + j];
+        ASSERT_LE(std::abs(g - want), 1e-5 * std::max(1.0, scale))
+            << "c[" << i << ", " << j << "] = " << g << ", want " << want << ", of " << sz.m << "x" << sz.n << "x" << sz.k;
       }
   }
 }
