@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "syntax/Diagnostics.h"
+#include "driver/CacheEntry.h"
 #include "runtime/CacheFiles.h"
 #include "tk_build_id.h"
 
@@ -36,6 +37,7 @@ std::string compileKey(const lang::SourceManager &sources, const std::string &ke
                        const std::string &toolkitRoot) {
   llvm::SHA256 h;
   field(h, TK_BUILD_ID);
+  field(h, "sealed-entry");  // entries written before they were sealed are other keys
   field(h, std::to_string(Bundle::kFormatVersion));
   for (const std::string &file : sources.files()) {
     field(h, file);
@@ -66,6 +68,9 @@ std::string compileKey(const lang::SourceManager &sources, const std::string &ke
   return out;
 }
 
+// A bundle carries PTX for each arch asked for: tens of MiB at most.
+constexpr uint64_t kMaxBundleBytes = uint64_t(256) << 20;
+
 namespace {
 std::string entryPath(const std::string &dir, const std::string &key) {
   return dir + "/kernels/" + key.substr(0, 2) + "/" + key + ".tkb";
@@ -75,12 +80,12 @@ std::string entryPath(const std::string &dir, const std::string &key) {
 std::optional<Bundle> lookupBundle(const std::string &dir, const std::string &key,
                                    const std::function<void(const std::string &)> &warn) {
   const std::string path = entryPath(dir, key);
-  std::optional<std::string> text = cache::readFile(path);
+  std::optional<std::string> text = loadEntry(path, kMaxBundleBytes, warn);
   if (!text) return std::nullopt;
   try {
     return Bundle::fromJson(*text, path);
-  } catch (const Error &e) {
-    warn(std::string("ignoring a bad compile-cache entry (") + e.what() + "); compiling again");
+  } catch (const std::exception &e) {  // a sealed entry of an older format
+    cache::warnOnce(warn, std::string("ignoring a bad compile-cache entry (") + e.what() + "); compiling again");
     return std::nullopt;
   }
 }
@@ -88,8 +93,8 @@ std::optional<Bundle> lookupBundle(const std::string &dir, const std::string &ke
 void storeBundle(const std::string &dir, const std::string &key, const Bundle &b,
                  const std::function<void(const std::string &)> &warn) {
   std::string error;
-  if (!cache::writeAtomic(entryPath(dir, key), b.toJson(), error, true))
-    warn("compile cache not updated: " + error + " (set TK_CACHE_DIR to a writable directory)");
+  if (!storeEntry(entryPath(dir, key), b.toJson(), error))
+    cache::warnOnce(warn, "compile cache not updated: " + error + " (set TK_CACHE_DIR to a writable directory)");
 }
 
 }  // namespace detail

@@ -185,6 +185,7 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
   if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, path, kernel, opts);
   auto warn = cache::orStderr(opts.warn);
   const std::string dir = cacheDirectory(opts.cacheDir);
+  if (!cache::trustedDirectory(dir, warn)) return compileUncached(l, path, kernel, opts);
   const std::string key = detail::compileKey(l.diags.sources(), kernel, opts, nvptx::Toolkit::find(opts.cudaHome).root);
   if (std::optional<Bundle> hit = detail::lookupBundle(dir, key, warn); hit && hit->kernel == kernel) {
     ++cacheHitCount;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "runtime/CacheFiles.h"
+#include "runtime/OutputFiles.h"
 #include "tk/compiler.h"
 #include "tk/gpu.h"
 
@@ -232,7 +233,7 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
 
 void Bundle::save(const std::string &path) const {
   std::string error;
-  if (!cache::writeAtomic(path, toJson(), error)) throw Error(error);
+  if (!files::writeFile(path, toJson(), error)) throw Error(error);
 }
 
 // Bundles are read whole: a regular file, and no larger than this (a big

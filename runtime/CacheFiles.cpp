@@ -1,4 +1,5 @@
-// Atomic cache writes and the helpers around them (see CacheFiles.h).
+// Cache directories and entries that another user cannot plant or edit
+// (see CacheFiles.h).
 #include "runtime/CacheFiles.h"
 
 #include <fcntl.h>
@@ -6,133 +7,110 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <mutex>
+#include <set>
+
+#include "runtime/OutputFiles.h"
 
 namespace tk::cache {
 
 namespace fs = std::filesystem;
 
 namespace {
-// Writes all of `bytes` to `fd`; false with errno set on failure.
-bool writeAll(int fd, const std::string &bytes) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) {
-      errno = EIO;
-      return false;
-    }
-    p += n;
-    left -= size_t(n);
-  }
-  return true;
+// Why a file or directory with status `st` is not ours alone, or "".
+std::string notPrivate(const struct stat &st) {
+  if (st.st_uid != ::geteuid()) return "owned by user " + std::to_string(st.st_uid) + ", not you";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by group or others";
+  return "";
 }
 
-// A device, FIFO or stream of this process (/dev/null, /dev/stdout): written
-// where it is, since renaming a file over it would replace the node.
-bool writeInPlace(const std::string &path, const std::string &bytes, std::string &error) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  bool ok = fd >= 0 && writeAll(fd, bytes);
-  int saved = ok ? 0 : errno;
-  if (fd >= 0 && ::close(fd) != 0 && ok) {
-    ok = false;
-    saved = errno;
+// Reads exactly `size` bytes from `fd` (one more would mean it grew).
+std::optional<std::string> readFd(int fd, uint64_t size) {
+  std::string out(size, '\0');
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, out.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += size_t(n);
   }
-  if (!ok) error = "cannot write '" + path + "': " + std::strerror(saved ? saved : EIO);
-  return ok;
+  return out;
 }
 }  // namespace
 
-bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error, bool makeParents) {
-  struct stat st;
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) {
-    error = "cannot write '" + path + "': " + std::strerror(EISDIR);
-    return false;
+void warnOnce(const WarnFn &warn, const std::string &message) {
+  // Process-wide on purpose: many Compilers and Tuners share one cache.
+  static std::mutex mu;
+  static std::set<std::string> said;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!said.insert(message).second) return;
   }
-  // /dev/stdout may name a regular file the shell redirected to: replacing
-  // that file would lose the output.
-  const bool stream = path == "/dev/stdout" || path == "/dev/stderr" || path.rfind("/dev/fd/", 0) == 0 ||
-                      path.rfind("/proc/self/fd/", 0) == 0;
-  if ((exists && !S_ISREG(st.st_mode)) || stream) return writeInPlace(path, bytes, error);
-  fs::path target(path);
-  std::error_code ec;
-  // Through a symlink the file it names is replaced, and the link stays.
-  struct stat lst;
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    if (char *real = ::realpath(path.c_str(), nullptr)) {
-      target = real;
-      std::free(real);
-    } else {
-      fs::path to = fs::read_symlink(target, ec);
-      if (ec) {
-        error = "cannot write '" + path + "': " + ec.message();
-        return false;
-      }
-      target = to.is_absolute() ? to : target.parent_path() / to;
-    }
-  }
-  if (makeParents && target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) {
-    error = "cannot create '" + target.parent_path().string() + "': " + ec.message();
-    return false;
-  }
-  // A name no other writer uses (pid and a per-process serial), opened with
-  // O_EXCL: an existing file or link of that name makes it fail, never be
-  // followed. Unlike mkstemp's 0600, mode 0666 lets the umask decide, as for
-  // any file the user writes.
-  static std::atomic<unsigned> serial{0};
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string name;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
-    name = (dir / (".tmp-" + target.filename().string() + "." + std::to_string(::getpid()) + "." +
-                   std::to_string(serial++)))
-               .string();
-    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    error = "cannot write in '" + dir.string() + "': " + std::strerror(errno);
-    return false;
-  }
-  // A replaced file keeps its permissions.
-  bool ok = (!exists || ::fchmod(fd, st.st_mode & 07777) == 0) && writeAll(fd, bytes);
-  int saved = ok ? 0 : errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    saved = errno;
-  }
-  if (ok && std::rename(name.c_str(), target.c_str()) != 0) {
-    ok = false;
-    saved = errno;
-  }
-  if (!ok) {
-    ::unlink(name.c_str());
-    error = "cannot write '" + path + "': " + std::strerror(saved ? saved : EIO);
-  }
-  return ok;
+  orStderr(warn)(message);
 }
 
-std::optional<std::string> readFile(const std::string &path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return ss.str();
+bool trustedDirectory(const std::string &dir, const WarnFn &warn) {
+  std::string error;
+  if (!files::makeDirectories(dir, 0700, error)) {
+    warnOnce(warn, "cache off: " + error + " (set TK_CACHE_DIR to a directory of yours)");
+    return false;
+  }
+  struct stat st;
+  std::string why;
+  if (::stat(dir.c_str(), &st) != 0) why = std::strerror(errno);
+  else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+  else why = notPrivate(st);
+  if (why.empty()) return true;
+  warnOnce(warn, "cache off: the cache directory '" + dir + "' is " + why +
+                     " (tk uses a cache only you can write; set TK_CACHE_DIR to one, created 0700)");
+  return false;
+}
+
+std::optional<std::string> readEntry(const std::string &path, uint64_t cap, const WarnFn &warn) {
+  auto refuse = [&](const std::string &why) -> std::optional<std::string> {
+    warnOnce(warn, "ignoring cache entry '" + path + "': " + why + "; it is replaced");
+    return std::nullopt;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    return refuse(errno == ELOOP ? "it is a symlink" : std::strerror(errno));
+  }
+  struct stat st;
+  std::optional<std::string> text;
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (why = notPrivate(st); !why.empty()) {
+  } else if (uint64_t(st.st_size) > cap)
+    why = std::to_string(st.st_size) + " bytes, more than an entry may hold (" + std::to_string(cap) + ")";
+  else if (!(text = readFd(fd, uint64_t(st.st_size))))
+    why = "cannot be read whole";
+  ::close(fd);
+  if (!why.empty()) return refuse(why);
+  return text;
+}
+
+bool writeEntry(const std::string &path, const std::string &bytes, std::string &error) {
+  files::OutputSet::Options o;
+  o.fileMode = 0600;
+  o.dirMode = 0700;
+  o.replaceAnything = true;
+  return files::writeFile(path, bytes, error, o);
+}
+
+std::optional<std::string> readFile(const std::string &path, uint64_t cap) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && uint64_t(st.st_size) <= cap) text = readFd(fd, uint64_t(st.st_size));
+  ::close(fd);
+  return text;
 }
 
 std::vector<std::string> listFiles(const std::string &dir, const std::string &suffix) {
@@ -150,7 +128,7 @@ std::vector<std::string> listFiles(const std::string &dir, const std::string &su
   return out;
 }
 
-std::function<void(const std::string &)> orStderr(std::function<void(const std::string &)> warn) {
+WarnFn orStderr(WarnFn warn) {
   if (warn) return warn;
   return [](const std::string &message) { std::fprintf(stderr, "tk: warning: %s\n", message.c_str()); };
 }

@@ -1,5 +1,8 @@
-// Files of tk's on-disk caches (compiled bundles, tuning results): atomic
-// writes that many processes may race on, reads, and short content hashes.
+// Files of tk's on-disk caches (compiled bundles, tuning results): a cache
+// directory trusted only when it is yours and no one else can write it (as
+// ssh trusts its keys), entries read without following links or blocking on
+// FIFOs and bounded before allocation, atomic private writes; and the small
+// helpers around them (listing, warnings, short hashes).
 #pragma once
 
 #include <cstdint>
@@ -11,32 +14,47 @@
 
 namespace tk::cache {
 
-// Writes `bytes` to `path` so that readers see either the old file or the
-// whole new one: a fresh temporary file beside it (".tmp-NAME.PID.N", created
-// with O_EXCL, so a planted file or symlink of that name is never followed),
-// then rename over `path`. A symlink's target is replaced (the link stays);
-// devices, FIFOs and the process's streams (/dev/null, /dev/stdout,
-// /dev/fd/N) are written in place. With `makeParents` (cache entries), missing parent
-// directories are created; a user's output path must exist. False, with
-// `error` set ("cannot write 'PATH': reason"), when any step fails; no file
-// is left behind then.
-bool writeAtomic(const std::string &path, const std::string &bytes, std::string &error, bool makeParents = false);
+using WarnFn = std::function<void(const std::string &)>;
 
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> readFile(const std::string &path);
+// Creates `dir` (missing components 0700) and says whether a cache may live
+// there: a directory owned by you (the effective user) that group and others
+// cannot write. Otherwise `warn` is told once per process why, and the caller
+// runs without the cache.
+bool trustedDirectory(const std::string &dir, const WarnFn &warn);
+
+// The bytes of cache entry `path`, or nullopt. A missing entry is a quiet
+// miss; one that is a symlink, a FIFO or device, owned by someone else,
+// writable by group or others, or larger than `cap` bytes is refused with one
+// warning naming it (it is replaced when the caller stores the fresh entry).
+// Opened O_NOFOLLOW|O_NONBLOCK and checked with fstat, so what is checked is
+// what is read.
+std::optional<std::string> readEntry(const std::string &path, uint64_t cap, const WarnFn &warn);
+
+// Writes entry `path` (0600, in directories made 0700) through the one output
+// writer: a temporary beside it and a rename, which replaces whatever was
+// planted there. False with `error` set on failure.
+bool writeEntry(const std::string &path, const std::string &bytes, std::string &error);
+
+// Calls `warn(message)` unless this process already did with this message:
+// a bad entry is named once, not at every lookup of a long tuning run.
+void warnOnce(const WarnFn &warn, const std::string &message);
+
+// The whole regular file `path` if it is at most `cap` bytes, or nullopt (a
+// FIFO or device is not opened for reading: it could block or never end).
+std::optional<std::string> readFile(const std::string &path, uint64_t cap = uint64_t(1) << 30);
 
 // Regular files under `dir` (recursively) whose names end with `suffix`.
 std::vector<std::string> listFiles(const std::string &dir, const std::string &suffix);
 
 // `warn`, or one that writes "tk: warning: MESSAGE" to stderr when it is
 // unset: how the caches report what does not stop the work.
-std::function<void(const std::string &)> orStderr(std::function<void(const std::string &)> warn);
+WarnFn orStderr(WarnFn warn);
 
-// FNV-1a, 64 bits: a fixed, portable hash (cache entry names, tkc's seeds).
+// FNV-1a, 64 bits: a fixed, portable hash (tkc's seeds). Not for anything
+// another user could choose the input of: cache entries use SHA-256.
 uint64_t fnv1a64(std::string_view bytes);
 
-// FNV-1a, 64 bits, as 16 hex digits: names cache entries whose content
-// repeats the full key, so a collision is detected as a mismatch, not trusted.
+// FNV-1a, 64 bits, as 16 hex digits.
 std::string hash64(std::string_view bytes);
 
 }  // namespace tk::cache

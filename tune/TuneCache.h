@@ -20,6 +20,9 @@ struct TuneEntryKey {
   std::map<std::string, std::string> key;
   TuneConfig config;
   std::map<std::string, std::string> assumed;  // the facts the variant was compiled for
+  // Everything else a measurement depends on: the grid, each argument's
+  // buffer size, --max-spill-bytes, --sample-blocks (Tuner::Impl::launchText).
+  std::string launch;
 };
 
 // Key values as one text, "n=4096;rows=7;": how entries and a Tuner's

@@ -108,8 +108,50 @@ struct Tuner::Impl {
   std::string checkResources(const Bundle &b, TuneResult &r) const;
   void measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r);
   double benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg> &args);
-  TuneReport run(const GridFn &grid, const std::vector<Arg> &args, std::map<int, Kernel> *loaded, bool cacheOnly);
+  TuneReport run(const GridFn &grid, const std::vector<Arg> &args, const std::vector<size_t> &bufferBytes,
+                 std::map<int, Kernel> *loaded, bool cacheOnly);
+  // The grid `grid` gives config `c`, from a bundle that holds only the
+  // signature's const values (as the compiled one will): what a cache lookup
+  // keys on before anything compiles. nullopt when the function wants more.
+  std::optional<Dim3> gridBeforeCompile(const GridFn &grid, const TuneConfig &c) const;
+  std::string launchText(Dim3 grid, const std::vector<Arg> &args, const std::vector<size_t> &bufferBytes) const;
 };
+
+std::optional<Dim3> Tuner::Impl::gridBeforeCompile(const GridFn &grid, const TuneConfig &c) const {
+  if (!grid) return std::nullopt;
+  Bundle stub;
+  stub.kernel = kernel;
+  stub.numWarps = c.numWarps;
+  for (const lang::ParamSig &p : sig.params) {
+    if (!p.isConst) continue;
+    KernelParam kp;
+    kp.name = p.name;
+    kp.isConst = true;
+    kp.value = p.constValue;
+    if (auto d = opts.compile.defines.find(p.name); d != opts.compile.defines.end()) kp.value = d->second;
+    if (auto d = c.consts.find(p.name); d != c.consts.end()) kp.value = d->second;
+    stub.params.push_back(kp);
+  }
+  try {
+    return grid(stub);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+// Everything besides the config and the key values that a measurement
+// depends on, so that no entry is replayed for another launch: the grid, the
+// size of every buffer, and the options that prune or sample.
+std::string Tuner::Impl::launchText(Dim3 grid, const std::vector<Arg> &args,
+                                    const std::vector<size_t> &bufferBytes) const {
+  std::string out = "grid=" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," + std::to_string(grid.z) +
+                    ";buffers=";
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const Buffer *b = std::get_if<Buffer>(&args[i]))
+      out += std::to_string(*b || i >= bufferBytes.size() ? b->size() : bufferBytes[i]) + ",";
+  return out + ";max_spill_bytes=" + std::to_string(opts.maxSpillBytes) +
+         ";sample_blocks=" + std::to_string(opts.sampleBlocks);
+}
 
 void Tuner::Impl::setUp() {
   warn = cache::orStderr(opts.warn);
@@ -313,8 +355,8 @@ void Tuner::Impl::measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &ar
 
 // With `cacheOnly`, stops (returning a report with best -2) at the first
 // config the cache cannot answer.
-TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, std::map<int, Kernel> *loaded,
-                            bool cacheOnly) {
+TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, const std::vector<size_t> &bufferBytes,
+                            std::map<int, Kernel> *loaded, bool cacheOnly) {
   if (opts.shardCount < 1 || opts.shardIndex < 0 || opts.shardIndex >= opts.shardCount)
     throw Error("bad shard " + std::to_string(opts.shardIndex) + "/" + std::to_string(opts.shardCount) +
                 ": expected I/N with 0 <= I < N");
@@ -330,6 +372,10 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
   report.shardIndex = opts.shardIndex;
   report.shardCount = opts.shardCount;
   report.spaceSize = int(space.configs.size());
+  const bool useCache = opts.cache && cache::trustedDirectory(cacheDir, warn);
+  auto entryKey = [&](const TuneConfig &c, Dim3 g) {
+    return detail::TuneEntryKey{kernel, kernelHash, deviceId, report.key, c, report.assumed, launchText(g, args, bufferBytes)};
+  };
 
   // Which configs this run owns, the user's prune, then the tuning cache.
   std::vector<int> owned, toCompile;
@@ -349,8 +395,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
     } catch (const HostExprError &e) {
       e.rethrowPrefixed("prune expression '" + space.prune + "' for config " + r.config.str() + ": ");
     }
-    if (opts.cache)
-      if (auto hit = detail::lookupTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, warn)) {
+    if (std::optional<Dim3> g = gridBeforeCompile(grid, r.config); useCache && g)
+      if (auto hit = detail::lookupTuneEntry(cacheDir, entryKey(r.config, *g), warn)) {
         results[i] = *hit;
         ++report.cacheHits;
         continue;
@@ -402,6 +448,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
   int measured = 0;
   for (int i : toCompile) {
     TuneResult &r = results[i];
+    std::optional<Dim3> launched;  // the grid the variant ran with
+    bool launchFailed = false;
     if (auto b = bundles.find(i); b != bundles.end()) {
       std::string why = checkResources(b->second, r);
       if (!why.empty()) {
@@ -410,16 +458,22 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, st
       } else {
         try {
           Kernel k = device.load(b->second);
-          measure(k, grid(k.bundle()), args, r);
+          launched = grid(k.bundle());
+          measure(k, *launched, args, r);
           ++report.timed;
           if (loaded) loaded->emplace(i, k);
         } catch (const Error &e) {
           r.status = "error";
           r.reason = firstLine(e.what());
+          launchFailed = true;
         }
       }
     }
-    if (opts.cache) detail::storeTuneEntry(cacheDir, {kernel, kernelHash, deviceId, report.key, r.config, report.assumed}, r, report.measure, warn);
+    // A launch that failed may have failed for these arguments (buffers too
+    // small, a bad grid), not for the config: measured again next time.
+    if (!launched) launched = gridBeforeCompile(grid, r.config);
+    if (useCache && launched && !launchFailed)
+      detail::storeTuneEntry(cacheDir, entryKey(r.config, *launched), r, report.measure, warn);
     if (opts.progress) opts.progress(++measured, int(toCompile.size()), (r.status == "ok" ? "measured " : r.status + " ") + r.config.str());
   }
 
@@ -445,7 +499,7 @@ const TuneSpace &Tuner::space() const { return impl_->space; }
 
 TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
   std::map<int, Kernel> loaded;
-  TuneReport report = impl_->run(grid, args, &loaded, false);
+  TuneReport report = impl_->run(grid, args, {}, &loaded, false);
   // Unsharded, results are the space's configs in order: best is its index.
   if (report.best >= 0 && impl_->opts.shardCount == 1)
     if (auto it = loaded.find(report.best); it != loaded.end())
@@ -454,9 +508,10 @@ TuneReport Tuner::tune(const GridFn &grid, const std::vector<Arg> &args) {
   return report;
 }
 
-std::optional<TuneReport> Tuner::cached(const std::vector<Arg> &args) {
+std::optional<TuneReport> Tuner::cached(const GridFn &grid, const std::vector<Arg> &args,
+                                        const std::vector<size_t> &bufferBytes) {
   if (!impl_->opts.cache) return std::nullopt;
-  TuneReport report = impl_->run(GridFn{}, args, nullptr, true);
+  TuneReport report = impl_->run(grid, args, bufferBytes, nullptr, true);
   if (report.best == -2) return std::nullopt;
   return report;
 }

@@ -128,10 +128,12 @@ class Tuner {
   // every config was pruned or failed, listing why each did.
   TuneReport tune(const GridFn &grid, const std::vector<Arg> &args);
   // The report from the tuning cache alone, when it holds every config of the
-  // space for these key values (configs the prune expression drops need no
+  // space for this launch (configs the prune expression drops need no
   // entry); nullopt otherwise. Nothing compiles or runs, so the buffers in
-  // `args` may be empty Buffers: only the scalars are read.
-  std::optional<TuneReport> cached(const std::vector<Arg> &args);
+  // `args` may be empty Buffers: `bufferBytes[i]` is then the size of the
+  // i-th argument's buffer, which entries are keyed on with the grid.
+  std::optional<TuneReport> cached(const GridFn &grid, const std::vector<Arg> &args,
+                                   const std::vector<size_t> &bufferBytes = {});
   // Launches the best config for the key values in `args`: from this
   // Tuner's memory, else the tuning cache, else by tuning now.
   LaunchStats launch(const GridFn &grid, const std::vector<Arg> &args);

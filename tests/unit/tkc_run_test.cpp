@@ -176,9 +176,10 @@ TEST(Npy, NamesTheFileAndTheProblem) {
 TEST(Npy, AFailedWriteLeavesNothing) {
   TempDir dir;
   float v = 1;
-  EXPECT_NE(errorOf([&] { tkc::writeNpy(dir / "no/such/dir.npy", "f32", &v, 1); }).find("cannot write"),
+  std::ofstream(dir / "afile") << "x";  // a file where a directory must be
+  EXPECT_NE(errorOf([&] { tkc::writeNpy(dir / "afile/dir.npy", "f32", &v, 1); }).find("cannot write"),
             std::string::npos);
-  EXPECT_TRUE(dir.files().empty());
+  EXPECT_EQ(dir.files(), std::vector<std::string>{"afile"});
 }
 
 // ---- LaunchSpec -----------------------------------------------------------------
@@ -317,7 +318,10 @@ TEST(LaunchSpec, BindsInParameterOrderAndWritesOutputs) {
   ASSERT_EQ(b.buffers.size(), 3u);
   EXPECT_EQ(b.buffers[1].spec.name, "y");
   EXPECT_EQ(dev->download<float>(std::get<tk::Buffer>(b.args[1]), 5)[4], 4.0f);
-  s.writeOutputs(*dev, b);
+  tk::files::OutputSet out;
+  s.addOutputs(*dev, b, out);
+  std::string error;
+  ASSERT_TRUE(out.commit(error)) << error;
   EXPECT_EQ(tkc::readNpyAs(dir / "o.npy", "f32", 5).size(), 20u);
   EXPECT_EQ(dir.files(), std::vector<std::string>{"o.npy"});
 }

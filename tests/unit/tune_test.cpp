@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "runtime_TestUtil.h"
+#include "driver/CacheEntry.h"
 #include "tk/tune.h"
 
 namespace {
@@ -178,7 +179,8 @@ TEST(Tuner, CacheAnswersRepeatsAndMeasuresOnlyNewConfigs) {
   }
   {
     tk::Tuner t(*dev, kElementwise, "complex_activation", space({"BLOCK=256", "BLOCK=1024"}), options(dir));
-    std::optional<tk::TuneReport> cached = t.cached({tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(98433)});
+    std::optional<tk::TuneReport> cached = t.cached(e.grid(), {tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(98433)},
+                                                        {98433 * 4, 98433 * 4, 98433 * 4, 0});
     ASSERT_TRUE(cached);
     EXPECT_EQ(cached->cacheHits, 2);
     tk::TuneReport r = t.tune(e.grid(), e.args());
@@ -187,7 +189,8 @@ TEST(Tuner, CacheAnswersRepeatsAndMeasuresOnlyNewConfigs) {
     EXPECT_EQ(r.cacheHits, 2);
     EXPECT_EQ(r.best, cached->best);
     // Another key value is another entry.
-    EXPECT_FALSE(t.cached({tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(98432)}));
+    EXPECT_FALSE(t.cached(e.grid(), {tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(98432)},
+                          {98433 * 4, 98433 * 4, 98433 * 4, 0}));
   }
   {
     tk::Tuner t(*dev, kElementwise, "complex_activation", space({"BLOCK=256", "BLOCK=1024", "BLOCK=512"}), options(dir));
@@ -213,7 +216,7 @@ TEST(Tuner, CorruptedEntriesAreRebuiltAndUnwritableCachesWarn) {
   tk::TuneReport r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir, &warnings)).tune(e.grid(), e.args());
   EXPECT_EQ(r.timed, 1);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("corrupted"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("'" + entry + "'"), std::string::npos) << warnings[0];
   warnings.clear();
   r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir, &warnings)).tune(e.grid(), e.args());
   EXPECT_EQ(r.cacheHits, 1) << "the rebuilt entry is read back";
@@ -225,6 +228,90 @@ TEST(Tuner, CorruptedEntriesAreRebuiltAndUnwritableCachesWarn) {
   r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(file + "/cache", &warnings)).tune(e.grid(), e.args());
   EXPECT_EQ(r.bestResult().status, "ok");
   EXPECT_FALSE(warnings.empty());
+  fs::remove_all(dir);
+}
+
+// The one entry of a fresh one-config tuning cache in `dir`.
+std::string onlyEntry(const std::string &dir) {
+  std::vector<std::string> files;
+  for (auto &f : fs::recursive_directory_iterator(dir + "/tune"))
+    if (f.is_regular_file()) files.push_back(f.path().string());
+  if (files.size() != 1) throw std::runtime_error("expected one tuning entry");
+  return files[0];
+}
+
+TEST(Tuner, PlantedOrEditedEntriesNeverWin) {
+  auto dev = tk::Device::open("sim");
+  const std::string dir = freshDir();
+  Elementwise e(*dev, 4096);
+  tk::TuneSpace s = space({"BLOCK=256"});
+  { tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), e.args()); }
+  const std::string entry = onlyEntry(dir);
+  std::ifstream in(entry);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // An edit that keeps the JSON well formed: "ms": 0 would win every tuning.
+  const size_t at = text.find("\"ms\": ");
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = text.find(',', at);
+  // Edited in place (the seal no longer matches), then sealed anew as only
+  // tk's own writer could (the JSON's number out of range).
+  for (bool reseal : {false, true}) {
+    std::string edited = text;
+    edited.replace(at, end - at, reseal ? "\"ms\": 1e400" : "\"ms\": 0");
+    std::string error;
+    if (reseal) ASSERT_TRUE(tk::detail::storeEntry(entry, edited.substr(edited.find('\n') + 1), error)) << error;
+    else std::ofstream(entry, std::ios::trunc) << edited;
+    std::vector<std::string> warnings;
+    tk::TuneReport r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir, &warnings)).tune(e.grid(), e.args());
+    EXPECT_EQ(r.timed, 1) << reseal;
+    EXPECT_EQ(r.cacheHits, 0);
+    EXPECT_GT(r.bestResult().ms, 0);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("'" + entry + "'"), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find(reseal ? "number overflow" : "SHA-256"), std::string::npos) << warnings[0];
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Tuner, EntriesAreKeyedOnTheWholeLaunch) {
+  auto dev = tk::Device::open("sim");
+  const std::string dir = freshDir();
+  Elementwise e(*dev, 4096);
+  tk::TuneSpace s = space({"BLOCK=256"});
+  auto tuneWith = [&](const tk::Tuner::GridFn &grid, tk::TuneOptions o) {
+    return tk::Tuner(*dev, kElementwise, "complex_activation", s, o).tune(grid, e.args());
+  };
+  EXPECT_EQ(tuneWith(e.grid(), options(dir)).timed, 1);
+  EXPECT_EQ(tuneWith(e.grid(), options(dir)).cacheHits, 1);
+  // Half the grid measures another launch.
+  auto half = [](const tk::Bundle &b) { return tk::Dim3{uint32_t(4096 / b.constInt("BLOCK") / 2)}; };
+  EXPECT_EQ(tuneWith(half, options(dir)).cacheHits, 0);
+  tk::TuneOptions o = options(dir);
+  o.maxSpillBytes = 7;
+  EXPECT_EQ(tuneWith(e.grid(), o).cacheHits, 0);
+  o = options(dir);
+  o.sampleBlocks = 3;
+  EXPECT_EQ(tuneWith(e.grid(), o).cacheHits, 0);
+  // Bigger buffers, same key value n.
+  Elementwise big(*dev, 8192);
+  std::vector<tk::Arg> args = {big.bx, big.by, big.out, int32_t(4096)};
+  EXPECT_EQ(tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), args).cacheHits, 0);
+  fs::remove_all(dir);
+}
+
+TEST(Tuner, LaunchesThatFailForTheirArgumentsAreNotCached) {
+  auto dev = tk::Device::open("sim");
+  const std::string dir = freshDir();
+  Elementwise e(*dev, 4096);
+  tk::TuneSpace s = space({"BLOCK=256"});
+  // `out` far too small: the sim refuses the out-of-bounds stores.
+  std::vector<tk::Arg> args = {e.bx, e.by, dev->upload(std::vector<float>(16)), int32_t(4096)};
+  EXPECT_THROW(tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), args), tk::Error);
+  size_t entries = 0;
+  if (fs::exists(dir + "/tune"))
+    for (auto &f : fs::recursive_directory_iterator(dir + "/tune")) entries += f.is_regular_file();
+  EXPECT_EQ(entries, 0u) << "a failed launch was cached";
+  EXPECT_EQ(tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), e.args()).timed, 1);
   fs::remove_all(dir);
 }
 

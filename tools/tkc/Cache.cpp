@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "driver/CacheEntry.h"
 #include "runtime/CacheFiles.h"
 #include "tk/compiler.h"
 
@@ -49,9 +50,12 @@ int list(const std::string &dir) {
   };
   std::map<std::string, Group> groups;
   for (const std::string &file : entries) {
-    std::optional<std::string> text = tk::cache::readFile(file);
+    // Read as a lookup reads it: bounded, sealed, never a raw exception.
+    std::optional<std::string> text = tk::cache::readFile(file, 1 << 20);
+    std::string why;
+    std::optional<std::string> payload = text ? tk::detail::unsealEntry(file, *text, why) : std::nullopt;
     try {
-      nlohmann::json j = nlohmann::json::parse(text.value_or(""));
+      nlohmann::json j = nlohmann::json::parse(payload.value_or(""));
       std::string key;
       for (const auto &[k, v] : j.at("key").items()) key += " " + k + "=" + v.get<std::string>();
       Group &g = groups[j.at("kernel").get<std::string>() + " on " + j.at("device").get<std::string>() + key];

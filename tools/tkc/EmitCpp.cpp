@@ -4,6 +4,8 @@
 // NAME_c.h (the same for C, default configs) and NAME.cpp (the bundles
 // embedded as raw strings, the dispatch).
 #include "EmitCpp.h"
+#include "CppNames.h"
+#include "Depfile.h"
 #include "LaunchSpec.h"
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "ir/IR.h"
 #include "ir/Parser.h"
 #include "runtime/CacheFiles.h"
+#include "runtime/OutputFiles.h"
 
 namespace tkc {
 
@@ -182,15 +185,6 @@ std::vector<std::map<std::string, std::string>> factSets(const KernelPlan &k, co
   return out;
 }
 
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // A raw string literal of `text`, its delimiter chosen not to occur in it.
 std::string rawLiteral(const std::string &text) {
   std::string delim = "tk";
@@ -276,7 +270,7 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
                  (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
   signature += ")";
 
-  h << "\n// ---- " << signature << "\n";
+  h << "\n// ---- " << cppComment(signature) << "\n";
   h << "// The consts and num_warps of one compiled variant.\nstruct " << cfg << " {\n";
   for (const tk::KernelParam *p : fields) h << "  " << cppType(p->type, k.name, p->name) << " " << p->name << ";\n";
   h << "  int num_warps;\n};\n";
@@ -285,7 +279,7 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
     << "\n"
     << cfg << " " << k.name << "_select(" << scalarDecls << ");\n";
   h << "namespace " << lib << "_detail {\ntk::Status " << k.name
-    << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls << ");\n}\n";
+    << "(uint64_t tk_header, tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls << ");\n}\n";
   h << "// Launches the variant of `config` (a tk::Status error naming the kernel\n"
     << "// and the argument when one is wrong or none was compiled for it).\n";
   h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls
@@ -314,38 +308,38 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   } else {
     // Nearest by summed |log2| distance of the key values: a size between two
     // tuned sizes takes the config of the closer one.
-    cpp << "  auto far = [](double a, double b) { return std::fabs(std::log2(std::max(std::fabs(a), 1.0)) - "
+    cpp << "  auto tk_far = [](double a, double b) { return std::fabs(std::log2(std::max(std::fabs(a), 1.0)) - "
            "std::log2(std::max(std::fabs(b), 1.0))) + (a == b ? 0.0 : 1e-9); };\n";
-    cpp << "  double best = 1e300;\n  " << cfg << " chosen = " << configInit(k.configs.front()) << ";\n";
+    cpp << "  double tk_best = 1e300;\n  " << cfg << " tk_chosen = " << configInit(k.configs.front()) << ";\n";
     for (const Config &c : k.configs) {
-      cpp << "  if (double d = 0";
+      cpp << "  if (double tk_d = 0";
       for (const auto &[name, value] : c.key) {
         if (std::none_of(scalars.begin(), scalars.end(), [&](auto *p) { return p->name == name; }))
           throw Error("kernel '" + k.name + "': tuning key '" + name + "' is not a scalar launch argument");
-        const std::string num = value == "true" ? "1" : value == "false" ? "0" : value;
-        cpp << " + far(double(" << name << "), " << num << ")";
+        const std::string num = cppNumber(value, "kernel '" + k.name + "': tuning key " + name);
+        cpp << " + tk_far(double(" << name << "), " << num << ")";
       }
-      cpp << "; d < best) {\n    best = d;\n    chosen = " << configInit(c) << ";\n  }\n";
+      cpp << "; tk_d < tk_best) {\n    tk_best = tk_d;\n    tk_chosen = " << configInit(c) << ";\n  }\n";
     }
-    cpp << "  return chosen;\n}\n";
+    cpp << "  return tk_chosen;\n}\n";
   }
 
   std::string compiled;
   for (const Config &c : k.configs) compiled += (compiled.empty() ? "" : "; ") + describe(c, fields);
-  cpp << "\ntk::Status " << lib << "_detail::" << k.name << "(uint64_t header, tk::Stream s, tk::Dim3 grid, const "
+  cpp << "\ntk::Status " << lib << "_detail::" << k.name << "(uint64_t tk_header, tk::Stream s, tk::Dim3 grid, const "
       << cfg << " &config" << decls << ") {\n";
   // Pointer checks: the alignment of the first variant (every variant
   // assumes the same of its pointers).
   for (const tk::KernelParam *p : launch) {
     if (p->type[0] != '*') continue;
-    cpp << "  if (!" << p->name << ") return tk::aot::nullPointer(" << quote(k.name) << ", " << quote(p->name) << ", "
-        << quote(p->type) << ");\n";
+    cpp << "  if (!" << p->name << ") return tk::aot::nullPointer(" << cppString(k.name) << ", " << cppString(p->name) << ", "
+        << cppString(p->type) << ");\n";
     int64_t align = 0;
     for (const tk::KernelParam &q : k.variants.front().bundle.params)
       if (q.name == p->name) align = q.align;
     if (align > 1)
       cpp << "  if (reinterpret_cast<uintptr_t>(" << p->name << ") % " << align << " != 0) return tk::aot::misaligned("
-          << quote(k.name) << ", " << quote(p->name) << ", " << quote(p->type) << ", " << p->name << ", " << align
+          << cppString(k.name) << ", " << cppString(p->name) << ", " << cppString(p->type) << ", " << p->name << ", " << align
           << ");\n";
   }
   // Facts: two bits per integer argument, 1: a multiple of 16, 2: equal to 1
@@ -353,11 +347,11 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   std::vector<std::string> ints;
   for (const tk::KernelParam *p : scalars)
     if (isIntegerType(p->type)) ints.push_back(p->name);
-  cpp << "  uint64_t facts = 0;\n";
+  cpp << "  uint64_t tk_facts = 0;\n";
   for (size_t i = 0; i < ints.size() && i < 32; ++i)
-    cpp << "  facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i
+    cpp << "  tk_facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i
         << ";\n";
-  cpp << "  (void)facts;\n  size_t v = 0;\n";
+  cpp << "  (void)tk_facts;\n  size_t tk_variant = 0;\n";
   for (size_t c = 0; c < k.configs.size(); ++c) {
     cpp << "  " << (c ? "else if (" : "if (");
     for (const tk::KernelParam *p : fields)
@@ -374,44 +368,44 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
           want |= uint64_t(f->second == "1" ? 2 : 1) << 2 * i;
         }
       if (mask == 0)
-        cpp << "    " << (first ? "" : "else ") << "v = " << firstBundle + vi << ";\n";
+        cpp << "    " << (first ? "" : "else ") << "tk_variant = " << firstBundle + vi << ";\n";
       else
-        cpp << "    " << (first ? "" : "else ") << "if ((facts & " << mask << "ull) == " << want
-            << "ull) v = " << firstBundle + vi << ";\n";
+        cpp << "    " << (first ? "" : "else ") << "if ((tk_facts & " << mask << "ull) == " << want
+            << "ull) tk_variant = " << firstBundle + vi << ";\n";
       first = false;
     }
     cpp << "  }\n";
   }
-  cpp << "  else {\n    std::string wanted;\n";
+  cpp << "  else {\n    std::string tk_wanted;\n";
   for (const tk::KernelParam *p : fields)
-    cpp << "    wanted += \"" << p->name << "=\" + std::to_string(config." << p->name << ") + \", \";\n";
-  cpp << "    wanted += \"num_warps=\" + std::to_string(config.num_warps);\n    return tk::aot::noVariant("
-      << quote(k.name) << ", wanted, " << quote(compiled) << ");\n  }\n";
+    cpp << "    tk_wanted += \"" << p->name << "=\" + std::to_string(config." << p->name << ") + \", \";\n";
+  cpp << "    tk_wanted += \"num_warps=\" + std::to_string(config.num_warps);\n    return tk::aot::noVariant("
+      << cppString(k.name) << ", tk_wanted, " << cppString(compiled) << ");\n  }\n";
   std::string argList;
   for (size_t i = 0; i < launch.size(); ++i) {
     const tk::KernelParam *p = launch[i];
     if (p->type[0] == '*') {
-      cpp << "  const uint64_t a" << i << " = reinterpret_cast<uintptr_t>(" << p->name << ");\n";
-      argList += std::string(i ? ", " : "") + "&a" + std::to_string(i);
+      cpp << "  const uint64_t tk_a" << i << " = reinterpret_cast<uintptr_t>(" << p->name << ");\n";
+      argList += std::string(i ? ", " : "") + "&tk_a" + std::to_string(i);
     } else {
       argList += std::string(i ? ", " : "") + "&" + p->name;
     }
   }
-  cpp << "  const void *args[] = {" << (argList.empty() ? "nullptr" : argList) << "};\n";
-  cpp << "  return library().launch(s, header, " << quote(k.name) << ", v, grid, args, " << launch.size() << ");\n}\n";
+  cpp << "  const void *tk_args[] = {" << (argList.empty() ? "nullptr" : argList) << "};\n";
+  cpp << "  return library().launch(s, tk_header, " << cppString(k.name) << ", tk_variant, grid, tk_args, " << launch.size() << ");\n}\n";
 
   // The C launcher: the selected config, the Status as its code + *error.
-  c << "\n/* " << signature << ": the config " << k.name << "_select would choose. */\n";
+  c << "\n/* " << cppComment(signature) << ": the config " << k.name << "_select would choose. */\n";
   c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error);\n";
   cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error) {\n"
-      << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << quote(k.name) << ", \"tk_device\"), error);\n"
+      << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_device\"), error);\n"
       << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}"
       << names << "), error);\n}\n";
   c << "/* The same queued on `stream` (tk_stream_create). */\n";
   c << "int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls << ", const char **error);\n";
   cpp << "\nextern \"C\" int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls
       << ", const char **error) {\n"
-      << "  if (!stream) return tk::aot::cStatus(tk::aot::nullHandle(" << quote(k.name) << ", \"tk_stream\"), error);\n"
+      << "  if (!stream) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_stream\"), error);\n"
       << "  return tk::aot::cStatus(" << k.name << "(tk::aot::streamOf(stream), tk::Dim3{grid.x, grid.y, grid.z}"
       << names << "), error);\n}\n";
 }
@@ -452,6 +446,7 @@ void emitCpp(const EmitCppOptions &opts) {
   for (const auto &d : declared)
     if (std::find(wanted.begin(), wanted.end(), d.first) != wanted.end()) compiled.push_back(d);
   tkc::checkDefineNames(compiled, opts.defines);
+  checkCppNames(compiled, lib, base);
   std::vector<KernelPlan> plans;
   for (const std::string &name : wanted) {
     KernelPlan k;
@@ -475,6 +470,11 @@ void emitCpp(const EmitCppOptions &opts) {
         for (const auto &[param, fact] : f) co.assume[param] = fact == "1" ? 1 : 16;
         k.variants.push_back(Variant{c, f, tk::Compiler::compileFile(opts.file, name, co)});
       }
+    // Each config's consts as compiled, in canonical form (-D BLOCK=01024 or
+    // 0x400 compiles 1024: the launcher must compare with 1024).
+    for (const Variant &v : k.variants)
+      for (const tk::KernelParam &p : v.bundle.params)
+        if (p.isConst && k.configs[v.config].consts.count(p.name)) k.configs[v.config].consts[p.name] = p.value;
     k.written = writtenPointers(k.variants.front().bundle);
     plans.push_back(std::move(k));
   }
@@ -485,7 +485,7 @@ void emitCpp(const EmitCppOptions &opts) {
     for (const Variant &v : k.variants) hash = fnv1a(v.bundle.toJson(), hash);
 
   std::ostringstream h, cpp;
-  const std::string source = std::filesystem::path(opts.file).filename().string();
+  const std::string source = cppComment(std::filesystem::path(opts.file).filename().string());
   h << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
     << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include "
        "\"tk/aot.h\"\n\n";
@@ -525,7 +525,7 @@ void emitCpp(const EmitCppOptions &opts) {
       for (const auto &[p, f] : v.facts) facts += " " + p + (f == "1" ? " == 1" : " % 16 == 0");
       std::string consts;
       for (const auto &[c, value] : k.configs[v.config].consts) consts += c + "=" + value + ", ";
-      cpp << "// " << k.name << ": " << consts << "num_warps=" << k.configs[v.config].numWarps
+      cpp << "// " << k.name << ": " << cppComment(consts) << "num_warps=" << k.configs[v.config].numWarps
           << (facts.empty() ? "" : ";" + facts) << "\nconst char kBundle" << n
           << "[] = " << rawLiteral(v.bundle.toJson()) << ";\n";
       const std::string id = std::to_string(n);
@@ -540,7 +540,7 @@ void emitCpp(const EmitCppOptions &opts) {
           }
           const std::string name = "kCubin" + id + "_" + identifier(arch);
           cpp << "const unsigned char " << name << "[] = " << byteArray(info.cubin) << ";\n";
-          cubinTable += "    {" + quote(arch) + ", " + name + ", sizeof " + name + "},\n";
+          cubinTable += "    {" + cppString(arch) + ", " + name + ", sizeof " + name + "},\n";
         }
       if (!cubinTable.empty()) {
         cpp << "const tk::aot::EmbeddedCubin kCubins" << id << "[] = {\n" << cubinTable << "};\n";
@@ -552,12 +552,12 @@ void emitCpp(const EmitCppOptions &opts) {
       ++n;
     }
   cpp << "\nconst tk::aot::EmbeddedBundle kBundles[] = {\n" << table << "};\n\n";
-  cpp << "tk::aot::Library &library() {\n  static tk::aot::Library lib(" << quote(base) << ", " << hex64(hash)
+  cpp << "tk::aot::Library &library() {\n  static tk::aot::Library lib(" << cppString(base) << ", " << hex64(hash)
       << ", kBundles, " << n << ");\n  return lib;\n}\n\n}  // namespace\n\n";
   cpp << "tk::Status " << lib << "_detail::load(tk::Stream s, uint64_t header) { return library().load(s, header); }\n";
   cpp << "void " << lib << "_detail::unload(tk::Stream s) { library().unload(s); }\n";
   cpp << "\nextern \"C\" int " << lib << "_load_c(tk_device *device, const char **error) {\n"
-      << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << quote(base) << ", \"tk_device\"), error);\n"
+      << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(base) << ", \"tk_device\"), error);\n"
       << "  return tk::aot::cStatus(" << lib << "_load(tk::aot::deviceOf(device)), error);\n}\n";
   cpp << "extern \"C\" void " << lib << "_unload_c(tk_device *device) {\n  if (device) " << lib
       << "_unload(tk::aot::deviceOf(device));\n}\n";
@@ -568,26 +568,22 @@ void emitCpp(const EmitCppOptions &opts) {
   }
   c << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
 
-  std::string error;
+  // All four files or none: a build must never see a new .h beside an old .cpp.
   const std::string hPath = opts.output + ".h", cppPath = opts.output + ".cpp", cPath = opts.output + "_c.h";
-  if (!tk::cache::writeAtomic(hPath, h.str(), error) || !tk::cache::writeAtomic(cPath, c.str(), error) ||
-      !tk::cache::writeAtomic(cppPath, cpp.str(), error))
-    throw Error(error);
+  tk::files::OutputSet outputs;
+  outputs.add(hPath, h.str());
+  outputs.add(cPath, c.str());
+  outputs.add(cppPath, cpp.str());
   if (!opts.depfile.empty()) {
-    // Make syntax: spaces in paths escaped; both outputs depend on every input.
-    auto escape = [](const std::string &p) {
-      std::string s;
-      for (char c : p) s += c == ' ' ? std::string("\\ ") : c == '$' ? std::string("$$") : std::string(1, c);
-      return s;
-    };
-    std::string d = escape(hPath) + " " + escape(cppPath) + " " + escape(cPath) + ":";
+    // Every output depends on every input.
     std::set<std::string> deps;
     for (const std::string &f : tk::Compiler::dependencies(opts.file, opts.compile))
       deps.insert(std::filesystem::absolute(f).lexically_normal().string());
     for (const std::string &t : opts.tuneTables) deps.insert(std::filesystem::absolute(t).lexically_normal().string());
-    for (const std::string &f : deps) d += " \\\n  " + escape(f);
-    if (!tk::cache::writeAtomic(opts.depfile, d + "\n", error)) throw Error(error);
+    outputs.add(opts.depfile, depfileText({hPath, cppPath, cPath}, {deps.begin(), deps.end()}));
   }
+  std::string error;
+  if (!outputs.commit(error)) throw Error(error);
 }
 
 }  // namespace tkc

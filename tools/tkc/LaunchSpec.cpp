@@ -428,12 +428,12 @@ tk::Dim3 LaunchSpec::grid(const tk::Bundle &bundle) const {
   return gridForConsts(consts);
 }
 
-void LaunchSpec::writeOutputs(tk::Device &dev, const Bound &b) const {
+void LaunchSpec::addOutputs(tk::Device &dev, const Bound &b, tk::files::OutputSet &out) const {
   for (const BoundBuffer &bb : b.buffers) {
     if (bb.spec.outFile.empty()) continue;
     std::vector<char> host(bb.initial.size());
     dev.copyToHost(host.data(), bb.buffer, host.size());
-    writeNpy(bb.spec.outFile, bb.spec.dtype, host.data(), bb.spec.count);
+    out.add(bb.spec.outFile, npyBytes(bb.spec.dtype, host.data(), bb.spec.count));
   }
 }
 

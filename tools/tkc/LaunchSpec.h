@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lang/HostExpr.h"
+#include "runtime/OutputFiles.h"
 #include "tk/runtime.h"
 
 namespace tkc {
@@ -93,9 +94,9 @@ struct LaunchSpec {
   tk::Dim3 gridForConsts(const std::map<std::string, std::string> &consts) const;
   tk::Dim3 grid(const tk::Bundle &bundle) const;  // its const params' values
 
-  // Downloads the buffers that have an `>out.npy` and writes them (each
-  // through a temporary file and a rename). Throws tk::Error naming the file.
-  void writeOutputs(tk::Device &dev, const Bound &b) const;
+  // Downloads the buffers that have an `>out.npy` and adds them to `out`,
+  // which the command commits with its other outputs (all or none).
+  void addOutputs(tk::Device &dev, const Bound &b, tk::files::OutputSet &out) const;
 
   // The host bytes a buffer arg starts with: generated from `seed` and the
   // arg's name (so the order of --arg does not matter), or read from its

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "runtime/CacheFiles.h"
+#include "runtime/OutputFiles.h"
 #include "tk/compiler.h"
 
 namespace tkc {
@@ -288,13 +288,18 @@ std::string encodeNpy(const std::string &descr, const std::vector<uint64_t> &sha
 
 void writeFileAtomic(const std::string &path, const std::string &bytes) {
   std::string error;
-  if (!tk::cache::writeAtomic(path, bytes, error)) throw tk::Error(error);
+  if (!tk::files::writeFile(path, bytes, error)) throw tk::Error(error);
+}
+
+std::string npyBytes(const std::string &dtype, const void *data, uint64_t count) {
+  const ScalarInfo *s = scalarInfo(dtype);
+  if (!s) throw tk::Error("'" + dtype + "' is not a tk scalar type");
+  return encodeNpy(s->descr, {count}, false, data, count * s->bytes);
 }
 
 void writeNpy(const std::string &path, const std::string &dtype, const void *data, uint64_t count) {
-  const ScalarInfo *s = scalarInfo(dtype);
-  if (!s) throw tk::Error("cannot write '" + path + "': '" + dtype + "' is not a tk scalar type");
-  writeFileAtomic(path, encodeNpy(s->descr, {count}, false, data, count * s->bytes));
+  if (!scalarInfo(dtype)) throw tk::Error("cannot write '" + path + "': '" + dtype + "' is not a tk scalar type");
+  writeFileAtomic(path, npyBytes(dtype, data, count));
 }
 
 }  // namespace tkc

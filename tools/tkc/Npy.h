@@ -40,15 +40,18 @@ NpyArray readNpy(const std::string &path);
 // Throws tk::Error naming `path` and the mismatch.
 std::vector<char> readNpyAs(const std::string &path, const std::string &dtype, uint64_t count);
 
+// The bytes of `count` elements of tk scalar type `dtype` at `data` as a 1-D
+// .npy (format 1.0); for outputs written together (tk::files::OutputSet).
+std::string npyBytes(const std::string &dtype, const void *data, uint64_t count);
+
 // Writes `count` elements of tk scalar type `dtype` at `data` to `path` as a
-// 1-D .npy (format 1.0), through a temporary file in the same directory and
-// a rename, so a failure leaves no partial file. Throws tk::Error naming
-// `path`.
+// 1-D .npy (format 1.0), through the one output writer (runtime/OutputFiles.h),
+// so a failure leaves no partial file. Throws tk::Error naming `path`.
 void writeNpy(const std::string &path, const std::string &dtype, const void *data, uint64_t count);
 
-// Writes `bytes` to `path` through a temporary file in the same directory
-// and a rename (what writeNpy uses; also for JSON outputs). Throws tk::Error
-// naming `path`; leaves no temporary behind.
+// Writes `bytes` to `path` through the one output writer
+// (runtime/OutputFiles.h). Throws tk::Error naming `path`; leaves no
+// temporary behind.
 void writeFileAtomic(const std::string &path, const std::string &bytes);
 
 // The bytes of a .npy file with any header fields, for writers of unusual

@@ -103,15 +103,17 @@ int runRun(const RunOptions &o) {
   tk::Kernel kernel = dev->load(bundle);
   LaunchSpec::Bound bound = spec.bind(*dev, bundle.launchParams());
   tk::LaunchStats stats = dev->launch(kernel, grid, bound.args);
-  spec.writeOutputs(*dev, bound);
-
+  // The .npy outputs and --json together: all written or none.
+  tk::files::OutputSet out;
+  spec.addOutputs(*dev, bound, out);
   if (!o.json.empty()) {
     nlohmann::ordered_json j = {{"kernel", bundle.kernel},          {"device", dev->name()},
                                 {"grid", {grid.x, grid.y, grid.z}}, {"consts", constsJson(bundle)},
                                 {"num_warps", bundle.numWarps},     {"assumed", bundle.assumed},
                                 {"stats", statsJson(stats)}};
-    writeFileAtomic(o.json, j.dump(2) + "\n");
+    out.add(o.json, j.dump(2) + "\n");
   }
+  if (std::string error; !out.commit(error)) throw tk::Error(error);
   std::cout << summary(bundle, *dev, grid, stats, bound) << std::flush;
   return 0;
 }

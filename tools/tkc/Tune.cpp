@@ -10,6 +10,7 @@
 #include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "Npy.h"
+#include "runtime/OutputFiles.h"
 #include "tk/tune.h"
 
 namespace tkc {
@@ -89,11 +90,14 @@ int runTune(const TuneCli &o) {
 
   std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
   std::vector<tk::KernelParam> launchParams;
-  std::vector<tk::Arg> scalarsOnly;  // buffers left empty: enough for the cache
+  std::vector<tk::Arg> scalarsOnly;  // buffers left empty, their sizes given: enough for the cache
+  std::vector<size_t> bufferBytes;
   for (const tk::KernelParam &p : params) {
     if (p.isConst) continue;
     launchParams.push_back(p);
     scalarsOnly.push_back(tk::Buffer());
+    const ArgSpec *a = spec.find(p.name);
+    bufferBytes.push_back(a && a->isBuffer ? size_t(a->count * scalarBytes(a->dtype)) : 0);
   }
   LaunchSpec::Bound bound;
   opts.preHook = [&] { spec.reset(*dev, bound); };
@@ -103,14 +107,17 @@ int runTune(const TuneCli &o) {
   std::optional<tk::TuneReport> report;
   for (size_t i = 0; i < launchParams.size(); ++i)
     if (launchParams[i].type[0] != '*') scalarsOnly[i] = spec.bind(*dev, {launchParams[i]}).args.at(0);
-  report = tuner.cached(scalarsOnly);
+  auto grid = [&](const tk::Bundle &b) { return spec.grid(b); };
+  report = tuner.cached(grid, scalarsOnly, bufferBytes);
   if (!report) {
     bound = spec.bind(*dev, launchParams);
-    report = tuner.tune([&](const tk::Bundle &b) { return spec.grid(b); }, bound.args);
+    report = tuner.tune(grid, bound.args);
   }
   std::cout << report->table();
-  if (!o.json.empty()) writeFileAtomic(o.json, report->json());
-  if (!o.plot.empty()) writeFileAtomic(o.plot, report->svg());
+  tk::files::OutputSet out;  // --json and --plot: both or neither
+  if (!o.json.empty()) out.add(o.json, report->json());
+  if (!o.plot.empty()) out.add(o.plot, report->svg());
+  if (std::string error; !out.commit(error)) throw tk::Error(error);
   return 0;
 }
 

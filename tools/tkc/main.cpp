@@ -12,11 +12,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "Depfile.h"
 #include "EmitCpp.h"
 #include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "lang/Frontend.h"
-#include "runtime/CacheFiles.h"
+#include "runtime/OutputFiles.h"
 #include "driver/KernelLookup.h"
 #include "tk/compiler.h"
 
@@ -32,18 +33,19 @@ std::function<int()> addReportCommand(CLI::App &app);
 
 namespace {
 
-// Writes `text` to `path` (stdout for "" or "-") without leaving a partial file.
-bool writeOutput(const std::string &path, const std::string &text) {
-  if (path.empty() || path == "-") {
-    errno = 0;
-    std::cout << text;
-    if (!text.empty() && text.back() != '\n') std::cout << '\n';
-    if (std::cout.flush()) return true;
-    std::cerr << "tkc: error: cannot write to standard output: " << std::strerror(errno ? errno : EIO) << "\n";
-    return false;
+// Writes the command's outputs (each path "" or "-" is stdout) all or none,
+// through the one output writer.
+bool writeOutputs(std::vector<std::pair<std::string, std::string>> outputs) {
+  tk::files::OutputSet set;
+  for (auto &[path, text] : outputs) {
+    if (path.empty() || path == "-") {
+      path = "-";
+      if (!text.empty() && text.back() != '\n') text += '\n';
+    }
+    set.add(path, text);
   }
   std::string error;
-  if (tk::cache::writeAtomic(path, text, error)) return true;
+  if (set.commit(error)) return true;
   std::cerr << "tkc: error: " << error << "\n";
   return false;
 }
@@ -205,7 +207,7 @@ int main(int argc, char **argv) {
       const std::vector<std::string> order = tk::Compiler::pipelineOrder();
       for (size_t i = 0; i < order.size(); ++i) os << (i ? ", " : " ") << order[i];
       os << "\n";
-      return writeOutput("", os.str()) ? 0 : 1;
+      return writeOutputs({{"", os.str()}}) ? 0 : 1;
     }
     if (list->parsed()) {
       std::ostringstream os;
@@ -221,7 +223,7 @@ int main(int argc, char **argv) {
         }
         os << ")\n";
       }
-      return writeOutput("", os.str()) ? 0 : 1;
+      return writeOutputs({{"", os.str()}}) ? 0 : 1;
     }
     tk::CompileOptions opts;
     opts.importPaths = importPaths;
@@ -287,15 +289,10 @@ int main(int argc, char **argv) {
       std::cerr << "tkc: error: --emit cubin writes a binary: give an output file with -o\n";
       return 1;
     }
-    std::string text = tk::Compiler::emit(file, kernel, stages.at(emit), opts);
-    if (!writeOutput(output, text)) return 1;
-    if (!depfile.empty()) {
-      if (output.empty() || output == "-") throw tk::Error("--depfile needs an output file (-o)");
-      std::string d = output + ":";
-      for (const std::string &f : tk::Compiler::dependencies(file, opts)) d += " " + f;
-      return writeOutput(depfile, d + "\n") ? 0 : 1;
-    }
-    return 0;
+    if (!depfile.empty() && (output.empty() || output == "-")) throw tk::Error("--depfile needs an output file (-o)");
+    std::vector<std::pair<std::string, std::string>> outputs = {{output, tk::Compiler::emit(file, kernel, stages.at(emit), opts)}};
+    if (!depfile.empty()) outputs.emplace_back(depfile, tkc::depfileText({output}, tk::Compiler::dependencies(file, opts)));
+    return writeOutputs(std::move(outputs)) ? 0 : 1;
   } catch (const tk::CompileError &e) {
     std::cerr << e.what();
     return 1;
