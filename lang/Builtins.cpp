@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lang/IRGen.h"
+#include "parser/TritonHints.h"
 #include "tk/gpu.h"
 
 namespace tk::lang {
@@ -219,7 +220,14 @@ TV IRGen::genCall(const ast::Expr &e) {
                          : mathIt != mathOps().end() || classIt != classifyOps().end() ? &mathSig
                                                                                        : nullptr;
   if (!sig) {
+    auto triton = parser::tkSpellingOf(name);
     if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
+    else if (triton && triton->empty())  // Triton's, and no near spelling is what was meant
+      error(e.loc, "unknown function " + quoted(name) + ": tk has no Triton 'tl." + name +
+                       "' yet (docs/triton.md lists what it has)");
+    else if (triton && *triton != name)
+      error(e.loc, "unknown function " + quoted(name) + " (Triton's 'tl." + name + "' is " + quoted(*triton) +
+                       " in tk)");
     else {
       std::vector<std::string> callable = builtinNames();
       if (fnTable_)

@@ -105,6 +105,9 @@ void IRGen::genStmt(const ast::Stmt &s) {
       genLoopJump(s);
       return;
     case ast::StmtKind::Error:
+      // A `let` the parser dropped: its names are bound to nothing, so a
+      // use stays quiet (the syntax error was the one error).
+      for (const std::string &n : s.names) bind(n, invalid());
       return;
   }
 }

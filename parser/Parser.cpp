@@ -88,4 +88,28 @@ ExprPtr parseExpression(const std::vector<Token> &tokens, const std::string &fil
   return ctx.takeExpr();
 }
 
+StmtPtr ParseContext::brokenStatement(const Location &loc) {
+  auto s = std::make_unique<lang::ast::Stmt>();
+  s->kind = lang::ast::StmtKind::Error;
+  s->loc = loc;
+  // The ';' that ended the statement, then the token after the one before it.
+  size_t end = lastIndex();
+  while (end > 0 && tokens_[end].kind != Tok::Semi) --end;
+  size_t start = end;
+  while (start > 0 && tokens_[start - 1].kind != Tok::Semi && tokens_[start - 1].kind != Tok::LBrace &&
+         tokens_[start - 1].kind != Tok::RBrace)
+    --start;
+  if (start >= end || (tokens_[start].kind != Tok::KwLet && tokens_[start].kind != Tok::KwVar)) return s;
+  for (size_t i = start + 1; i < end && tokens_[i].kind != Tok::Assign; ++i) {
+    const Token &t = tokens_[i];
+    if (t.kind == Tok::Ident) {
+      s->names.push_back(t.text);
+      s->nameLocs.push_back(t.loc);
+    } else if (t.kind != Tok::Comma && t.kind != Tok::LParen && t.kind != Tok::RParen) {
+      break;
+    }
+  }
+  return s;
+}
+
 }  // namespace tk::parser

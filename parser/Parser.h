@@ -87,6 +87,10 @@ class ParseContext {
   ExprPtr unary(std::string op, ExprPtr a, const Location &loc);
   ExprPtr binary(std::string op, ExprPtr a, ExprPtr b, const Location &loc);
   StmtPtr finish(StmtPtr s);
+  // A statement dropped after a syntax error: when it was a `let`/`var`,
+  // the names it meant to bind, so later uses stay quiet (one mistake, one
+  // error) rather than each reporting an unknown name.
+  StmtPtr brokenStatement(const Location &loc);
 
  private:
   void tooDeep(const Location &loc);

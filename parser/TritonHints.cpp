@@ -31,7 +31,26 @@ std::string identAt(std::string_view s) {
   return std::string(s.substr(0, n));
 }
 
+const std::map<std::string, std::string> &tritonTable() {
+  static const std::map<std::string, std::string> table = {
+#define TK_TRITON_NAME(TRITON, TK) {#TRITON, TK},
+#include "parser/TritonNames.def"
+#undef TK_TRITON_NAME
+  };
+  return table;
+}
+
 }  // namespace
+
+std::optional<std::string> tkSpellingOf(const std::string &tritonName) {
+  auto it = tritonTable().find(tritonName);
+  if (it == tritonTable().end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> tritonNames() {
+  return {tritonTable().begin(), tritonTable().end()};
+}
 
 std::string syntaxErrorHint(const std::vector<Token> &tokens, size_t at) {
   if (at >= tokens.size()) return "";
@@ -46,6 +65,32 @@ std::string syntaxErrorHint(const std::vector<Token> &tokens, size_t at) {
   if (bad.kind == Tok::Assign && prev && prev->kind == Tok::Ident && prev2 &&
       (prev2->kind == Tok::LParen || prev2->kind == Tok::Comma))
     return "named arguments are written '" + prev->text + ": value' in tk";
+  // Python's blocks: `for i in range(n):`, `if c: return`, `else:`.
+  if (bad.kind == Tok::Colon) {
+    size_t first = at;
+    while (first > 0 && tokens[first - 1].loc.line == bad.loc.line) --first;
+    const Token &head = tokens[first];
+    const char *shape = head.kind == Tok::KwFor     ? "for i in range(n) { ... }"
+                        : head.kind == Tok::KwIf    ? "if COND { ... } else { ... }"
+                        : head.kind == Tok::KwWhile ? "while COND { ... }"
+                        : head.kind == Tok::KwElse  ? "} else { ... }"
+                        : isWord(&head, "elif")     ? "} else if COND { ... }"
+                        : isWord(&head, "def")      ? "kernel NAME(x: *f32, n: i32) { ... } or fn NAME(...) -> T { ... }"
+                                                    : nullptr;
+    if (shape) return std::string("tk writes blocks in braces, not ':' and indentation: '") + shape + "'";
+  }
+  // `kernel k(x_ptr, n)`: a parameter without its type.
+  if ((bad.kind == Tok::Comma || bad.kind == Tok::RParen) && prev && prev->kind == Tok::Ident && prev2 &&
+      (prev2->kind == Tok::LParen || prev2->kind == Tok::Comma)) {
+    for (size_t i = at - 1; i-- > 1;) {
+      const Tok k = tokens[i].kind;
+      if (k == Tok::RParen || k == Tok::LBrace || k == Tok::RBrace || k == Tok::Semi) break;
+      if (k == Tok::LParen && tokens[i - 1].kind == Tok::Ident && i > 1 &&
+          (tokens[i - 2].kind == Tok::KwKernel || tokens[i - 2].kind == Tok::KwFn))
+        return "a parameter needs a type: '" + prev->text + ": *f32' for a pointer, '" + prev->text +
+               ": i32' for a number, 'const " + prev->text + ": i32 = 64' for a compile-time one";
+    }
+  }
   return "";
 }
 
@@ -55,7 +100,13 @@ std::string dotHint(const std::vector<Token> &before, std::string_view rest) {
   if (prev && prev->kind == Tok::Ident && prev->text == "tl") {
     if (std::string t = tkType(member); !t.empty()) return "'tl." + member + "' is '" + t + "' in tk";
     if (member == "constexpr") return "a compile-time parameter is 'const NAME: i32 = VALUE' in tk";
-    if (!member.empty()) return "tk has no 'tl.' prefix: 'tl." + member + "' is '" + member + "'";
+    if (auto tk = tkSpellingOf(member)) {
+      if (tk->empty()) return "tk has no 'tl." + member + "' yet (docs/triton.md lists what it has)";
+      if (*tk == member) return "tk has no 'tl.' prefix: 'tl." + member + "' is '" + member + "'";
+      return "'tl." + member + "' is '" + *tk + "' in tk";
+    }
+    if (!member.empty())
+      return "tk has no 'tl.' prefix, and 'tl." + member + "' is no Triton built-in tk knows (docs/triton.md lists them)";
   }
   if (prev && endsOperand(*prev) && !member.empty())
     return "tk values have no members: '." + member + "' has no tk spelling (a pointer's element type is in its "

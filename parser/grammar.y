@@ -274,7 +274,7 @@ stmt:
     $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Block; $$->loc = ctx.loc(@1);
     $$->body = std::move($1); $$ = ctx.finish(std::move($$));
   }
-| error SEMI { yyerrok; $$ = std::make_unique<Stmt>(); $$->kind = StmtKind::Error; $$->loc = ctx.loc(@1); }
+| error SEMI { yyerrok; $$ = ctx.brokenStatement(ctx.loc(@1)); }
 ;
 
 // `while cond { ... }`, `break;` and `continue;` (lang/ControlFlow.cpp).

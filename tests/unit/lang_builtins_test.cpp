@@ -12,6 +12,7 @@
 #include "lang_TestUtil.h"
 #include "lang/IRGen.h"
 #include "parser/Lexer.h"
+#include "parser/TritonHints.h"
 
 namespace tk::lang {
 namespace {
@@ -195,6 +196,22 @@ TEST(BuiltinTable, EveryBuiltinIsDocumentedLexedAsANameAndReserved) {
     EXPECT_TRUE(IRGen::isBuiltinName(n)) << n;
     // The reductions are exactly the tile IR's reduce kinds.
     EXPECT_EQ(IRGen::builtinGroup(n) == BuiltinGroup::Reduce, ir::isReduceKind(n)) << n;
+  }
+}
+
+// parser/TritonNames.def maps Triton's tl.NAME to tk's spelling: every
+// spelling it gives is a tk built-in, and every name it says tk lacks is not
+// one. Adding a built-in (tl.sort, say) fails here until the table says so,
+// so the `tl.` notes never send a user to a name that does not exist.
+TEST(BuiltinTable, TritonNameTableMatchesTk) {
+  const auto names = parser::tritonNames();
+  EXPECT_GE(names.size(), 80u);
+  for (const auto &[triton, tk] : names) {
+    if (tk.empty())
+      EXPECT_FALSE(IRGen::isBuiltinName(triton))
+          << "tk has '" << triton << "' now: give tl." << triton << " its spelling in parser/TritonNames.def";
+    else
+      EXPECT_TRUE(IRGen::isBuiltinName(tk)) << "tl." << triton << " maps to '" << tk << "', which is no tk built-in";
   }
 }
 
