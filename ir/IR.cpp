@@ -38,8 +38,10 @@ std::optional<ScalarKind> scalarFromName(const std::string &name) {
 }
 
 std::string ElemType::str() const {
-  return isPtr ? std::string("ptr<") + scalarName(scalar) + ">" : scalarName(scalar);
+  return isPtr() ? "ptr<" + pointee().str() + ">" : scalarName(scalar);
 }
+
+int64_t ElemType::bytes() const { return isPtr() ? 8 : std::max(1, bitWidth(scalar) / 8); }
 
 int64_t Type::numElements() const {
   int64_t n = 1;

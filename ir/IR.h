@@ -28,15 +28,30 @@ int bitWidth(ScalarKind k);
 const char *scalarName(ScalarKind k);  // "i1", "f32", ...
 std::optional<ScalarKind> scalarFromName(const std::string &name);
 
-// The element of a tile or a scalar value: a number, or a pointer to one.
+// The element of a tile or a scalar value: a number, or a pointer to one
+// (global memory), or a pointer to such a pointer (a buffer of addresses,
+// as Triton's grouped GEMM passes per-group matrices).
 struct ElemType {
   ScalarKind scalar = ScalarKind::I32;
-  bool isPtr = false;  // a pointer to `scalar` (global memory)
+  // How many pointers lead to `scalar`: 0 a number, 1 `ptr<f32>`, 2
+  // `ptr<ptr<f32>>`. Written `ElemType{k, true}` for a plain pointer.
+  uint8_t ptrDepth = 0;
 
-  bool operator==(const ElemType &o) const { return scalar == o.scalar && isPtr == o.isPtr; }
+  bool isPtr() const { return ptrDepth > 0; }
+  // What a pointer points to (a number or, from depth 2, a pointer).
+  ElemType pointee() const { return ElemType{scalar, static_cast<uint8_t>(ptrDepth ? ptrDepth - 1 : 0)}; }
+  // One more level of pointer: `ptr<this>`.
+  ElemType pointer() const { return ElemType{scalar, static_cast<uint8_t>(ptrDepth + 1)}; }
+  // Bytes in memory: 8 for a pointer (64-bit addresses), else the number's.
+  int64_t bytes() const;
+
+  bool operator==(const ElemType &o) const { return scalar == o.scalar && ptrDepth == o.ptrDepth; }
   bool operator!=(const ElemType &o) const { return !(*this == o); }
-  std::string str() const;  // "f32" or "ptr<f32>"
+  std::string str() const;  // "f32", "ptr<f32>", "ptr<ptr<f32>>"
 };
+// The most levels of pointer a type may have (`**f32`): enough for buffers of
+// addresses, bounded so that bad input cannot nest types without end.
+constexpr int kMaxPtrDepth = 2;
 
 // A value's type: an element and a shape. An empty shape is a scalar (or a
 // scalar pointer); otherwise a tile with static power-of-two dims. A tile may
@@ -54,10 +69,10 @@ struct Type {
 
   bool isTile() const { return !shape.empty(); }
   bool isScalar() const { return shape.empty(); }
-  bool isPtr() const { return elem.isPtr; }
-  bool isFloat() const { return !elem.isPtr && ir::isFloat(elem.scalar); }
-  bool isInt() const { return !elem.isPtr && ir::isInt(elem.scalar); }
-  bool isBool() const { return !elem.isPtr && elem.scalar == ScalarKind::I1; }
+  bool isPtr() const { return elem.isPtr(); }
+  bool isFloat() const { return !elem.isPtr() && ir::isFloat(elem.scalar); }
+  bool isInt() const { return !elem.isPtr() && ir::isInt(elem.scalar); }
+  bool isBool() const { return !elem.isPtr() && elem.scalar == ScalarKind::I1; }
   int64_t numElements() const;
   int rank() const { return static_cast<int>(shape.size()); }
   Type withElem(ElemType e) const { return Type{e, shape, layout}; }

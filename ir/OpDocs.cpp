@@ -42,6 +42,9 @@ static const char *syntaxOf(OpKind k) {
              "`max_constancy`; integers or pointers)";
     case OpKind::Cast: return "`%r = cast %x : tile<128xf16>`";
     case OpKind::AddPtr: return "`%r = addptr %p, %offs : tile<128xptr<f32>>`";
+    case OpKind::IntToPtr: return "`%r = int_to_ptr %addr : ptr<f16>` (`%addr`: i64; a tile of i64 gives a tile of pointers)";
+    case OpKind::PtrToInt: return "`%r = ptr_to_int %p : i64` (`%p`: any pointer)";
+    case OpKind::Bitcast: return "`%r = bitcast %x : tile<128xi32>` (`%x`: `tile<128xf32>`)";
     case OpKind::Load: return "`%r = load %p, %mask, %other : tile<128xf32>`";
     case OpKind::Store: return "`store %p, %value, %mask`";
     case OpKind::AtomicRmw:

@@ -216,17 +216,20 @@ class Parser {
     return *k;
   }
 
-  // elem ::= scalar | 'ptr' '<' scalar '>'
-  ElemType elemType() {
+  // elem ::= scalar | 'ptr' '<' elem '>'     (at most kMaxPtrDepth deep)
+  ElemType elemType(int depth = 0) {
     ws();
     if (startsWith("ptr<")) {
+      size_t start = pos_;
+      if (depth == kMaxPtrDepth)
+        fail(start, "pointers nest at most " + std::to_string(kMaxPtrDepth) + " deep ('ptr<ptr<f32>>')");
       pos_ += 3;
       expect('<');
-      ElemType e{scalar(), true};
+      ElemType e = elemType(depth + 1).pointer();
       expect('>', "to close 'ptr<'");
       return e;
     }
-    return ElemType{scalar(), false};
+    return ElemType{scalar(), 0};
   }
 
   // type ::= elem | 'tile' '<' (int 'x')+ elem [',' layout] '>'

@@ -13,6 +13,7 @@
 
 #include "ir/Atomics.h"
 #include "ir/MemoryHints.h"
+#include "ir/PointerCasts.h"
 #include "ir/Printer.h"
 #include "tk/gpu.h"
 
@@ -545,9 +546,17 @@ class Verifier {
       case OpKind::Cast: {
         const Type &src = operandType(0);
         if (!sameShapeAndLayout(src, *rt)) return opError(op, "must keep the shape and layout: " + src.str() + " to " + rt->str());
-        if (src.isPtr() != rt->isPtr()) opError(op, "cannot cast between pointers and numbers: " + src.str() + " to " + rt->str());
+        if (src.isPtr() != rt->isPtr())
+          opError(op, "cannot cast between pointers and numbers (int_to_ptr, ptr_to_int do): " + src.str() + " to " + rt->str());
+        else if (src.isPtr() && src.elem != rt->elem)
+          opError(op, "cannot cast one pointer type to another: " + src.str() + " to " + rt->str());
         return;
       }
+      case OpKind::IntToPtr:
+      case OpKind::PtrToInt:
+      case OpKind::Bitcast:
+        if (std::string bad = checkPointerCast(op); !bad.empty()) opError(op, bad);
+        return;
       case OpKind::AddPtr:
         if (!rt->isPtr() || operandType(0) != *rt)
           return opError(op, "operand 0 and the result must be the same pointer type; have " + operandType(0).str() + " and " + rt->str());
@@ -558,7 +567,7 @@ class Verifier {
       case OpKind::Store: {
         const Type &ptr = operandType(0);
         if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
-        Type pointee = ptr.withElem(ElemType{ptr.elem.scalar, false});
+        Type pointee = ptr.withElem(ptr.elem.pointee());
         bool isLoad = op.is(OpKind::Load);
         if (isLoad && *rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
         size_t maskIndex = isLoad ? 1 : 2;
@@ -578,7 +587,8 @@ class Verifier {
       case OpKind::AtomicCas: {
         const Type &ptr = operandType(0);
         if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
-        Type pointee = ptr.withElem(ElemType{ptr.elem.scalar, false});
+        Type pointee = ptr.withElem(ptr.elem.pointee());
+        if (pointee.isPtr()) return opError(op, "works on numbers in memory, not on the pointers of " + ptr.str());
         if (*rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
         const bool cas = op.is(OpKind::AtomicCas);
         for (size_t i = 1; i < (cas ? 3u : 2u); ++i)
@@ -626,7 +636,7 @@ class Verifier {
         const bool copy = op.is(OpKind::AsyncCopy);
         const Type &slot = operandType(copy ? 1 : 0);
         if (slot != Type::scalar(ScalarKind::I32)) return opError(op, "the slot must be a scalar i32, not " + slot.str());
-        Type tile = copy ? operandType(0).withElem(ElemType{operandType(0).elem.scalar, false}) : *rt;
+        Type tile = copy ? operandType(0).withElem(operandType(0).elem.pointee()) : *rt;
         if (tile.rank() != 2 || tile.isPtr() || tile.isBool())
           return opError(op, "works on a 2-D tile of numbers, not " + (copy ? operandType(0) : *rt).str());
         if (copy && !operandType(0).isPtr()) return opError(op, "operand 0 must be a tile of pointers");

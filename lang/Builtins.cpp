@@ -290,16 +290,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   }
   if (name == "multiple_of" || name == "max_contiguous" || name == "max_constancy")
     return axisHintCall(e, *posExprs[0], *posExprs[1]);
-  if (name == "cast") {
-    TV x = genValue(*posExprs[0]);
-    TV dtype = genExpr(*posExprs[1]);
-    if (!x.ok() || !dtype.ok()) return invalid();
-    if (dtype.k != TV::K::TypeArg) {
-      error(posExprs[1]->loc, "the second argument of 'cast' must be a type such as f16");
-      return invalid();
-    }
-    return convert(x, dtype.typeArg, e.loc);
-  }
+  if (name == "cast" || name == "bitcast") return typedCastCall(e, *posExprs[0], *posExprs[1], name == "bitcast");
 
   std::map<std::string, ir::Attr> hints;
   if (name == "load" || name == "store") {
@@ -491,30 +482,31 @@ TV IRGen::loadCall(const ast::Expr &e, const std::vector<TV> &pos, const std::ma
     }
     all.push_back(&mIt->second);
   }
-  ScalarKind pointee = ptr.type.elem.scalar;
+  const ir::ElemType elem = ptr.type.elem.pointee();  // a number, or a pointer loaded from a `**T` buffer
+  ScalarKind pointee = elem.scalar;
   if (oIt != named.end()) {
     const TV &o = oIt->second;
     if (mIt == named.end()) {
       error(e.loc, "'other' of 'load' needs a 'mask'");
       return invalid();
     }
-    if (o.type.isPtr() || (o.type.isBool() != (pointee == ScalarKind::I1))) {
+    if (elem.isPtr() ? o.type.elem != elem : o.type.isPtr() || (o.type.isBool() != (pointee == ScalarKind::I1))) {
       error(e.loc, "'other' of 'load' must be a value of the pointee type " +
-                       std::string(pointee == ScalarKind::I1 ? "bool" : ir::scalarName(pointee)) + ", not " + typeName(o));
+                       (pointee == ScalarKind::I1 ? std::string("bool") : elem.str()) + ", not " + typeName(o));
       return invalid();
     }
-    if (!checkWeakFits(o, pointee, e.loc)) return invalid();
+    if (!elem.isPtr() && !checkWeakFits(o, pointee, e.loc)) return invalid();
     all.push_back(&o);
   }
   auto shape = broadcast(all, e.loc);
   if (!shape) return invalid();
   Type pt = ptr.type.withShape(*shape);
-  Type vt = Type::scalar(pointee).withShape(*shape);
+  Type vt{elem, *shape, nullptr};
   std::vector<ir::Value *> ops = {coerce(ptr, pt, e.loc)};
   if (mIt != named.end()) {
     ops.push_back(coerce(mIt->second, vt.withScalar(ScalarKind::I1), e.loc));
     if (oIt != named.end()) ops.push_back(coerce(oIt->second, vt, e.loc));
-    else ops.push_back(emitConst(ConstValue::ofInt(0), vt, e.loc));
+    else ops.push_back(zeroOf(vt, e.loc));
   }
   return value(emit(OpKind::Load, ops, vt, e.loc, std::move(hints)));
 }
@@ -529,12 +521,13 @@ TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::m
     error(e.args[0]->loc, "'store' needs a pointer, not " + typeName(ptr));
     return invalid();
   }
-  ScalarKind pointee = ptr.type.elem.scalar;
-  if (val.type.isPtr()) {
-    error(e.loc, "'store' cannot store a pointer (" + typeName(val) + ")");
+  const ir::ElemType elem = ptr.type.elem.pointee();
+  ScalarKind pointee = elem.scalar;
+  if (val.type.isPtr() != elem.isPtr() || (elem.isPtr() && val.type.elem != elem)) {
+    error(e.loc, "'store' through " + typeName(ptr) + " needs a value of type " + elem.str() + ", not " + typeName(val));
     return invalid();
   }
-  if (!checkWeakFits(val, pointee, e.loc)) return invalid();
+  if (!elem.isPtr() && !checkWeakFits(val, pointee, e.loc)) return invalid();
   auto mIt = named.find("mask");
   std::vector<const TV *> all = {&ptr, &val};
   if (mIt != named.end()) {
@@ -551,7 +544,7 @@ TV IRGen::storeCall(const ast::Expr &e, const std::vector<TV> &pos, const std::m
                      shapeStr(ptr.type.shape) + "; the value and mask must fit the pointers' shape");
     return invalid();
   }
-  Type vt = Type::scalar(pointee).withShape(*shape);
+  Type vt{elem, *shape, nullptr};
   std::vector<ir::Value *> ops = {ptr.v, coerce(val, vt, e.loc)};
   if (mIt != named.end()) ops.push_back(coerce(mIt->second, vt.withScalar(ScalarKind::I1), e.loc));
   builder_->setLoc(e.loc);

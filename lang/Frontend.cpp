@@ -216,6 +216,10 @@ std::string Frontend::dumpAst() const { return module_ ? ast::dump(*module_) : s
 std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
 
 namespace {
+std::string tooDeep(const ast::TypeRef &t) {
+  return "pointers nest at most " + std::to_string(ir::kMaxPtrDepth) + " deep ('**f32'), not '" + t.str() + "'";
+}
+
 const ast::Param *findParam(const ast::Decl &d, const std::string &name) {
   for (const ast::Param &p : d.params)
     if (p.name == name) return &p;
@@ -229,9 +233,9 @@ void resolveGenericParam(const ast::Param &p, const std::vector<ConstBinding> &c
   auto kind = IRGen::resolveType(p.type.name, consts);
   if (!kind) return;
   ps.type = std::string(p.type.ptrDepth, '*') + typeText(*kind);
-  if (p.type.ptrDepth != 1) return;
+  if (p.type.ptrDepth == 0) return;
   ps.align = p.hasAlign ? p.align : 16;
-  int64_t elemBytes = std::max(1, ir::bitWidth(*kind) / 8);
+  int64_t elemBytes = ir::ElemType{*kind, static_cast<uint8_t>(p.type.ptrDepth)}.pointee().bytes();
   if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes)) {
     diags.error(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
                                 std::to_string(elemBytes) + " (the size of " + p.type.name + " = " + typeText(*kind) + ")");
@@ -282,7 +286,8 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
     } else if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
       fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
                   "letter, such as T)");
-    else if (t.ptrDepth > 1) fail(t.loc, "pointers to pointers are not supported");
+    else if (t.ptrDepth > 1)
+      fail(t.loc, "a fn cannot take or return pointers to pointers yet (a kernel can): pass the loaded pointer");
   };
   std::set<std::string> names;
   for (const ast::Param &p : d.params) {
@@ -415,7 +420,7 @@ void Frontend::checkDecls() {
       auto kind = IRGen::scalarKind(p.type.name);
       if (!kind && typeConsts.count(p.type.name)) {
         if (p.defaultValue) fail(p.defaultValue->loc, "only const parameters can have a default value");
-        if (p.type.ptrDepth > 1) fail(p.type.loc, "pointers to pointers are not supported");
+        if (p.type.ptrDepth > ir::kMaxPtrDepth) fail(p.type.loc, tooDeep(p.type));
         if (p.hasAlign && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
         generic.push_back(sig.params.size());
         sig.params.push_back(ps);
@@ -429,10 +434,11 @@ void Frontend::checkDecls() {
         sig.params.push_back(ps);
         continue;
       }
-      if (p.type.ptrDepth > 1) fail(p.type.loc, "pointers to pointers are not supported");
+      if (p.type.ptrDepth > ir::kMaxPtrDepth) fail(p.type.loc, tooDeep(p.type));
       if (p.hasAlign && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
-      if (p.type.ptrDepth == 1) {
-        int64_t elemBytes = std::max(1, ir::bitWidth(*kind) / 8);
+      if (p.type.ptrDepth >= 1) {
+        // A `**f32` parameter is a buffer of 8-byte addresses.
+        int64_t elemBytes = ir::ElemType{*kind, static_cast<uint8_t>(p.type.ptrDepth)}.pointee().bytes();
         ps.align = p.hasAlign ? p.align : 16;
         if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes))
           fail(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +

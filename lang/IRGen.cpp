@@ -148,7 +148,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
       continue;
     }
     ScalarKind k = *resolveType(p.type.name, consts);  // checked by specialiseConsts
-    Type t = p.type.ptrDepth ? Type::ptr(k) : Type::scalar(k);
+    Type t{ir::ElemType{k, static_cast<uint8_t>(p.type.ptrDepth)}, {}, nullptr};
     ir::Value *v = fn->addParam(p.name, t, p.type.ptrDepth ? (p.hasAlign ? p.align : 16) : 0);
     v->setNameHint(p.name);
     auto fact = facts.find(p.name);
@@ -267,6 +267,10 @@ TV IRGen::genExpr(const ast::Expr &e) {
       return invalid();
     case ast::ExprKind::Name: return genName(e);
     case ast::ExprKind::Type: {
+      if (e.type.ptrDepth) {  // `*f16` as an argument: only casts take one
+        error(e.loc, "a pointer type such as '" + e.type.str() + "' is an argument only of 'bitcast', 'cast' and '.to'");
+        return invalid();
+      }
       auto k = scalarKind(e.type.name);
       if (!k) return invalid();
       TV t;
@@ -278,17 +282,7 @@ TV IRGen::genExpr(const ast::Expr &e) {
     case ast::ExprKind::Binary: return genBinary(e);
     case ast::ExprKind::Call: return genCall(e);
     case ast::ExprKind::Index: return genIndex(e);
-    case ast::ExprKind::Cast: {
-      TV x = genValue(*e.args[0]);
-      if (!x.ok()) return x;
-      if (e.type.ptrDepth) {
-        error(e.loc, "cannot cast to the pointer type '" + e.type.str() + "'");
-        return invalid();
-      }
-      auto to = namedType(e.type);
-      if (!to) return invalid();
-      return convert(x, *to, e.loc);
-    }
+    case ast::ExprKind::Cast: return castExpr(e);
     case ast::ExprKind::List:
       error(e.loc, "a list is only allowed as a shape, as in zeros([BI, BJ], f32)");
       return invalid();
@@ -373,7 +367,7 @@ TV IRGen::genName(const ast::Expr &e) {
 
 TV IRGen::convert(TV x, ScalarKind to, const ast::Loc &loc) {
   if (x.type.isPtr()) {
-    error(loc, "cannot cast the pointer type " + typeName(x));
+    error(loc, "cannot cast the pointer type " + typeName(x) + " to " + ir::scalarName(to) + " (only to i64, its address)");
     return invalid();
   }
   if (x.cst && !x.type.isTile()) {

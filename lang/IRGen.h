@@ -245,6 +245,13 @@ class IRGen {
   TV convert(TV x, ir::ScalarKind to, const ast::Loc &loc);  // explicit cast
   TV constBinding(const ConstBinding &c) const;
   std::optional<ir::ScalarKind> namedType(const ast::TypeRef &t);
+  // Pointer casts and bitcast (PointerCasts.cpp).
+  std::optional<ir::ElemType> namedElemType(const ast::TypeRef &t);
+  TV castExpr(const ast::Expr &e);
+  TV castTo(TV x, const ast::TypeRef &t, const ast::Loc &loc);
+  TV bitcastTo(TV x, const ast::TypeRef &t, const ast::Loc &loc);
+  TV typedCastCall(const ast::Expr &e, const ast::Expr &x, const ast::Expr &type, bool bits);
+  ir::Value *zeroOf(const ir::Type &t, const ast::Loc &loc);
 
   // Built-in calls (Builtins.cpp).
   TV genCall(const ast::Expr &e);

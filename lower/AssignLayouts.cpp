@@ -33,7 +33,8 @@ LayoutRef defaultLayout(const ir::Type &t, int numWarps) {
   std::vector<int> order;
   for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
   const int64_t threads = int64_t(numWarps) * kWarpSize;
-  const int64_t eltBytes = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
+  // A pointer tile takes the layout its accesses want: by its pointee's size.
+  const int64_t eltBytes = t.isPtr() ? t.elem.pointee().bytes() : t.elem.bytes();
   const int vec =
       static_cast<int>(std::max<int64_t>(1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
   return defaultBlockedLayout(t.shape, numWarps, vec, order);

@@ -236,7 +236,20 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       if (!t.isInt()) return constancyOfOperands();
       return addLike(in(0), in(1), 1, true);
     case ir::OpKind::AddPtr:
-      return addLike(in(0), in(1), bitWidth(t.elem.scalar) / 8, false);
+      return addLike(in(0), in(1), static_cast<int>(t.elem.pointee().bytes()), false);
+    case ir::OpKind::IntToPtr:
+    case ir::OpKind::PtrToInt: {
+      // The address is the same number, so its divisibility and constancy
+      // carry over; contiguity counts elements for pointers and units for
+      // integers, so runs are not claimed across the change. (A pointer
+      // loaded from memory is a load's result: nothing known, as Triton.)
+      AxisInfo r = in(0);
+      for (size_t d = 0; d < r.contiguity.size(); ++d) {
+        r.divisibility[d] = r.elementDivisibility(d);
+        r.contiguity[d] = 1;
+      }
+      return r;
+    }
     case ir::OpKind::Mul: {
       AxisInfo r = constancyOfOperands();
       if (!t.isInt()) return r;
@@ -294,7 +307,7 @@ int AxisInfoAnalysis::vectorWidth(const ir::Value *ptrs, int dim) const {
   const ir::Type &t = ptrs->type();
   if (!t.isTile()) return 1;
   const AxisInfo &a = get(ptrs);
-  int64_t eltBytes = std::max(1, bitWidth(t.elem.scalar) / 8);
+  int64_t eltBytes = t.elem.pointee().bytes();
   int64_t v = 16 / eltBytes;
   v = std::min(v, a.contiguity[dim]);
   v = std::min(v, std::max<int64_t>(1, a.divisibility[dim] / eltBytes));

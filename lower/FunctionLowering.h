@@ -42,6 +42,7 @@ class FunctionLowering {
 
   // LowerMemory.cpp
   Regs lowerLoad(ir::Op &op);
+  Regs pointersOf(Regs ints, const ir::ElemType &elem);  // i64 addresses loaded from memory, as pointers
   void lowerStore(ir::Op &op);
   Regs lowerConvertLayout(ir::Op &op);
 

@@ -13,13 +13,13 @@ namespace {
 // The printf conversion of an element type, and its value promoted the way
 // C varargs (and CUDA's vprintf) pass it.
 const char *conversion(const ir::ElemType &e) {
-  if (e.isPtr) return "0x%llx";
+  if (e.isPtr()) return "0x%llx";
   if (ir::isFloat(e.scalar)) return "%f";
   return e.scalar == ir::ScalarKind::I64 ? "%lld" : "%d";
 }
 
 llvm::Value *promote(llvm::IRBuilderBase &b, llvm::Value *v, const ir::ElemType &e) {
-  if (e.isPtr) return b.CreatePtrToInt(v, b.getInt64Ty());
+  if (e.isPtr()) return b.CreatePtrToInt(v, b.getInt64Ty());
   if (ir::isFloat(e.scalar)) return e.scalar == ir::ScalarKind::F64 ? v : b.CreateFPExt(v, b.getDoubleTy());
   if (e.scalar == ir::ScalarKind::I1) return b.CreateZExt(v, b.getInt32Ty());
   return e.scalar == ir::ScalarKind::I64 ? v : b.CreateSExt(v, b.getInt32Ty());

@@ -171,18 +171,33 @@ static bool uniformRun(const ir::Op &op, const std::vector<llvm::Value *> &preds
   return std::all_of(preds.begin(), preds.end(), [&](llvm::Value *p) { return p == preds[0]; });
 }
 
+// Pointers in memory (a `**f32` buffer's elements) travel as the i64
+// addresses they are: the vector and masked accesses below, and the
+// Target's, then only ever see numbers.
+Regs FunctionLowering::pointersOf(Regs ints, const ir::ElemType &elem) {
+  for (llvm::Value *&v : ints) v = b_.CreateIntToPtr(v, elemType(elem));
+  return ints;
+}
+
 Regs FunctionLowering::lowerLoad(ir::Op &op) {
   const ir::Type &pt = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
-  llvm::Type *ty = elemType(rt.elem);
+  const bool pointers = rt.isPtr();
+  llvm::Type *ty = pointers ? b_.getInt64Ty() : elemType(rt.elem);
   const Regs &ptrs = regs(op.operand(0));
   const Regs *mask = op.numOperands() > 1 ? &regs(op.operand(1)) : nullptr;
   const Regs *other = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
   const ir::MemoryHints hints = ir::memoryHintsOf(op);
   llvm::Value *zero = llvm::Constant::getNullValue(ty);
-  auto otherAt = [&](size_t r) { return other ? (*other)[r] : zero; };
+  auto otherAt = [&](size_t r) {
+    if (!other) return zero;
+    return pointers ? b_.CreatePtrToInt((*other)[r], ty) : (*other)[r];
+  };
 
-  if (!pt.isTile()) return {guardedLoad(mask ? (*mask)[0] : nullptr, ty, ptrs[0], otherAt(0), op.loc(), hints)};
+  if (!pt.isTile()) {
+    Regs one{guardedLoad(mask ? (*mask)[0] : nullptr, ty, ptrs[0], otherAt(0), op.loc(), hints)};
+    return pointers ? pointersOf(std::move(one), rt.elem) : one;
+  }
 
   RegisterMap rm(pt.layout, pt.shape);
   VectorGroups g = vectorGroups(op, pt, rm);
@@ -223,13 +238,15 @@ Regs FunctionLowering::lowerLoad(ir::Op &op) {
     for (int i = 0; i < g.vec; ++i)
       out[r + i] = guardedLoad(b_.CreateAnd(preds[i], notAll), ty, ptrs[r + i], out[r + i], op.loc(), hints);
   }
-  return out;
+  return pointers ? pointersOf(std::move(out), rt.elem) : out;
 }
 
 void FunctionLowering::lowerStore(ir::Op &op) {
   const ir::Type &pt = op.operand(0)->type();
   const Regs &ptrs = regs(op.operand(0));
-  const Regs &vals = regs(op.operand(1));
+  Regs vals = regs(op.operand(1));
+  if (op.operand(1)->type().isPtr())  // stored as i64 addresses, as lowerLoad reads them
+    for (llvm::Value *&v : vals) v = b_.CreatePtrToInt(v, b_.getInt64Ty());
   const Regs *mask = op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
   const ir::MemoryHints hints = ir::memoryHintsOf(op);
 

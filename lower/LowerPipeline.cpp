@@ -316,7 +316,7 @@ static llvm::Value *prefixBytes(llvm::IRBuilderBase &b, const std::vector<llvm::
 // correct, since readers wait at the async_wait's barrier either way.
 void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
   const ir::Type &pt = op.operand(0)->type();
-  const ir::ElemType elem{pt.elem.scalar, false};
+  const ir::ElemType elem = pt.elem.pointee();
   llvm::Type *ty = elemType(elem);
   const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(ty));
   const Ring &ring = rings_.at(op.intAttr("buffer"));

@@ -36,7 +36,7 @@ llvm::Type *FunctionLowering::scalarType(ScalarKind k) {
 }
 
 llvm::Type *FunctionLowering::elemType(const ir::ElemType &e) {
-  if (e.isPtr) return llvm::PointerType::get(ctx_, target_.globalAddressSpace());
+  if (e.isPtr()) return llvm::PointerType::get(ctx_, target_.globalAddressSpace());
   return scalarType(e.scalar);
 }
 
@@ -330,8 +330,13 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
     }
     case OpKind::AddPtr: {
       llvm::Value *off = b_.CreateSExtOrTrunc(a[1], b_.getInt64Ty());
-      return b_.CreateGEP(scalarType(t0.elem.scalar), a[0], off);
+      return b_.CreateGEP(elemType(t0.elem.pointee()), a[0], off);  // a loaded pointer steps by 8 bytes
     }
+    // Addresses are 64-bit on every target (ir/PointerCasts.h): no Target
+    // question here; an access through the pointer is checked where it happens.
+    case OpKind::IntToPtr: return b_.CreateIntToPtr(a[0], elemType(op.result()->type().elem));
+    case OpKind::PtrToInt: return b_.CreatePtrToInt(a[0], b_.getInt64Ty());
+    case OpKind::Bitcast: return b_.CreateBitCast(a[0], scalarType(op.result()->type().elem.scalar));
     default: throw tk::InternalError(std::string("lowering: no elementwise rule for '") + op.info().mnemonic + "'");
   }
 }

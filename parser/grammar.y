@@ -347,13 +347,17 @@ postfix:
     for (auto &i : $3) $$->args.push_back(std::move(i));
     $$ = ctx.finish(std::move($$));
   }
-/* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`). */
+/* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`);
+   `x.to(T, bitcast: b)` carries b as the cast's second operand. */
 | postfix DOT IDENT LPAREN args_opt RPAREN {
-    if ($5.args.size() == 1 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type) {
+    const size_t n = $5.args.size();
+    if (n >= 1 && n <= 2 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type &&
+        (n == 1 || $5.names[1] == "bitcast")) {
       $$ = ctx.leaf(ExprKind::Cast, ctx.loc(@2)); $$->type = $5.args[0]->type; $$->args.push_back(std::move($1));
+      if (n == 2) $$->args.push_back(std::move($5.args[1]));
     } else {
-      ctx.diags().error(ctx.loc(@2), "'.to(...)' takes one element type, as in 'x.to(f16)' (tk's 'x as f16'); "
-                                     "its bitcast and rounding options have no tk spelling yet");
+      ctx.diags().error(ctx.loc(@2), "'.to(...)' takes one element type, as in 'x.to(f16)' (tk's 'x as f16'), "
+                                     "and 'bitcast: true'; its rounding options have no tk spelling yet");
       $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
     }
     $$ = ctx.finish(std::move($$));
@@ -379,6 +383,8 @@ primary:
 | NONE { $$ = ctx.leaf(ExprKind::None, ctx.loc(@1), "None"); }
 | IDENT { $$ = ctx.leaf(ExprKind::Name, ctx.loc(@1), $1); }
 | TYPENAME { $$ = ctx.leaf(ExprKind::Type, ctx.loc(@1), $1); $$->type.name = $1; $$->type.loc = ctx.loc(@1); }
+/* A pointer type as a cast's argument: `bitcast(addr, *f16)`, `x.to(*f16)`. */
+| STAR type { $$ = ctx.leaf(ExprKind::Type, ctx.loc(@1), $2.str()); $$->type = $2; $$->type.ptrDepth += 1; $$->type.loc = ctx.loc(@1); }
 | LPAREN expr RPAREN { $$ = std::move($2); }
 | LPAREN expr COMMA expr_list_opt RPAREN {
     $$ = ctx.leaf(ExprKind::Tuple, ctx.loc(@1)); $$->args.push_back(std::move($2));
@@ -493,7 +499,7 @@ void Parser::report_syntax_error(const context &yyctx) const {
       case symbol_kind::S_INT: case symbol_kind::S_FLOAT: case symbol_kind::S_TRUE:
       case symbol_kind::S_FALSE: case symbol_kind::S_NONE: case symbol_kind::S_LPAREN:
       case symbol_kind::S_LBRACKET: case symbol_kind::S_MINUS: case symbol_kind::S_BANG:
-      case symbol_kind::S_TILDE: return true;
+      case symbol_kind::S_TILDE: case symbol_kind::S_STAR: return true;  // STAR: `*f16`, a cast's type
       default: return false;
     }
   };

@@ -66,7 +66,10 @@ std::optional<std::vector<std::pair<std::string, std::string>>> irParams(const s
     std::string type = item.substr(colon + 1);
     type = type.substr(type.find_first_not_of(' '));
     type = type.substr(0, type.find_first_of(" {"));
-    if (type.rfind("ptr<", 0) == 0 && type.back() == '>') type = "*" + type.substr(4, type.size() - 5);
+    // ptr<ptr<f16>> is **f16: one '*' per level.
+    std::string stars;
+    while (type.rfind("ptr<", 0) == 0 && type.back() == '>') stars += '*', type = type.substr(4, type.size() - 5);
+    type = stars + type;
     if (type == "i1") type = "bool";
     out.push_back({name, type});
     item.clear();

@@ -273,6 +273,18 @@ Rewrite simplify(const Op &op) {
       if (operand(1) == operand(2)) return Rewrite::existing(operand(1));
       if (auto c = constantOf(operand(0))) return Rewrite::existing(operand(c->i ? 1 : 2));
       break;
+    case OpKind::IntToPtr:
+    case OpKind::PtrToInt:
+    case OpKind::Bitcast: {
+      // Reinterpreting casts lose no bits: a round trip (`p as i64 as *f16`
+      // back to a *f16, bitcast there and back) is the value it started from.
+      if (same(0)) return Rewrite::existing(operand(0));
+      const Op *inner = operand(0)->definingOp();
+      if (inner && (inner->is(OpKind::IntToPtr) || inner->is(OpKind::PtrToInt) || inner->is(OpKind::Bitcast)) &&
+          wellFormed(*inner) && inner->operand(0)->type() == rt)
+        return Rewrite::existing(inner->operand(0));
+      break;
+    }
     case OpKind::Cast:
     case OpKind::ConvertLayout:
     case OpKind::Broadcast:

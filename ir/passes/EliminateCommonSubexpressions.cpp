@@ -48,7 +48,7 @@ bool sameAttr(const Attr &a, const Attr &b) {
 // The hash leaves layouts out (equal types may hold equal layouts in two
 // objects); equality compares them structurally.
 size_t hashType(const Type &t) {
-  size_t h = mix(static_cast<size_t>(t.elem.scalar), t.elem.isPtr);
+  size_t h = mix(static_cast<size_t>(t.elem.scalar), t.elem.ptrDepth);
   for (int64_t d : t.shape) h = mix(h, static_cast<size_t>(d));
   return h;
 }

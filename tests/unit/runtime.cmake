@@ -18,6 +18,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_atomics_test.cpp
   # Every atomic op on every type, under contention and alone (tests/kernels/atomics.tk's rmw).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_atomic_ops_test.cpp
+  # Triton's tutorial 08 grouped GEMM: pointers from i64 addresses and `**f16` (tests/kernels/grouped_gemm.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_grouped_gemm_test.cpp
   # Triton's tutorial 05 layer-norm backward, its spin lock included (tests/kernels/layer_norm_bwd.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_layer_norm_bwd_test.cpp
   # Every atomic op, type, sem and scope through ptxas for sm_80 and sm_90.

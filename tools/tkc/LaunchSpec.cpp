@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "Addresses.h"
 #include "Npy.h"
 #include "runtime/CacheFiles.h"
 #include "tk/half.h"
@@ -133,7 +134,7 @@ tk::Arg scalarArg(const ArgSpec &a, const std::string &type, HostValue *converte
 
 ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
   const std::string form =
-      "expected DTYPE[COUNT]:INIT[>OUT.npy] with INIT one of rand randn zeros ones arange @FILE.npy";
+      "expected DTYPE[COUNT]:INIT[>OUT.npy] with INIT one of rand randn zeros ones arange @FILE.npy addresses(BUF,...)";
   size_t lb = spec.find('[');
   size_t rb = spec.find(']', lb);
   if (rb == std::string::npos) argError(a.text, "unterminated '[': " + form);
@@ -162,6 +163,7 @@ ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
   bool known = false;
   for (auto &[name, f] : fills)
     if (init == name) a.fill = f, known = true;
+  if (!known) known = parseAddresses(a, init);
   if (!known && init.size() > 1 && init[0] == '@') {
     a.fill = Fill::File;
     a.inFile = init.substr(1);
@@ -263,14 +265,19 @@ void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelPa
   };
   for (const ArgSpec &a : args) {
     const tk::KernelParam *p = paramOf(a.name);
+    if (!p && a.isBuffer && addressed(*this, a.name)) continue;  // a buffer only an addresses(...) passes
     if (!p) argError(a.text, "kernel '" + kernel + "' has no parameter '" + a.name + "'; it is " + sig);
     if (p->isConst)
       argError(a.text, "'" + a.name + "' is a const parameter of '" + kernel + "': set it with -D " + a.name +
                            "=VALUE, not --arg");
     if (p->type[0] == '*') {
       std::string elem = p->type.substr(1);
-      if (!a.isBuffer)
-        argError(a.text, "'" + a.name + "' is a pointer (" + p->type + ") and needs a buffer " + elem + "[COUNT]:INIT");
+      // A `**T` parameter is a buffer of addresses: i64 on the host side.
+      const bool addrs = elem[0] == '*';
+      if (addrs) elem = "i64";
+      if (!a.isBuffer || (addrs && a.dtype != elem))
+        argError(a.text, "'" + a.name + "' is a pointer (" + p->type + ") and needs a buffer " + elem +
+                             (addrs ? "[COUNT]:addresses(BUF,...) of buffer addresses" : "[COUNT]:INIT"));
       if (a.dtype != elem)
         argError(a.text, "'" + a.name + "' is " + p->type + " and needs a " + elem + " buffer, got " + a.dtype + "[" +
                              std::to_string(a.count) + "]");
@@ -284,6 +291,7 @@ void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelPa
   for (const tk::KernelParam &p : params)
     if (!p.isConst && !find(p.name)) missing += (missing.empty() ? "" : ", ") + p.name + " (" + p.type + ")";
   if (!missing.empty()) throw tk::Error("missing --arg for " + missing + "; the kernel is " + sig);
+  checkAddresses(*this);
 
   // The grid may name scalar args and consts; anything else would fail only
   // after compiling, so say it now.
@@ -359,6 +367,7 @@ std::vector<char> LaunchSpec::initialBytes(const ArgSpec &a) const {
         break;
       }
       case Fill::File:
+      case Fill::Addresses:  // written once the buffers it names exist (fillAddresses)
         break;
     }
     storeAs(a.dtype, v, out.data() + i * elem);
@@ -385,6 +394,7 @@ LaunchSpec::Bound LaunchSpec::bind(tk::Device &dev, const std::vector<tk::Kernel
     b.args.push_back(bb.buffer);
     b.buffers.push_back(std::move(bb));
   }
+  bindAddressed(dev, *this, params, b);
   return b;
 }
 

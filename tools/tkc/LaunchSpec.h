@@ -27,6 +27,7 @@ enum class Fill {
   Ones,
   Arange,  // 0, 1, 2, ... converted to the dtype (not for bool)
   File,    // the elements of a .npy file (see readNpyAs)
+  Addresses,  // addresses(a, b, ...): the device addresses of other buffer args (Addresses.h)
 };
 
 // One `--arg NAME=SPEC`: a scalar literal or a buffer `DTYPE[COUNT]:INIT[>OUT]`.
@@ -40,6 +41,7 @@ struct ArgSpec {
   Fill fill = Fill::Zeros;
   std::string inFile;   // Fill::File
   std::string outFile;  // written after the run as a 1-D .npy; "" for none
+  std::vector<std::string> addressesOf;  // Fill::Addresses: the buffer args whose addresses it holds
 };
 
 // A buffer as bound on a device.
