@@ -161,7 +161,7 @@ bool IRGen::bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> 
   for (size_t j = 0; j < n; ++j) {
     const ast::Param &p = fn.params[j];
     if (!p.type.isTuple() && args[j].k != TV::K::Tuple && !scalarKind(p.type.name) && !args[j].weak &&
-        !typeVars.count(p.type.name) && args[j].type.isPtr() == (p.type.ptrDepth > 0))
+        !typeVars.count(p.type.name) && args[j].type.elem.ptrDepth == p.type.ptrDepth)
       typeVars[p.type.name] = args[j].type.elem.scalar;
   }
   for (size_t j = 0; j < n; ++j) {
@@ -193,9 +193,10 @@ TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Para
   }
   const bool isPtr = p.type.ptrDepth > 0;
   std::optional<ScalarKind> written = scalarKind(p.type.name);  // else a type variable (checked at load)
-  if (!written && !typeVars.count(p.type.name) && v.type.isPtr() == isPtr) typeVars[p.type.name] = v.type.elem.scalar;
+  const int depth = p.type.ptrDepth;  // `**T` takes a pointer to pointers
+  if (!written && !typeVars.count(p.type.name) && v.type.elem.ptrDepth == depth) typeVars[p.type.name] = v.type.elem.scalar;
   const ScalarKind k = written ? *written : typeVars.count(p.type.name) ? typeVars[p.type.name] : ScalarKind::I32;
-  bool match = v.type.isPtr() == isPtr && v.type.elem.scalar == k;
+  bool match = v.type.elem.ptrDepth == depth && v.type.elem.scalar == k;
   if (!isPtr && v.weak && !v.type.isPtr()) {
     // An int literal fits any number type; a float literal only floats.
     match = k != ScalarKind::I1 && (ir::isFloat(k) || !v.cst->isFloat);
@@ -206,9 +207,9 @@ TV IRGen::fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Para
   }
   if (!match) {
     std::string elem = written ? p.type.name : typeText(k);
-    std::string want = isPtr ? "a pointer to " + elem : elem;
+    std::string want = depth > 1 ? "a pointer to pointers to " + elem : isPtr ? "a pointer to " + elem : elem;
     std::string bound = written ? "" : ", the " + p.type.name + " of this call";
-    if (!written && v.type.isPtr() != isPtr) want = isPtr ? "a pointer" : "a number", bound = "";
+    if (!written && v.type.elem.ptrDepth != depth) want = isPtr ? "a pointer" : "a number", bound = "";
     error(arg.loc, "argument " + quoted(p.name) + " of " + quoted(fn.name) + " must be " + want + bound +
                        " (or a tile of " + (isPtr ? "them" : written ? elem : "it") + "), not " + typeName(v));
     return invalid();
@@ -244,7 +245,7 @@ TV IRGen::fnResult(const ast::Stmt &ret, const ast::Decl &fn) {
       if (!checkWeakFits(x, k, ret.value->loc)) return invalid();
       return convert(x, k, ret.value->loc);
     }
-    if (x.k == TV::K::Tuple || x.weak || x.type.isPtr() != isPtr || x.type.elem.scalar != k) {
+    if (x.k == TV::K::Tuple || x.weak || x.type.elem.ptrDepth != t.ptrDepth || x.type.elem.scalar != k) {
       error(ret.value->loc, "fn " + quoted(fn.name) + " returns " + typeName(v) + ", but its result type is " +
                                 typeText(fn.result));
       return invalid();
@@ -280,7 +281,7 @@ void IRGen::checkFnAlone(const ast::Decl &fn, int64_t tileSize, ScalarKind typeV
       return v;
     }
     const ScalarKind k = scalarKind(type.name).value_or(typeVarKind);
-    ir::ElemType elem{k, type.ptrDepth > 0};
+    ir::ElemType elem{k, static_cast<uint8_t>(type.ptrDepth)};
     ir::Type t = tileSize ? ir::Type::tile(elem, {tileSize}) : ir::Type{elem, {}, nullptr};
     return value(scratch.addParam(name, t));
   };

@@ -286,8 +286,8 @@ bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
     } else if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
       fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
                   "letter, such as T)");
-    else if (t.ptrDepth > 1)
-      fail(t.loc, "a fn cannot take or return pointers to pointers yet (a kernel can): pass the loaded pointer");
+    else if (t.ptrDepth > ir::kMaxPtrDepth)
+      fail(t.loc, tooDeep(t));
   };
   std::set<std::string> names;
   for (const ast::Param &p : d.params) {

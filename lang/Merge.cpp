@@ -32,8 +32,8 @@ std::optional<Type> meet(const std::vector<const TV *> &vals) {
       elemWeak = v->weak;
     } else if (*elem != v->type.elem) {
       const bool vFloat = !v->type.isPtr() && ir::isFloat(v->type.elem.scalar);
-      const bool eFloat = !elem->isPtr && ir::isFloat(elem->scalar);
-      if (v->weak && !elemWeak && !elem->isPtr && (!vFloat || eFloat)) {
+      const bool eFloat = !elem->isPtr() && ir::isFloat(elem->scalar);
+      if (v->weak && !elemWeak && !elem->isPtr() && (!vFloat || eFloat)) {
         // the literal takes the value's type
       } else if (elemWeak && !v->weak && !v->type.isPtr() && (!eFloat || vFloat)) {
         elem = v->type.elem;
