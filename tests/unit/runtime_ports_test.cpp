@@ -4,7 +4,9 @@
 // ported Triton, Liger-Kernel kernels under tests/kernels/ports/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,164 @@ TEST(Ports, TuplesThroughFnsBranchesAndAssignments) {
       for (int j = 0; j < 4; ++j) expectNear(got[4 * i + j], want[j], 1e-6, "pair " + std::to_string(i) + "." + std::to_string(j));
     }
     for (int j = 4 * n; j < 4 * n + 4; ++j) EXPECT_TRUE(std::isnan(got[j])) << "the program past n wrote " << j;
+  }
+}
+
+// Liger's cross entropy with its debug_barrier: the loss of each row and
+// the gradient in place of the logits, rows with the ignore index zeroed,
+// with and without label smoothing, "mean" and "sum" reductions.
+TEST(Ports, LigerCrossEntropyLossAndInPlaceGradient) {
+  auto dev = tk::Device::open("sim");
+  std::mt19937 rng(tk::test::testSeed());
+  for (const char *reduction : {"mean", "sum"}) {
+    tk::CompileOptions opts;
+    opts.defines = {{"REDUCTION", reduction}};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kPorts + "liger.tk", "liger_cross_entropy_kernel", opts));
+    const bool mean = std::string(reduction) == "mean";
+    for (int cols : {1, 781, 1023}) {
+      for (float smoothing : {0.0f, 0.1f}) {
+        const int rows = 5, ignore = -100, stride = cols + 3;
+        auto x = tk::test::randomFloats(size_t(rows) * stride, -3, 3);
+        std::vector<int32_t> y(rows);
+        for (int r = 0; r < rows; ++r) y[r] = r == 2 ? ignore : int32_t(rng() % cols);
+        const int nonIgnore = rows - 1;
+        tk::Buffer dx = dev->upload(x), dy = dev->upload(y), loss = dev->upload(std::vector<float>(rows, NAN));
+        (*dev)(k, {uint32_t(rows)}, dx, int32_t(stride), dy, int32_t(1), loss, int32_t(1), int32_t(cols),
+               int32_t(nonIgnore), int32_t(ignore), smoothing);
+        auto grad = dev->download<float>(dx, x.size());
+        auto got = dev->download<float>(loss, rows);
+        const double scale = mean ? nonIgnore : 1;
+        for (int r = 0; r < rows; ++r) {
+          const float *row = &x[size_t(r) * stride];
+          const std::string what = std::string(reduction) + " cols " + std::to_string(cols) + " smoothing " +
+                                   std::to_string(smoothing) + " row " + std::to_string(r);
+          if (y[r] == ignore) {
+            for (int c = 0; c < cols; ++c) ASSERT_EQ(grad[size_t(r) * stride + c], 0.0f) << what;
+            EXPECT_TRUE(std::isnan(got[r])) << what << ": an ignored row writes no loss";
+            continue;
+          }
+          double m = -INFINITY, sumExp = 0, sumX = 0;
+          for (int c = 0; c < cols; ++c) m = std::max(m, double(row[c]));
+          for (int c = 0; c < cols; ++c) sumExp += std::exp(row[c] - m), sumX += row[c];
+          const double lse = m + std::log(sumExp), eps = double(smoothing) / cols;
+          double want = (lse - row[y[r]]) * (1 - smoothing) + (smoothing > 0 ? -eps * sumX + smoothing * lse : 0);
+          expectNear(got[r], want / scale, 1e-5, what + " loss");
+          for (int c = 0; c < cols; ++c) {
+            double g = std::exp(row[c] - m) / sumExp - eps - (c == y[r] ? 1 - smoothing : 0);
+            expectNear(grad[size_t(r) * stride + c], g / scale, 1e-5, what + " grad " + std::to_string(c));
+          }
+          for (int c = cols; c < stride; ++c) ASSERT_EQ(grad[size_t(r) * stride + c], row[c]) << what << " padding";
+        }
+      }
+    }
+  }
+}
+
+// Liger's GEGLU (tanh approximation), forward and the backward that writes
+// da and db over a and b, rows moved to with `a += program_id * stride`.
+TEST(Ports, LigerGegluForwardAndBackward) {
+  auto dev = tk::Device::open("sim");
+  for (int cols : {1, 781, 1024}) {
+    tk::CompileOptions opts;
+    opts.defines = {{"n_cols", std::to_string(cols)}};
+    tk::Kernel fwd = dev->load(tk::Compiler::compileFile(kPorts + "liger.tk", "geglu_tanh_forward_kernel", opts));
+    tk::Kernel bwd = dev->load(tk::Compiler::compileFile(kPorts + "liger.tk", "geglu_tanh_backward_kernel", opts));
+    const int rows = 3, stride = cols + 5;
+    auto a = tk::test::randomFloats(size_t(rows) * stride, -3, 3), b = tk::test::randomFloats(a.size(), -2, 2),
+         dc = tk::test::randomFloats(a.size(), -1, 1);
+    tk::Buffer da = dev->upload(a), db = dev->upload(b), dcb = dev->upload(dc),
+               c = dev->upload(std::vector<float>(a.size(), NAN));
+    (*dev)(fwd, {uint32_t(rows)}, da, db, c, int32_t(stride));
+    auto gotC = dev->download<float>(c, a.size());
+    (*dev)(bwd, {uint32_t(rows)}, dcb, da, db, int32_t(stride));
+    auto gotDa = dev->download<float>(da, a.size()), gotDb = dev->download<float>(db, a.size());
+    const double k0 = std::sqrt(2 / M_PI);
+    for (int r = 0; r < rows; ++r)
+      for (int i = 0; i < stride; ++i) {
+        const size_t at = size_t(r) * stride + i;
+        if (i >= cols) {
+          ASSERT_TRUE(std::isnan(gotC[at]) && gotDa[at] == a[at] && gotDb[at] == b[at]) << "past the row at " << at;
+          continue;
+        }
+        const double x = a[at], t = std::tanh(k0 * (x + 0.044715 * x * x * x)), g = 0.5 * x * (1 + t);
+        const double dg = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k0 * (1 + 3 * 0.044715 * x * x);
+        const std::string what = "cols " + std::to_string(cols) + " at " + std::to_string(at);
+        expectNear(gotC[at], g * b[at], 1e-5, what + " c");
+        expectNear(gotDa[at], dc[at] * b[at] * dg, 1e-5, what + " da");
+        expectNear(gotDb[at], dc[at] * g, 1e-5, what + " db");
+      }
+  }
+}
+
+// Liger's KL divergence: `loss` bound in both branches of a compile-time
+// `if` (log_target), per element (reduction 0) or summed per row.
+TEST(Ports, LigerKlDivForward) {
+  auto dev = tk::Device::open("sim");
+  for (bool logTarget : {false, true})
+    for (int reduction : {0, 1}) {
+      tk::CompileOptions opts;
+      opts.defines = {{"log_target", logTarget ? "true" : "false"}, {"reduction", std::to_string(reduction)}};
+      tk::Kernel k = dev->load(tk::Compiler::compileFile(kPorts + "liger.tk", "kldiv_kernel_forward", opts));
+      for (int cols : {1, 781, 1023}) {
+        const int rows = 3;
+        auto y = tk::test::randomFloats(size_t(rows) * cols, -5, 0);
+        auto gt = logTarget ? tk::test::randomFloats(y.size(), -5, 0) : tk::test::randomFloats(y.size(), 0, 1);
+        const size_t outs = reduction == 0 ? y.size() : size_t(rows);
+        tk::Buffer dy = dev->upload(y), dgt = dev->upload(gt), loss = dev->upload(std::vector<float>(outs, NAN));
+        const float eps = 1e-10f;
+        (*dev)(k, {uint32_t(rows)}, dy, int32_t(cols), dgt, int32_t(cols), loss,
+               int32_t(reduction == 0 ? cols : 1), int32_t(cols), eps);
+        auto got = dev->download<float>(loss, outs);
+        for (int r = 0; r < rows; ++r) {
+          double total = 0, scale = 0;
+          for (int c = 0; c < cols; ++c) {
+            const size_t at = size_t(r) * cols + c;
+            const double t = gt[at],
+                         l = logTarget ? std::exp(t) * (t - y[at]) : t * (std::log(std::max(t, double(eps))) - y[at]);
+            total += l;
+            scale += std::abs(l);
+            if (reduction == 0) expectNear(got[at], l, 1e-5, "element " + std::to_string(at));
+          }
+          if (reduction != 0) ASSERT_LE(std::abs(got[r] - total), 1e-5 * std::max(1.0, scale)) << "row " << r;
+        }
+      }
+    }
+}
+
+// Liger's group norm forward: x_ptr and y_ptr step a channel at a time
+// inside a runtime loop; mean and rstd per (batch, group).
+TEST(Ports, LigerGroupNormForward) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kPorts + "liger.tk", "group_norm_forward"));
+  for (int perChannel : {1, 781}) {
+    const int batch = 2, groups = 3, channelsPerGroup = 2, channels = groups * channelsPerGroup;
+    const int hidden = perChannel * channelsPerGroup;  // per group
+    auto x = tk::test::randomFloats(size_t(batch) * channels * perChannel, -2, 2);
+    auto w = tk::test::randomFloats(channels, -1, 1), b = tk::test::randomFloats(channels, -1, 1);
+    tk::Buffer dx = dev->upload(x), dw = dev->upload(w), db = dev->upload(b),
+               dy = dev->upload(std::vector<float>(x.size(), NAN)),
+               mean = dev->upload(std::vector<float>(batch * groups, NAN)),
+               rstd = dev->upload(std::vector<float>(batch * groups, NAN));
+    const int rowStride = channels * perChannel;
+    (*dev)(k, {uint32_t(batch), uint32_t(groups)}, dy, int32_t(rowStride), int32_t(hidden), dx, int32_t(rowStride),
+           int32_t(hidden), mean, int32_t(groups), int32_t(1), rstd, int32_t(groups), int32_t(1), dw, db,
+           int32_t(hidden), int32_t(channelsPerGroup), 1e-5f);
+    auto gotY = dev->download<float>(dy, x.size());
+    auto gotMean = dev->download<float>(mean, batch * groups), gotRstd = dev->download<float>(rstd, batch * groups);
+    for (int n = 0; n < batch; ++n)
+      for (int g = 0; g < groups; ++g) {
+        const float *v = &x[size_t(n) * rowStride + size_t(g) * hidden];
+        double s = 0, sq = 0;
+        for (int i = 0; i < hidden; ++i) s += v[i], sq += double(v[i]) * v[i];
+        const double m = s / hidden, r = 1 / std::sqrt(sq / hidden - m * m + 1e-5);
+        expectNear(gotMean[n * groups + g], m, 1e-5, "mean");
+        expectNear(gotRstd[n * groups + g], r, 1e-4, "rstd");
+        for (int i = 0; i < hidden; ++i) {
+          const int c = g * channelsPerGroup + i / perChannel;
+          expectNear(gotY[size_t(n) * rowStride + size_t(g) * hidden + i], (v[i] - m) * r * w[c] + b[c], 1e-4,
+                     "y at batch " + std::to_string(n) + " group " + std::to_string(g) + " " + std::to_string(i));
+        }
+      }
   }
 }
 
