@@ -5,6 +5,7 @@
 
 #include "ir/Verifier.h"
 #include "lang_TestUtil.h"
+#include "lang/IRGen.h"
 
 namespace tk::lang {
 namespace {
@@ -245,5 +246,29 @@ TEST(LangImport, StdlibMathByRelativePathFromDisk) {
   EXPECT_NE(opsOf(*fn, OpKind::Tanh)[0]->loc().file.find("stdlib/math.tk"), std::string::npos);
 }
 
+}  // namespace
+}  // namespace tk::lang
+
+namespace tk::lang {
+namespace {
+// Every built-in name, present and future: a user's file that defines a fn
+// (or binds a let, or names a parameter) of that name still compiles, and
+// its own definition wins. The list is IRGen::builtinNames(), so a built-in
+// added tomorrow is checked here the day it lands: adding a built-in never
+// breaks a user's program again.
+TEST(LangFn, AUserDefinitionOfAnyBuiltinNameWins) {
+  std::vector<std::string> names = IRGen::builtinNames();
+  names.push_back("static_assert");
+  names.push_back("static_range");
+  for (const std::string &n : names) {
+    auto fnUser = test::lower("fn " + n + "(x: f32) -> f32 { return x * 3.0; }\n"
+                              "kernel k(v: f32) { let r = " + n + "(v); }");
+    ASSERT_TRUE(fnUser->fn) << n << ":\n" << fnUser->errors();
+    EXPECT_FALSE(fnUser->diags.hasErrors()) << n << ":\n" << fnUser->errors();
+    EXPECT_EQ(test::opsOf(*fnUser->fn, ir::OpKind::Mul).size(), 1u) << n << ": the user's fn was not the one called";
+    auto letUser = test::lower("kernel k(p: *f32, " + n + ": f32) { let y = " + n + " * 2.0; store(p, y); }");
+    EXPECT_TRUE(letUser->fn && !letUser->diags.hasErrors()) << n << " as a parameter:\n" << letUser->errors();
+  }
+}
 }  // namespace
 }  // namespace tk::lang
