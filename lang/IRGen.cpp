@@ -292,40 +292,6 @@ TV IRGen::genExpr(const ast::Expr &e) {
   return invalid();
 }
 
-// The closest of `candidates` to `name`, or "": at most one edit away for
-// names of up to 5 characters, two for longer ones, none for 1-2. An edit
-// is an insertion, a deletion, a substitution or a swap of two neighbours
-// ('sqtr' is one edit from 'sqrt'). Callers pass names of one kind only
-// (functions for a call, values for a name), and a Triton built-in tk lacks
-// never gets here (Builtins.cpp says so instead of guessing).
-std::string IRGen::closest(const std::string &name, const std::vector<std::string> &candidates) {
-  if (name.size() > 64 || name.size() <= 2) return {};
-  std::string best;
-  size_t bestDist = name.size() <= 5 ? 2 : 3;
-  for (const std::string &c : candidates) {
-    if (c == name || c.size() > name.size() + 2 || c.size() + 2 < name.size()) continue;
-    // Optimal string alignment distance, three rows.
-    std::vector<size_t> before(c.size() + 1), prev(c.size() + 1), row(c.size() + 1);
-    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= name.size(); ++i) {
-      row[0] = i;
-      for (size_t j = 1; j <= c.size(); ++j) {
-        row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (name[i - 1] != c[j - 1])});
-        if (i > 1 && j > 1 && name[i - 1] == c[j - 2] && name[i - 2] == c[j - 1])
-          row[j] = std::min(row[j], before[j - 2] + 1);
-      }
-      before.swap(prev);
-      prev.swap(row);
-    }
-    const size_t d = prev[c.size()];
-    if (d < bestDist || (d == bestDist && c < best)) {
-      bestDist = d;
-      best = c;
-    }
-  }
-  return best;
-}
-
 // A const parameter's binding: a constant, a string or a type.
 TV IRGen::constBinding(const ConstBinding &c) const {
   TV t;
@@ -577,56 +543,6 @@ TV IRGen::pointerArith(const std::string &op, TV a, TV b, const ast::Loc &loc) {
   ir::Value *p = coerce(a, a.type.withShape(*shape), loc);
   ir::Value *o = coerce(b, Type::scalar(ok).withShape(*shape), loc);
   return value(emit(OpKind::AddPtr, {p, o}, p->type(), loc));
-}
-
-// t[:, None], t[None, :]: ':' keeps a dim, None inserts a size-1 dim.
-TV IRGen::genIndex(const ast::Expr &e) {
-  TV base = genExpr(*e.args[0]);
-  if (base.k == TV::K::Tuple) return tupleIndex(e, base);
-  base = asValue(base, *e.args[0]);
-  if (!base.ok()) return base;
-  int kept = 0, added = 0;
-  for (size_t i = 1; i < e.args.size(); ++i) {
-    const ast::Expr &ix = *e.args[i];
-    if (ix.kind == ast::ExprKind::Slice) ++kept;
-    else if (ix.kind == ast::ExprKind::None) ++added;
-    else if (ix.kind != ast::ExprKind::Error) {
-      error(ix.loc, "only ':' and None can index a tile for now");
-      return invalid();
-    } else {
-      return invalid();
-    }
-  }
-  if (kept > 0 && base.type.isScalar()) {
-    error(e.loc, "a scalar (" + typeName(base) + ") has no dimension for ':'; only None can index it");
-    return invalid();
-  }
-  if (kept > base.type.rank()) {
-    error(e.loc, "too many ':' for a value of type " + typeName(base) + " (rank " +
-                     std::to_string(base.type.rank()) + ")");
-    return invalid();
-  }
-  int rank = base.type.rank() + added;
-  if (rank > kMaxTileRank) {
-    error(e.loc, "tiles of rank " + std::to_string(rank) + " are not supported (the limit is " +
-                     std::to_string(kMaxTileRank) + ")");
-    return invalid();
-  }
-  ir::Value *v = base.v ? base.v : emitConst(*base.cst, base.type, e.loc);
-  if (v->type().isScalar()) {
-    // A scalar becomes a tile of ones: s[None] has shape [1].
-    return value(emit(OpKind::Splat, {v}, v->type().withShape(std::vector<int64_t>(added, 1)), e.loc));
-  }
-  int64_t pos = 0;
-  for (size_t i = 1; i < e.args.size(); ++i) {
-    if (e.args[i]->kind == ast::ExprKind::None) {
-      std::vector<int64_t> s = v->type().shape;
-      s.insert(s.begin() + pos, 1);
-      v = emit(OpKind::ExpandDims, {v}, v->type().withShape(s), e.loc, {{"axis", pos}});
-    }
-    ++pos;
-  }
-  return value(v);
 }
 
 }  // namespace tk::lang

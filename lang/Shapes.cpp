@@ -1,8 +1,9 @@
 // The shape built-ins: trans and permute (one op, a relabelling of the
 // layout's dims), expand_dims, broadcast_to, reshape (through shared memory
 // when lowered), join (a select between two operands with a new last axis of
-// 2) and split, its inverse (`let a, b = split(t)`: the only call that gives
-// two values, so the only one a destructuring `let` takes).
+// 2) and split, its inverse (`let a, b = split(t)`, which gives its halves
+// to a `let` of two names; a tuple's elements are bound in Tuples.cpp), and
+// indexing with ':' and None (`t[:, None]`).
 #include <algorithm>
 
 #include "lang/IRGen.h"
@@ -264,6 +265,56 @@ TV IRGen::joinCall(const ast::Expr &e, TV a, TV b) {
   TV first = value(
       emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("eq")}}));
   return whereCall(e, first, lastAxis(a), lastAxis(b));
+}
+
+// t[:, None], t[None, :]: ':' keeps a dim, None inserts a size-1 dim.
+TV IRGen::genIndex(const ast::Expr &e) {
+  TV base = genExpr(*e.args[0]);
+  if (base.k == TV::K::Tuple) return tupleIndex(e, base);
+  base = asValue(base, *e.args[0]);
+  if (!base.ok()) return base;
+  int kept = 0, added = 0;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    const ast::Expr &ix = *e.args[i];
+    if (ix.kind == ast::ExprKind::Slice) ++kept;
+    else if (ix.kind == ast::ExprKind::None) ++added;
+    else if (ix.kind != ast::ExprKind::Error) {
+      error(ix.loc, "only ':' and None can index a tile for now");
+      return invalid();
+    } else {
+      return invalid();
+    }
+  }
+  if (kept > 0 && base.type.isScalar()) {
+    error(e.loc, "a scalar (" + typeName(base) + ") has no dimension for ':'; only None can index it");
+    return invalid();
+  }
+  if (kept > base.type.rank()) {
+    error(e.loc, "too many ':' for a value of type " + typeName(base) + " (rank " +
+                     std::to_string(base.type.rank()) + ")");
+    return invalid();
+  }
+  int rank = base.type.rank() + added;
+  if (rank > kMaxTileRank) {
+    error(e.loc, "tiles of rank " + std::to_string(rank) + " are not supported (the limit is " +
+                     std::to_string(kMaxTileRank) + ")");
+    return invalid();
+  }
+  ir::Value *v = base.v ? base.v : emitConst(*base.cst, base.type, e.loc);
+  if (v->type().isScalar()) {
+    // A scalar becomes a tile of ones: s[None] has shape [1].
+    return value(emit(OpKind::Splat, {v}, v->type().withShape(std::vector<int64_t>(added, 1)), e.loc));
+  }
+  int64_t pos = 0;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    if (e.args[i]->kind == ast::ExprKind::None) {
+      std::vector<int64_t> s = v->type().shape;
+      s.insert(s.begin() + pos, 1);
+      v = emit(OpKind::ExpandDims, {v}, v->type().withShape(s), e.loc, {{"axis", pos}});
+    }
+    ++pos;
+  }
+  return value(v);
 }
 
 }  // namespace tk::lang
