@@ -165,7 +165,10 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   builder_ = std::make_unique<ir::Builder>(body);
   regions_.push_back({scopes_.size(), true, false, s.loc, "the 'for' loop"});
   scopes_.emplace_back();
-  bind(s.name, value(body->argument(0)));
+  // The induction variable is a var, as in Python (`start_n =
+  // multiple_of(start_n, BLOCK_N)`): a new value lasts for the rest of the
+  // iteration, the next one starts from the loop's own count.
+  bind(s.name, value(body->argument(0)), /*isVar=*/true);
   ++loopDepth_;
   genStmts(s.body);
   --loopDepth_;
@@ -246,7 +249,7 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
   regions_.push_back({scopes_.size(), true, false, s.loc, range ? "the 'for' loop" : "the 'while' loop"});
   scopes_.emplace_back();
   if (range) {
-    bind(s.name, value(body->argument(ivAt)));
+    bind(s.name, value(body->argument(ivAt)), /*isVar=*/true);
     body->argument(ivAt)->setNameHint(s.name);
   }
   jumps_ = {};
@@ -285,15 +288,8 @@ ir::Value *IRGen::rangeCondition(ir::Value *iv, const RangeBounds &range, const 
   return emit(OpKind::Or, {up, down}, i1, loc);
 }
 
-// A while loop's condition: a scalar bool (false after an error).
-ir::Value *IRGen::loopCondition(const ast::Expr &e) {
-  TV c = genValue(e);
-  if (c.ok() && (!c.type.isBool() || c.type.isTile())) {
-    error(e.loc, "a 'while' condition must be a scalar bool, not " + typeName(c));
-    c = TV{};
-  }
-  return flagValue(c, e.loc);
-}
+// A while loop's condition (false after an error).
+ir::Value *IRGen::loopCondition(const ast::Expr &e) { return flagValue(condition(e, "a 'while'"), e.loc); }
 
 // grammar: IF expr block [ELSE (block | if_stmt)], the condition a runtime
 // scalar bool. Each branch starts from the vars' values before the `if`; the

@@ -132,6 +132,7 @@ class IRGen {
   void genFor(const ast::Stmt &s);
   bool rangeArgs(const ast::Expr &r, std::vector<TV> &out);
   void genIf(const ast::Stmt &s);
+  TV condition(const ast::Expr &e, const std::string &what);
   void unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 from, __int128 trips, int errorsBefore);
 
   // Runtime control flow (ControlFlow.cpp).

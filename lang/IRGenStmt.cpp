@@ -297,7 +297,8 @@ void IRGen::unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 fro
     const int64_t i = static_cast<int64_t>(start + k * step);
     if (diags_.tooManyErrors()) return;
     scopes_.emplace_back();
-    bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false));
+    // A var, as in Python: reassigning it changes the rest of this iteration only.
+    bind(s.name, constant(ConstValue::ofInt(i), weakIntKind(i), false), /*isVar=*/true);
     ++loopDepth_;
     genStmts(s.body);
     --loopDepth_;
@@ -316,15 +317,26 @@ void IRGen::unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 fro
   }
 }
 
+// The condition of an `if` or `while`: a scalar bool, or a scalar integer
+// taken as `!= 0` as Python and Triton do (`if STAGE & 1:`); invalid after
+// an error (a tile, a float, a pointer).
+TV IRGen::condition(const ast::Expr &e, const std::string &what) {
+  TV c = genValue(e);
+  if (!c.ok()) return c;
+  if (c.type.isInt() && !c.type.isBool() && !c.type.isTile())
+    return binaryOp("!=", c, constant(ConstValue::ofInt(0), c.type.elem.scalar, c.weak), e.loc);
+  if (!c.type.isBool() || c.type.isTile()) {
+    error(e.loc, what + " condition must be a scalar bool (or an integer, true when nonzero), not " + typeName(c));
+    return invalid();
+  }
+  return c;
+}
+
 // grammar: IF expr block [ELSE (block | if_stmt)]
 // A compile-time condition selects its branch; a runtime one branches.
 void IRGen::genIf(const ast::Stmt &s) {
-  TV c = genValue(*s.value);
+  TV c = condition(*s.value, "an 'if'");
   if (!c.ok()) return;
-  if (!c.type.isBool() || c.type.isTile()) {
-    error(s.value->loc, "an 'if' condition must be a scalar bool, not " + typeName(c));
-    return;
-  }
   if (!c.cst) {
     genRuntimeIf(s, c.v);
     return;
