@@ -181,11 +181,21 @@ TV IRGen::genCall(const ast::Expr &e) {
         fn != fnTable_->fns.end() && fnTable_->visible(e.loc.file, fn->second->loc.file))
       return fnCall(e, *fn->second);
   // min(a, b) and max(a, b), two positional arguments, are minimum and
-  // maximum; with one tile (and `axis:`) they reduce.
+  // maximum; with one tile (and `axis:`) they reduce. A tile and a
+  // compile-time integer is Triton's `tl.max(x, 1)`, a reduction along axis
+  // 1, or tk's elementwise max(x, 1): neither is guessed, the error gives
+  // both spellings (sum(x, 1) has only the one meaning, an axis).
   bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
   if ((name == "min" || name == "max") && twoPositional) {
     TV a = genValue(*e.args[0]), b = genValue(*e.args[1]);
     if (!a.ok() || !b.ok()) return invalid();
+    if (a.type.isTile() && b.cst && !b.type.isTile() && b.type.isInt() && !b.type.isBool()) {
+      const std::string k = std::to_string(b.cst->i), full = name == "max" ? "maximum" : "minimum";
+      error(e.loc, quoted(name + "(x, " + k + ")") + " of a tile and an integer is ambiguous: write " + name +
+                       "(x, axis: " + k + ") for Triton's tl." + name + "(x, " + k + ") (a reduction), or " + full +
+                       "(x, " + k + ") for the elementwise " + full);
+      return invalid();
+    }
     return binaryOp(name, a, b, e.loc);
   }
   const std::optional<BuiltinGroup> group = builtinGroup(name);

@@ -54,7 +54,7 @@ TEST(LangBuiltins, MinMaxOfTwoValuesAreElementwise) {
   auto l = lower(R"(
 kernel k(x: *f32, n: i32) {
     let v = load(x + arange(64));
-    store(x + arange(64), max(v, 0) + min(v, n));
+    store(x + arange(64), max(v, 0.0) + min(v, n));
     store(x, max(v, axis: 0) + min(v));
 })");
   ASSERT_TRUE(l->fn) << l->errors();

@@ -274,6 +274,59 @@ TEST(Ports, LigerGroupNormForward) {
   }
 }
 
+// Tutorial 06's attention forward as Triton writes it (STAGE 3 causal, 1
+// not), f16 q, k, v in [Z, H, N_CTX, HEAD_DIM]: the output against a
+// double softmax(scale * q k^T) v, and M (the row's log2-sum-exp2) too.
+TEST(Ports, Tutorial06AttentionForwardCausalAndNot) {
+  auto dev = tk::Device::open("sim");
+  const int Z = 1, H = 2, D = 16;
+  for (int stage : {1, 3}) {
+    tk::CompileOptions opts;
+    opts.defines = {{"STAGE", std::to_string(stage)}};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kPorts + "attention_fwd.tk", "attn_fwd", opts));
+    for (int n : {16, 48}) {
+      const size_t count = size_t(Z) * H * n * D;
+      auto q = tk::test::exactHalfInputs(count), kk = tk::test::exactHalfInputs(count),
+           v = tk::test::exactHalfInputs(count);
+      tk::Buffer dq = dev->upload(tk::test::f16Values(q)), dk = dev->upload(tk::test::f16Values(kk)),
+                 dv = dev->upload(tk::test::f16Values(v)),
+                 out = dev->upload(std::vector<uint16_t>(count, 0x7e00)),  // f16 NaN
+          m = dev->upload(std::vector<float>(size_t(Z) * H * n, NAN));
+      const float scale = 0.5f;
+      const int32_t sz = H * n * D, sh = n * D, sm = D, sd = 1;
+      (*dev)(k, {uint32_t(n / 16), uint32_t(Z * H)}, dq, dk, dv, scale, m, out, sz, sh, sm, sd, sz, sh, sm, sd, sz, sh,
+             sm, sd, sz, sh, sm, sd, int32_t(Z), int32_t(H), int32_t(n));
+      auto got = dev->download<uint16_t>(out, count);
+      auto gotM = dev->download<float>(m, size_t(Z) * H * n);
+      for (int h = 0; h < Z * H; ++h)
+        for (int i = 0; i < n; ++i) {
+          const size_t row = (size_t(h) * n + i) * D;
+          std::vector<double> s(n);
+          double mx = -INFINITY;
+          const int last = stage == 3 ? i : n - 1;
+          for (int j = 0; j <= last; ++j) {
+            double dot = 0;
+            for (int d = 0; d < D; ++d) dot += double(q[row + d]) * kk[(size_t(h) * n + j) * D + d];
+            s[j] = scale * dot;
+            mx = std::max(mx, s[j]);
+          }
+          double denom = 0;
+          for (int j = 0; j <= last; ++j) denom += std::exp(s[j] - mx);
+          const std::string what = "stage " + std::to_string(stage) + " n " + std::to_string(n) + " head " +
+                                   std::to_string(h) + " row " + std::to_string(i);
+          expectNear(gotM[size_t(h) * n + i], (mx + std::log(denom)) / std::log(2.0), 1e-4, what + " M");
+          for (int d = 0; d < D; ++d) {
+            double want = 0;
+            for (int j = 0; j <= last; ++j) want += std::exp(s[j] - mx) / denom * v[(size_t(h) * n + j) * D + d];
+            // f16 output and P rounded to f16 before P.V, as the tutorial does.
+            ASSERT_LE(std::abs(tk::halfBitsToFloat(got[row + d]) - want), 4e-3 * std::max(1.0, std::abs(want)))
+                << what << " d " << d;
+          }
+        }
+    }
+  }
+}
+
 // Tutorial 09's persistent matmul: `_compute_pid` returns a tuple, 3
 // programs loop over the tiles in grouped order. Sizes that leave partial
 // tiles on every side, several K tiles, and one tile of one element.
