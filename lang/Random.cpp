@@ -99,14 +99,10 @@ std::array<ir::Value *, 4> IRGen::philox(ir::Value *seed, ir::Value *counter, in
 }
 
 // grammar (a call): rand(seed, offsets [, n_rounds: N]) | randn(...) | randint(...)
+//                   | rand4x(...) | randn4x(...) | randint4x(...), each a tuple of four
 TV IRGen::randomCall(const ast::Expr &e) {
   const std::string &name = e.text;
   const std::string usage = " (usage: " + name + "(seed, offsets), optionally n_rounds: N)";
-  if (name == "randint4x" || name == "rand4x" || name == "randn4x") {
-    error(e.loc, quoted(name) + " returns four tiles, and tk has no tuples; " +
-                     name.substr(0, name.size() - 2) + "(seed, offsets) gives the first of them");
-    return invalid();
-  }
   std::vector<const ast::Expr *> pos;
   const ast::Expr *roundsE = nullptr;
   for (size_t i = 0; i < e.args.size(); ++i) {
@@ -146,7 +142,17 @@ TV IRGen::randomCall(const ast::Expr &e) {
 
   const Type t = Type::scalar(k).withShape(offsets.type.shape);
   auto c = philox(coerce(seed, Type::scalar(ScalarKind::I64), e.loc), coerce(offsets, t, e.loc), *rounds, e.loc);
+  // The four-result variants give a tuple of the four words (or of what
+  // each maps to), as Triton's random.py returns them.
+  const bool four = name.size() > 2 && name.compare(name.size() - 2, 2, "4x") == 0;
+  auto tuple = [](std::vector<ir::Value *> vals, const IRGen &g) {
+    TV out;
+    out.k = TV::K::Tuple;
+    for (ir::Value *v : vals) out.elems.push_back(g.value(v));
+    return out;
+  };
   if (name == "randint") return value(c[0]);
+  if (name == "randint4x") return tuple({c[0], c[1], c[2], c[3]}, *this);
 
   // Triton's uint_to_uniform_float: the bits as a signed word, negatives
   // folded onto [0, INT_MAX] by ~x, converted to f32 and scaled into [0, 1).
@@ -159,15 +165,25 @@ TV IRGen::randomCall(const ast::Expr &e) {
     return emit(OpKind::Mul, {asFloat, emitConst(ConstValue::ofFloat(variantOf(k).uniformScale), f, e.loc)}, f, e.loc);
   };
   if (name == "rand") return value(uniform(c[0]));
+  if (name == "rand4x") return tuple({uniform(c[0]), uniform(c[1]), uniform(c[2]), uniform(c[3])}, *this);
 
-  // randn: Box-Muller on words 0 and 1, the cosine branch:
-  // sqrt(-2 log(max(u1, 1e-7))) * cos(2 pi u2).
+  // randn: Box-Muller on words 0 and 1: sqrt(-2 log(max(u1, 1e-7))) times
+  // cos(2 pi u2) (randn), and times sin(2 pi u2) too (randn4x's second;
+  // its third and fourth from words 2 and 3).
   auto fconst = [&](double v) { return emitConst(ConstValue::ofFloat(v), f, e.loc); };
-  ir::Value *u1 = emit(OpKind::Max, {uniform(c[0]), fconst(kMinUniform)}, f, e.loc);
-  ir::Value *theta = emit(OpKind::Mul, {fconst(kTwoPi), uniform(c[1])}, f, e.loc);
-  ir::Value *logU = emit(OpKind::Log, {u1}, f, e.loc);
-  ir::Value *radius = emit(OpKind::Sqrt, {emit(OpKind::Mul, {fconst(-2.0), logU}, f, e.loc)}, f, e.loc);
-  return value(emit(OpKind::Mul, {radius, emit(OpKind::Cos, {theta}, f, e.loc)}, f, e.loc));
+  auto normals = [&](ir::Value *a, ir::Value *b) -> std::array<ir::Value *, 2> {
+    ir::Value *u1 = emit(OpKind::Max, {uniform(a), fconst(kMinUniform)}, f, e.loc);
+    ir::Value *theta = emit(OpKind::Mul, {fconst(kTwoPi), uniform(b)}, f, e.loc);
+    ir::Value *logU = emit(OpKind::Log, {u1}, f, e.loc);
+    ir::Value *radius = emit(OpKind::Sqrt, {emit(OpKind::Mul, {fconst(-2.0), logU}, f, e.loc)}, f, e.loc);
+    ir::Value *n0 = emit(OpKind::Mul, {radius, emit(OpKind::Cos, {theta}, f, e.loc)}, f, e.loc);
+    ir::Value *n1 = four ? emit(OpKind::Mul, {radius, emit(OpKind::Sin, {theta}, f, e.loc)}, f, e.loc) : nullptr;
+    return {n0, n1};
+  };
+  auto n01 = normals(c[0], c[1]);
+  if (!four) return value(n01[0]);
+  auto n23 = normals(c[2], c[3]);
+  return tuple({n01[0], n01[1], n23[0], n23[1]}, *this);
 }
 
 }  // namespace tk::lang

@@ -173,6 +173,40 @@ TEST(Random, StreamsMatchReference) {
   }
 }
 
+// randint4x, rand4x, randn4x: tuples of all four words, their uniforms,
+// and Box-Muller's cosine and sine of words (0, 1) and (2, 3), as Triton's
+// random.py pairs them.
+TEST(Random, FourResultVariantsGiveTuples) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "four"));
+  for (int n : {1, 781}) {
+    const int64_t seed = freshSeed();
+    const int32_t base = int32_t(uint32_t(freshSeed()) >> 1) - (1 << 30);
+    tk::Buffer bits = dev->upload(std::vector<int32_t>(4 * n, 0x7eadbeef)), u = dev->upload(std::vector<float>(4 * n, NAN)),
+               g = dev->upload(std::vector<float>(4 * n, NAN));
+    (*dev)(k, {blocks(n)}, bits, u, g, int32_t(n), seed, base);
+    auto gotBits = dev->download<int32_t>(bits, 4 * n);
+    auto gotU = dev->download<float>(u, 4 * n), gotG = dev->download<float>(g, 4 * n);
+    for (int i = 0; i < n; ++i) {
+      auto w = stream(seed, base + i);
+      const std::string what = "seed=" + std::to_string(seed) + " offset=" + std::to_string(base + i);
+      for (int j = 0; j < 4; ++j) {
+        ASSERT_EQ(uint32_t(gotBits[j * n + i]), w[j]) << what << " word " << j;
+        ASSERT_EQ(bitsOf(gotU[j * n + i]), bitsOf(uniformRef(w[j]))) << what << " uniform " << j;
+      }
+      for (int pair = 0; pair < 2; ++pair) {
+        const float u1 = std::max(uniformRef(w[2 * pair]), 1.0e-7f), theta = 6.283185307179586f * uniformRef(w[2 * pair + 1]);
+        const double r = std::sqrt(-2.0 * std::log(double(u1)));
+        const double want[2] = {r * std::cos(double(theta)), r * std::sin(double(theta))};
+        for (int j = 0; j < 2; ++j) {
+          const float got = gotG[(2 * pair + j) * n + i];
+          ASSERT_LE(std::abs(got - want[j]), 2e-6 * std::max(1.0, std::abs(want[j]))) << what << " normal " << 2 * pair + j;
+        }
+      }
+    }
+  }
+}
+
 // i64 offsets: Philox 4x64 with key (seed, 0), offsets past 2^32 and
 // negative ones; seed 0 at offset 0 is Random123's all-zero 4x64 vector.
 TEST(Random, I64OffsetsTakePhilox4x64) {
