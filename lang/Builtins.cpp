@@ -180,24 +180,8 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (auto fn = fnTable_->fns.find(name);
         fn != fnTable_->fns.end() && fnTable_->visible(e.loc.file, fn->second->loc.file))
       return fnCall(e, *fn->second);
-  // min(a, b) and max(a, b), two positional arguments, are minimum and
-  // maximum; with one tile (and `axis:`) they reduce. A tile and a
-  // compile-time integer is Triton's `tl.max(x, 1)`, a reduction along axis
-  // 1, or tk's elementwise max(x, 1): neither is guessed, the error gives
-  // both spellings (sum(x, 1) has only the one meaning, an axis).
   bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
-  if ((name == "min" || name == "max") && twoPositional) {
-    TV a = genValue(*e.args[0]), b = genValue(*e.args[1]);
-    if (!a.ok() || !b.ok()) return invalid();
-    if (a.type.isTile() && b.cst && !b.type.isTile() && b.type.isInt() && !b.type.isBool()) {
-      const std::string k = std::to_string(b.cst->i), full = name == "max" ? "maximum" : "minimum";
-      error(e.loc, quoted(name + "(x, " + k + ")") + " of a tile and an integer is ambiguous: write " + name +
-                       "(x, axis: " + k + ") for Triton's tl." + name + "(x, " + k + ") (a reduction), or " + full +
-                       "(x, " + k + ") for the elementwise " + full);
-      return invalid();
-    }
-    return binaryOp(name, a, b, e.loc);
-  }
+  if ((name == "min" || name == "max") && twoPositional) return minMaxOfTwo(e);
   const std::optional<BuiltinGroup> group = builtinGroup(name);
   if (group) switch (*group) {
       case BuiltinGroup::Reduce: return reduceCall(e);
@@ -229,24 +213,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   const Signature *sig = sigIt != signatures().end()                                 ? &sigIt->second
                          : mathIt != mathOps().end() || classIt != classifyOps().end() ? &mathSig
                                                                                        : nullptr;
-  if (!sig) {
-    auto triton = parser::tkSpellingOf(name);
-    if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
-    else if (triton && triton->empty())  // Triton's, and no near spelling is what was meant
-      error(e.loc, "unknown function " + quoted(name) + ": tk has no Triton 'tl." + name +
-                       "' yet (docs/triton.md lists what it has)");
-    else if (triton && *triton != name)
-      error(e.loc, "unknown function " + quoted(name) + " (Triton's 'tl." + name + "' is " + quoted(*triton) +
-                       " in tk)");
-    else {
-      std::vector<std::string> callable = builtinNames();
-      if (fnTable_)
-        for (const auto &[n, d] : fnTable_->fns) callable.push_back(n);
-      std::string guess = closest(name, callable);
-      error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
-    }
-    return invalid();
-  }
+  if (!sig) return unknownCall(e);
   std::string usage = sig->usage ? sig->usage : name + "(x)";
   // Arguments: positional first, then named ones from the signature.
   std::vector<const ast::Expr *> posExprs;
@@ -317,6 +284,58 @@ TV IRGen::genCall(const ast::Expr &e) {
   for (auto &[k, v] : named)
     if (!v.ok()) return invalid();
 
+  return valueCall(e, posExprs, pos, named, namedExprs, std::move(hints));
+}
+
+// min(a, b) and max(a, b), two positional arguments, are minimum and
+// maximum; with one tile (and `axis:`) they reduce. A tile and a
+// compile-time integer is Triton's `tl.max(x, 1)`, a reduction along axis
+// 1, or tk's elementwise max(x, 1): neither is guessed, the error gives
+// both spellings (sum(x, 1) has only the one meaning, an axis).
+TV IRGen::minMaxOfTwo(const ast::Expr &e) {
+  const std::string &name = e.text;
+  TV a = genValue(*e.args[0]), b = genValue(*e.args[1]);
+  if (!a.ok() || !b.ok()) return invalid();
+  if (a.type.isTile() && b.cst && !b.type.isTile() && b.type.isInt() && !b.type.isBool()) {
+    const std::string k = std::to_string(b.cst->i), full = name == "max" ? "maximum" : "minimum";
+    error(e.loc, quoted(name + "(x, " + k + ")") + " of a tile and an integer is ambiguous: write " + name +
+                     "(x, axis: " + k + ") for Triton's tl." + name + "(x, " + k + ") (a reduction), or " + full +
+                     "(x, " + k + ") for the elementwise " + full);
+    return invalid();
+  }
+  return binaryOp(name, a, b, e.loc);
+}
+
+// A call of no built-in and no fn: what it may have meant. A Triton
+// built-in tk lacks says so (never a near name: `sort` is not `sqrt`).
+TV IRGen::unknownCall(const ast::Expr &e) {
+  const std::string &name = e.text;
+  auto triton = parser::tkSpellingOf(name);
+  if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
+  else if (triton && triton->empty())  // Triton's, and no near spelling is what was meant
+    error(e.loc, "unknown function " + quoted(name) + ": tk has no Triton 'tl." + name +
+                     "' yet (docs/triton.md lists what it has)");
+  else if (triton && *triton != name)
+    error(e.loc, "unknown function " + quoted(name) + " (Triton's 'tl." + name + "' is " + quoted(*triton) +
+                     " in tk)");
+  else {
+    std::vector<std::string> callable = builtinNames();
+    if (fnTable_)
+      for (const auto &[n, d] : fnTable_->fns) callable.push_back(n);
+    std::string guess = closest(name, callable);
+    error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
+  }
+  return invalid();
+}
+
+// The built-ins whose arguments are all values, evaluated (`pos`, `named`):
+// ids, arange, load/store, where, and the math.
+TV IRGen::valueCall(const ast::Expr &e, const std::vector<const ast::Expr *> &posExprs, std::vector<TV> &pos,
+                    std::map<std::string, TV> &named, std::map<std::string, const ast::Expr *> &namedExprs,
+                    std::map<std::string, ir::Attr> hints) {
+  const std::string &name = e.text;
+  auto mathIt = mathOps().find(name);
+  auto classIt = classifyOps().find(name);
   if (name == "program_id" || name == "num_programs") {
     auto axis = constInt(*posExprs[0], pos[0], "the axis");
     if (!axis) return invalid();

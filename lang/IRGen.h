@@ -256,6 +256,11 @@ class IRGen {
 
   // Built-in calls (Builtins.cpp).
   TV genCall(const ast::Expr &e);
+  TV minMaxOfTwo(const ast::Expr &e);
+  TV unknownCall(const ast::Expr &e);
+  TV valueCall(const ast::Expr &e, const std::vector<const ast::Expr *> &posExprs, std::vector<TV> &pos,
+               std::map<std::string, TV> &named, std::map<std::string, const ast::Expr *> &namedExprs,
+               std::map<std::string, ir::Attr> hints);
   TV mathCall(const ast::Expr &e, const std::vector<TV> &x, ir::OpKind op);
   TV cdivCall(const ast::Expr &e, TV a, TV b);
   TV umulhiCall(const ast::Expr &e, TV a, TV b);
