@@ -415,6 +415,7 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   l.cfg = cfg;
   l.args = const_cast<void **>(reinterpret_cast<const void *const *>(args.data()));
   l.memory = memory_.snapshot();
+  bindSiteBuffers(l);
   l.totalBlocks = uint64_t(cfg.grid[0]) * cfg.grid[1] * cfg.grid[2];
   l.runBlocks = cfg.sampleBlocks > 0 && cfg.sampleBlocks < l.totalBlocks ? cfg.sampleBlocks : l.totalBlocks;
 

@@ -4,6 +4,7 @@ tk_add_unit_test(sim_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_error_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_provenance_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_numeric_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_race_test.cpp
