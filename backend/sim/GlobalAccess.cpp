@@ -106,7 +106,75 @@ void reportMisaligned(ThreadCtx *t, const Site &s, uintptr_t a, uintptr_t need) 
           std::to_string(need) + " bytes");
 }
 
+// " (byte offset N from P)" for an address inside a parameter's buffer, else "".
+std::string inParamBuffer(const LaunchCtx &l, uintptr_t address) {
+  const std::vector<Site> &sites = l.program->sites.sites;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const ParamBuffer &pb = l.siteBuffers[i];
+    if (pb.begin != 0 && pb.begin <= address && address < pb.end)
+      return "byte offset " + std::to_string(intptr_t(address - pb.arg)) + " from " + paramLabel(sites[i]) + ", ";
+  }
+  return "";
+}
+
+// Reads a thread remembers for replicaRead: a tile op's elements per thread
+// rarely exceed this, so a thread's read of an element is still there when
+// it stores the element back.
+constexpr uint32_t kRecentReads = 256;
+
+// Layouts replicate small tiles: several threads hold (and load) the same
+// element, and one of them stores it. `load(p); store(p, f(...))` then has a
+// replica read the byte its owner wrote, with no barrier -- which the
+// program never asked for and whose value the replica never stores. It is
+// the lowering's, not a race of the program: both threads read the byte at
+// the same site. A read of another element (the mirrored re-read of Liger's
+// kernel) is still a race.
+bool replicaRead(const void *ctx, uint32_t writer, uintptr_t address, uint32_t readSite) {
+  const auto &w = *static_cast<const Simulator::Worker *>(ctx);
+  const uint32_t epoch = w.globalRace.epoch();
+  for (const ThreadCtx::RecentRead &r : w.threads[writer].recentReads)
+    if (r.site == readSite && r.epoch == epoch && r.lo <= address && address < r.hi) return true;
+  return false;
+}
+
+void rememberRead(ThreadCtx *t, uint32_t site, uintptr_t lo, uintptr_t hi, uint32_t epoch) {
+  if (t->recentReads.size() != kRecentReads) t->recentReads.assign(kRecentReads, {});
+  t->recentReads[t->recentNext++ % kRecentReads] = ThreadCtx::RecentRead{lo, hi, site, epoch};
+}
+
+// The global race check of one in-bounds access; atomics may meet freely.
+void checkGlobalRace(ThreadCtx *t, const Site &s, uint32_t siteId, uintptr_t a, uint64_t mask) {
+  BlockCtx *b = t->block;
+  LaunchCtx *l = b->launch;
+  if (s.isAtomic() || l->failed.load(std::memory_order_relaxed)) return;
+  GlobalRaceShadow &shadow = b->worker->globalRace;
+  GlobalRaceShadow::Race r;
+  bool found = false;
+  const bool write = s.isStore();
+  const Simulator::Worker *w = b->worker;
+  if (!s.masked) {
+    found = shadow.access(t->tid, siteId, write, a, s.bytes, r, replicaRead, w);
+  } else {
+    for (uint32_t e = 0; e * s.elemBytes < s.bytes && !found; ++e)
+      if (mask >> e & 1)
+        found = shadow.access(t->tid, siteId, write, a + uintptr_t(e) * s.elemBytes, s.elemBytes, r, replicaRead, w);
+  }
+  if (!write) rememberRead(t, siteId, a, a + s.bytes, shadow.epoch());
+  if (found) l->fail(globalRaceMessage(*b, r));
+}
+
 }  // namespace
+
+std::string globalRaceMessage(const BlockCtx &b, const GlobalRaceShadow::Race &r) {
+  const LaunchCtx &l = *b.launch;
+  auto who = [&](const GlobalRaceShadow::Access &a) {
+    return "thread " + std::to_string(a.tid) + (a.write ? " wrote it" : " read it") +
+           siteLoc(l.program->sites.sites[a.site]);
+  };
+  return "kernel " + l.kernel->name + ": global-memory race on byte at " + hexAddress(r.address) + " (" +
+         inParamBuffer(l, r.address) + blockName(b) + "): " + who(r.first) + " and " + who(r.second) +
+         " with no barrier between";
+}
 
 void bindSiteBuffers(LaunchCtx &l) {
   const std::vector<Site> &sites = l.program->sites.sites;
@@ -168,6 +236,7 @@ void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask) {
       return redirectToScratch(t, s);
     }
   }
+  if (b->worker->globalRace.enabled()) checkGlobalRace(t, s, siteId, a, s.masked ? mask : ~uint64_t(0));
   uint64_t bytes = s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;
   if (s.isStore() || s.isAtomic())
     b->counters.globalStoreBytes += bytes;

@@ -13,6 +13,7 @@
 
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Fiber.h"
+#include "backend/sim/GlobalRaceCheck.h"
 #include "backend/sim/ProgramImpl.h"
 #include "backend/sim/RaceCheck.h"
 #include "backend/sim/Simulator.h"
@@ -119,6 +120,14 @@ struct ThreadCtx {
   uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
   std::vector<PendingCopy> copies;  // cp.async in flight, oldest first
+  // With the race check: this thread's last global reads (a ring), so a
+  // conflict between replicas of one load can be told apart (GlobalAccess.cpp).
+  struct RecentRead {
+    uintptr_t lo = 0, hi = 0;
+    uint32_t site = 0, epoch = 0;
+  };
+  std::vector<RecentRead> recentReads;
+  uint32_t recentNext = 0;
   uint32_t committedGroups = 0;     // cp.async groups committed so far (the open one is this number)
 
   // For AddressSanitizer's fiber annotations (unused without ASan).
@@ -198,6 +207,7 @@ struct Simulator::Worker {
   AlignedBuffer shared;                    // the block's shared memory
   AlignedBuffer scratch;                   // where bad accesses are redirected; zeroed per use
   RaceShadow race;                         // shared-memory race check (LaunchConfig::raceCheck)
+  GlobalRaceShadow globalRace;             // its global-memory half, within the block
   size_t memoryHint = 0;                   // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch
@@ -237,6 +247,8 @@ void *redirectToScratch(ThreadCtx *t, const Site &s);
 
 // "kernel K: shared-memory race on byte at offset 0x.. (block (x,y,z)): ..."
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r);
+// "kernel K: global-memory race on byte at 0x.. (byte offset N from P, block (x,y,z)): ..."
+std::string globalRaceMessage(const BlockCtx &b, const GlobalRaceShadow::Race &r);
 // "block (x,y,z)", and " (file:line:col)" for a located site (else "").
 std::string blockName(const BlockCtx &b);
 std::string siteSuffix(const LaunchCtx &l, uint32_t site);

@@ -8,6 +8,7 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_numeric_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_race_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_global_race_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_count_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_sample_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_mma_test.cpp
