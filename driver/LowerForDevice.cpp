@@ -7,7 +7,7 @@
 
 #include "backend/nvptx/Codegen.h"
 #include "backend/nvptx/NvptxTarget.h"
-#include "ir/Parser.h"
+#include "ir/Verifier.h"
 #include "lower/LowerToLLVM.h"
 #include "runtime/ArchSelect.h"
 #include "runtime/DeviceImpl.h"
@@ -22,7 +22,8 @@ std::string lowerForDevice(const Bundle &bundle, const std::string &arch) {
     throw Error(noFittingPtx(bundle, arch) + "; tk cannot generate code for " + arch);
   }
   std::string error;
-  auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
+  // A bundle may come from a file or a cache: its IR is checked before lowering trusts it.
+  auto module = ir::parseVerifiedModule(bundle.tir, bundle.kernel + ".tir", error);
   if (!module || !module->lookup(bundle.kernel)) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
   nvptx::CodegenOptions cg;
   cg.arch = arch;

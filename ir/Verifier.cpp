@@ -13,6 +13,7 @@
 
 #include "ir/Atomics.h"
 #include "ir/MemoryHints.h"
+#include "ir/Parser.h"
 #include "ir/PointerCasts.h"
 #include "ir/Printer.h"
 #include "tk/gpu.h"
@@ -23,6 +24,8 @@ namespace {
 // As Triton: a block-level tile beyond 2^20 elements cannot be held by one
 // CTA's registers anyway, and the limit keeps shape arithmetic far from overflow.
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+// The widest vector assign-layouts makes: 16 bytes of i8.
+constexpr int64_t kMaxVec = 16;
 
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -92,6 +95,24 @@ class Verifier {
     if (warps != fn_.numWarps())
       return "#blocked warpsPerCTA multiply to " + std::to_string(warps) + " but the kernel has num_warps = " +
              std::to_string(fn_.numWarps());
+    return "";
+  }
+
+  // assign-layouts' vector attributes of a load, store or async_copy, as the
+  // lowering relies on them: `vec` groups a thread's registers into runs (a
+  // width that does not divide their power-of-two count walks off the end),
+  // `mask_run` and `mask_prefix` are integers. A bundle or .tir file may
+  // carry anything, so they are checked here, not trusted.
+  static std::string vectorAttrProblem(const Op &op) {
+    for (const char *name : {"vec", "mask_run", "mask_prefix"}) {
+      auto it = op.attrs().find(name);
+      if (it == op.attrs().end()) continue;
+      if (!std::holds_alternative<int64_t>(it->second)) return std::string("'") + name + "' must be an integer";
+      const int64_t v = std::get<int64_t>(it->second);
+      if (std::string(name) == "vec" && (!isPow2(v) || v > kMaxVec))
+        return "'vec' = " + std::to_string(v) + " must be a power of two from 1 to " + std::to_string(kMaxVec);
+      if (std::string(name) == "mask_run" && v < 1) return "'mask_run' = " + std::to_string(v) + " must be positive";
+    }
     return "";
   }
 
@@ -581,6 +602,7 @@ class Verifier {
         if (isLoad && op.numOperands() > 2 && operandType(2) != pointee)
           return opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
         if (std::string bad = checkMemoryHints(op); !bad.empty()) return opError(op, bad);
+        if (std::string bad = vectorAttrProblem(op); !bad.empty()) return opError(op, bad);
         return;
       }
       case OpKind::AtomicRmw:
@@ -650,6 +672,7 @@ class Verifier {
           if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) return std::nullopt;
           return std::get<int64_t>(it->second);
         };
+        if (std::string bad = vectorAttrProblem(op); !bad.empty()) return opError(op, bad);
         std::optional<int64_t> buffer = intAttr("buffer"), stages = intAttr("stages");
         if (!buffer || *buffer < 0 || !stages || *stages < 1)
           return opError(op, "needs integer attributes 'buffer' (>= 0) and 'stages' (>= 1)");
@@ -699,6 +722,17 @@ class Verifier {
 }  // namespace
 
 bool verifyFunction(const Function &fn, std::string &error) { return Verifier(fn).run(error); }
+
+std::unique_ptr<Module> parseVerifiedModule(const std::string &text, const std::string &filename, std::string &error) {
+  auto module = parseModule(text, filename, error);
+  if (!module) return nullptr;
+  std::string problems;
+  if (!verifyModule(*module, problems)) {
+    error = "invalid tile IR:\n" + problems;
+    return nullptr;
+  }
+  return module;
+}
 
 bool verifyModule(const Module &module, std::string &error) {
   error.clear();

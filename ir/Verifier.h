@@ -15,4 +15,10 @@ namespace tk::ir {
 bool verifyFunction(const Function &fn, std::string &error);
 bool verifyModule(const Module &module, std::string &error);
 
+// Tile IR from outside the process (a bundle's, a .tir file): parsed, then
+// verified, so nothing lowers IR whose invariants were not checked. Null with
+// `error` (the parser's message, or "invalid tile IR:" and the verifier's)
+// when either fails.
+std::unique_ptr<Module> parseVerifiedModule(const std::string &text, const std::string &filename, std::string &error);
+
 }  // namespace tk::ir

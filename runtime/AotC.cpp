@@ -43,12 +43,23 @@ int guarded(const char **error, F &&f) {
   }
 }
 
+// A created stream whose device is gone: TK_ERROR_UNAVAILABLE, as
+// tk/aot_c.h says, before anything touches the device.
+int closedStream(const tk_stream *stream, const char *who, const char **error) {
+  if (!stream || stream->stream.valid()) return 0;
+  return tk::aot::cStatus(tk::Status::error(tk::StatusCode::Unavailable,
+                                            std::string(who) + ": the stream's device has been destroyed"),
+                          error);
+}
+
 }  // namespace
 
 extern "C" {
 
 int tk_device_open(const char *spec, tk_device **device, const char **error) {
   return guarded(error, [&] {
+    if (!device) throw tk::Error("tk_device_open: a null result pointer (tk_device **)");
+    *device = nullptr;
     auto d = std::make_unique<tk_device>();
     d->device = spec && *spec ? tk::Device::open(std::string(spec)) : tk::Device::open();
     *device = d.release();
@@ -60,6 +71,7 @@ void tk_device_close(tk_device *device) { delete device; }
 int tk_buffer_alloc(tk_device *device, size_t bytes, tk_buffer **buffer, const char **error) {
   return guarded(error, [&] {
     if (!device) throw tk::Error("tk_buffer_alloc: a null device");
+    if (!buffer) throw tk::Error("tk_buffer_alloc: a null result pointer (tk_buffer **)");
     auto b = std::make_unique<tk_buffer>();
     b->buffer = device->device->alloc(bytes);
     *buffer = b.release();
@@ -73,6 +85,7 @@ uint64_t tk_buffer_address(const tk_buffer *buffer) { return buffer ? buffer->bu
 int tk_copy_to_device(tk_device *device, tk_buffer *dst, const void *src, size_t bytes, const char **error) {
   return guarded(error, [&] {
     if (!device || !dst) throw tk::Error("tk_copy_to_device: a null device or buffer");
+    if (!src && bytes) throw tk::Error("tk_copy_to_device: a null source");
     device->device->copyToDevice(dst->buffer, src, bytes);
   });
 }
@@ -80,6 +93,7 @@ int tk_copy_to_device(tk_device *device, tk_buffer *dst, const void *src, size_t
 int tk_copy_to_host(tk_device *device, void *dst, const tk_buffer *src, size_t bytes, const char **error) {
   return guarded(error, [&] {
     if (!device || !src) throw tk::Error("tk_copy_to_host: a null device or buffer");
+    if (!dst && bytes) throw tk::Error("tk_copy_to_host: a null destination");
     device->device->copyToHost(dst, src->buffer, bytes);
   });
 }
@@ -92,6 +106,7 @@ int tk_stream_create(tk_device *device, tk_stream **stream, const char **error) 
 }
 
 int tk_stream_synchronize(tk_stream *stream, const char **error) {
+  if (int code = closedStream(stream, "tk_stream_synchronize", error)) return code;
   return guarded(error, [&] {
     if (!stream) throw tk::Error("tk_stream_synchronize: a null stream");
     stream->stream.synchronize();
@@ -101,15 +116,19 @@ int tk_stream_synchronize(tk_stream *stream, const char **error) {
 void tk_stream_destroy(tk_stream *stream) { delete stream; }
 
 int tk_copy_to_device_async(tk_stream *stream, tk_buffer *dst, const void *src, size_t bytes, const char **error) {
+  if (int code = closedStream(stream, "tk_copy_to_device_async", error)) return code;
   return guarded(error, [&] {
     if (!stream || !dst) throw tk::Error("tk_copy_to_device_async: a null stream or buffer");
+    if (!src && bytes) throw tk::Error("tk_copy_to_device_async: a null source");
     stream->stream.device().copyToDeviceAsync(dst->buffer, src, bytes, stream->stream);
   });
 }
 
 int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, size_t bytes, const char **error) {
+  if (int code = closedStream(stream, "tk_copy_to_host_async", error)) return code;
   return guarded(error, [&] {
     if (!stream || !src) throw tk::Error("tk_copy_to_host_async: a null stream or buffer");
+    if (!dst && bytes) throw tk::Error("tk_copy_to_host_async: a null destination");
     stream->stream.device().copyToHostAsync(dst, src->buffer, bytes, stream->stream);
   });
 }

@@ -210,6 +210,13 @@ DeviceImpl &openDevice(const StreamState &state, const char *what) {
 }
 }  // namespace
 
+Device &Stream::device() const {
+  if (!valid()) throw Error("Stream::device: the stream's device has been destroyed");
+  return *device_;
+}
+
+bool Stream::valid() const { return !state_ || !state_->device->closed; }
+
 void Stream::synchronize() const {
   if (!state_) return device_->impl_->synchronize(nullptr);
   openDevice(*state_, "Stream::synchronize").synchronize(state_->native.get());

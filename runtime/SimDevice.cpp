@@ -13,7 +13,7 @@
 
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
-#include "ir/Parser.h"
+#include "ir/Verifier.h"
 #include "lower/LowerToLLVM.h"
 #include "runtime/DeviceImpl.h"
 #include "syntax/Location.h"
@@ -118,8 +118,9 @@ class SimDevice final : public DeviceImpl {
 
   std::shared_ptr<void> load(const Bundle &bundle) override {
     std::string error;
-    auto module = ir::parseModule(bundle.tir, bundle.kernel + ".tir", error);
-    if (!module) throw Error("bundle for '" + bundle.kernel + "': its tile IR does not parse: " + error);
+    // A bundle may come from a file or a cache: its IR is checked before lowering trusts it.
+    auto module = ir::parseVerifiedModule(bundle.tir, bundle.kernel + ".tir", error);
+    if (!module) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
     ir::Function *fn = module->lookup(bundle.kernel);
     if (!fn) throw Error("bundle for '" + bundle.kernel + "': its tile IR has no kernel of that name");
     auto ctx = std::make_unique<llvm::LLVMContext>();

@@ -10,6 +10,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 
+#include "backend/sim/PointerProvenance.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
 #include "lower/LocMetadata.h"
@@ -76,6 +77,16 @@ bool alwaysLocated(const Instruction &i) {
   return name == kFnLdmatrix || name == kFnMma || name == kFnWgmma || name == kFnCpAsync;
 }
 
+// Records which kernel parameter a global access's address comes from
+// (PointerProvenance.h), so the runtime checks it against that buffer.
+void traceParam(Site &s, const Instruction &i, const Value *address) {
+  const Function *f = i.getFunction();
+  s.param = pointerParam(address, f);
+  if (s.param < 0) return;
+  s.paramName = f->getArg(unsigned(s.param))->getName().str();
+  s.kernel = f->getName().str();
+}
+
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
 Value *maskBits(IRBuilder<> &b, Value *mask) {
   auto *vt = cast<FixedVectorType>(mask->getType());
@@ -121,6 +132,7 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
       checkAddressSpace(*i, i->getOperand(op));
       declare();
       Site s{kindOf(store, atomic), uint32_t(dl.getTypeStoreSize(accessed)), locOf(*i)};
+      if (!shared) traceParam(s, *i, i->getOperand(op));
       uint32_t id = sites.add(std::move(s));
       Value *q = b.CreateCall(shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
       i->setOperand(op, q);
@@ -148,6 +160,7 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         Site s{kindOf(store, false), uint32_t(dl.getTypeStoreSize(vt)), locOf(*i)};
         s.masked = true;
         s.elemBytes = uint32_t(dl.getTypeStoreSize(vt->getElementType()));
+        if (!shared) traceParam(s, *i, call->getArgOperand(ptrOp));
         uint32_t id = sites.add(std::move(s));
         Value *q = b.CreateCall(shared ? h.sharedMasked : h.globalMasked,
                                 {call->getArgOperand(ptrOp), b.getInt32(id), maskBits(b, call->getArgOperand(maskOp))});
@@ -173,6 +186,7 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         Site global{SiteKind::GlobalLoad, bytes, locOf(*i)};
         global.masked = true;
         global.elemBytes = 1;
+        traceParam(global, *i, call->getArgOperand(1));
         uint32_t g = sites.add(std::move(global));
         uint32_t sh = sites.add(Site{SiteKind::SharedStore, bytes, locOf(*i)});
         FunctionCallee atCallee = m.getOrInsertFunction(

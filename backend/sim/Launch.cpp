@@ -230,6 +230,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   std::fill(w.occurrences.begin(), w.occurrences.end(), 0);
   std::fill(w.blockRuns.begin(), w.blockRuns.end(), 0);
   if (w.race.enabled()) w.race.beginBlock(w.shared.data());
+  if (w.globalRace.enabled()) w.globalRace.beginBlock();
 
   w.runq.clear();
   for (uint32_t i = 0; i < b.nthreads; ++i) {
@@ -247,6 +248,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.wg.fenced = false;
     t.wg.unfencedWrite = 0;
     t.copies.clear();
+    t.recentNext = 0;  // its entries are of an older epoch now
     t.committedGroups = 0;
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
@@ -264,6 +266,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
       t.ctx = back.fctx;
       tlsThread = nullptr;
       if (RaceShadow::Race race; w.race.enabled() && w.race.settle(race)) l.fail(raceMessage(b, race));
+      if (GlobalRaceShadow::Race race; w.globalRace.enabled() && w.globalRace.settle(race))
+        l.fail(globalRaceMessage(b, race));
       switch (t.wait) {
         case Wait::Done:
           --b.live;
@@ -275,6 +279,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
             ++b.counters.barriers;
             b.atBarrier = 0;
             if (w.race.enabled()) w.race.newEpoch();
+            if (w.globalRace.enabled()) w.globalRace.newEpoch();
             for (uint32_t j = 0; j < b.nthreads; ++j) {
               w.threads[j].wait = Wait::None;
               w.next.push_back(j);
@@ -368,6 +373,7 @@ void prepareWorker(Simulator::Worker &w, const LaunchCtx &l) {
   w.shared.reserve(l.cfg.sharedBytes);  // never empty: the shared base is a real address
   w.scratch.reserve(std::max<size_t>(l.program->sites.maxBytes(), 64));
   w.race.reset(l.cfg.raceCheck, l.cfg.sharedBytes);
+  w.globalRace.reset(l.cfg.raceCheck);
   w.memoryHint = 0;
   w.block.warps.assign((n + kWarpSize - 1) / kWarpSize, WarpState{});
   w.block.warpgroupArrived.assign((n + 127) / 128, 0);
@@ -415,6 +421,7 @@ Counters Simulator::launch(Program &p, const std::string &kernel, const LaunchCo
   l.cfg = cfg;
   l.args = const_cast<void **>(reinterpret_cast<const void *const *>(args.data()));
   l.memory = memory_.snapshot();
+  bindSiteBuffers(l);
   l.totalBlocks = uint64_t(cfg.grid[0]) * cfg.grid[1] * cfg.grid[2];
   l.runBlocks = cfg.sampleBlocks > 0 && cfg.sampleBlocks < l.totalBlocks ? cfg.sampleBlocks : l.totalBlocks;
 

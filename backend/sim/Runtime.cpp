@@ -48,16 +48,13 @@ void yieldToScheduler(ThreadCtx *t) {
   t->sched = back.fctx;
 }
 
-namespace {
-
-std::string hex(uintptr_t a) {
+std::string hexAddress(uintptr_t a) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)a);
   return buf;
 }
 
-// ", block (x,y,z), thread t" and the site's location, as launch errors read.
-std::string where(const ThreadCtx *t) {
+std::string threadWhere(const ThreadCtx *t) {
   const BlockCtx *b = t->block;
   return "block (" + std::to_string(b->id[0]) + "," + std::to_string(b->id[1]) + "," + std::to_string(b->id[2]) +
          "), thread " + std::to_string(t->tid);
@@ -65,72 +62,12 @@ std::string where(const ThreadCtx *t) {
 
 std::string siteLoc(const Site &s) { return s.loc.empty() ? "" : " (" + s.loc + ")"; }
 
-// The range in `ranges` (sorted, disjoint) that holds [lo, hi), or -1.
-ptrdiff_t findRange(const std::vector<Memory::Range> &ranges, uintptr_t lo, uintptr_t hi, size_t &hint) {
-  if (hint < ranges.size() && ranges[hint].begin <= lo && hi <= ranges[hint].end) return ptrdiff_t(hint);
-  auto it = std::upper_bound(ranges.begin(), ranges.end(), lo,
-                             [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
-  if (it == ranges.begin()) return -1;
-  --it;
-  if (hi > it->end || lo < it->begin) return -1;
-  hint = size_t(it - ranges.begin());
-  return ptrdiff_t(hint);
-}
-
-// The range that contains address a at all (for diagnostics), or -1.
-ptrdiff_t containing(const std::vector<Memory::Range> &ranges, uintptr_t a) {
-  size_t hint = ~size_t(0);
-  return findRange(ranges, a, a + 1, hint);
-}
-
 void *redirectToScratch(ThreadCtx *t, const Site &s) {
   AlignedBuffer &scratch = t->block->worker->scratch;
   std::memset(scratch.data(), 0, s.bytes);
   return scratch.data();
 }
 
-void reportGlobal(ThreadCtx *t, const Site &s, uintptr_t lo, uintptr_t hi) {
-  LaunchCtx *l = t->block->launch;
-  if (l->failed.load(std::memory_order_relaxed)) return;
-  const Memory::Snapshot &mem = l->memory;
-  std::string what = "out-of-bounds";
-  std::string detail;
-  if (ptrdiff_t r = containing(mem.released, lo); r >= 0) {
-    what = "use-after-free";
-    const Memory::Range &rr = mem.released[size_t(r)];
-    detail = ": " + std::to_string(lo - rr.begin) + " bytes into a released allocation of " +
-             std::to_string(rr.end - rr.begin) + " bytes at " + hex(rr.begin);
-  } else if (ptrdiff_t r = containing(mem.live, lo); r >= 0) {
-    const Memory::Range &lr = mem.live[size_t(r)];
-    detail = ": runs " + std::to_string(hi - lr.end) + " bytes past the end of a " + std::to_string(lr.end - lr.begin) +
-             "-byte allocation at " + hex(lr.begin);
-  } else if (lo == 0) {
-    detail = ": null pointer";
-  } else {
-    // Name the nearest allocation below, the usual victim of a bad index.
-    auto it = std::upper_bound(mem.live.begin(), mem.live.end(), lo,
-                               [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
-    if (it != mem.live.begin()) {
-      --it;
-      detail = ": " + std::to_string(lo - it->end) + " bytes past the end of a " + std::to_string(it->end - it->begin) +
-               "-byte allocation at " + hex(it->begin);
-    } else {
-      detail = ": not in any allocation";
-    }
-  }
-  l->fail("kernel " + l->kernel->name + ": " + what + " " + s.verb() + " of " + std::to_string(hi - lo) + " bytes at " +
-          hex(lo) + siteLoc(s) + ", " + where(t) + detail);
-}
-
-void reportMisaligned(ThreadCtx *t, const Site &s, uintptr_t a, uintptr_t need) {
-  LaunchCtx *l = t->block->launch;
-  if (l->failed.load(std::memory_order_relaxed)) return;
-  l->fail("kernel " + l->kernel->name + ": misaligned " + s.verb() + " of " + std::to_string(s.bytes) + " bytes at " +
-          hex(a) + siteLoc(s) + ", " + where(t) + ": the address must be a multiple of " + std::to_string(need) +
-          " bytes");
-}
-
-// The byte range a (possibly masked) access touches; false when no lane is active.
 bool activeRange(const Site &s, uintptr_t a, uint64_t mask, uintptr_t &lo, uintptr_t &hi) {
   if (!s.masked) {
     lo = a;
@@ -142,57 +79,6 @@ bool activeRange(const Site &s, uintptr_t a, uint64_t mask, uintptr_t &lo, uintp
   hi = a + uintptr_t(64 - std::countl_zero(mask)) * s.elemBytes;
   return true;
 }
-
-void *globalAccess(void *p, uint32_t siteId, uint64_t mask) {
-  ThreadCtx *t = tlsThread;
-  BlockCtx *b = t->block;
-  const Site &s = b->launch->program->sites.sites[siteId];
-  uint32_t k = t->occurrences[siteId]++;
-  uintptr_t a = uintptr_t(p), lo, hi;
-  if (!activeRange(s, a, mask, lo, hi)) {
-    b->worker->grouper.record(t->warp, t->lane, siteId, k, a, 0, b->counters);
-    return p;
-  }
-  // A GPU faults on a global access not aligned to its size ("misaligned
-  // address"): a vector access the compiler widened on a wrong alignment
-  // fact (a user's @multiple_of or multiple_of(), or a bug) must fail here too.
-  if (const uintptr_t need = s.masked ? s.elemBytes : s.bytes; need > 1 && (need & (need - 1)) == 0 && a % need) {
-    reportMisaligned(t, s, a, need);
-    return redirectToScratch(t, s);
-  }
-  size_t &hint = b->worker->memoryHint;
-  const std::vector<Memory::Range> &live = b->launch->memory.live;
-  if (findRange(live, lo, hi, hint) < 0) {
-    // A masked access may span allocations only through inactive lanes: check lane by lane.
-    bool bad = true;
-    if (s.masked) {
-      bad = false;
-      for (uint32_t e = 0; e * s.elemBytes < s.bytes && !bad; ++e)
-        if (mask >> e & 1) {
-          uintptr_t el = a + uintptr_t(e) * s.elemBytes;
-          if (findRange(live, el, el + s.elemBytes, hint) < 0) {
-            bad = true;
-            lo = el;
-            hi = el + s.elemBytes;
-          }
-        }
-    }
-    if (bad) {
-      reportGlobal(t, s, lo, hi);
-      return redirectToScratch(t, s);
-    }
-  }
-  uint64_t bytes = s.masked ? uint64_t(std::popcount(mask)) * s.elemBytes : s.bytes;
-  if (s.isStore() || s.isAtomic())
-    b->counters.globalStoreBytes += bytes;
-  else
-    b->counters.globalLoadBytes += bytes;
-  if (SiteCounters *ps = b->worker->perSite) ps[siteId].bytes += bytes;
-  b->worker->grouper.record(t->warp, t->lane, siteId, k, a, s.masked ? mask : ~uint64_t(0), b->counters);
-  return p;
-}
-
-}  // namespace
 
 std::string blockName(const BlockCtx &b) {
   return "block (" + std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) + ")";
@@ -207,7 +93,7 @@ std::string siteSuffix(const LaunchCtx &l, uint32_t site) {
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
   const LaunchCtx &l = *b.launch;
   if (r.first.async)
-    return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hex(r.offset) + " (" +
+    return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hexAddress(r.offset) + " (" +
            blockName(b) + "): thread " + std::to_string(r.second.tid) + (r.second.write ? " wrote it" : " read it") +
            siteLoc(l.program->sites.sites[r.second.site]) + " while thread " + std::to_string(r.first.tid) +
            "'s cp.async" + siteLoc(l.program->sites.sites[r.first.site]) +
@@ -216,7 +102,7 @@ std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r) {
     return "thread " + std::to_string(a.tid) + (a.write ? " wrote it" : " read it") +
            siteLoc(l.program->sites.sites[a.site]);
   };
-  return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hex(r.offset) + " (block (" +
+  return "kernel " + l.kernel->name + ": shared-memory race on byte at offset " + hexAddress(r.offset) + " (block (" +
          std::to_string(b.id[0]) + "," + std::to_string(b.id[1]) + "," + std::to_string(b.id[2]) +
          ")): " + who(r.first) + " and " + who(r.second) + " with no barrier between";
 }
@@ -256,9 +142,9 @@ void *sharedAccess(void *p, uint32_t siteId, uint64_t mask) {
   if (lo < base || hi > base + b->sharedBytes) {
     LaunchCtx *l = b->launch;
     if (!l->failed.load(std::memory_order_relaxed)) {
-      std::string at = lo >= base ? "at shared offset " + std::to_string(lo - base) : "at " + hex(lo);
+      std::string at = lo >= base ? "at shared offset " + std::to_string(lo - base) : "at " + hexAddress(lo);
       l->fail("kernel " + l->kernel->name + ": out-of-bounds shared " + s.verb() + " of " + std::to_string(hi - lo) +
-              " bytes " + at + siteLoc(s) + ", " + where(t) + ": the block has " + std::to_string(b->sharedBytes) +
+              " bytes " + at + siteLoc(s) + ", " + threadWhere(t) + ": the block has " + std::to_string(b->sharedBytes) +
               " bytes of shared memory");
     }
     return redirectToScratch(t, s);
@@ -372,13 +258,12 @@ void assertFailed(const char *message, const char *loc) {
   LaunchCtx *l = t->block->launch;
   if (l->failed.load(std::memory_order_relaxed)) return;
   std::string text = message ? message : "";
-  l->fail("kernel " + l->kernel->name + ": assertion failed (" + loc + "), " + where(t) +
+  l->fail("kernel " + l->kernel->name + ": assertion failed (" + loc + "), " + threadWhere(t) +
           (text.empty() ? "" : ": " + text));
 }
 
 }  // namespace
 
-void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask) { return globalAccess(p, site, mask); }
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask) { return sharedAccess(p, site, mask); }
 
 // ---- the entry points, with the C ABI the JIT'd code calls -------------------
@@ -450,9 +335,11 @@ static void rtPrint(int32_t element, const char *format, ...) {
 static void rtPrintGroup() { ++tlsThread->printGroup; }
 static uint64_t *rtBlockRuns() { return tlsThread->blockRuns; }
 static void rtAssertFail(const char *message, const char *loc) { assertFailed(message, loc); }
-static void *rtGlobalAccess(void *p, int32_t site) { return globalAccess(p, uint32_t(site), ~uint64_t(0)); }
+static void *rtGlobalAccess(void *p, int32_t site) { return checkedGlobalAccess(p, uint32_t(site), ~uint64_t(0)); }
 static void *rtSharedAccess(void *p, int32_t site) { return sharedAccess(p, uint32_t(site), ~uint64_t(0)); }
-static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) { return globalAccess(p, uint32_t(site), m); }
+static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) {
+  return checkedGlobalAccess(p, uint32_t(site), m);
+}
 static void *rtSharedAccessMasked(void *p, int32_t site, uint64_t m) { return sharedAccess(p, uint32_t(site), m); }
 
 static void rtCpAsyncAt(void *dst, const void *src, int32_t bytes, int32_t srcBytes, int32_t globalSite,

@@ -13,6 +13,7 @@
 
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Fiber.h"
+#include "backend/sim/GlobalRaceCheck.h"
 #include "backend/sim/ProgramImpl.h"
 #include "backend/sim/RaceCheck.h"
 #include "backend/sim/Simulator.h"
@@ -22,12 +23,20 @@ namespace tk::sim {
 
 struct BlockCtx;
 
+// The buffer a site's global accesses must stay in: the live allocation that
+// holds the kernel argument its address derives from (Site::param), and that
+// argument's value (offsets in errors are from it). begin == 0: unknown.
+struct ParamBuffer {
+  uintptr_t begin = 0, end = 0, arg = 0;
+};
+
 struct LaunchCtx {
   const Program::Impl *program = nullptr;
   const KernelInfo *kernel = nullptr;
   LaunchConfig cfg;
   void **args = nullptr;
   Memory::Snapshot memory;
+  std::vector<ParamBuffer> siteBuffers;  // per site (bindSiteBuffers)
   uint64_t totalBlocks = 0;
   uint64_t runBlocks = 0;              // totalBlocks, or fewer when the launch samples (LaunchConfig::sampleBlocks)
   std::atomic<uint64_t> nextBlock{0};  // counts the blocks to run, up to runBlocks
@@ -111,6 +120,14 @@ struct ThreadCtx {
   uint64_t *blockRuns = nullptr;    // per basic block of the program: how often this thread ran it
   uint32_t printGroup = 0;          // print groups begun so far (0: none)
   std::vector<PendingCopy> copies;  // cp.async in flight, oldest first
+  // With the race check: this thread's last global reads (a ring), so a
+  // conflict between replicas of one load can be told apart (GlobalAccess.cpp).
+  struct RecentRead {
+    uintptr_t lo = 0, hi = 0;
+    uint32_t site = 0, epoch = 0;
+  };
+  std::vector<RecentRead> recentReads;
+  uint32_t recentNext = 0;
   uint32_t committedGroups = 0;     // cp.async groups committed so far (the open one is this number)
 
   // For AddressSanitizer's fiber annotations (unused without ASan).
@@ -190,6 +207,7 @@ struct Simulator::Worker {
   AlignedBuffer shared;                    // the block's shared memory
   AlignedBuffer scratch;                   // where bad accesses are redirected; zeroed per use
   RaceShadow race;                         // shared-memory race check (LaunchConfig::raceCheck)
+  GlobalRaceShadow globalRace;             // its global-memory half, within the block
   size_t memoryHint = 0;                   // index of the allocation the last access hit
   BlockCtx block;
   Counters counters;  // this worker's blocks, merged once at the end of the launch
@@ -204,6 +222,10 @@ extern thread_local ThreadCtx *tlsThread;
 void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask);
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
 
+// Fills l.siteBuffers from the sites' parameters and the launch's arguments
+// (GlobalAccess.cpp); after l.memory, before any block runs.
+void bindSiteBuffers(LaunchCtx &l);
+
 // cp.async of the current thread (AsyncCopy.cpp): issue (reads the source
 // now, srcBytes of it, zero-fills the rest), commit_group, wait_group n.
 void cpAsyncIssue(void *dst, const void *src, int32_t bytes, int32_t srcBytes, uint32_t globalSite,
@@ -214,8 +236,19 @@ void cpAsyncWait(int32_t n);
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);
 
+// Pieces of launch errors: "0x1f00"; "block (x,y,z), thread t"; " (file:line:col)" for a located site.
+std::string hexAddress(uintptr_t a);
+std::string threadWhere(const ThreadCtx *t);
+std::string siteLoc(const Site &s);
+// The byte range [lo, hi) a (possibly masked) access at `a` touches; false when no lane is active.
+bool activeRange(const Site &s, uintptr_t a, uint64_t mask, uintptr_t &lo, uintptr_t &hi);
+// Where a bad access goes instead: the worker's scratch, its first s.bytes zeroed.
+void *redirectToScratch(ThreadCtx *t, const Site &s);
+
 // "kernel K: shared-memory race on byte at offset 0x.. (block (x,y,z)): ..."
 std::string raceMessage(const BlockCtx &b, const RaceShadow::Race &r);
+// "kernel K: global-memory race on byte at 0x.. (byte offset N from P, block (x,y,z)): ..."
+std::string globalRaceMessage(const BlockCtx &b, const GlobalRaceShadow::Race &r);
 // "block (x,y,z)", and " (file:line:col)" for a located site (else "").
 std::string blockName(const BlockCtx &b);
 std::string siteSuffix(const LaunchCtx &l, uint32_t site);

@@ -69,8 +69,8 @@ struct LaunchConfig {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t blockThreads = 128;  // 1-D blocks, 1..1024
   uint32_t sharedBytes = 0;     // dynamic shared memory per block
-  // Report two threads of a block touching one 4-byte shared word between two
-  // barriers, at least one of them writing (docs/sim.md, "Race check").
+  // Report two threads of a block touching one shared or global byte between
+  // two barriers, at least one of them writing (docs/sim.md, "Race check").
   bool raceCheck = false;
   // Receives the text device `print` wrote during the launch, once, after it
   // ran (also when it failed): whole lines, by block, then by thread. Unset:

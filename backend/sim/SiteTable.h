@@ -31,6 +31,12 @@ struct Site {
   // Masked vector accesses (llvm.masked.load/store): lanes of `elemBytes` each.
   uint32_t elemBytes = 0;
   bool masked = false;
+  // Global accesses: the parameter of `kernel` the address derives from
+  // (pointerParam), and its name, or -1 when it could not be traced. The
+  // runtime then checks the access against that argument's buffer.
+  int32_t param = -1;
+  std::string paramName = {};  // the LLVM argument's name (the .tk parameter's), or empty
+  std::string kernel = {};     // the function holding the access
 
   bool isShared() const {
     return kind == SiteKind::SharedLoad || kind == SiteKind::SharedStore || kind == SiteKind::SharedAtomic;

@@ -161,7 +161,13 @@ class Event {
 class Stream {
  public:
   Stream(Device &device) : device_(&device) {}  // implicit: a Device is its default stream
-  Device &device() const { return *device_; }
+  // The stream's Device; a tk::Error once a created stream's Device has been
+  // destroyed (never a dangling reference).
+  Device &device() const;
+  // False once the Device that created this stream is destroyed: work on it
+  // then fails with a tk::Error. (A Device's default stream is the Device
+  // itself: it lives exactly as long.)
+  bool valid() const;
   bool isDefault() const { return !state_; }
   // Waits until every piece of work queued on this stream has finished.
   void synchronize() const;
@@ -180,14 +186,15 @@ class Device {
   // A CUDA GPU when a driver and a GPU are present, else the sim.
   // TK_DEVICE=sim|sim:racecheck|cuda|cuda:N overrides.
   static std::unique_ptr<Device> open();
-  // "sim", "sim:racecheck" (the sim with its shared-memory race check on),
+  // "sim", "sim:racecheck" (the sim with its race check on: shared memory, and global memory within a block),
   // "cuda", "cuda:N". Throws tk::Error when the device cannot be opened.
   static std::unique_ptr<Device> open(const std::string &spec);
   ~Device();
 
   std::string kind() const;  // "sim" or "cuda"
-  // The sim's race check: launches fail on two threads touching a shared
-  // word between barriers, one of them writing. tk::Error on a GPU.
+  // The sim's race check: launches fail on two threads of a block touching a
+  // shared or global byte between barriers, one of them writing (atomics
+  // excepted; docs/sim.md). tk::Error on a GPU.
   void setRaceCheck(bool on);
   // Where the text of device `print` goes. The sim hands `sink` each
   // launch's lines (ordered by block, then thread) in one call once the

@@ -1,7 +1,8 @@
 /* The C launchers (elementwise_c.h from tk_add_kernels, tk/aot_c.h) from a
  * C program: complex_activation on the sim at masked sizes against a double
  * reference, on the default stream and queued on a created stream, then the errors a C caller gets -- a null pointer, a
- * zero grid, a device that does not exist -- as return codes and messages. */
+ * zero grid, null out-pointers, a stream whose device was closed, a device that does not exist -- as return codes and
+ * messages. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +95,33 @@ int main(void) {
       !strstr(error, "argument 'grid' (0, 1, 1)"))
     return fail("a zero grid should fail so", error);
   tk_buffer_free(b);
+  /* Out-pointers are checked: a null one is an error, not a crash. */
+  if (tk_buffer_alloc(dev, 64, NULL, &error) != TK_ERROR_INVALID_ARGUMENT || !strstr(error, "null result pointer"))
+    return fail("a null buffer out-pointer should fail so", error);
   elementwise_unload_c(dev);
   tk_device_close(dev);
+  if (tk_device_open("sim", NULL, &error) != TK_ERROR_INVALID_ARGUMENT || !strstr(error, "null result pointer"))
+    return fail("a null device out-pointer should fail so", error);
+
+  /* A stream outliving its device fails with TK_ERROR_UNAVAILABLE instead of
+   * touching the freed device. */
+  tk_device *gone;
+  tk_stream *orphan;
+  tk_buffer *kept;
+  float host[16] = {0};
+  if (tk_device_open("sim", &gone, &error) || tk_buffer_alloc(gone, sizeof host, &kept, &error) ||
+      tk_stream_create(gone, &orphan, &error))
+    return fail("open, alloc, stream", error);
+  tk_device_close(gone);
+  if (tk_copy_to_device_async(orphan, kept, host, sizeof host, &error) != TK_ERROR_UNAVAILABLE ||
+      !strstr(error, "the stream's device has been destroyed"))
+    return fail("an async copy on an orphaned stream should fail so", error);
+  if (tk_copy_to_host_async(orphan, host, kept, sizeof host, &error) != TK_ERROR_UNAVAILABLE)
+    return fail("an async copy on an orphaned stream should fail so", error);
+  if (tk_stream_synchronize(orphan, &error) != TK_ERROR_UNAVAILABLE)
+    return fail("synchronizing an orphaned stream should fail so", error);
+  tk_stream_destroy(orphan);
+  tk_buffer_free(kept);
 
   tk_device *none;
   if (tk_device_open("tpu", &none, &error) != TK_ERROR_INVALID_ARGUMENT || !strstr(error, "unknown device 'tpu'"))

@@ -26,6 +26,10 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_atomics_ptxas_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_scan_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp
+  # The sim as a sanitizer: provenance of global accesses, the global race check (tests/kernels/sanitizer.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_sanitizer_test.cpp
+  # Bundles' tile IR verified before lowering: edited vec, layouts, tile sizes.
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_verified_inputs_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_dot_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_control_flow_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_similarity_test.cpp

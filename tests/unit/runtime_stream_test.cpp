@@ -117,6 +117,10 @@ TEST(Stream, AStreamWhoseDeviceIsGoneSaysSo) {
   EXPECT_NE(errorOf([&] { s.synchronize(); }).find("Stream::synchronize: the stream's device has been destroyed"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { s.record(); }).find("the stream's device has been destroyed"), std::string::npos);
+  // device() itself: a tk::Error, not a reference to the freed Device.
+  EXPECT_FALSE(s.valid());
+  EXPECT_NE(errorOf([&] { s.device().name(); }).find("Stream::device: the stream's device has been destroyed"),
+            std::string::npos);
 }
 
 // The same two streams on a GPU (cuStreamCreate, async copies and launches).

@@ -4,9 +4,11 @@ tk_add_unit_test(sim_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_error_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_provenance_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_numeric_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_race_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_global_race_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_count_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_sample_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_mma_test.cpp

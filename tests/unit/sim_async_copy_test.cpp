@@ -160,7 +160,8 @@ TEST(SimAsyncCopy, SourceBytesAreBoundsChecked) {
   // Like any masked access, the first byte past the end is named.
   std::string e = lastCopyError(16);
   EXPECT_NE(e.find("kernel tail: out-of-bounds load of 1 bytes at"), std::string::npos) << e;
-  EXPECT_NE(e.find(std::string("(") + kCopyA + "), block (0,0,0), thread 31: 0 bytes past the end of a 504-byte allocation"),
+  EXPECT_NE(e.find(std::string("(") + kCopyA + "), block (0,0,0), thread 31: byte offset 504 from parameter 0, 0 bytes past the end of its 504-byte "
+                                  "buffer"),
             std::string::npos)
       << e;
   EXPECT_EQ(lastCopyError(8), "(no error)");

@@ -43,7 +43,8 @@ TEST(SimErrors, OutOfBoundsLoadNamesKernelSiteBlockAndThread) {
   cfg.blockThreads = 64;
   std::string m = launchError(sim, *prog, "copy", cfg, {&pa, &po});
   EXPECT_EQ(m, "kernel copy: out-of-bounds load of 4 bytes at " + hex(a.p + 100) +
-                   " (copy.tk:7:13), block (1,0,0), thread 36: 0 bytes past the end of a 400-byte allocation at " +
+                   " (copy.tk:7:13), block (1,0,0), thread 36: byte offset 400 from parameter 0, 0 bytes past the end "
+                   "of its 400-byte buffer at " +
                    hex(a.p));
   // The threads before the fault ran normally; the bad loads read zeros instead of faulting.
   for (int i = 0; i < 100; ++i) EXPECT_EQ(out[i], float(i));
@@ -79,7 +80,7 @@ TEST(SimErrors, WideVectorOutOfBounds) {
   std::string m = launchError(sim, *prog, "copy", cfg, {&pa, &po});
   EXPECT_NE(m.find("out-of-bounds load of 16 bytes at " + hex(a.p + 124) +
                    " (copy.tk:7:13), block (0,0,0), thread 31: "
-                   "runs 8 bytes past the end of a 504-byte allocation"),
+                   "byte offset 496 from parameter 0, runs 8 bytes past the end of its 504-byte buffer"),
             std::string::npos)
       << m;
 }
