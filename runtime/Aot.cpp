@@ -208,6 +208,15 @@ Status noVariant(const char *kernel, const std::string &wanted, const char *comp
                        "); add it to the -D sets given to tkc (tk_add_kernels DEFINES)");
 }
 
+Status borrowStream(Device &device, void *native, Stream &out) {
+  try {
+    out = device.borrowStream(native);
+  } catch (const std::exception &e) {
+    return Status::of(e, "borrowing the stream");
+  }
+  return {};
+}
+
 Status nullHandle(const char *who, const char *handle) {
   return Status::error(StatusCode::InvalidArgument, std::string(who) + ": a null " + handle);
 }

@@ -133,6 +133,22 @@ int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, si
   });
 }
 
+int tk_buffer_borrow(tk_device *device, void *address, size_t bytes, tk_buffer **buffer, const char **error) {
+  return guarded(error, [&] {
+    if (!device || !buffer) throw tk::Error("tk_buffer_borrow: a null device or result pointer");
+    *buffer = new tk_buffer{device->device->borrow(address, bytes)};
+  });
+}
+
+int tk_stream_borrow(tk_device *device, void *native_stream, tk_stream **stream, const char **error) {
+  return guarded(error, [&] {
+    if (!device || !stream) throw tk::Error("tk_stream_borrow: a null device or result pointer");
+    *stream = new tk_stream{device->device->borrowStream(native_stream)};
+  });
+}
+
+void *tk_stream_native(const tk_stream *stream) { return stream ? stream->stream.native() : nullptr; }
+
 }  // extern "C"
 
 extern "C" const char *tk_status_name(int code) { return tk::statusCodeName(static_cast<tk::StatusCode>(code)); }

@@ -25,6 +25,7 @@ class CudaDevice final : public DeviceImpl {
   explicit CudaDevice(int ordinal) : ctx_(ordinal) {}
 
   std::string kind() const override { return "cuda"; }
+  int ordinal() const override { return ctx_.ordinal(); }
   std::string arch() const override { return "sm_" + std::to_string(ctx_.computeCapability()); }
   std::string name() const override {
     return ctx_.deviceName() + " (sm_" + std::to_string(ctx_.computeCapability()) + ")";
@@ -116,6 +117,12 @@ class CudaDevice final : public DeviceImpl {
   std::shared_ptr<void> createStream() override {
     return std::make_shared<cuda::Stream>(ctx_.createStream());
   }
+  // The program's stream, used as it is: even null (the legacy default
+  // stream) is a queued launch here, as a CUDA program expects of stream 0.
+  std::shared_ptr<void> borrowStream(void *native) override {
+    return std::make_shared<cuda::Stream>(ctx_.borrowStream(static_cast<cuda::CUstream>(native)));
+  }
+  void *streamHandle(void *stream) override { return static_cast<const cuda::Stream *>(stream)->handle(); }
   void synchronize(void *stream) override {
     if (stream)
       static_cast<const cuda::Stream *>(stream)->synchronize();

@@ -1,5 +1,6 @@
 // tk::Device: device selection, buffers, and launches with arguments checked
 // against the kernel's signature before anything runs.
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,10 @@
 namespace tk {
 
 Allocation::~Allocation() {
+  if (borrowed) {
+    if (device) device->forget(adoptKey);
+    return;
+  }
   if (device && address) {
     device->release(address);
     device->live -= size;
@@ -18,6 +23,7 @@ Allocation::~Allocation() {
 }
 
 uint64_t Buffer::address() const { return alloc_ ? alloc_->address + offset_ : 0; }
+bool Buffer::borrowed() const { return alloc_ && alloc_->borrowed; }
 
 Buffer Buffer::offset(size_t bytes) const {
   if (!alloc_) throw Error("offset of an empty buffer");
@@ -112,6 +118,7 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
 }
 
 std::string Device::kind() const { return impl_->kind(); }
+int Device::ordinal() const { return impl_->ordinal(); }
 std::string Device::arch() const { return impl_->arch(); }
 void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
 void Device::setPrintSink(std::function<void(const std::string &)> sink) { impl_->setPrintSink(std::move(sink)); }
@@ -298,6 +305,42 @@ int expectedIndex(const std::string &type) {
 }
 }  // namespace
 
+const char *dtypeName(DType t) {
+  switch (t) {
+    case DType::None: return "untyped";
+    case DType::Bool: return "bool";
+    case DType::I8: return "i8";
+    case DType::I16: return "i16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+  }
+  return "unknown";
+}
+
+namespace {
+// Why a typed buffer cannot go to pointer parameter `name` of type `type`
+// ("*f32"), or "". A `**T` parameter takes a buffer of addresses, which no
+// DType names: only an untyped one or an i64 one (addresses as integers) fits.
+std::string elementMismatch(const Buffer &b, const std::string &type, const std::string &name) {
+  if (b.dtype() == DType::None) return "";
+  const std::string elem = type.substr(1);
+  const std::string have = dtypeName(b.dtype());
+  if (elem == have || (elem[0] == '*' && b.dtype() == DType::I64)) return "";
+  if (elem[0] == '*')
+    return "a buffer of " + have + " for a pointer to " + elem +
+           "; pass a buffer of addresses (untyped, or i64), or reinterpret this one on purpose: "
+           "buffer.as(tk::DType::None)";
+  std::string enumerator = elem == "bool" ? "Bool" : elem;
+  for (char &c : enumerator) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return "a buffer of " + have + " for a pointer to " + elem + "; pass a buffer of " + elem +
+         ", or reinterpret this one on purpose: buffer.as(tk::DType::" + enumerator + ")";
+}
+}  // namespace
+
 LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args) {
   return launch(kernel, grid, args, LaunchOptions{});
 }
@@ -324,6 +367,9 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
       if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
       if (!*buf) throw Error(where + " is an empty buffer");
       if (auto why = foreign(buf->alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
+      if (buf->borrowed() && buf->size() == 0)
+        throw Error(where + " is a borrowed buffer of 0 bytes (Device::borrow): there is nothing a kernel could access");
+      if (std::string why = elementMismatch(*buf, p.type, p.name); !why.empty()) throw Error(where + ": " + why);
       if (p.align > 1 && buf->address() % p.align != 0)
         throw Error(where + ": address 0x" +
                     [&] {

@@ -16,6 +16,7 @@ class DeviceImpl {
   virtual std::string kind() const = 0;
   virtual std::string name() const = 0;
   virtual std::string arch() const { return ""; }  // "sm_XX" of a GPU; "" for the sim
+  virtual int ordinal() const { return 0; }
   // The sim's: its name, the rest unknown (SimDevice adds its workers).
   virtual DeviceProperties properties() const {
     DeviceProperties p;
@@ -25,6 +26,11 @@ class DeviceImpl {
   }
   virtual uint64_t allocate(size_t bytes) = 0;
   virtual void release(uint64_t address) = 0;
+  // Memory the program owns (Device::borrow): what the device must know of
+  // it, and the key forget() takes when the last Buffer over it goes. A GPU
+  // needs nothing; the sim adds the range to its memory table.
+  virtual uint64_t adopt(uint64_t /*address*/, size_t /*bytes*/) { return 0; }
+  virtual void forget(uint64_t /*key*/) {}
   virtual void copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
   // `count` copies of a 1, 2, 4 or 8-byte `pattern` from `dst` on.
@@ -42,6 +48,11 @@ class DeviceImpl {
   // are the synchronous ones, and an event is the host time it was recorded
   // at (all work before it is already done).
   virtual std::shared_ptr<void> createStream() { return std::make_shared<int>(0); }
+  // A stream the program owns (Device::borrowStream): the device's handle of
+  // it, which never destroys `native`.
+  virtual std::shared_ptr<void> borrowStream(void * /*native*/) { return createStream(); }
+  // The CUstream behind a handle createStream or borrowStream gave; null on the sim.
+  virtual void *streamHandle(void * /*stream*/) { return nullptr; }
   virtual void synchronize(void * /*stream, null: the whole device*/) {}
   virtual void copyToDeviceAsync(uint64_t dst, const void *src, size_t bytes, void * /*stream*/) {
     copyToDevice(dst, src, bytes);
@@ -69,6 +80,8 @@ class DeviceImpl {
 struct StreamState {
   std::shared_ptr<DeviceImpl> device;
   std::shared_ptr<void> native;
+  bool borrowed = false;
+  void *borrowedHandle = nullptr;  // what borrowStream was given
 };
 
 // Memory a Buffer refers to; freed with the last Buffer that shares it.
@@ -76,6 +89,8 @@ struct Allocation {
   std::shared_ptr<DeviceImpl> device;
   uint64_t address = 0;
   size_t size = 0;
+  bool borrowed = false;   // Device::borrow: never released, not counted as live
+  uint64_t adoptKey = 0;   // DeviceImpl::adopt's key, for forget()
   ~Allocation();
 };
 

@@ -101,6 +101,12 @@ class SimDevice final : public DeviceImpl {
     return reinterpret_cast<uint64_t>(sim_.memory().allocate(bytes));
   }
   void release(uint64_t address) override { sim_.memory().release(reinterpret_cast<void *>(address)); }
+  // Borrowed host memory joins the memory table, so the sim checks accesses
+  // to it as to its own allocations.
+  uint64_t adopt(uint64_t address, size_t bytes) override {
+    return sim_.memory().adopt(reinterpret_cast<const void *>(address), bytes);
+  }
+  void forget(uint64_t key) override { sim_.memory().forget(key); }
   void copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
     std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   }

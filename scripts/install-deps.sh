@@ -4,7 +4,7 @@
 set -eu
 PACKAGES="cmake ninja-build ccache g++ llvm-19-dev llvm-19-tools libzstd-dev re2c bison \
 libcli11-dev libgtest-dev libboost-context-dev nlohmann-json3-dev clang-19 libclang-rt-19-dev python3 hyperfine \
-libmimalloc-dev"
+libmimalloc-dev libdlpack-dev"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -181,7 +181,7 @@ Stream Context::createStream() const {
   bind();
   CUstream s = nullptr;
   check(driver_->cuStreamCreate(&s, 0), "cuStreamCreate");
-  return Stream(this, s);
+  return Stream(this, s, true);
 }
 
 Event Context::createEvent() const {
@@ -221,7 +221,7 @@ void Module::reset() {
 Module::~Module() { reset(); }
 
 Stream::~Stream() {
-  if (!handle_) return;
+  if (!handle_ || !owned_) return;
   try {
     ctx_->bind();
     ctx_->driver().cuStreamDestroy(handle_);

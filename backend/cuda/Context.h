@@ -39,10 +39,11 @@ struct Function {
   std::string name;
 };
 
-// A stream; the default (legacy) stream is a null `const Stream *`.
+// A stream; the default (legacy) stream is a null `const Stream *`. A
+// borrowed one (Context::borrowStream) is the program's: never destroyed here.
 class Stream {
  public:
-  Stream(Stream &&o) noexcept : ctx_(o.ctx_), handle_(o.handle_) { o.handle_ = nullptr; }
+  Stream(Stream &&o) noexcept : ctx_(o.ctx_), handle_(o.handle_), owned_(o.owned_) { o.handle_ = nullptr; }
   Stream &operator=(Stream &&) = delete;
   ~Stream();
   CUstream handle() const { return handle_; }
@@ -50,9 +51,10 @@ class Stream {
 
  private:
   friend class Context;
-  Stream(const Context *ctx, CUstream h) : ctx_(ctx), handle_(h) {}
+  Stream(const Context *ctx, CUstream h, bool owned) : ctx_(ctx), handle_(h), owned_(owned) {}
   const Context *ctx_;
   CUstream handle_;
+  bool owned_;
 };
 
 class Event {
@@ -113,6 +115,9 @@ class Context {
   void synchronize() const;
 
   Stream createStream() const;
+  // A stream the program created (or CU_STREAM_LEGACY / CU_STREAM_PER_THREAD,
+  // or null for the legacy default stream), used as is and never destroyed.
+  Stream borrowStream(CUstream handle) const { return Stream(this, handle, false); }
   Event createEvent() const;
 
   // Makes this context current on the calling thread (each call does it, so

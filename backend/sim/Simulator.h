@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,6 +112,16 @@ class Memory {
   size_t peakBytes() const;
   // The size of the live allocation that starts at p; throws SimError if none does.
   size_t sizeOf(const void *p) const;
+  // Memory the caller owns (tk::Device::borrow on the sim): [p, p + bytes)
+  // joins the table, so accesses to it are checked like an allocation's, but
+  // it is never freed here and does not count as live bytes. Borrowed ranges
+  // may overlap each other (the table holds their union). Returns the key to
+  // forget(); 0 when nothing was registered (an empty range, or one inside an
+  // allocation of this Memory). A range partly over one of this Memory's
+  // allocations is a SimError.
+  uintptr_t adopt(const void *p, size_t bytes);
+  // Drops the range adopt() registered under `key` (0: nothing).
+  void forget(uintptr_t key);
 
   // A launch's frozen view of the table (sorted, non-overlapping ranges).
   struct Range {
@@ -127,6 +138,10 @@ class Memory {
  private:
   mutable std::mutex mu_;
   std::map<uintptr_t, size_t> live_;                     // begin -> bytes
+  std::map<uintptr_t, std::pair<uintptr_t, size_t>> borrowed_;  // adopt() key -> (begin, bytes)
+  std::set<uintptr_t> adoptedBegins_;  // the ranges of live_ that are unions of borrowed ones: never freed
+  uintptr_t nextBorrowKey_ = 1;
+  void rebuildAdopted();  // with mu_ held
   std::deque<std::pair<uintptr_t, size_t>> quarantine_;  // oldest first
   size_t quarantineBytes_ = 0, liveBytes_ = 0, peakBytes_ = 0;
 };

@@ -65,8 +65,10 @@ class [[nodiscard]] Status {
 
 // Generated launchers take a tk::Stream (tk/runtime.h): pass a Device for
 // its default stream (the launch returns when the kernel has finished, as
-// Device::launch does), or a stream from Device::createStream to queue the
-// launch there and return at once.
+// Device::launch does), or a stream from Device::createStream or
+// Device::borrowStream to queue the launch there and return at once. Each
+// also has an overload taking (tk::Device &, void *stream): a CUstream or
+// cudaStream_t the program owns, borrowed for the launch.
 
 // A buffer's device address as the typed pointer generated launchers take.
 template <class T>
@@ -140,6 +142,9 @@ class Library {
 Status nullPointer(const char *kernel, const char *arg, const char *type);
 Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align);
 Status noVariant(const char *kernel, const std::string &wanted, const char *compiled);
+// For the generated launchers taking a CUstream: `device`'s stream over the
+// program's `native` one (Device::borrowStream) in `out`, or why not.
+Status borrowStream(Device &device, void *native, Stream &out);
 // "WHO: a null tk_device" (InvalidArgument), for the C launchers.
 Status nullHandle(const char *who, const char *handle);
 

@@ -57,6 +57,21 @@ void tk_stream_destroy(tk_stream *stream); /* queued work still finishes */
 int tk_copy_to_device_async(tk_stream *stream, tk_buffer *dst, const void *src, size_t bytes, const char **error);
 int tk_copy_to_host_async(tk_stream *stream, void *dst, const tk_buffer *src, size_t bytes, const char **error);
 
+/* Memory and streams the program owns (tk::Device::borrow, borrowStream):
+ * tk_buffer_borrow wraps `bytes` at `address` (a CUdeviceptr or cudaMalloc
+ * pointer on a GPU, a host pointer on the sim; bytes may be 0, address NULL
+ * only then); tk_buffer_free drops the wrapper and never frees the memory.
+ * tk_stream_borrow wraps a CUstream / cudaStream_t (NULL: the legacy default
+ * stream; 0x1 CU_STREAM_LEGACY, 0x2 CU_STREAM_PER_THREAD): launches on it
+ * (NAME_c_stream) are queued there and return at once; tk_stream_destroy
+ * drops the wrapper and never destroys the stream. The program keeps both
+ * alive until the work queued on them is done. */
+int tk_buffer_borrow(tk_device *device, void *address, size_t bytes, tk_buffer **buffer, const char **error);
+int tk_stream_borrow(tk_device *device, void *native_stream, tk_stream **stream, const char **error);
+/* The CUstream a tk_stream queues on: a created stream's own, a borrowed
+ * one's; NULL on the sim unless borrowed. */
+void *tk_stream_native(const tk_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@ class JitKernel {
   LaunchStats launch(Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts = {});
   template <class... A>
   LaunchStats operator()(Dim3 grid, A &&...args) {
-    return launch(grid, std::vector<Arg>{Arg(std::forward<A>(args))...});
+    return launch(grid, std::vector<Arg>{detail::toArg(std::forward<A>(args))...});
   }
   // The variant a launch with `args` runs, compiled and loaded on first use.
   const Kernel &variant(const std::vector<Arg> &args);

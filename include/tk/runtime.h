@@ -25,8 +25,33 @@ namespace aot {
 class Library;  // tk/aot.h: generated launchers load and launch through it
 }
 
+// The element type a buffer holds, when it says (Buffer::dtype): the tk
+// scalar types. A launch refuses a typed buffer for a pointer parameter of
+// another element type; an untyped one (DType::None) goes anywhere.
+enum class DType : uint8_t { None, Bool, I8, I16, I32, I64, F16, BF16, F32, F64 };
+// "f32", "i32", ... as the .tk language spells them; "untyped" for None.
+const char *dtypeName(DType t);
+// DType::F32 for float, ... (tk::Half: F16, tk::BFloat16: BF16); None for
+// types no tk scalar is (uint16_t, structs), whose buffers stay untyped.
+template <class T>
+constexpr DType dtypeOf() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>) return DType::Bool;
+  else if constexpr (std::is_same_v<U, int8_t>) return DType::I8;
+  else if constexpr (std::is_same_v<U, int16_t>) return DType::I16;
+  else if constexpr (std::is_same_v<U, int32_t>) return DType::I32;
+  else if constexpr (std::is_same_v<U, int64_t>) return DType::I64;
+  else if constexpr (std::is_same_v<U, Half>) return DType::F16;
+  else if constexpr (std::is_same_v<U, BFloat16>) return DType::BF16;
+  else if constexpr (std::is_same_v<U, float>) return DType::F32;
+  else if constexpr (std::is_same_v<U, double>) return DType::F64;
+  else return DType::None;
+}
+
 // Device memory. Copies of a Buffer share the allocation, which is freed
 // when the last copy goes. `offset` makes a view into the same allocation.
+// A borrowed buffer (Device::borrow) is memory the program owns: tk never
+// frees it.
 class Buffer {
  public:
   Buffer() = default;
@@ -34,11 +59,22 @@ class Buffer {
   uint64_t address() const;  // the device address (a host address on the sim)
   Buffer offset(size_t bytes) const;
   explicit operator bool() const { return alloc_ != nullptr; }
+  // The element type (Device::upload, alloc<T>, borrow with a dtype); None: untyped.
+  DType dtype() const { return dtype_; }
+  // The same memory seen as `t` (None: untyped), to pass it on purpose for a
+  // parameter of another element type.
+  Buffer as(DType t) const {
+    Buffer b = *this;
+    b.dtype_ = t;
+    return b;
+  }
+  bool borrowed() const;  // made by Device::borrow: tk does not own the memory
 
  private:
   friend class Device;
   std::shared_ptr<Allocation> alloc_;
   size_t offset_ = 0, size_ = 0;
+  DType dtype_ = DType::None;
 };
 
 struct Dim3 {
@@ -66,6 +102,33 @@ struct DeviceProperties {
 // One kernel argument: a buffer for a pointer parameter, or a scalar of the
 // parameter's exact type (tk::Half for f16, tk::BFloat16 for bf16).
 using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16>;
+
+namespace detail {
+template <class T>
+inline constexpr bool isArgType =
+    std::is_same_v<T, Arg> || std::is_same_v<T, Buffer> || std::is_same_v<T, bool> || std::is_same_v<T, int8_t> ||
+    std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+inline constexpr bool alwaysFalse = false;
+// One argument of a variadic launch as an Arg. A type Arg does not hold
+// exactly (size_t, unsigned, long long, a pointer) is one static_assert
+// here instead of std::variant's page of overload candidates: converting it
+// would pick a parameter type silently or not compile at all.
+template <class T>
+Arg toArg(T &&v) {
+  using D = std::remove_cv_t<std::remove_reference_t<T>>;
+  if constexpr (isArgType<D>) {
+    return Arg(std::forward<T>(v));
+  } else {
+    static_assert(alwaysFalse<D>,
+                  "tk: a kernel argument must be a tk::Buffer or a scalar of its parameter's exact type: bool, "
+                  "int8_t, int16_t, int32_t, int64_t, float, double, tk::Half or tk::BFloat16; cast others, e.g. "
+                  "int32_t(n) for an i32 parameter (size_t, unsigned and long long are not accepted)");
+    return Arg();
+  }
+}
+}  // namespace detail
 
 // How a launch runs. `stream` is read by every device; the other fields only
 // by the sim (a CUDA device ignores them).
@@ -169,6 +232,13 @@ class Stream {
   // itself: it lives exactly as long.)
   bool valid() const;
   bool isDefault() const { return !state_; }
+  // The CUstream this stream queues on, to order the program's own work
+  // with tk's (cuBLAS, cudaMemcpyAsync): a created stream's own, a borrowed
+  // one's (Device::borrowStream); null for the default stream, which is
+  // CUDA's legacy default stream. On the sim: the value given to
+  // borrowStream, else null.
+  void *native() const;
+  bool borrowed() const;  // made by Device::borrowStream
   // Waits until every piece of work queued on this stream has finished.
   void synchronize() const;
   // Queues an event: it completes when the work queued before it has.
@@ -192,6 +262,7 @@ class Device {
   ~Device();
 
   std::string kind() const;  // "sim" or "cuda"
+  int ordinal() const;       // the CUDA device number (cuda:N); 0 on the sim
   // The sim's race check: launches fail on two threads of a block touching a
   // shared or global byte between barriers, one of them writing (atomics
   // excepted; docs/sim.md). tk::Error on a GPU.
@@ -207,6 +278,31 @@ class Device {
   DeviceProperties properties() const;
 
   Buffer alloc(size_t bytes);
+  // `count` elements of T: a buffer typed dtypeOf<T>().
+  template <class T>
+  Buffer alloc(size_t count) {
+    return alloc(count * sizeof(T)).as(dtypeOf<T>());
+  }
+  // Memory the program owns, as a Buffer usable wherever tk's own are: on a
+  // GPU a device address of this device's context (cuMemAlloc, cudaMalloc,
+  // a PyTorch tensor's data_ptr(): the CUDA runtime shares the primary
+  // context tk uses), on the sim a host pointer. tk never frees it; the
+  // program keeps it alive until the work that uses it is done. `bytes` may
+  // be 0 (an empty tensor's view) but such a buffer cannot be launched with;
+  // a null address with bytes > 0 is a tk::Error. On the sim the range joins
+  // the sim's memory table, so accesses out of it are reported as for any
+  // buffer, until the last copy of the Buffer goes. docs/api.md, "Borrowed
+  // memory and streams".
+  Buffer borrow(void *address, size_t bytes, DType dtype = DType::None);
+  // A CUDA stream the program owns (a CUstream or cudaStream_t) as a
+  // tk::Stream: launches and async copies on it are queued there, ordered
+  // with the program's own work on it, and return at once. Null, or
+  // CU_STREAM_LEGACY (0x1), is CUDA's legacy default stream; CU_STREAM_PER_THREAD
+  // (0x2) the calling thread's per-thread default stream. tk never destroys
+  // it; it must belong to this device's primary context (the CUDA runtime's)
+  // and outlive the work queued on it. On the sim any value is accepted and
+  // work runs when submitted, as on every sim stream.
+  Stream borrowStream(void *native);
   void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
   void copyToHost(void *dst, const Buffer &src, size_t bytes);
   // The same queued on `stream` (a stream of this device): on a GPU they
@@ -224,9 +320,10 @@ class Device {
   Stream createStream();
   // Waits until all work on every stream of this device has finished.
   void synchronize();
+  // A buffer holding `v`, typed dtypeOf<T>() (untyped for a T no tk scalar is).
   template <class T>
   Buffer upload(const std::vector<T> &v) {
-    Buffer b = alloc(v.size() * sizeof(T));
+    Buffer b = alloc(v.size() * sizeof(T)).as(dtypeOf<T>());
     copyToDevice(b, v.data(), v.size() * sizeof(T));
     return b;
   }
@@ -258,7 +355,7 @@ class Device {
   LaunchStats launch(const Kernel &kernel, Dim3 grid, const std::vector<Arg> &args, const LaunchOptions &opts);
   template <class... A>
   LaunchStats operator()(const Kernel &kernel, Dim3 grid, A &&...args) {
-    return launch(kernel, grid, std::vector<Arg>{Arg(std::forward<A>(args))...});
+    return launch(kernel, grid, std::vector<Arg>{detail::toArg(std::forward<A>(args))...});
   }
 
  private:

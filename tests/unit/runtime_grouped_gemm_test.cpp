@@ -120,7 +120,9 @@ TEST(Bitcast, KeepsTheBits) {
   h[0] = 0x8000, h[1] = 0x7e01;
   const int32_t poison = 0x5a5a5a5a;
   tk::Buffer dxi = dev->upload(std::vector<int32_t>(n, poison)), dhi = dev->upload(std::vector<uint16_t>(n, 0x5a5a)),
-             dhb = dev->upload(std::vector<uint16_t>(n, 0x5a5a)), dback = dev->upload(std::vector<int32_t>(n, poison));
+             dhb = dev->upload(std::vector<uint16_t>(n, 0x5a5a));
+  // i32 poison bits for the f32 output `back`: reinterpreted on purpose.
+  tk::Buffer dback = dev->upload(std::vector<int32_t>(n, poison)).as(tk::DType::F32);
   tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/bitcast.tk", "bits"));
   (*dev)(k, {uint32_t((n + 127) / 128)}, dev->upload(x), dev->upload(h), dxi, dhi, dhb, dback, int32_t(n));
   std::vector<uint32_t> xi = dev->download<uint32_t>(dxi, n), back = dev->download<uint32_t>(dback, n);

@@ -289,6 +289,16 @@ void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle
   h << "// Launches the selected config (" << k.name << "_select).\n";
   h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid" << decls << ") {\n  return " << k.name
     << "(s, grid, " << k.name << "_select(" << scalarNames << ")" << names << ");\n}\n";
+  // A CUDA program's own stream (CUstream, cudaStream_t) beside tk::Stream,
+  // so the launch is ordered with the program's work (Device::borrowStream).
+  h << "// The same two queued on a CUDA stream the program owns (a CUstream or cudaStream_t;\n"
+    << "// null: the legacy default stream): they return once queued (docs/aot.md).\n";
+  const std::string borrow = "  tk::Stream tk_s = device;\n  if (tk::Status tk_st = tk::aot::borrowStream(device, stream, "
+                             "tk_s); !tk_st) return tk_st;\n  return " + k.name + "(tk_s, grid";
+  h << "inline tk::Status " << k.name << "(tk::Device &device, void *stream, tk::Dim3 grid, const " << cfg
+    << " &config" << decls << ") {\n" << borrow << ", config" << names << ");\n}\n";
+  h << "inline tk::Status " << k.name << "(tk::Device &device, void *stream, tk::Dim3 grid" << decls << ") {\n"
+    << borrow << names << ");\n}\n";
   h << "// The same with the grid computed from the selected config: gridOf(const " << cfg << " &) -> tk::Dim3.\n";
   h << "template <class GridOf>\ninline tk::Status " << k.name << "(tk::Stream s, GridOf &&gridOf" << decls
     << ") {\n  const " << cfg << " config = " << k.name << "_select(" << scalarNames << ");\n  return " << k.name
