@@ -32,8 +32,11 @@ demo: configure
 	ninja -C $(BUILD) tk-demo
 	$(BUILD)/examples/tk-demo --report $(BUILD)/demo-report.json
 
+# ctest names skipped tests only; the second line prints why they skipped
+# (no GPU, no ptxas), from the tests' own output.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j2
+	@python3 scripts/skip-reasons.py $(BUILD)
 
 # The GPU kit (docs/gpu.md): build/gpu-kit/, to send to a GPU machine and
 # run there with build/gpu-kit/run.sh --out DIR.
