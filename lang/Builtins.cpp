@@ -306,28 +306,6 @@ TV IRGen::minMaxOfTwo(const ast::Expr &e) {
   return binaryOp(name, a, b, e.loc);
 }
 
-// A call of no built-in and no fn: what it may have meant. A Triton
-// built-in tk lacks says so (never a near name: `sort` is not `sqrt`).
-TV IRGen::unknownCall(const ast::Expr &e) {
-  const std::string &name = e.text;
-  auto triton = parser::tkSpellingOf(name);
-  if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
-  else if (triton && triton->empty())  // Triton's, and no near spelling is what was meant
-    error(e.loc, "unknown function " + quoted(name) + ": tk has no Triton 'tl." + name +
-                     "' yet (docs/triton.md lists what it has)");
-  else if (triton && *triton != name)
-    error(e.loc, "unknown function " + quoted(name) + " (Triton's 'tl." + name + "' is " + quoted(*triton) +
-                     " in tk)");
-  else {
-    std::vector<std::string> callable = builtinNames();
-    if (fnTable_)
-      for (const auto &[n, d] : fnTable_->fns) callable.push_back(n);
-    std::string guess = closest(name, callable);
-    error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
-  }
-  return invalid();
-}
-
 // The built-ins whose arguments are all values, evaluated (`pos`, `named`):
 // ids, arange, load/store, where, and the math.
 TV IRGen::valueCall(const ast::Expr &e, const std::vector<const ast::Expr *> &posExprs, std::vector<TV> &pos,

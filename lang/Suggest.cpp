@@ -1,8 +1,10 @@
 // "did you mean": the nearest known name to an unknown one, for the
-// front end's unknown-name and unknown-function errors.
+// front end's unknown-name and unknown-function errors, and what a call of
+// no known function may have meant.
 #include <algorithm>
 
 #include "lang/IRGen.h"
+#include "parser/TritonHints.h"
 
 namespace tk::lang {
 
@@ -38,6 +40,28 @@ std::string IRGen::closest(const std::string &name, const std::vector<std::strin
     }
   }
   return best;
+}
+
+// A call of no built-in and no fn: what it may have meant. A Triton
+// built-in tk lacks says so (never a near name: `sort` is not `sqrt`).
+TV IRGen::unknownCall(const ast::Expr &e) {
+  const std::string &name = e.text;
+  auto triton = parser::tkSpellingOf(name);
+  if (lookup(name)) error(e.loc, quoted(name) + " is not a function");
+  else if (triton && triton->empty())  // Triton's, and no near spelling is what was meant
+    error(e.loc, "unknown function " + quoted(name) + ": tk has no Triton 'tl." + name +
+                     "' yet (docs/triton.md lists what it has)");
+  else if (triton && *triton != name)
+    error(e.loc, "unknown function " + quoted(name) + " (Triton's 'tl." + name + "' is " + quoted(*triton) +
+                     " in tk)");
+  else {
+    std::vector<std::string> callable = builtinNames();
+    if (fnTable_)
+      for (const auto &[n, d] : fnTable_->fns) callable.push_back(n);
+    std::string guess = closest(name, callable);
+    error(e.loc, "unknown function " + quoted(name) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));
+  }
+  return invalid();
 }
 
 }  // namespace tk::lang

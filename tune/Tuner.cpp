@@ -119,9 +119,9 @@ struct Tuner::Impl {
 
 std::optional<Dim3> Tuner::Impl::gridBeforeCompile(const GridFn &grid, const TuneConfig &c) const {
   if (!grid) return std::nullopt;
-  Bundle stub;
-  stub.kernel = kernel;
-  stub.numWarps = c.numWarps;
+  Bundle signatureOnly;
+  signatureOnly.kernel = kernel;
+  signatureOnly.numWarps = c.numWarps;
   for (const lang::ParamSig &p : sig.params) {
     if (!p.isConst) continue;
     KernelParam kp;
@@ -130,10 +130,10 @@ std::optional<Dim3> Tuner::Impl::gridBeforeCompile(const GridFn &grid, const Tun
     kp.value = p.constValue;
     if (auto d = opts.compile.defines.find(p.name); d != opts.compile.defines.end()) kp.value = d->second;
     if (auto d = c.consts.find(p.name); d != c.consts.end()) kp.value = d->second;
-    stub.params.push_back(kp);
+    signatureOnly.params.push_back(kp);
   }
   try {
-    return grid(stub);
+    return grid(signatureOnly);
   } catch (const std::exception &) {
     return std::nullopt;
   }

@@ -107,18 +107,9 @@ bool GlobalRaceShadow::access(uint32_t tid, uint32_t site, bool write, uintptr_t
 }
 
 bool GlobalRaceShadow::settlePending(Race &race) {
-  bool found = false;
-  for (const Pending &p : pending_) {
-    for (uint32_t i = 0; i < p.length && !found; ++i)
-      if (reinterpret_cast<const uint8_t *>(p.race.address)[i] != uint8_t(p.before >> (8 * i))) {
-        race = p.race;
-        race.address += i;  // the first byte the later store changed
-        found = true;
-      }
-    if (found) break;
-  }
-  pending_.clear();
-  return found;
+  return settleSameValueStores(
+      pending_, race, [](const Pending &p, uint32_t i) { return reinterpret_cast<const uint8_t *>(p.race.address)[i]; },
+      [](Race &r, uint32_t i) { r.address += i; });  // the first byte the later store changed
 }
 
 }  // namespace tk::sim

@@ -130,18 +130,9 @@ bool RaceShadow::access(uint32_t tid, uint32_t site, bool write, uint32_t offset
 }
 
 bool RaceShadow::settlePending(Race &race) {
-  bool found = false;
-  for (const Pending &p : pending_) {
-    for (uint32_t i = 0; i < p.length && !found; ++i)
-      if (shared_[p.race.offset + i] != uint8_t(p.before >> (8 * i))) {
-        race = p.race;
-        race.offset += i;  // the first byte the later store changed
-        found = true;
-      }
-    if (found) break;
-  }
-  pending_.clear();
-  return found;
+  return settleSameValueStores(
+      pending_, race, [&](const Pending &p, uint32_t i) { return shared_[p.race.offset + i]; },
+      [](Race &r, uint32_t i) { r.offset += i; });  // the first byte the later store changed
 }
 
 }  // namespace tk::sim

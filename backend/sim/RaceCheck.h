@@ -10,6 +10,27 @@
 
 namespace tk::sim {
 
+// Settles a block's deferred same-value stores (both race checks keep them:
+// threads storing equal bytes do not race, unless a later store changed
+// them): the first pending run whose bytes now differ from what its writer
+// left, with `race` moved to that byte by `at(race, i)`. `now(p, i)` reads
+// byte i of run p as memory holds it. Clears `pending`.
+template <class Pending, class Race, class Now, class At>
+bool settleSameValueStores(std::vector<Pending> &pending, Race &race, Now now, At at) {
+  bool found = false;
+  for (const Pending &p : pending) {
+    for (uint32_t i = 0; i < p.length && !found; ++i)
+      if (now(p, i) != uint8_t(p.before >> (8 * i))) {
+        race = p.race;
+        at(race, i);
+        found = true;
+      }
+    if (found) break;
+  }
+  pending.clear();
+  return found;
+}
+
 class RaceShadow {
  public:
   static constexpr uint32_t kNone = ~0u;

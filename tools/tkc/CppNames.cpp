@@ -147,4 +147,22 @@ std::string cppNumber(const std::string &value, const std::string &what) {
   return out;
 }
 
+// A raw string literal of `text`, its delimiter chosen not to occur in it.
+std::string rawLiteral(const std::string &text) {
+  std::string delim = "tk";
+  for (int i = 0; text.find(")" + delim + "\"") != std::string::npos; ++i) delim = "tk" + std::to_string(i);
+  return "R\"" + delim + "(" + text + ")" + delim + "\"";
+}
+
+// `bytes` as the initialiser of an unsigned char array, 16 a line.
+std::string byteArray(const std::vector<char> &bytes) {
+  std::string out = "{";
+  char hex[16];
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::snprintf(hex, sizeof hex, "%s0x%02x,", i % 16 ? " " : "\n    ", static_cast<unsigned char>(bytes[i]));
+    out += hex;
+  }
+  return out + "\n}";
+}
+
 }  // namespace tkc

@@ -33,4 +33,10 @@ std::string cppComment(const std::string &s);
 // `what` unless it is a finite number (or true/false).
 std::string cppNumber(const std::string &value, const std::string &what);
 
+// A raw string literal of `text`, its delimiter chosen not to occur in it.
+std::string rawLiteral(const std::string &text);
+
+// `bytes` as the initialiser of an unsigned char array, 16 a line.
+std::string byteArray(const std::vector<char> &bytes);
+
 }  // namespace tkc

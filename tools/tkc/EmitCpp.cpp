@@ -187,24 +187,6 @@ std::vector<std::map<std::string, std::string>> factSets(const KernelPlan &k, co
   return out;
 }
 
-// A raw string literal of `text`, its delimiter chosen not to occur in it.
-std::string rawLiteral(const std::string &text) {
-  std::string delim = "tk";
-  for (int i = 0; text.find(")" + delim + "\"") != std::string::npos; ++i) delim = "tk" + std::to_string(i);
-  return "R\"" + delim + "(" + text + ")" + delim + "\"";
-}
-
-// `bytes` as the initialiser of an unsigned char array, 16 a line.
-std::string byteArray(const std::vector<char> &bytes) {
-  std::string out = "{";
-  char hex[16];
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    std::snprintf(hex, sizeof hex, "%s0x%02x,", i % 16 ? " " : "\n    ", static_cast<unsigned char>(bytes[i]));
-    out += hex;
-  }
-  return out + "\n}";
-}
-
 uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
