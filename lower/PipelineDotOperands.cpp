@@ -60,7 +60,7 @@ class LoopPipeliner {
         loads.push_back(op.get());  // a volatile load is read in its own iteration, never ahead
     if (loads.empty()) return false;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
-    rewrite(loads);
+    rewrite(loads, invariantLoads());
     return true;
   }
 
@@ -76,6 +76,26 @@ class LoopPipeliner {
       if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !pipelinedDot(*user, fn_))
         return false;
     return true;
+  }
+
+  // Loads before the loop, in its block, whose every use is an operand of a
+  // tensor-core dot in the body (attention's q): each becomes a ring of one
+  // slot, copied once beside the prologue and read in place by every
+  // iteration's dots, instead of a register tile staged into shared memory
+  // again in every iteration (and live in registers all the while). The copy
+  // is issued where the loop starts, so nothing between the load and the
+  // loop may write memory.
+  std::vector<Op *> invariantLoads() const {
+    ir::Block &outer = *loop_.parentBlock();
+    std::vector<Op *> found;
+    for (auto it = outer.find(&loop_); it != outer.ops().begin();) {
+      Op *op = (--it)->get();
+      if (blocksPipelining(*op)) break;
+      if (op->is(OpKind::Load) && !ir::memoryHintsOf(*op).isVolatile && feedsTensorCoreDots(*op))
+        found.push_back(op);
+    }
+    std::reverse(found.begin(), found.end());
+    return found;
   }
 
   // Whether the body's one dot can keep a wgmma group in flight across
@@ -179,15 +199,31 @@ class LoopPipeliner {
     return attrs;
   }
 
-  void rewrite(const std::vector<Op *> &loads) {
+  void rewrite(const std::vector<Op *> &loads, const std::vector<Op *> &invariant) {
+    for (Op *load : invariant) buffers_[load] = nextBuffer_++;
     for (Op *load : loads) buffers_[load] = nextBuffer_++;
     const ir::Type ivType = body_.argument(0)->type();
     const ir::Type i32 = ir::Type::scalar(ir::ScalarKind::I32);
     ir::Block &outer = *loop_.parentBlock();
     auto loopPos = outer.find(&loop_);
 
-    // Prologue: stages 0 .. A-1 for the first A = ahead_ iterations.
+    // The invariant operands' one-slot rings, copied in the oldest group:
+    // complete at the body's first async_wait.
     ir::Builder pre(&outer, loopPos);
+    Value *slot0 = invariant.empty() ? nullptr : pre.constInt(0, i32);
+    for (Op *load : invariant) {
+      pre.setLoc(load->loc());
+      std::vector<Value *> operands{load->operand(0), slot0};
+      if (load->numOperands() > 1) operands.push_back(load->operand(1));
+      std::map<std::string, ir::Attr> attrs{{"buffer", buffers_[load]}, {"stages", int64_t(1)}};
+      pre.create(OpKind::AsyncCopy, operands, std::nullopt, attrs);
+    }
+    if (!invariant.empty()) {
+      pre.setLoc(loop_.loc());
+      pre.create(OpKind::AsyncCommit, {}, std::nullopt);
+    }
+
+    // Prologue: stages 0 .. A-1 for the first A = ahead_ iterations.
     pre.setLoc(loop_.loc());
     for (int s = 0; s < ahead_; ++s) {
       Value *iv = loop_.operand(0);
@@ -254,6 +290,17 @@ class LoopPipeliner {
       tile->setNameHint(load->result()->nameHint());
       for (const auto &[user, index] : uses_.at(load->result())) user->setOperand(index, tile);
       body_.erase(body_.find(load));
+    }
+
+    // An invariant operand is read from its slot after the body's wait.
+    for (Op *load : invariant) {
+      ir::Builder at(&body_, std::next(body_.find(waitOp)));
+      at.setLoc(load->loc());
+      Value *tile = at.value(OpKind::SharedLoad, {slot0}, load->result()->type(),
+                             {{"buffer", buffers_[load]}, {"stages", int64_t(1)}});
+      tile->setNameHint(load->result()->nameHint());
+      for (const auto &[user, index] : uses_.at(load->result())) user->setOperand(index, tile);
+      outer.erase(outer.find(load));
     }
 
     // Nothing stays in flight past the loop.
