@@ -69,8 +69,18 @@ class FunctionLowering {
   // on each stage's buffers.
   // `pending`: the wgmma groups left in flight by its wait_group (0 unless
   // planWgmmaInFlight chose 1 for the dot).
+  // With `a` non-null, A comes from registers instead of baseA: the tile
+  // `a` in the accumulator's layout (aFromRegisters).
   Regs issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA, llvm::Value *baseB, Regs acc,
-                  const ir::Location &loc, int pending = 0);
+                  const ir::Location &loc, int pending = 0, const ir::Value *a = nullptr);
+  // Whether the f16/bf16 A of tensor-core dot `op` is read from registers:
+  // it is in the layout of the dot's result, one warp across its columns
+  // (attention's P, from the previous dot's accumulators), so each thread
+  // already holds the rows and columns its A fragment needs.
+  bool aFromRegisters(const ir::Op &op) const;
+  // The thread's 4 A registers (two f16/bf16 each) for m16 tile `tile` and
+  // k16 step `ks` of A, in mma.m16n8k16's A fragment order.
+  std::vector<llvm::Value *> fragmentA(const ir::Value *a, int64_t tile, int64_t ks);
   // Byte offsets (i32) of logical element (row, col) of A and of B in their
   // staging regions, swizzle included.
   llvm::Value *wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);

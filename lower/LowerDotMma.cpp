@@ -31,6 +31,35 @@ namespace tk::lower {
 // f16/bf16 B that a pipelined loop copied column by column (attention's k,
 // loaded as [D, BLOCK_N]) sits in its ring slot transposed too, and is
 // read the same way, with no ldmatrix.trans.
+bool FunctionLowering::aFromRegisters(const ir::Op &op) const {
+  const ir::Type &at = op.operand(0)->type(), &rt = op.result()->type();
+  const std::optional<MmaKind> kind = mmaKind(op);
+  return kind && (*kind == MmaKind::F16 || *kind == MmaKind::BF16) && at.layout && rt.layout &&
+         ir::sameLayout(at.layout, rt.layout) && rt.layout->warpsPerCTA.size() == 2 && rt.layout->warpsPerCTA[1] == 1;
+}
+
+// In the result's layout a thread holds, per m16 tile i, row groups h = 0, 1
+// (register rows 2i + h) and, per n8 tile j, columns 2t, 2t + 1 (register
+// columns 2j, 2j + 1). A's k16 step ks is its n8 tiles 2 ks and 2 ks + 1,
+// so fragment register q (row group q % 2, k half q / 2) packs registers
+// (2i + q % 2, 2 (2 ks + q / 2) + {0, 1}).
+std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64_t tile, int64_t ks) {
+  const ir::Type &t = a->type();
+  RegisterMap rm(t.layout, t.shape);
+  const Regs &src = regs(a);
+  llvm::Type *pair = llvm::FixedVectorType::get(elemType(t.elem), 2);
+  std::vector<llvm::Value *> out;
+  for (int q = 0; q < 4; ++q) {
+    llvm::Value *v = llvm::PoisonValue::get(pair);
+    for (int e = 0; e < 2; ++e) {
+      const int r = rm.index({static_cast<int>(2 * tile + q % 2), static_cast<int>(2 * (2 * ks + q / 2) + e)});
+      v = b_.CreateInsertElement(v, src[r], uint64_t(e));
+    }
+    out.push_back(b_.CreateBitCast(v, b_.getInt32Ty()));
+  }
+  return out;
+}
+
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
@@ -47,6 +76,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // registers into scratch, in the same layout. B is held transposed ([N,
   // K]) for tf32 and s8, and where its ring stores it so (LowerPipeline.cpp).
   const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  const bool regA = !ringA && aFromRegisters(op);
   const bool bT = !halves || (ringB && rings_.at(ringB->intAttr("buffer")).transposed);
   const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
                          slotB = bT ? sharedSlotLayout(N, K, elt) : sharedSlotLayout(K, N, elt);
@@ -60,12 +90,12 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
     scratchBytes += slot.bytes;
     return staged;
   };
-  llvm::Value *base = place(ringA, slotA);
+  llvm::Value *base = regA ? nullptr : place(ringA, slotA);
   llvm::Value *baseB = place(ringB, slotB);
   useScratch(static_cast<int>(scratchBytes));
   std::function<llvm::Value *(llvm::Value *)> convert;
   if (kind == MmaKind::TF32) convert = [&](llvm::Value *x) { return target_.roundToTf32(b_, x); };
-  if (!ringA) stageTile(op.operand(0), base, strideA, at.elem, op.loc(), convert);
+  if (!ringA && !regA) stageTile(op.operand(0), base, strideA, at.elem, op.loc(), convert);
   if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/bT);
   if (scratchBytes) barrier(op.loc());
 
@@ -119,6 +149,10 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
     llvm::Value *k0 = b_.CreateMul(ks, i32(kStep));
     std::vector<std::vector<llvm::Value *>> a(tilesM);
     for (int64_t i = 0; i < tilesM; ++i) {
+      if (regA) {
+        a[i] = fragmentA(op.operand(0), i, llvm::cast<llvm::ConstantInt>(ks)->getSExtValue());
+        continue;
+      }
       llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
       a[i] = located(target_.ldmatrix(b_, b_.CreateGEP(half, base, off), 4, false));
     }
@@ -136,9 +170,10 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
     return acc;
   };
 
-  // A few steps unrolled; a long K as a loop of one step per iteration.
+  // A few steps unrolled; a long K as a loop of one step per iteration (A
+  // from registers is indexed by the step: always unrolled).
   Regs acc = regs(op.operand(2));
-  if (steps <= 4) {
+  if (steps <= 4 || regA) {
     for (int64_t ks = 0; ks < steps; ++ks) acc = step(i32(ks), acc);
   } else {
     llvm::BasicBlock *pre = b_.GetInsertBlock();

@@ -121,14 +121,15 @@ llvm::Value *FunctionLowering::wgmmaDescriptor(llvm::Value *at, uint32_t leading
 }
 
 Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType, llvm::Value *baseA,
-                                  llvm::Value *baseB, Regs acc, const ir::Location &loc, int pending) {
+                                  llvm::Value *baseB, Regs acc, const ir::Location &loc, int pending,
+                                  const ir::Value *a) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
   const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16;
   RegisterMap rm(resultType.layout, resultType.shape);
   // This thread's warpgroup region of A: wgmmaOperandA's offset for
   // warpgroup 0, from there.
   llvm::Value *gi = b_.CreateUDiv(warp_, i32(4));
-  llvm::Value *regionA = b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * 2)));
+  llvm::Value *regionA = a ? nullptr : b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * 2)));
   // The sim names a failing wgmma by its call's !tk.loc: the last call the
   // Target emitted.
   auto locate = [&] {
@@ -147,15 +148,21 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
   for (int64_t ks = 0; ks < steps; ++ks) {
     llvm::Value *descB = descriptor(baseB, wgmmaOperandB(p, ks));
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      llvm::Value *descA = descriptor(regionA, wgmmaOperandA(p, 0, blk, ks));
       // D register i: n8 tile i / 4, row half (i % 4) / 2, column (i % 2).
       std::vector<int> reg;
       for (int64_t i = 0; i < p.N / 2; ++i)
         reg.push_back(rm.index({static_cast<int>(2 * blk + (i % 4) / 2), static_cast<int>(2 * (i / 4) + i % 2)}));
       std::vector<llvm::Value *> d;
       for (int r : reg) d.push_back(acc[r]);
-      d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/!p.kMajorB, descA,
-                                descB, d);
+      // A's m64 block blk of this warpgroup: the accumulator's rows, so the
+      // thread's m16 tiles 2 blk and 2 blk + 1 of its rows (warp w4 supplies
+      // rows 16 w4 .. of the block as wgmma places them, as the staging does).
+      if (a)
+        d = target_.wgmmaMmaAsyncRegA(b_, static_cast<int>(p.N), p.bf16, /*transB=*/!p.kMajorB,
+                                      fragmentA(a, blk, ks), descB, d);
+      else
+        d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/!p.kMajorB,
+                                  descriptor(regionA, wgmmaOperandA(p, 0, blk, ks)), descB, d);
       locate();
       for (size_t i = 0; i < reg.size(); ++i) acc[reg[i]] = d[i];
     }
@@ -171,13 +178,14 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
 Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
   const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
+  const bool regA = !ringA && aFromRegisters(op);
   // A B ring may hold B K-major (planRings): read it the way it was written.
   if (ringB) {
     const WgmmaPlan &r = rings_.at(ringB->intAttr("buffer")).plan;
     p.kMajorB = r.kMajorB;
     p.swizzleB = r.swizzleB;
   }
-  const int64_t staged = (ringA ? 0 : p.bytesA) + (ringB ? 0 : p.bytesB);
+  const int64_t staged = (ringA || regA ? 0 : p.bytesA) + (ringB ? 0 : p.bytesB);
   llvm::Value *base = nullptr;
   if (staged) {
     // The swizzle patterns repeat every 1024 bytes of address.
@@ -187,8 +195,8 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   llvm::Value *baseA = ringA ? slotBase(ringA->intAttr("buffer"), regs(ringA->operand(0))[0]) : base;
   llvm::Value *baseB =
       ringB ? slotBase(ringB->intAttr("buffer"), regs(ringB->operand(0))[0])
-            : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA ? 0 : static_cast<uint32_t>(p.bytesA)));
-  if (!ringA)
+            : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA || regA ? 0 : static_cast<uint32_t>(p.bytesA)));
+  if (!ringA && !regA)
     stageForWgmma(
         op.operand(0), baseA, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
   if (!ringB)
@@ -204,7 +212,7 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   // loop keeps this group in flight (planWgmmaInFlight).
   auto pending = wgmmaPending_.find(&op);
   Regs acc = issueWgmma(p, op.result()->type(), baseA, baseB, regs(op.operand(2)), op.loc(),
-                        pending == wgmmaPending_.end() ? 0 : pending->second);
+                        pending == wgmmaPending_.end() ? 0 : pending->second, regA ? op.operand(0) : nullptr);
   // Scratch is reused by the next exchange. A ring slot needs no barrier:
   // the next copy into it comes after a later iteration's async_wait
   // barrier, by which every warpgroup's wait here has completed the groups

@@ -221,6 +221,14 @@ class Target {
   virtual std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
                                                    llvm::Value *descA, llvm::Value *descB,
                                                    const std::vector<llvm::Value *> &acc) const = 0;
+  // The same with A from registers: `a` is the thread's 4 i32 registers of
+  // A's register fragment, two f16/bf16 each (the lower-indexed element in
+  // the low half). Warp w of the warpgroup supplies rows 16w .. 16w + 15, in
+  // mma.m16n8k16's A layout: registers 0-3 hold row g, g + 8, g, g + 8
+  // (g = lane / 4), at columns 2t, 2t + 1 (t = lane % 4) plus 0, 0, 8, 8.
+  virtual std::vector<llvm::Value *> wgmmaMmaAsyncRegA(llvm::IRBuilderBase &b, int n, bool bf16, bool transB,
+                                                       const std::vector<llvm::Value *> &a, llvm::Value *descB,
+                                                       const std::vector<llvm::Value *> &acc) const = 0;
   // wgmma.commit_group.sync.aligned: the wgmma.mma_async issued since the
   // last commit become one group.
   virtual void wgmmaCommitGroup(llvm::IRBuilderBase &b) const = 0;

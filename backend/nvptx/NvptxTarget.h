@@ -78,6 +78,9 @@ class NvptxTarget : public lower::Target {
   std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
                                            llvm::Value *descA, llvm::Value *descB,
                                            const std::vector<llvm::Value *> &acc) const override;
+  std::vector<llvm::Value *> wgmmaMmaAsyncRegA(llvm::IRBuilderBase &b, int n, bool bf16, bool transB,
+                                               const std::vector<llvm::Value *> &a, llvm::Value *descB,
+                                               const std::vector<llvm::Value *> &acc) const override;
   void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;

@@ -189,6 +189,42 @@ std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf
   return registersOf(b, call);
 }
 
+// {d0, .., d(n/2-1)}, {a0, a1, a2, a3}, descB, p, imm-scale-a 1,
+// imm-scale-b 1, imm-trans-b (the register form has no imm-trans-a).
+std::vector<Value *> NvptxTarget::wgmmaMmaAsyncRegA(IRBuilderBase &b, int n, bool bf16, bool transB,
+                                                    const std::vector<Value *> &a, Value *descB,
+                                                    const std::vector<Value *> &acc) const {
+  if (n < 8 || n > 256 || n % 8)
+    throw tk::InternalError("NvptxTarget::wgmmaMmaAsyncRegA: n " + std::to_string(n) +
+                                " is not a multiple of 8 in [8, 256]");
+  const size_t k = size_t(n / 2);
+  checkedAccumulators(acc, k, "wgmmaMmaAsyncRegA");
+  bool ok = a.size() == 4 && descB->getType()->isIntegerTy(64);
+  for (Value *v : a) ok = ok && v->getType()->isIntegerTy(32);
+  if (!ok) throw tk::InternalError("NvptxTarget::wgmmaMmaAsyncRegA: want 4 i32 A registers and an i64 descriptor");
+  const std::string ty = bf16 ? "bf16" : "f16";
+  auto arg = [&](size_t i) { return "$" + std::to_string(k + i); };
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + arg(5) + ", 0;\n" + "wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + ty + "." + ty + " {";
+  for (size_t i = 0; i < k; ++i) text += (i ? ", $" : "$") + std::to_string(i);
+  text += "}, {" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + "}, " + arg(4) + ", p, 1, 1, " +
+          (transB ? "1" : "0") + ";\n}";
+  std::vector<Type *> outs(k, b.getFloatTy());
+  std::vector<Type *> params(4, b.getInt32Ty());
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt32Ty());
+  params.insert(params.end(), k, b.getFloatTy());
+  std::vector<Value *> args(a);
+  args.push_back(descB);
+  args.push_back(b.getInt32(1));
+  args.insert(args.end(), acc.begin(), acc.end());
+  auto *fty = FunctionType::get(StructType::get(b.getContext(), outs), params, false);
+  auto *asmFn = InlineAsm::get(fty, text, tiedAccumulators(k, "r,r,r,r,l,r") + ",~{memory}", /*hasSideEffects=*/true);
+  CallInst *call = b.CreateCall(asmFn, args);
+  call->addFnAttr(Attribute::Convergent);
+  return registersOf(b, call);
+}
+
 std::vector<Value *> NvptxTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
   if (pending < 0 || pending > 7)
     throw tk::InternalError("NvptxTarget::wgmmaWaitGroup: " + std::to_string(pending) +

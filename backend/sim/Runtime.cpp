@@ -319,6 +319,10 @@ static void rtWgmma(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32
 static void rtWgmmaAt(uint64_t descA, uint64_t descB, float *acc, int32_t n, int32_t flags, int32_t site) {
   wgmma(descA, descB, acc, n, flags, uint32_t(site));
 }
+static void rtWgmmaA(int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
+  uint32_t *a = tlsThread->wg.a;
+  a[0] = uint32_t(a0), a[1] = uint32_t(a1), a[2] = uint32_t(a2), a[3] = uint32_t(a3);
+}
 static void rtWgmmaWait(int32_t pending, float *acc, int32_t count) {
   wgmmaWait(*tlsThread, uint32_t(pending), acc, uint32_t(count));
 }
@@ -376,6 +380,7 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnMmaAt, reinterpret_cast<void *>(&rtMmaAt)},
       {kFnWgmma, reinterpret_cast<void *>(&rtWgmma)},
       {kFnWgmmaAt, reinterpret_cast<void *>(&rtWgmmaAt)},
+      {kFnWgmmaA, reinterpret_cast<void *>(&rtWgmmaA)},
       {kFnWgmmaWait, reinterpret_cast<void *>(&rtWgmmaWait)},
       {kFnWgmmaFence, reinterpret_cast<void *>(&rtWgmmaFence)},
       {kFnWgmmaCommit, reinterpret_cast<void *>(&rtWgmmaCommit)},

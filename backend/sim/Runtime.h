@@ -80,7 +80,8 @@ struct MatrixOperands {
 // ISA leaves it undefined.
 struct WgmmaThread {
   uint64_t descA = 0, descB = 0;
-  uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B
+  uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B, 8 A from registers
+  uint32_t a[4] = {};         // A's register fragment (flag 8), from __tk_sim_wgmma_a
   float *acc = nullptr;       // the thread's n / 2 accumulators (in: C, out: tokens)
   // Results are numbered from the launch's start on (a token names its
   // number mod 2^16): `results` holds those from `base` on, the completed

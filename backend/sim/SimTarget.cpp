@@ -373,6 +373,28 @@ std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16
   return reload(b, array, acc.size());
 }
 
+std::vector<Value *> SimTarget::wgmmaMmaAsyncRegA(IRBuilderBase &b, int n, bool bf16, bool transB,
+                                                  const std::vector<Value *> &a, Value *descB,
+                                                  const std::vector<Value *> &acc) const {
+  if (n < 8 || n > 256 || n % 8)
+    throw tk::InternalError("SimTarget::wgmmaMmaAsyncRegA: n " + std::to_string(n) +
+                                " is not a multiple of 8 in [8, 256]");
+  if (acc.size() != size_t(n / 2))
+    throw tk::InternalError("SimTarget::wgmmaMmaAsyncRegA: want " + std::to_string(n / 2) + " accumulators");
+  bool ok = a.size() == 4 && descB->getType()->isIntegerTy(64);
+  for (Value *v : a) ok = ok && v->getType()->isIntegerTy(32);
+  if (!ok) throw tk::InternalError("SimTarget::wgmmaMmaAsyncRegA: want 4 i32 A registers and an i64 descriptor");
+  Type *i32 = b.getInt32Ty(), *i64 = b.getInt64Ty();
+  FunctionCallee handA =
+      moduleOf(b).getOrInsertFunction(kFnWgmmaA, FunctionType::get(b.getVoidTy(), {i32, i32, i32, i32}, false));
+  b.CreateCall(handA, a);
+  Value *array = spill(b, acc, "wgmmaMmaAsyncRegA");
+  Function *fn = collectiveFn(moduleOf(b), kFnWgmma, b.getVoidTy(), {i64, i64, b.getPtrTy(0), i32, i32});
+  const int flags = (bf16 ? 1 : 0) | (transB ? 4 : 0) | 8;
+  b.CreateCall(fn, {b.getInt64(0), descB, array, b.getInt32(n), b.getInt32(flags)});
+  return reload(b, array, acc.size());
+}
+
 std::vector<Value *> SimTarget::wgmmaWaitGroup(IRBuilderBase &b, int pending, const std::vector<Value *> &acc) const {
   if (pending < 0 || pending > 7)
     throw tk::InternalError("SimTarget::wgmmaWaitGroup: " + std::to_string(pending) + " pending groups; want 0..7");

@@ -29,10 +29,13 @@ inline constexpr const char *kFnMma = "__tk_sim_mma";
 // wgmma (sm_90a, backend/sim/Wgmma.cpp): void __tk_sim_wgmma(i64 descA,
 // i64 descB, ptr acc, i32 n, i32 flags) is a warpgroup collective that reads
 // and writes the thread's n / 2 accumulators at `acc` (flags: 1 bf16, 2
-// M-major A, 4 N-major B); void __tk_sim_wgmma_wait(i32 pending, ptr acc,
-// i32 count), __tk_sim_wgmma_fence(), __tk_sim_wgmma_commit() and
-// __tk_sim_fence_proxy_async() are per-thread.
+// M-major A, 4 N-major B, 8 A from registers); void __tk_sim_wgmma_a(i32 a0,
+// i32 a1, i32 a2, i32 a3) hands the thread's A registers to the wgmma call
+// that follows it (flag 8; its descA is then 0); void __tk_sim_wgmma_wait(i32
+// pending, ptr acc, i32 count), __tk_sim_wgmma_fence(), __tk_sim_wgmma_commit()
+// and __tk_sim_fence_proxy_async() are per-thread.
 inline constexpr const char *kFnWgmma = "__tk_sim_wgmma";
+inline constexpr const char *kFnWgmmaA = "__tk_sim_wgmma_a";
 inline constexpr const char *kFnWgmmaWait = "__tk_sim_wgmma_wait";
 inline constexpr const char *kFnWgmmaFence = "__tk_sim_wgmma_fence";
 inline constexpr const char *kFnWgmmaCommit = "__tk_sim_wgmma_commit";
@@ -108,6 +111,9 @@ class SimTarget : public lower::Target {
   std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
                                            llvm::Value *descA, llvm::Value *descB,
                                            const std::vector<llvm::Value *> &acc) const override;
+  std::vector<llvm::Value *> wgmmaMmaAsyncRegA(llvm::IRBuilderBase &b, int n, bool bf16, bool transB,
+                                               const std::vector<llvm::Value *> &a, llvm::Value *descB,
+                                               const std::vector<llvm::Value *> &acc) const override;
   void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;

@@ -43,9 +43,25 @@ std::string where(const BlockCtx &b, const ThreadCtx &t) {
   return siteSuffix(*b.launch, t.warpSite) + " in " + blockName(b);
 }
 
+// The same instruction with the same shared operands (A from registers
+// differs per thread by nature).
 bool sameWgmma(const ThreadCtx &x, const ThreadCtx &y) {
-  return x.warpOp == y.warpOp && x.warpSite == y.warpSite && x.wg.descA == y.wg.descA && x.wg.descB == y.wg.descB &&
-         x.wg.n == y.wg.n && x.wg.flags == y.wg.flags;
+  return x.warpOp == y.warpOp && x.warpSite == y.warpSite && (x.wg.flags & 8 || x.wg.descA == y.wg.descA) &&
+         x.wg.descB == y.wg.descB && x.wg.n == y.wg.n && x.wg.flags == y.wg.flags;
+}
+
+// A (64x16) from the 128 threads' register fragments: warp w4 holds rows
+// 16 w4 .. 16 w4 + 15; register q of lane (g, t) holds row 16 w4 + g +
+// 8 (q % 2), columns 8 (q / 2) + 2t and + 1, the first in the low half.
+void registerFragmentA(const ThreadCtx *threads, bool bf16, float (&A)[64][16]) {
+  for (uint32_t i = 0; i < 128; ++i) {
+    const uint32_t w4 = i / kWarpSize, g = (i % kWarpSize) / 4, t = i % 4;
+    for (uint32_t q = 0; q < 4; ++q)
+      for (uint32_t e = 0; e < 2; ++e) {
+        const uint16_t h = uint16_t(threads[i].wg.a[q] >> (16 * e));
+        A[16 * w4 + g + 8 * (q % 2)][8 * (q / 2) + 2 * t + e] = bf16 ? bf16ToFloat(h) : halfBitsToFloat(h);
+      }
+  }
 }
 
 // Runs the instruction for the 128 threads of a warpgroup (all at the same
@@ -55,11 +71,12 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
   LaunchCtx &l = *b.launch;
   const ThreadCtx &t0 = threads[0];
   const uint32_t n = t0.wg.n, site = t0.warpSite;
-  const bool bf16 = t0.wg.flags & 1, mA = t0.wg.flags & 2, mB = t0.wg.flags & 4;
+  const bool bf16 = t0.wg.flags & 1, mA = t0.wg.flags & 2, mB = t0.wg.flags & 4, regA = t0.wg.flags & 8;
   const std::string head = "kernel " + l.kernel->name + ": " + wgmmaName(t0) + where(b, t0) + ", warpgroup " +
                            std::to_string(t0.warp / 4) + ": ";
   const MatrixDescriptor dA = decodeDescriptor(t0.wg.descA), dB = decodeDescriptor(t0.wg.descB);
   for (const MatrixDescriptor *d : {&dA, &dB}) {
+    if (regA && d == &dA) continue;
     const char *which = d == &dA ? "A" : "B";
     if (d->swizzleBytes && d->baseOffset)
       return l.fail(head + "the descriptor of " + which + " has matrix base offset " + std::to_string(d->baseOffset) +
@@ -126,7 +143,10 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
         wavefronts += bankWavefronts(words, nw);
       }
   };
-  read(dA, mA, 64, [&](uint32_t m, uint32_t k, float v) { A[m][k] = v; });
+  if (regA)
+    registerFragmentA(threads, bf16, A);
+  else
+    read(dA, mA, 64, [&](uint32_t m, uint32_t k, float v) { A[m][k] = v; });
   read(dB, mB, n, [&](uint32_t col, uint32_t k, float v) { B[k][col] = v; });
   if (!ok) return;
   b.counters.sharedRequests += requests;

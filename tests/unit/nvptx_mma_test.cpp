@@ -119,6 +119,9 @@ Kernel wgmmaKernel(const NvptxTarget &t, int n) {
   t.wgmmaFence(b);
   acc = t.wgmmaMmaAsync(b, n, false, false, false, descA, descB, acc);
   acc = t.wgmmaMmaAsync(b, n, true, false, true, descA, descB, acc);
+  std::vector<Value *> aRegs;
+  for (int q = 0; q < 4; ++q) aRegs.push_back(b.CreateAdd(tid, b.getInt32(q)));
+  acc = t.wgmmaMmaAsyncRegA(b, n, false, true, aRegs, descB, acc);
   t.wgmmaCommitGroup(b);
   acc = t.wgmmaWaitGroup(b, 0, acc);
   EXPECT_EQ(acc.size(), size_t(n / 2));
@@ -149,6 +152,11 @@ TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
     EXPECT_TRUE(std::regex_search(
         ptx, std::regex(R"(m64n)" + std::to_string(n) + R"(k16\.f32\.bf16\.bf16 \{(%f\d+, ){)" + std::to_string(n / 2 - 1) +
                         R"(}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;)")))
+        << ptx;
+    // A from registers: four .b32, then descB, scale-d and imm-trans-b only.
+    EXPECT_TRUE(std::regex_search(
+        ptx, std::regex(R"(m64n)" + std::to_string(n) + R"(k16\.f32\.f16\.f16 \{(%f\d+, ){)" + std::to_string(n / 2 - 1) +
+                        R"(}%f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;)")))
         << ptx;
     Toolkit tk = Toolkit::find();
     if (!tk.hasPtxas()) GTEST_SKIP() << "ptxas not found; PTX text checked only";
@@ -181,6 +189,9 @@ TEST(NvptxMma, BadArgumentsThrow) {
   EXPECT_THROW(t.wgmmaMmaAsync(b, 12, false, false, false, d64, d64, f64), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, d64, d64, f4), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, b.getInt32(0), d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i2, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, b.getInt32(0), f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, d64, f4), tk::InternalError);
   EXPECT_THROW(t.wgmmaWaitGroup(b, 8, f4), tk::InternalError);
   EXPECT_THROW(t.sharedWindowAddress(b, ConstantPointerNull::get(b.getPtrTy(0))), tk::InternalError);
 }

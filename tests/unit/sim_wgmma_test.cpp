@@ -117,6 +117,7 @@ struct Case {
   bool warp3Exits = false;  // warp 3 returns before the wgmma
   bool storeBeforeWait = false;  // every thread writes a word of A between commit and wait
   int threads = 128;
+  bool regA = false;  // A from registers (wgmmaMmaAsyncRegA), its shared bytes garbage
 };
 
 // Unswizzled: core matrices 128 bytes, the next k8 at LBO = 128, the next 8
@@ -137,7 +138,7 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   KernelBuilder k;
   auto &b = k.b();
   const SimTarget &t = k.target();
-  k.kernel("wg", {k.ptr(), k.ptr(), k.ptr(), k.ptr()}, c.threads);
+  k.kernel("wg", {k.ptr(), k.ptr(), k.ptr(), k.ptr(), k.ptr()}, c.threads);
   Value *tid = t.threadId(b), *smem = t.sharedBase(b);
   for (int j = 0; j < words / c.threads; ++j) {
     Value *idx = b.CreateAdd(tid, b.getInt32(c.threads * j));
@@ -159,7 +160,11 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   if (!c.noFence) t.wgmmaFence(b);
   Value *dA = b.getInt64(descriptor(c.startA, lboOf(c, false), sboOf(c, false), modeOf(c.swizzleA)));
   Value *dB = b.getInt64(descriptor(c.startB, lboOf(c, true), sboOf(c, true), modeOf(c.swizzleB)));
-  std::vector<Value *> d = t.wgmmaMmaAsync(b, c.n, c.bf16, c.mA, c.mB, dA, dB, acc);
+  std::vector<Value *> aRegs;
+  for (int q = 0; q < 4 && c.regA; ++q)
+    aRegs.push_back(k.load(k.i32(), k.gep(k.i32(), k.arg(4), b.CreateAdd(b.CreateMul(tid, b.getInt32(4)), b.getInt32(q)))));
+  std::vector<Value *> d = c.regA ? t.wgmmaMmaAsyncRegA(b, c.n, c.bf16, c.mB, aRegs, dB, acc)
+                                  : t.wgmmaMmaAsync(b, c.n, c.bf16, c.mA, c.mB, dA, dB, acc);
   t.wgmmaCommitGroup(b);
   if (c.storeBeforeWait)
     k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(c.startA / 4))), 4, "over.tk:9:5");
@@ -191,7 +196,7 @@ WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<flo
   for (int m = 0; m < 64; ++m)
     for (int kk = 0; kk < 16; ++kk)
       image[(c.startA + figureOffset(c.mA, c.swizzleA, lboOf(c, false), sboOf(c, false), m, kk)) / 2] =
-          bits16(A[m * 16 + kk], c.bf16);
+          c.regA ? uint16_t(0x7e00) : bits16(A[m * 16 + kk], c.bf16);
   for (int kk = 0; kk < 16; ++kk)
     for (int n = 0; n < c.n; ++n)
       if (size_t at = (c.startB + figureOffset(c.mB, c.swizzleB, lboOf(c, true), sboOf(c, true), n, kk)) / 2;
@@ -204,6 +209,16 @@ WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<flo
   const int regs = c.n / 2;
   Buffer<float> cin(sim.memory(), size_t(c.threads) * regs), out(sim.memory(), size_t(c.threads) * regs),
       early(sim.memory(), size_t(c.threads) * regs);
+  // The ISA's register fragment of A ("Register Fragments", wgmma .m64nNk16,
+  // A): thread (warp w, lane 4g + t), register q: row 16w + g + 8 (q % 2),
+  // columns 8 (q / 2) + 2t (low half) and + 1 (high half).
+  Buffer<uint32_t> aRegs(sim.memory(), size_t(c.threads) * 4);
+  for (int tid = 0; tid < c.threads; ++tid)
+    for (int q = 0; q < 4; ++q) {
+      const int row = 16 * (tid / 32 % 4) + tid % 32 / 4 + 8 * (q % 2), col = 8 * (q / 2) + 2 * (tid % 4);
+      aRegs[tid * 4 + q] =
+          uint32_t(bits16(A[row * 16 + col], c.bf16)) | uint32_t(bits16(A[row * 16 + col + 1], c.bf16)) << 16;
+    }
   for (int tid = 0; tid < c.threads; ++tid)
     for (int i = 0; i < regs; ++i) {
       RowCol e = dElement((tid / 32) % 4, tid % 32, i);
@@ -215,9 +230,9 @@ WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<flo
   cfg.sharedBytes = bytes;
   cfg.raceCheck = raceCheck;
   WgRun r;
-  void *pi = img.p, *pc = cin.p, *po = out.p, *pe = early.p;
+  void *pi = img.p, *pc = cin.p, *po = out.p, *pe = early.p, *pa = aRegs.p;
   try {
-    r.counters = sim.launch(*prog, "wg", cfg, {&pi, &pc, &po, &pe});
+    r.counters = sim.launch(*prog, "wg", cfg, {&pi, &pc, &po, &pe, &pa});
   } catch (const SimError &e) {
     r.error = e.what();
     return r;
@@ -284,6 +299,25 @@ TEST(SimWgmma, EveryLayoutAndFragmentMatchesADoubleProduct) {
     // Before the wait the registers hold no value (NaN here).
     for (float v : r.early) ASSERT_TRUE(std::isnan(v));
   }
+}
+
+// A from registers: the product of the fragments the threads hold, A's
+// shared bytes (NaNs) never read; f16 and bf16, B either way.
+TEST(SimWgmma, ARegisterFragmentMatchesADoubleProduct) {
+  std::mt19937 rng(11);
+  for (bool bf16 : {false, true})
+    for (bool mB : {false, true}) {
+      Case c;
+      c.regA = true;
+      c.bf16 = bf16;
+      c.mB = mB;
+      c.n = 64;
+      SCOPED_TRACE(std::string(bf16 ? "bf16" : "f16") + (mB ? ", B N-major" : ", B K-major"));
+      auto A = randomMatrix(rng, 64 * 16, bf16), B = randomMatrix(rng, 16 * c.n, bf16),
+           C = randomMatrix(rng, 64 * c.n, false);
+      WgRun r = runWgmma(c, A, B, C, /*raceCheck=*/true);
+      expectProduct(r, c, A, B, C);
+    }
 }
 
 // groups(out): shared = 1.0 as f16 everywhere (A and B all ones); two
