@@ -291,6 +291,14 @@ class LayoutAssigner {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
       return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
     }
+    // An `if`'s result: what a branch yields (attention's scores, masked in
+    // the blocks that need it and passed through in the others).
+    if (def->is(OpKind::If)) {
+      for (const auto &region : def->regions())
+        if (!region->ops().empty() && region->ops().back()->is(OpKind::Yield))
+          if (LayoutRef l = naturalLayout(region->ops().back()->operand(v->resultIndex()), depth + 1)) return l;
+      return nullptr;
+    }
     if (!def->hasTrait(ir::OpTrait::Elementwise)) return nullptr;
     for (const Value *operand : def->operands())
       if (operand->type().shape == v->type().shape)
