@@ -43,18 +43,28 @@ bool FunctionLowering::aFromRegisters(const ir::Op &op) const {
 // columns 2j, 2j + 1). A's k16 step ks is its n8 tiles 2 ks and 2 ks + 1,
 // so fragment register q (row group q % 2, k half q / 2) packs registers
 // (2i + q % 2, 2 (2 ks + q / 2) + {0, 1}).
+// An A cast from f32 in the same layout (attention's `p as f16`) is packed
+// from the f32 registers, two per cvt.rn.f16x2.f32, rather than converted
+// one element at a time (the cast's own conversions are then dead).
 std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64_t tile, int64_t ks) {
   const ir::Type &t = a->type();
   RegisterMap rm(t.layout, t.shape);
-  const Regs &src = regs(a);
+  const ir::Op *def = a->definingOp();
+  const bool fromF32 = def && def->is(ir::OpKind::Cast) && def->operand(0)->type().elem.scalar == ir::ScalarKind::F32 &&
+                       ir::sameLayout(def->operand(0)->type().layout, t.layout);
+  const Regs &src = regs(fromF32 ? def->operand(0) : a);
   llvm::Type *pair = llvm::FixedVectorType::get(elemType(t.elem), 2);
   std::vector<llvm::Value *> out;
   for (int q = 0; q < 4; ++q) {
-    llvm::Value *v = llvm::PoisonValue::get(pair);
-    for (int e = 0; e < 2; ++e) {
-      const int r = rm.index({static_cast<int>(2 * tile + q % 2), static_cast<int>(2 * (2 * ks + q / 2) + e)});
-      v = b_.CreateInsertElement(v, src[r], uint64_t(e));
+    int r[2];
+    for (int e = 0; e < 2; ++e)
+      r[e] = rm.index({static_cast<int>(2 * tile + q % 2), static_cast<int>(2 * (2 * ks + q / 2) + e)});
+    if (fromF32) {
+      out.push_back(target_.packHalves(b_, src[r[0]], src[r[1]], t.elem.scalar == ir::ScalarKind::BF16));
+      continue;
     }
+    llvm::Value *v = llvm::PoisonValue::get(pair);
+    for (int e = 0; e < 2; ++e) v = b_.CreateInsertElement(v, src[r[e]], uint64_t(e));
     out.push_back(b_.CreateBitCast(v, b_.getInt32Ty()));
   }
   return out;

@@ -191,6 +191,10 @@ class Target {
   // it (f32 bits whose low 13 are zero): an A or B register of
   // mmaM16N8K8Tf32.
   virtual llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const = 0;
+  // cvt.rn.{f16x2,bf16x2}.f32: f32 `lo` and `hi` rounded to nearest even
+  // into one i32 register, `lo` in the low half: an A register of
+  // mmaM16N8K16 or wgmmaMmaAsyncRegA made from f32 in one instruction.
+  virtual llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const = 0;
 
   // Warpgroup-level tensor cores (PTX ISA, "Asynchronous Warpgroup Level
   // Matrix Multiply-Accumulate", sm_90a): a warpgroup is 4 consecutive warps

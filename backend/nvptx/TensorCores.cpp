@@ -118,6 +118,15 @@ Value *NvptxTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
   return b.CreateIntrinsic(Intrinsic::nvvm_f2tf32_rna, {}, {x});
 }
 
+// The intrinsic's first operand goes to the upper half (PTX: `cvt.rn.f16x2.f32
+// d, a, b` puts a in d's upper half).
+Value *NvptxTarget::packHalves(IRBuilderBase &b, Value *lo, Value *hi, bool bf16) const {
+  if (!lo->getType()->isFloatTy() || !hi->getType()->isFloatTy())
+    throw tk::InternalError("NvptxTarget::packHalves: lo and hi must be f32");
+  Value *pair = b.CreateIntrinsic(bf16 ? Intrinsic::nvvm_ff2bf16x2_rn : Intrinsic::nvvm_ff2f16x2_rn, {}, {hi, lo});
+  return b.CreateBitCast(pair, b.getInt32Ty());
+}
+
 // ---- warpgroup tensor cores (wgmma, sm_90a) ---------------------------------
 
 // A void inline-PTX statement with side effects: a fence, commit or wait

@@ -300,6 +300,17 @@ std::vector<Value *> SimTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vecto
 // the magnitude (ties away from zero; a carry into the exponent rounds up,
 // to infinity past the largest tf32) and clear them. NaN and infinity pass
 // unchanged.
+// fptrunc rounds to nearest even, as cvt.rn does.
+Value *SimTarget::packHalves(IRBuilderBase &b, Value *lo, Value *hi, bool bf16) const {
+  if (!lo->getType()->isFloatTy() || !hi->getType()->isFloatTy())
+    throw tk::InternalError("SimTarget::packHalves: lo and hi must be f32");
+  Type *half = bf16 ? b.getBFloatTy() : b.getHalfTy();
+  Value *pair = PoisonValue::get(FixedVectorType::get(half, 2));
+  pair = b.CreateInsertElement(pair, b.CreateFPTrunc(lo, half), uint64_t(0));
+  pair = b.CreateInsertElement(pair, b.CreateFPTrunc(hi, half), uint64_t(1));
+  return b.CreateBitCast(pair, b.getInt32Ty());
+}
+
 Value *SimTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
   if (!x->getType()->isFloatTy()) throw tk::InternalError("SimTarget::roundToTf32: x must be f32");
   Value *bits = b.CreateBitCast(x, b.getInt32Ty());

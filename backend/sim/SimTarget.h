@@ -100,6 +100,7 @@ class SimTarget : public lower::Target {
                                            const std::vector<llvm::Value *> &bFrag,
                                            const std::vector<llvm::Value *> &c) const override;
   llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
+  llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
   // The offset from the block's shared base: the sim's shared window starts
   // at address 0, as a GPU's dynamic shared memory does.

@@ -121,6 +121,7 @@ Kernel wgmmaKernel(const NvptxTarget &t, int n) {
   acc = t.wgmmaMmaAsync(b, n, true, false, true, descA, descB, acc);
   std::vector<Value *> aRegs;
   for (int q = 0; q < 4; ++q) aRegs.push_back(b.CreateAdd(tid, b.getInt32(q)));
+  aRegs[3] = t.packHalves(b, acc[0], acc[1], false);
   acc = t.wgmmaMmaAsyncRegA(b, n, false, true, aRegs, descB, acc);
   t.wgmmaCommitGroup(b);
   acc = t.wgmmaWaitGroup(b, 0, acc);
@@ -143,6 +144,7 @@ TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
     std::string ptx = emitPtx(*k.m, o);
     for (const std::string &want :
          {std::string("fence.proxy.async.shared::cta;"), std::string("wgmma.fence.sync.aligned;"),
+          std::string("cvt.rn.f16x2.f32"),
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16",
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16",
           std::string("wgmma.commit_group.sync.aligned;"), std::string("wgmma.wait_group.sync.aligned 0;"),
@@ -192,6 +194,7 @@ TEST(NvptxMma, BadArgumentsThrow) {
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i2, d64, f64), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, b.getInt32(0), f64), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, d64, f4), tk::InternalError);
+  EXPECT_THROW(t.packHalves(b, b.getInt32(0), f4[0], false), tk::InternalError);
   EXPECT_THROW(t.wgmmaWaitGroup(b, 8, f4), tk::InternalError);
   EXPECT_THROW(t.sharedWindowAddress(b, ConstantPointerNull::get(b.getPtrTy(0))), tk::InternalError);
 }
