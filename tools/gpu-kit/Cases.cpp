@@ -2,6 +2,7 @@
 // check sizes exercise masks (1, 781, 1023, 98433 and rows or heads that do
 // not fill a block); the realistic size is what a GPU times. Everything the
 // kit compiles ahead of time is derived from this table (--list-variants).
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -148,10 +149,33 @@ std::vector<Case> allCases() {
 
 namespace kit {
 
+Consts tunedConsts(const Case &c, const nlohmann::json &r) {
+  Consts consts;
+  for (const auto &[name, value] : r.at("consts").items()) consts.emplace_back(name, value.get<std::string>());
+  for (const auto &kv : c.consts)
+    if (std::none_of(consts.begin(), consts.end(), [&](const auto &have) { return have.first == kv.first; }))
+      consts.push_back(kv);
+  return consts;
+}
+
+// Attention's whole @tune space at 32 heads x 4096 (the kit's timed size),
+// head dim `d`; the sim samples 4 blocks a config.
+static TuneCase attentionTune(int d) {
+  const std::string n = std::to_string(32 * 4096 * d);
+  std::vector<std::string> args = {"-k", "attention", "-D", "D=" + std::to_string(d), "--grid",
+                                   "cdiv(L, BLOCK_M), 32"};
+  for (const char *buffer : {"q", "k", "v"}) args.insert(args.end(), {"--arg", std::string(buffer) + "=f16[" + n + "]:rand"});
+  args.insert(args.end(), {"--arg", "out=f32[" + n + "]:zeros", "--arg", "L=4096", "--arg", "scale=0.125", "--arch",
+                           "sm_90a", "--sample-blocks", "4"});
+  return {"attention_d" + std::to_string(d), {32, 4096}, {2, 130}, args};
+}
+
 std::vector<TuneCase> tuneCases() {
   const std::string rows = "8192", d = "1024", n = std::to_string(8192 * 1024);
   const std::string mm = "2048", mm2 = std::to_string(2048 * 2048);
   return {
+      attentionTune(64),
+      attentionTune(128),
       {"softmax",
        {8192, 1024},
        {17, 2500},

@@ -145,8 +145,7 @@ void runTune(const Options &opts, const TuneCase &t, const Emit &emit) {
   const std::string arch = archsFor(*dev, false).front();
   for (const json &r : model.at("results")) {
     if (r.at("status") != "ok") continue;
-    Consts consts;
-    for (const auto &[name, value] : r.at("consts").items()) consts.emplace_back(name, value.get<std::string>());
+    const Consts consts = tunedConsts(*c, r);
     const int warps = r.at("num_warps"), stages = r.at("num_stages");
     json row = runRow(opts, *dev, *c, t.checkSize, arch, consts, warps, stages, false, "tune");
     if (gpu && row["ok"] == true) {

@@ -159,4 +159,9 @@ struct TuneCase {
 };
 std::vector<TuneCase> tuneCases();
 
+// A tuned config's consts: those of the model's `results` entry `r` (its
+// "consts", the @tune axes), then the case's that it does not set (so a
+// kernel tuned with -D D=128 keeps D).
+Consts tunedConsts(const Case &c, const nlohmann::json &r);
+
 }  // namespace kit

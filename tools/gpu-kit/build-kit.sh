@@ -74,6 +74,17 @@ count=$(wc -l < "$KIT/kernels/variants.tsv")
 echo "gpu-kit: $count compiles (bundles$([ $have_ptxas = 1 ] && echo ' and cubins'), $JOBS at a time)"
 tr '\n' '\0' < "$KIT/kernels/variants.tsv" | xargs -0 -P "$JOBS" -n 1 bash -c 'compile_one "$1"' _
 
+# Bundles and cubins of variants the case table no longer names (a renamed
+# config, a dropped case) would ship for nothing and count against the size.
+expected=$(mktemp)
+trap 'rm -f "$expected"' EXIT
+cut -f1,2 "$KIT/kernels/variants.tsv" | while IFS=$'\t' read -r stem arch; do
+  printf '%s\n%s\n' "$KIT/kernels/$stem.$arch.json" "$KIT/kernels/$stem.$arch.cubin"
+done | sort > "$expected"
+find "$KIT/kernels" -type f \( -name '*.json' -o -name '*.cubin' \) | sort | comm -23 - "$expected" |
+  while IFS= read -r old; do rm -f -- "$old"; done
+find "$KIT/kernels" -mindepth 1 -type d -empty -delete
+
 needs() { objdump -T "$KIT/bin/tk-gpu-kit" | grep -o "$1_[0-9.]*" | sort -u -V | tail -1; }
 glibc="$(needs GLIBC), $(needs GLIBCXX)"
 cat > "$KIT/manifest.json" <<JSON

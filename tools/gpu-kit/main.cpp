@@ -54,8 +54,7 @@ void listVariants(const std::string &kitDir) {
     const json model = json::parse(kit::readFile(kitDir + "/model/" + t.caseName + ".json"));
     for (const json &r : model.at("results")) {
       if (r.at("status") != "ok") continue;
-      kit::Consts consts;
-      for (const auto &[name, value] : r.at("consts").items()) consts.emplace_back(name, value.get<std::string>());
+      const kit::Consts consts = kit::tunedConsts(c, r);
       for (const kit::Size &s : {t.checkSize, t.size})
         for (const char *arch : {"sm_90a", "sm_80"})
           print(c.variant(*c.make(s), consts, r.at("num_warps"), r.at("num_stages")), arch);
