@@ -85,7 +85,7 @@ class LayoutAssigner {
   // - like Triton's cheap-to-rematerialise loads, a tile with no more
   //   elements than the block has threads (it gets one element per thread at
   //   best anyway);
-  // - beyond Triton, a larger tile demanded in a slice (a row such as
+  // - beyond Triton, a tile demanded in a slice (a row such as
   //   layernorm's w broadcast against [BLOCK_R, BLOCK_D]) in which each
   //   thread's run is a wider vector than in the load's own layout: each
   //   thread loads the run it uses as one access, at the price of a copy per
@@ -104,13 +104,16 @@ class LayoutAssigner {
       const int vec = vectorWidthIn(*op, want[0]);
       const bool small = op->result()->type().numElements() <= threads;
       const bool widerInSlice =
-          !small && want[0]->kind == ir::Layout::Kind::Slice && vec > op->intAttr("vec") && !insideLoop(*op);
+          want[0]->kind == ir::Layout::Kind::Slice && vec > op->intAttr("vec") && !insideLoop(*op);
       if (!small && !widerInSlice) continue;
       anchor_[op] = want[0];
       moved = true;
-      // A small tile stays scalar: vectors for such tiles cost registers
-      // (similarity at --assume n_dim=1024, whose 64-element rows are slices
-      // of a 64 x 64 tile: 80 instead of 72 on sm_80).
+      // A small tile stays scalar unless the slice gives a thread a wider
+      // run than its own layout does (rope's cos/sin rows, 4 consecutive
+      // columns a thread: 2 ld.global.v4 instead of 8 scalar loads): other
+      // vectors for such tiles cost registers (similarity at --assume
+      // n_dim=1024, whose 64-element rows are slices of a 64 x 64 tile: 80
+      // instead of 72 on sm_80).
       if (!widerInSlice) {
         op->setAttr("vec", int64_t(1));
         continue;

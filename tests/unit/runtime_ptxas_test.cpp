@@ -246,3 +246,22 @@ TEST(StdlibPtxas, NormalizationRowsMostlyV4AtDMultipleOf16) {
   EXPECT_EQ(n.v4, 12u);
   EXPECT_EQ(n.all, 14u);
 }
+
+// rope's cos and sin rows ([BLOCK_S, D/2], used broadcast over the heads):
+// loaded in the slice the heads broadcast them from, where each thread holds
+// 4 consecutive columns, as one `.v4` each instead of 4 scalar loads (the
+// tile has no more elements than the block has threads, which alone kept
+// such loads scalar). Every global load of the kernel is then `.v4`.
+TEST(StdlibPtxas, RopeTableRowsAreV4) {
+  tk::CompileOptions opts;
+  opts.archs = {"sm_80", "sm_90a"};
+  opts.defines = {{"D", "64"}, {"BLOCK_S", "4"}, {"BLOCK_H", "8"}};
+  opts.assume["seq"] = 2048;
+  opts.assume["table_cols"] = 64;
+  tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/rope.tk", "rope", opts);
+  for (const std::string &arch : opts.archs) {
+    const GlobalLoads n = countGlobalLoads(b.ptx.at(arch));
+    EXPECT_EQ(n.all, 10u) << arch;
+    EXPECT_EQ(n.v4, 10u) << arch;
+  }
+}
