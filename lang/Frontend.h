@@ -35,6 +35,7 @@ struct ParamSig {
 // One point of a kernel's @tune space.
 struct TuneConfigSig {
   std::map<std::string, std::string> consts;  // only the consts the config names, as -D takes them
+  std::vector<std::string> order;             // those names in the order config(...)/product(...) gives them
   int numWarps = 4;
   int numStages = 3;
   Location loc;  // the config(...) or product(...) it came from

@@ -180,7 +180,10 @@ class TuneChecker {
           const std::string &v = ax[i].values[at[i]];
           if (ax[i].name == "num_warps") c.numWarps = std::stoi(v);
           else if (ax[i].name == "num_stages") c.numStages = std::stoi(v);
-          else c.consts[ax[i].name] = v;
+          else {
+            c.consts[ax[i].name] = v;
+            c.order.push_back(ax[i].name);
+          }
         }
         out.push_back(std::move(c));
         element.push_back(e);

@@ -69,7 +69,7 @@ constexpr uint64_t kMaxEntryBytes = 1 << 20;
 // different key under the same name reads as a miss, and the name is what
 // the entry's seal (driver/CacheEntry.h) binds its content to.
 std::string entryPath(const std::string &dir, const TuneEntryKey &k) {
-  const std::string whole = k.device + "\n" + keyText(k.key) + "\n" + k.config.str() + "\n" + keyText(k.assumed) +
+  const std::string whole = k.device + "\n" + keyText(k.key) + "\n" + k.config.canonical() + "\n" + keyText(k.assumed) +
                             "\n" + k.launch;
   return dir + "/tune/" + k.kernel + "-" + k.kernelHash.substr(0, 16) + "/" + sha256Hex(whole).substr(0, 32) + ".json";
 }

@@ -51,9 +51,12 @@ std::string TuneReport::json() const {
   j["gpu"] = gpu;
   j["key"] = key;
   j["assumed"] = assumed;
+  // The figure's name says what it is: the model's estimate on the sim, a
+  // measured time on a GPU.
+  const char *figure = measure == "model" ? "model_ms" : "ms";
   if (best >= 0) {
     j["best"] = detail::configJson(results[best].config);
-    j["best"]["ms"] = results[best].ms;
+    j["best"][figure] = results[best].ms;
   } else {
     j["best"] = nullptr;
   }
@@ -62,7 +65,7 @@ std::string TuneReport::json() const {
     nlohmann::json e = detail::configJson(r.config);
     e["status"] = r.status;
     e["reason"] = r.reason;
-    e["ms"] = r.status == "ok" ? nlohmann::json(r.ms) : nlohmann::json(nullptr);
+    e[figure] = r.status == "ok" ? nlohmann::json(r.ms) : nlohmann::json(nullptr);
     e["registers"] = r.registers;
     e["spill_bytes"] = r.spillBytes;
     e["shared_bytes"] = r.sharedBytes;
@@ -80,7 +83,8 @@ std::string TuneReport::json() const {
 
 std::string TuneReport::table() const {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"", "config", "status", unit(*this), "regs", "spills", "smem", "occupancy", "bound / reason"});
+  rows.push_back(
+      {"", "config", "status", unit(*this), "regs", "spill B", "smem B", "occupancy", "bound / reason"});
   for (size_t i = 0; i < results.size(); ++i) {
     const TuneResult &r = results[i];
     std::string occupancy = r.status == "ok" && measure == "model" ? fixed(100 * r.model.occupancy, 0) + "%" : "-";
@@ -102,6 +106,16 @@ std::string TuneReport::table() const {
     for (const auto &[name, value] : key) os << " " << name << "=" << value;
   }
   os << "\n";
+  if (!assumed.empty()) {
+    // The integer facts the variants were compiled for (as `tkc run` shows them).
+    os << "assumed";
+    const char *sep = " ";
+    for (const auto &[name, fact] : assumed) {
+      os << sep << name << (fact == "1" ? " == 1" : " % " + fact + " == 0");
+      sep = ", ";
+    }
+    os << "\n";
+  }
   if (shardCount > 1)
     os << "shard " << shardIndex << "/" << shardCount << ": " << results.size() << " of the space's " << spaceSize
        << " configs (merge the shards' caches for the whole table)\n";

@@ -1,6 +1,8 @@
 // Search spaces: the `--config` text form of one config, and the @tune space
 // a .tk file declares.
+#include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "driver/KernelLookup.h"
 #include "tune/TuneSpace.h"
@@ -10,6 +12,17 @@
 namespace tk {
 
 std::string TuneConfig::str() const {
+  std::string out;
+  std::set<std::string> listed;
+  for (const std::string &name : order)
+    if (auto it = consts.find(name); it != consts.end() && listed.insert(name).second)
+      out += name + "=" + it->second + ",";
+  for (const auto &[name, value] : consts)
+    if (!listed.count(name)) out += name + "=" + value + ",";
+  return out + "num_warps=" + std::to_string(numWarps) + ",num_stages=" + std::to_string(numStages);
+}
+
+std::string TuneConfig::canonical() const {
   std::string out;
   for (const auto &[name, value] : consts) out += name + "=" + value + ",";
   return out + "num_warps=" + std::to_string(numWarps) + ",num_stages=" + std::to_string(numStages);
@@ -64,6 +77,8 @@ TuneConfig TuneConfig::parse(const std::string &text, int defaultNumWarps) {
       c.numStages = positiveInt(value, "num_stages", text);
     } else if (!c.consts.emplace(name, value).second) {
       throw Error("config '" + text + "': '" + name + "' is given twice");
+    } else {
+      c.order.push_back(name);
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -86,7 +101,8 @@ namespace tk::detail {
 TuneSpace declaredSpace(const lang::KernelSig &sig) {
   TuneSpace s;
   if (!sig.tune) return s;
-  for (const lang::TuneConfigSig &c : sig.tune->configs) s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages});
+  for (const lang::TuneConfigSig &c : sig.tune->configs)
+    s.configs.push_back(TuneConfig{c.consts, c.numWarps, c.numStages, c.order});
   s.key = sig.tune->key;
   s.prune = sig.tune->prune;
   return s;

@@ -24,9 +24,16 @@ struct TuneConfig {
   std::map<std::string, std::string> consts;  // const parameter -> value, as -D takes it
   int numWarps = 4;
   int numStages = 3;
+  // The order the space declares the consts in (`product(BLOCK_R: ...,
+  // BLOCK_D: ...)`, or as a --config string gives them); str() lists them
+  // so. Not part of the config's identity.
+  std::vector<std::string> order;
 
-  // "BLOCK=256,num_warps=4,num_stages=3": the `tkc tune --config` syntax.
+  // "BLOCK=256,num_warps=4,num_stages=3": the `tkc tune --config` syntax,
+  // the consts in `order` (any it does not name after, by name).
   std::string str() const;
+  // The same with the consts by name: the config's identity (cache keys).
+  std::string canonical() const;
   // Parses that syntax (num_warps/num_stages optional: `defaultNumWarps`
   // and 3). Throws tk::Error.
   static TuneConfig parse(const std::string &text, int defaultNumWarps = 4);

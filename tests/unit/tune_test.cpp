@@ -72,6 +72,16 @@ TEST(TuneConfig, ParsesAndPrints) {
   EXPECT_EQ(c.str(), "BLOCK=256,num_warps=8,num_stages=2");
   EXPECT_EQ(tk::TuneConfig::parse(c.str()), c);
   EXPECT_EQ(tk::TuneConfig::parse("BLOCK=64").numWarps, 4);
+  // Consts print in the order given (a space's declared order), while the
+  // identity (equality, cache keys) ignores it.
+  tk::TuneConfig two = tk::TuneConfig::parse("BLOCK_R=1,BLOCK_D=256,num_warps=2");
+  EXPECT_EQ(two.str(), "BLOCK_R=1,BLOCK_D=256,num_warps=2,num_stages=3");
+  EXPECT_EQ(two.canonical(), "BLOCK_D=256,BLOCK_R=1,num_warps=2,num_stages=3");
+  EXPECT_EQ(two, tk::TuneConfig::parse("BLOCK_D=256,BLOCK_R=1,num_warps=2"));
+  // softmax declares product(BLOCK_R: [1, 2, 4, 8], BLOCK_D: [256, 512, 1024], ...).
+  tk::TuneSpace rows = tk::TuneSpace::fromFile(TK_SOURCE_DIR + "/stdlib/normalization.tk", "softmax");
+  ASSERT_FALSE(rows.configs.empty());
+  EXPECT_EQ(rows.configs[0].str(), "BLOCK_R=1,BLOCK_D=256,num_warps=2,num_stages=3");
   for (const char *bad : {"", "BLOCK", "=3", "BLOCK=", "BLOCK=1,BLOCK=2", "num_warps=3", "num_warps=64",
                           "num_stages=0", "num_warps=x", "1X=2", "BLOCK=1,,num_warps=2"})
     EXPECT_THROW(tk::TuneConfig::parse(bad), tk::Error) << bad;
@@ -403,6 +413,12 @@ TEST(Tuner, SpecialisesOnTheLaunchsIntegerFacts) {
   tk::TuneReport r = tk::Tuner(*dev, kElementwise, "complex_activation", s, options(dir)).tune(e.grid(), e.args());
   EXPECT_EQ(r.assumed, (std::map<std::string, std::string>{{"n", "16"}}));
   EXPECT_NE(r.json().find("\"assumed\""), std::string::npos);
+  // The table says so too, and names its units; on the sim the JSON's figure
+  // is the model's (model_ms), never a measured-looking "ms".
+  EXPECT_NE(r.table().find("\nassumed n % 16 == 0\n"), std::string::npos) << r.table();
+  EXPECT_NE(r.table().find("spill B  smem B"), std::string::npos) << r.table();
+  EXPECT_NE(r.json().find("\"model_ms\""), std::string::npos);
+  EXPECT_EQ(r.json().find("\"ms\""), std::string::npos);
   tk::TuneOptions general = options(dir);
   general.specialise = false;
   tk::TuneReport g = tk::Tuner(*dev, kElementwise, "complex_activation", s, general).tune(e.grid(), e.args());

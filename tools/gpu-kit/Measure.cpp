@@ -155,7 +155,7 @@ void runTune(const Options &opts, const TuneCase &t, const Emit &emit) {
         if (timed.contains(f)) row[f] = timed[f];
       row["shape"] = timed["shape"];
     }
-    row["model_ms"] = r.at("ms");
+    row["model_ms"] = r.at("model_ms");
     emit(row);
   }
 }
