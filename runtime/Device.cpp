@@ -117,6 +117,13 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
   return std::unique_ptr<Device>(new Device(openCudaDevice(static_cast<int>(ordinal))));
 }
 
+std::unique_ptr<Device> Device::open(const std::string &spec, const DeviceOptions &options) {
+  if (!options.workers || spec == "cuda" || spec.rfind("cuda:", 0) == 0) return open(spec);
+  if (spec != "sim" && spec.rfind("sim:", 0) != 0)
+    throw Error("bad device '" + spec + "': DeviceOptions::workers is for the sim");
+  return open(spec + (spec == "sim" ? ":" : ",") + "workers=" + std::to_string(options.workers));
+}
+
 std::string Device::kind() const { return impl_->kind(); }
 int Device::ordinal() const { return impl_->ordinal(); }
 std::string Device::arch() const { return impl_->arch(); }

@@ -4,6 +4,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,7 @@ std::vector<SiteStats> siteStats(const sim::SiteTable &table, const std::vector<
 
 class SimDevice final : public DeviceImpl {
  public:
+  explicit SimDevice(unsigned workers) : sim_(workers) {}
   std::string kind() const override { return "sim"; }
   DeviceProperties properties() const override {
     DeviceProperties p;
@@ -193,11 +195,31 @@ class SimDevice final : public DeviceImpl {
 }  // namespace
 
 namespace {
-std::unique_ptr<DeviceImpl> openSim(const std::string &option) {
-  if (!option.empty() && option != "racecheck")
-    throw Error("unknown device 'sim:" + option + "': expected sim or sim:racecheck");
-  auto d = std::make_unique<SimDevice>();
-  d->setRaceCheck(option == "racecheck");
+// "sim[:OPTION[,OPTION...]]", each OPTION `racecheck` or `workers=N` (N in
+// 1..1024; the default is one worker per core).
+std::unique_ptr<DeviceImpl> openSim(const std::string &options) {
+  bool raceCheck = false;
+  unsigned workers = 0;
+  const std::string usage = "expected sim[:OPTION,...] with OPTION racecheck or workers=N (N in 1..1024)";
+  for (size_t start = 0; !options.empty() && start <= options.size();) {
+    const size_t comma = options.find(',', start);
+    const std::string o = options.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (o == "racecheck") {
+      raceCheck = true;
+    } else if (o.rfind("workers=", 0) == 0) {
+      const std::string n = o.substr(8);
+      char *end = nullptr;
+      const long v = n.empty() || !std::isdigit(static_cast<unsigned char>(n[0])) ? -1 : std::strtol(n.c_str(), &end, 10);
+      if (v < 1 || v > 1024 || *end) throw Error("bad device 'sim:" + options + "': workers=" + n + ": " + usage);
+      workers = unsigned(v);
+    } else {
+      throw Error("unknown device 'sim:" + options + "': '" + o + "': " + usage);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  auto d = std::make_unique<SimDevice>(workers);
+  d->setRaceCheck(raceCheck);
   return d;
 }
 

@@ -251,14 +251,23 @@ class Stream {
   std::shared_ptr<StreamState> state_;  // null: the default stream
 };
 
+// What Device::open(spec, options) adds to the spec.
+struct DeviceOptions {
+  unsigned workers = 0;  // the sim's worker threads (0: one per core); ignored by a GPU
+};
+
 class Device {
  public:
   // A CUDA GPU when a driver and a GPU are present, else the sim.
-  // TK_DEVICE=sim|sim:racecheck|cuda|cuda:N overrides.
+  // TK_DEVICE=sim[:OPTIONS]|cuda|cuda:N overrides.
   static std::unique_ptr<Device> open();
-  // "sim", "sim:racecheck" (the sim with its race check on: shared memory, and global memory within a block),
-  // "cuda", "cuda:N". Throws tk::Error when the device cannot be opened.
+  // "sim", "sim:racecheck" (the sim with its race check on: shared memory,
+  // and global memory within a block), "sim:workers=N" (N worker threads;
+  // options combine: "sim:racecheck,workers=2"), "cuda", "cuda:N". Throws
+  // tk::Error when the device cannot be opened.
   static std::unique_ptr<Device> open(const std::string &spec);
+  // The same with options: Device::open("sim", {.workers = 2}).
+  static std::unique_ptr<Device> open(const std::string &spec, const DeviceOptions &options);
   ~Device();
 
   std::string kind() const;  // "sim" or "cuda"

@@ -33,6 +33,34 @@ TEST(Device, SimIsChosenWhereNoGpuIsAndNamesItself) {
 TEST(Device, BadSpecsAreRefusedClearly) {
   EXPECT_ERROR_CONTAINS(tk::Device::open("gpu"), "unknown device 'gpu'");
   EXPECT_ERROR_CONTAINS(tk::Device::open("cuda:x"), "expected cuda:N");
+  for (const char *bad : {"sim:workers=0", "sim:workers=x", "sim:workers=", "sim:workers=2x", "sim:workers=-1",
+                          "sim:workers=1025"})
+    EXPECT_ERROR_CONTAINS(tk::Device::open(bad), "workers=N (N in 1..1024)");
+  EXPECT_ERROR_CONTAINS(tk::Device::open("sim:bogus"), "'bogus'");
+  EXPECT_ERROR_CONTAINS(tk::Device::open("sim:racecheck,"), "''");
+  EXPECT_ERROR_CONTAINS(tk::Device::open("gpu", {.workers = 2}), "is for the sim");
+}
+
+// The sim's worker threads: one per core unless the spec or the options say.
+TEST(Device, SimWorkersAreChosenBySpecOrOptions) {
+  EXPECT_NE(tk::Device::open("sim:workers=2")->name().find("(2 workers)"), std::string::npos);
+  EXPECT_EQ(tk::Device::open("sim:workers=3")->properties().multiprocessors, 3);
+  EXPECT_NE(tk::Device::open("sim:racecheck,workers=3")->name().find("(3 workers, race check)"), std::string::npos);
+  EXPECT_NE(tk::Device::open("sim", {.workers = 1})->name().find("(1 workers)"), std::string::npos);
+  EXPECT_NE(tk::Device::open("sim:racecheck", {.workers = 2})->name().find("(2 workers, race check)"),
+            std::string::npos);
+  // A launch on one worker computes what it does on many.
+  auto one = tk::Device::open("sim", {.workers = 1});
+  std::vector<float> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) / 100;
+  tk::Buffer bx = one->upload(x), out = one->upload(std::vector<float>(x.size(), NAN));
+  tk::Kernel k = one->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/elementwise.tk", "gelu", {}));
+  one->launch(k, tk::Dim3{1}, {bx, out, int32_t(x.size())});
+  std::vector<float> got = one->download<float>(out, x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], want = 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+    ASSERT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << i;
+  }
 }
 
 TEST(Device, CudaWithoutADriverSaysWhy) {

@@ -380,6 +380,18 @@ TEST(TkcRun, DefinesAndNumWarpsReachTheKernelAndTheGrid) {
   }
 }
 
+// --workers picks the sim's worker threads (run, tune and report take it).
+TEST(TkcRun, WorkersPickTheSimsThreads) {
+  std::string out;
+  const std::string gelu = kElementwise + " -k gelu --grid 'cdiv(n, BLOCK)' --arg x=f32[100]:rand --arg n=100";
+  ASSERT_EQ(tkc("run " + gelu + " --device sim --arg out=f32[100]:zeros --workers 2", out), 0) << out;
+  EXPECT_NE(out.find("device   tk sim (2 workers)"), std::string::npos) << out;
+  EXPECT_EQ(tkc("run " + gelu + " --device sim --arg out=f32[100]:zeros --workers 0", out), 1);
+  EXPECT_NE(out.find("--workers: Value 0 not in range 1 to 1024"), std::string::npos) << out;
+  ASSERT_EQ(tkc("report " + gelu + " --arg out=f32[100]:zeros --workers 1", out), 0) << out;
+  EXPECT_NE(out.find("tk sim (1 workers)"), std::string::npos) << out;
+}
+
 TEST(TkcRun, AFailedRunWritesNothing) {
   TempDir dir;
   std::string out;

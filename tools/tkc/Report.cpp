@@ -28,6 +28,7 @@ struct ReportOptions {
   std::string file, kernel, grid, json, gpu = "h100", arch;
   std::vector<std::string> args, defines, assume, importPaths;
   int numWarps = 4, numStages = 3;
+  unsigned workers = 0;
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
   bool noSpecialize = false;
 };
@@ -238,7 +239,7 @@ int runReport(const ReportOptions &o) {
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   // The report always runs on the sim: its counters are the measurement.
-  std::unique_ptr<tk::Device> dev = tk::Device::open("sim");
+  std::unique_ptr<tk::Device> dev = tk::Device::open("sim", {.workers = o.workers});
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;
@@ -310,6 +311,7 @@ std::function<int()> addReportCommand(CLI::App &app) {
                 "NAME=VALUE: compile for this integer argument value (as tkc compile) instead of the --arg values")
       ->allow_extra_args(false);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
+  c->add_option("--workers", o->workers, "the sim's worker threads (default: one per core)")->check(CLI::Range(1, 1024));
   c->add_option("--arch", o->arch,
                 "ptxas's arch, which the sim runs too (sm_90a: dot on wgmma; default: the GPU's, sm_90 for H100, "
                 "sm_80 for A100)")

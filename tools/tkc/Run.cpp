@@ -22,6 +22,7 @@ struct RunOptions {
   std::string file, kernel, grid, device, json;
   std::vector<std::string> args, defines, importPaths;
   int numWarps = 4;
+  unsigned workers = 0;
   uint64_t seed = LaunchSpec::kDefaultSeed;
   bool noSpecialize = false;
 };
@@ -92,7 +93,7 @@ int runRun(const RunOptions &o) {
   opts.importPaths = o.importPaths;
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
-  std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
+  std::unique_ptr<tk::Device> dev = openDevice(o.device, o.workers);
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";
@@ -137,6 +138,8 @@ std::function<int()> addRunCommand(CLI::App &app) {
   run->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
       ->check(CLI::IsMember({"sim", "cuda"}));
+  run->add_option("--workers", o->workers, "the sim's worker threads (default: one per core)")
+      ->check(CLI::Range(1, 1024));
   run->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);
   run->add_flag("--no-specialize", o->noSpecialize,
                "run the general variant: do not specialise on integer arguments equal to 1 or divisible by 16");

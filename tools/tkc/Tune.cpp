@@ -20,6 +20,7 @@ struct TuneCli {
   std::string file, kernel, grid, device, json, plot, cacheDir, shard, prune, gpu = "H100", arch;
   std::vector<std::string> args, defines, configs, keys, merge, importPaths;
   int numWarps = 4, jobs = 0, maxSpillBytes = 256;
+  unsigned workers = 0;
   uint64_t seed = LaunchSpec::kDefaultSeed, sampleBlocks = 512;
   bool noCache = false, noSpecialize = false;
 };
@@ -88,7 +89,7 @@ int runTune(const TuneCli &o) {
   space.key = o.keys;
   space.prune = o.prune;
 
-  std::unique_ptr<tk::Device> dev = o.device.empty() ? tk::Device::open() : tk::Device::open(o.device);
+  std::unique_ptr<tk::Device> dev = openDevice(o.device, o.workers);
   std::vector<tk::KernelParam> launchParams;
   std::vector<tk::Arg> scalarsOnly;  // buffers left empty, their sizes given: enough for the cache
   std::vector<size_t> bufferBytes;
@@ -149,6 +150,7 @@ std::function<int()> addTuneCommand(CLI::App &app) {
   c->add_option("--jobs", o->jobs, "parallel compiles (default: the core count)");
   c->add_option("--gpu", o->gpu, "the model's GPU on the sim: H100 or A100")->default_val("H100");
   c->add_option("--arch", o->arch, "compile for this arch (default: the device's, or the model GPU's)");
+  c->add_option("--workers", o->workers, "the sim's worker threads (default: one per core)")->check(CLI::Range(1, 1024));
   c->add_option("--max-spill-bytes", o->maxSpillBytes, "prune variants spilling more per thread")->default_val(256);
   c->add_option("--sample-blocks", o->sampleBlocks, "sim: blocks run per variant, spread over the grid (0: all)")
       ->default_val(512);
