@@ -60,12 +60,18 @@ class Combiner {
                                          : (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
       return {b_.CreateBinaryIntrinsic(id, a.value, c.value)};
     }
-    // argmax/argmin: the better value wins, the smaller index on ties.
+    // argmax/argmin: the better value wins, the smaller index on ties. A
+    // NaN loses to every number, as max and min ignore it (maxnum/minnum),
+    // and NaNs tie with each other: an order on (value, index) whatever the
+    // reduction's tree, so the index is the first of the largest number's
+    // (of a NaN-only row, 0).
     bool mx = kind_ == "argmax";
     llvm::Value *better, *same;
     if (isFloat_) {
-      better = mx ? b_.CreateFCmpOGT(c.value, a.value) : b_.CreateFCmpOLT(c.value, a.value);
-      same = b_.CreateFCmpOEQ(c.value, a.value);
+      llvm::Value *aNaN = b_.CreateFCmpUNO(a.value, a.value), *cNaN = b_.CreateFCmpUNO(c.value, c.value);
+      better = b_.CreateOr(mx ? b_.CreateFCmpOGT(c.value, a.value) : b_.CreateFCmpOLT(c.value, a.value),
+                           b_.CreateAnd(aNaN, b_.CreateNot(cNaN)));
+      same = b_.CreateOr(b_.CreateFCmpOEQ(c.value, a.value), b_.CreateAnd(aNaN, cNaN));
     } else {
       better = mx ? (isBool_ ? b_.CreateICmpUGT(c.value, a.value) : b_.CreateICmpSGT(c.value, a.value))
                   : (isBool_ ? b_.CreateICmpULT(c.value, a.value) : b_.CreateICmpSLT(c.value, a.value));

@@ -71,6 +71,50 @@ TEST(Reductions, ArgmaxTakesTheFirstOfEqualValues) {
   }
 }
 
+// NaN: max and min ignore it (as fmaxf), and so do argmax and argmin, in
+// every position and whatever the reduction's tree (1 or 4 warps): the index
+// is the first of the largest (smallest) number; a row of NaN only gives 0.
+// (NumPy's and PyTorch's argmax return the first NaN's index instead.)
+TEST(Reductions, ArgmaxIgnoresNaNAsMaxDoes) {
+  auto dev = tk::Device::open("sim");
+  const int rows = 6, C = 256;
+  std::vector<float> x(size_t(rows) * C);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-5, 5);
+  for (float &v : x) v = u(rng);
+  const float nan = std::nanf("");
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < C; c += r + 2) x[size_t(r) * C + c] = nan;  // NaN at 0 and then every r + 2
+  for (int c = 0; c < C; ++c) x[size_t(5) * C + c] = nan;           // a row of NaN only
+  for (int numWarps : {1, 4}) {
+    tk::CompileOptions opts;
+    opts.numWarps = numWarps;
+    tk::Bundle b = tk::Compiler::compileFile(kFile, "row_stats", opts);
+    tk::Kernel k = dev->load(b);
+    tk::Buffer dx = dev->upload(x), f1 = dev->alloc(rows * 4), maxs = dev->alloc(rows * 4), mins = dev->alloc(rows * 4);
+    tk::Buffer amax = dev->upload(std::vector<int32_t>(rows, -1)), amin = dev->upload(std::vector<int32_t>(rows, -1));
+    (*dev)(k, {1}, dx, f1, maxs, mins, amax, amin, int32_t(rows));
+    auto mx = dev->download<float>(maxs, rows), mn = dev->download<float>(mins, rows);
+    auto ax = dev->download<int32_t>(amax, rows), an = dev->download<int32_t>(amin, rows);
+    for (int r = 0; r < 5; ++r) {
+      const float *row = &x[size_t(r) * C];
+      int best = -1, worst = -1;
+      for (int c = 0; c < C; ++c) {
+        if (std::isnan(row[c])) continue;
+        if (best < 0 || row[c] > row[best]) best = c;
+        if (worst < 0 || row[c] < row[worst]) worst = c;
+      }
+      EXPECT_EQ(mx[r], row[best]) << "warps " << numWarps << " row " << r;
+      EXPECT_EQ(ax[r], best) << "warps " << numWarps << " row " << r;
+      EXPECT_EQ(mn[r], row[worst]) << "warps " << numWarps << " row " << r;
+      EXPECT_EQ(an[r], worst) << "warps " << numWarps << " row " << r;
+    }
+    EXPECT_TRUE(std::isnan(mx[5]));
+    EXPECT_EQ(ax[5], 0);
+    EXPECT_EQ(an[5], 0);
+  }
+}
+
 TEST(Reductions, ColumnSumsCrossWarps) {
   auto dev = tk::Device::open("sim");
   tk::Bundle b = tk::Compiler::compileFile(kFile, "col_sums");
