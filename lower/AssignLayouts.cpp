@@ -108,12 +108,10 @@ class LayoutAssigner {
       if (!small && !widerInSlice) continue;
       anchor_[op] = want[0];
       moved = true;
-      // A small tile stays scalar unless the slice gives a thread a wider
-      // run than its own layout does (rope's cos/sin rows, 4 consecutive
-      // columns a thread: 2 ld.global.v4 instead of 8 scalar loads): other
-      // vectors for such tiles cost registers (similarity at --assume
-      // n_dim=1024, whose 64-element rows are slices of a 64 x 64 tile: 80
-      // instead of 72 on sm_80).
+      // A small tile stays scalar unless the slice widens a thread's run
+      // (rope's cos/sin rows: 2 .v4 instead of 8 scalar loads): vectors cost
+      // registers there (similarity at --assume n_dim=1024, rows sliced from
+      // a 64 x 64 tile: 80 instead of 72 on sm_80).
       if (!widerInSlice) {
         op->setAttr("vec", int64_t(1));
         continue;
@@ -294,8 +292,7 @@ class LayoutAssigner {
       LayoutRef in = naturalLayout(def->operand(0), depth + 1);
       return in ? ir::Layout::slice(static_cast<int>(def->intAttr("axis")), in) : nullptr;
     }
-    // An `if`'s result: what a branch yields (attention's scores, masked in
-    // the blocks that need it and passed through in the others).
+    // An `if`'s result: what a branch yields (attention's masked scores).
     if (def->is(OpKind::If)) {
       for (const auto &region : def->regions())
         if (!region->ops().empty() && region->ops().back()->is(OpKind::Yield))

@@ -102,6 +102,7 @@ std::unique_ptr<Device> Device::open() {
 }
 
 std::unique_ptr<Device> Device::open(const std::string &spec) {
+  if (spec.empty()) return open();
   if (spec != "cuda" && spec.rfind("cuda:", 0) != 0) {
     const size_t colon = spec.find(':');
     const std::string kind = spec.substr(0, colon);
@@ -118,6 +119,12 @@ std::unique_ptr<Device> Device::open(const std::string &spec) {
 }
 
 std::unique_ptr<Device> Device::open(const std::string &spec, const DeviceOptions &options) {
+  if (spec.empty()) {
+    const char *env = std::getenv("TK_DEVICE");
+    if (env && *env) return open(std::string(env), options);
+    std::unique_ptr<Device> dev = open();  // a GPU ignores `workers`; the sim it fell back to takes them
+    return options.workers && dev->kind() == "sim" ? open("sim", options) : std::move(dev);
+  }
   if (!options.workers || spec == "cuda" || spec.rfind("cuda:", 0) == 0) return open(spec);
   if (spec != "sim" && spec.rfind("sim:", 0) != 0)
     throw Error("bad device '" + spec + "': DeviceOptions::workers is for the sim");

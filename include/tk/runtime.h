@@ -263,10 +263,11 @@ class Device {
   static std::unique_ptr<Device> open();
   // "sim", "sim:racecheck" (the sim with its race check on: shared memory,
   // and global memory within a block), "sim:workers=N" (N worker threads;
-  // options combine: "sim:racecheck,workers=2"), "cuda", "cuda:N". Throws
-  // tk::Error when the device cannot be opened.
+  // options combine: "sim:racecheck,workers=2"), "cuda", "cuda:N"; "" is
+  // open()'s choice. Throws tk::Error when the device cannot be opened.
   static std::unique_ptr<Device> open(const std::string &spec);
-  // The same with options: Device::open("sim", {.workers = 2}).
+  // The same with options: Device::open("sim", {.workers = 2}); an empty
+  // spec is open()'s choice (the sim it falls back to takes the options).
   static std::unique_ptr<Device> open(const std::string &spec, const DeviceOptions &options);
   ~Device();
 

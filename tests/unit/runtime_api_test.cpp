@@ -49,6 +49,12 @@ TEST(Device, SimWorkersAreChosenBySpecOrOptions) {
   EXPECT_NE(tk::Device::open("sim", {.workers = 1})->name().find("(1 workers)"), std::string::npos);
   EXPECT_NE(tk::Device::open("sim:racecheck", {.workers = 2})->name().find("(2 workers, race check)"),
             std::string::npos);
+  // An empty spec is open()'s choice: TK_DEVICE's, with the workers added.
+  setenv("TK_DEVICE", "sim:racecheck", 1);
+  EXPECT_NE(tk::Device::open("", {.workers = 2})->name().find("(2 workers, race check)"), std::string::npos);
+  unsetenv("TK_DEVICE");
+  if (tk::Device::open("")->kind() == "sim")
+    EXPECT_NE(tk::Device::open("", {.workers = 2})->name().find("(2 workers)"), std::string::npos);
   // A launch on one worker computes what it does on many.
   auto one = tk::Device::open("sim", {.workers = 1});
   std::vector<float> x(1000);

@@ -565,13 +565,6 @@ CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, co
   return c;
 }
 
-std::unique_ptr<tk::Device> openDevice(const std::string &spec, unsigned workers) {
-  if (!spec.empty()) return tk::Device::open(spec, {.workers = workers});
-  if (const char *env = std::getenv("TK_DEVICE"); env && *env) return tk::Device::open(env, {.workers = workers});
-  std::unique_ptr<tk::Device> dev = tk::Device::open();
-  return workers && dev->kind() == "sim" ? tk::Device::open("sim", {.workers = workers}) : std::move(dev);
-}
-
 std::string assumedText(const tk::Bundle &bundle) {
   std::string out;
   for (const auto &[name, fact] : bundle.assumed)

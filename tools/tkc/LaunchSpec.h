@@ -133,15 +133,6 @@ struct CheckedLaunch {
 CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, const std::vector<std::string> &args,
                           const std::string &grid, uint64_t seed,
                           const std::vector<std::string> &defineTexts, const tk::CompileOptions &importOpts);
-// The device a run, tune or report command uses: `spec` (--device) or, when
-// empty, Device::open()'s choice (TK_DEVICE, else a GPU, else the sim);
-// `workers` (--workers, 0: one per core) sets the sim's worker threads and
-// is ignored by a GPU.
-std::unique_ptr<tk::Device> openDevice(const std::string &spec, unsigned workers);
-
-
-// What a compiled variant assumes of its integer arguments, for people:
-// "n % 16 == 0, stride == 1" ("" when nothing).
 std::string assumedText(const tk::Bundle &bundle);
 
 // A compiled variant's const values as JSON (run and report write them):

@@ -93,7 +93,7 @@ int runRun(const RunOptions &o) {
   opts.importPaths = o.importPaths;
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
-  std::unique_ptr<tk::Device> dev = openDevice(o.device, o.workers);
+  std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";

@@ -89,7 +89,7 @@ int runTune(const TuneCli &o) {
   space.key = o.keys;
   space.prune = o.prune;
 
-  std::unique_ptr<tk::Device> dev = openDevice(o.device, o.workers);
+  std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
   std::vector<tk::KernelParam> launchParams;
   std::vector<tk::Arg> scalarsOnly;  // buffers left empty, their sizes given: enough for the cache
   std::vector<size_t> bufferBytes;
