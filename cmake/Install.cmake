@@ -19,6 +19,33 @@ install(TARGETS tk_runtime tk_sim_device tk_driver tk_tune tk_compiler ${tk_inte
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Without their debug info: 525 MB of a RelWithDebInfo build (tkc alone 132
+# MB) become about 17 MB. TK_INSTALL_DEBUG=ON keeps it, for a debug package.
+option(TK_INSTALL_DEBUG "install binaries and libraries with their debug info" OFF)
+if(NOT TK_INSTALL_DEBUG AND CMAKE_STRIP)
+  set(tk_stripped)
+  foreach(t IN ITEMS tk_runtime tk_sim_device tk_driver tk_tune tk_compiler ${tk_internal_libs})
+    if(TARGET ${t})
+      get_target_property(type ${t} TYPE)
+      if(type STREQUAL "STATIC_LIBRARY")
+        list(APPEND tk_stripped "${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:${t}>")
+      endif()
+    endif()
+  endforeach()
+  foreach(t IN ITEMS tkc tk-opt)
+    list(APPEND tk_stripped "${CMAKE_INSTALL_BINDIR}/$<TARGET_FILE_NAME:${t}>")
+  endforeach()
+  install(CODE "
+    foreach(f ${tk_stripped})
+      set(path \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\")
+      if(EXISTS \"\${path}\")
+        execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug \"\${path}\" RESULT_VARIABLE rc)
+        if(rc)
+          message(FATAL_ERROR \"cannot strip \${path}\")
+        endif()
+      endif()
+    endforeach()")
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/stdlib/ DESTINATION ${TK_STDLIB_INSTALL_DIR} FILES_MATCHING PATTERN "*.tk")
 install(EXPORT tkTargets NAMESPACE tk:: DESTINATION ${TK_INSTALL_CMAKEDIR})
