@@ -432,3 +432,94 @@ TEST(TkcRun, DocExamplesRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- a newcomer's first kernels (tests/kernels/newcomer.tk) ------------------
+// Written as a user new to tk would, run through `tkc run` with .npy inputs
+// this test writes, checked against references computed here in double.
+
+const std::string kNewcomer = kSourceDir + "tests/kernels/newcomer.tk";
+
+// Fused bias + GELU + dropout over 1000 x 781 values: every output is 0 or
+// gelu(x + bias) / (1 - p), the kept fraction is 1 - p, and the same seed
+// keeps the same elements.
+TEST(TkcNewcomer, BiasGeluDropout) {
+  TempDir dir;
+  const int rows = 1000, cols = 781, n = rows * cols;
+  const float p = 0.25f;
+  std::vector<float> x = randomFloats(n), bias = randomFloats(cols);
+  tkc::writeNpy(dir / "x.npy", "f32", x.data(), n);
+  tkc::writeNpy(dir / "bias.npy", "f32", bias.data(), cols);
+  std::string out;
+  for (const char *name : {"a.npy", "b.npy"})
+    ASSERT_EQ(tkc("run " + kNewcomer + " -k bias_gelu_dropout --grid 'cdiv(n, BLOCK)' --arg x=f32[" +
+                      std::to_string(n) + "]:@x.npy --arg bias=f32[781]:@bias.npy --arg 'out=f32[" + std::to_string(n) +
+                      "]:zeros>" + name + "' --arg n=" + std::to_string(n) + " --arg cols=781 --arg p=0.25 --arg seed=7",
+                  out, dir / ""),
+              0)
+        << out;
+  std::vector<char> a = tkc::readNpyAs(dir / "a.npy", "f32", n), b = tkc::readNpyAs(dir / "b.npy", "f32", n);
+  const float *got = reinterpret_cast<const float *>(a.data());
+  EXPECT_EQ(a, b) << "the same seed keeps the same elements";
+  // The keep rate over the elements whose kept value cannot be 0 (gelu of
+  // a large negative v rounds to 0 in f32).
+  int kept = 0, counted = 0;
+  for (int i = 0; i < n; ++i) {
+    const double v = double(x[i]) + bias[i % cols];
+    const double want = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))) / (1 - p);
+    if (got[i] == 0.0f) {
+      counted += std::fabs(want) > 1e-3;
+      continue;
+    }
+    ASSERT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << i;
+    counted += std::fabs(want) > 1e-3;
+    kept += std::fabs(want) > 1e-3;
+  }
+  ASSERT_GT(counted, n / 2);
+  EXPECT_NEAR(double(kept) / counted, 1 - p, 0.01);
+}
+
+// Row-wise argmax over 1000 x 3000 (one row a program; the first of equal
+// maxima), with duplicated maxima planted in some rows.
+TEST(TkcNewcomer, RowArgmax) {
+  TempDir dir;
+  const int rows = 1000, cols = 3000;
+  std::vector<float> x = randomFloats(size_t(rows) * cols);
+  for (int r = 0; r < rows; r += 7) x[size_t(r) * cols + (r * 13) % cols] = x[size_t(r) * cols + 2999] = 9.0f;
+  tkc::writeNpy(dir / "x.npy", "f32", x.data(), x.size());
+  std::string out;
+  ASSERT_EQ(tkc("run " + kNewcomer + " -k row_argmax --grid rows --arg x=f32[3000000]:@x.npy" +
+                    " --arg 'out=i32[1000]:zeros>i.npy' --arg rows=1000 --arg cols=3000",
+                out, dir / ""),
+            0)
+      << out;
+  std::vector<char> bytes = tkc::readNpyAs(dir / "i.npy", "i32", rows);
+  const int32_t *got = reinterpret_cast<const int32_t *>(bytes.data());
+  for (int r = 0; r < rows; ++r) {
+    const float *row = &x[size_t(r) * cols];
+    ASSERT_EQ(got[r], std::max_element(row, row + cols) - row) << "row " << r;
+  }
+}
+
+// A tiled transpose of a 1023 x 517 f16 matrix (ragged in both dims).
+TEST(TkcNewcomer, TransposeF16) {
+  TempDir dir;
+  const int M = 1023, N = 517;
+  std::vector<float> xf = randomFloats(size_t(M) * N);
+  std::vector<uint16_t> x;
+  for (float f : xf) x.push_back(tk::floatToHalfBits(f));
+  tkc::writeNpy(dir / "x.npy", "f16", x.data(), x.size());
+  std::string out;
+  ASSERT_EQ(tkc("run " + kNewcomer + " -k transpose --grid 'cdiv(M, BM), cdiv(N, BN)' --arg x=f16[528891]:@x.npy" +
+                    " --arg 'y=f16[528891]:zeros>y.npy' --arg M=1023 --arg N=517",
+                out, dir / ""),
+            0)
+      << out;
+  std::vector<char> bytes = tkc::readNpyAs(dir / "y.npy", "f16", size_t(M) * N);
+  const uint16_t *y = reinterpret_cast<const uint16_t *>(bytes.data());
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) ASSERT_EQ(y[size_t(n) * M + m], x[size_t(m) * N + n]) << m << ", " << n;
+}
+
+}  // namespace
