@@ -304,6 +304,8 @@ class Device {
   // buffer, until the last copy of the Buffer goes. docs/api.md, "Borrowed
   // memory and streams".
   Buffer borrow(void *address, size_t bytes, DType dtype = DType::None);
+  // The same: memory tk wraps and never frees.
+  Buffer wrap(void *address, size_t bytes, DType dtype = DType::None) { return borrow(address, bytes, dtype); }
   // A CUDA stream the program owns (a CUstream or cudaStream_t) as a
   // tk::Stream: launches and async copies on it are queued there, ordered
   // with the program's own work on it, and return at once. Null, or
@@ -313,6 +315,8 @@ class Device {
   // and outlive the work queued on it. On the sim any value is accepted and
   // work runs when submitted, as on every sim stream.
   Stream borrowStream(void *native);
+  // The same: a stream the program owns, adopted for tk's launches (never destroyed by tk).
+  Stream adoptStream(void *native) { return borrowStream(native); }
   void copyToDevice(const Buffer &dst, const void *src, size_t bytes);
   void copyToHost(void *dst, const Buffer &src, size_t bytes);
   // The same queued on `stream` (a stream of this device): on a GPU they

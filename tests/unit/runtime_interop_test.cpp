@@ -51,6 +51,22 @@ TEST(Borrow, HostMemoryRunsOnTheSim) {
   EXPECT_EQ(dev->liveBytes(), 0u);  // borrowed memory is the program's, not the device's
 }
 
+// wrap and adoptStream are borrow and borrowStream under the names a CUDA
+// or PyTorch user looks for.
+TEST(Borrow, WrapAndAdoptStreamAreBorrowsToo) {
+  auto dev = tk::Device::open("sim");
+  std::vector<float> host(16, 1.0f);
+  tk::Buffer b = dev->wrap(host.data(), host.size() * 4, tk::DType::F32);
+  EXPECT_TRUE(b.borrowed());
+  EXPECT_EQ(b.dtype(), tk::DType::F32);
+  tk::Stream s = dev->adoptStream(nullptr);
+  EXPECT_TRUE(s.borrowed());
+  dev->fill(b, 2.5f);
+  s.synchronize();
+  EXPECT_EQ(host[3], 2.5f);
+  EXPECT_EQ(dev->liveBytes(), 0u);
+}
+
 TEST(Borrow, BorrowedBuffersCopyFillAndTellTheyAreBorrowed) {
   auto dev = tk::Device::open("sim");
   std::vector<float> mine(64, 1.0f);
