@@ -28,3 +28,9 @@ echo \"$out\"; echo \"$out\" | grep -q 'tk: a kernel argument must be a tk::Buff
 || exit 1; test \"$(echo \"$out\" | grep -c 'error:')\" -eq 1"
           ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/compile_fail/launch_size_t.cpp)
 set_tests_properties(launch_scalar_type_is_a_compile_error PROPERTIES LABELS unit)
+
+# examples/interop: a program's own memory and stream through Device::wrap,
+# Device::adoptStream, Device::launch and a generated launcher (the sim here).
+add_test(NAME interop_example COMMAND interop)
+set_tests_properties(interop_example PROPERTIES LABELS sim PASS_REGULAR_EXPRESSION "^ok: memory and a stream"
+  ENVIRONMENT "TK_DEVICE=sim;TK_CACHE_DIR=${TK_TEST_CACHE_DIR}")
