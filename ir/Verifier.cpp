@@ -1,5 +1,5 @@
 // The tile IR verifier: structure (dominance, terminator, parent links),
-// then per-op operand and attribute rules, then types and layouts. It keeps
+// then per-op operand and attribute rules (ir/OpRules.cpp), then types and layouts. It keeps
 // going after an error so one run reports every problem.
 #include "ir/Verifier.h"
 
@@ -11,10 +11,8 @@
 #include <set>
 #include <unordered_set>
 
-#include "ir/Atomics.h"
-#include "ir/MemoryHints.h"
+#include "ir/OpRules.h"
 #include "ir/Parser.h"
-#include "ir/PointerCasts.h"
 #include "ir/Printer.h"
 #include "tk/gpu.h"
 
@@ -24,18 +22,8 @@ namespace {
 // As Triton: a block-level tile beyond 2^20 elements cannot be held by one
 // CTA's registers anyway, and the limit keeps shape arithmetic far from overflow.
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
-// The widest vector assign-layouts makes: 16 bytes of i8.
-constexpr int64_t kMaxVec = 16;
 
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-bool sameShapeAndLayout(const Type &a, const Type &b) { return a.shape == b.shape && sameLayout(a.layout, b.layout); }
-
-std::string shapeStr(const std::vector<int64_t> &s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 class Verifier {
  public:
@@ -98,23 +86,6 @@ class Verifier {
     return "";
   }
 
-  // assign-layouts' vector attributes of a load, store or async_copy, as the
-  // lowering relies on them: `vec` groups a thread's registers into runs (a
-  // width that does not divide their power-of-two count walks off the end),
-  // `mask_run` and `mask_prefix` are integers. A bundle or .tir file may
-  // carry anything, so they are checked here, not trusted.
-  static std::string vectorAttrProblem(const Op &op) {
-    for (const char *name : {"vec", "mask_run", "mask_prefix"}) {
-      auto it = op.attrs().find(name);
-      if (it == op.attrs().end()) continue;
-      if (!std::holds_alternative<int64_t>(it->second)) return std::string("'") + name + "' must be an integer";
-      const int64_t v = std::get<int64_t>(it->second);
-      if (std::string(name) == "vec" && (!isPow2(v) || v > kMaxVec))
-        return "'vec' = " + std::to_string(v) + " must be a power of two from 1 to " + std::to_string(kMaxVec);
-      if (std::string(name) == "mask_run" && v < 1) return "'mask_run' = " + std::to_string(v) + " must be positive";
-    }
-    return "";
-  }
 
   std::string typeProblem(const Type &t) const {
     int64_t elements = 1;
@@ -218,31 +189,9 @@ class Verifier {
       return;
     }
     if (!op.regions().empty()) opError(op, "cannot have regions");
-    checkOpRules(op);
+    rules_.check(op);
   }
 
-  void checkAxis(const Op &op, const char *name, int64_t lo, int64_t hi) {
-    auto it = op.attrs().find(name);
-    if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) {
-      opError(op, std::string("needs an integer attribute '") + name + "'");
-      return;
-    }
-    int64_t v = std::get<int64_t>(it->second);
-    if (v < lo || v > hi)
-      opError(op, std::string("'") + name + "' = " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "]");
-  }
-
-  // All operands have the result's type, whose element `ok` accepts.
-  void checkSameAsResult(const Op &op, bool (*ok)(const Type &), const char *what) {
-    const Type &rt = op.result()->type();
-    for (size_t i = 0; i < op.numOperands(); ++i)
-      if (op.operand(i)->type() != rt) {
-        opError(op, "operand " + std::to_string(i) + " has type " + op.operand(i)->type().str() + ", expected the result type " + rt.str());
-        return;
-      }
-    if (!ok(rt)) opError(op, std::string("works on ") + what + ", not " + rt.str());
-  }
 
   // The values a region's `yield` passes on, checked against `want`.
   void checkYield(const Op &op, const Block &region, const std::vector<Value *> &want, const char *which) {
@@ -349,357 +298,6 @@ class Verifier {
     checkYield(op, *op.regions()[1], op.results(), "the body");
   }
 
-  void checkOpRules(const Op &op) {
-    static auto numeric = +[](const Type &t) { return !t.isPtr(); };
-    static auto integer = +[](const Type &t) { return t.isInt(); };
-    static auto floating = +[](const Type &t) { return t.isFloat(); };
-    const Type *rt = op.result() ? &op.result()->type() : nullptr;
-    auto operandType = [&](size_t i) -> const Type & { return op.operand(i)->type(); };
-
-    switch (op.kind()) {
-      case OpKind::Constant: {
-        auto it = op.attrs().find("value");
-        if (it == op.attrs().end()) return opError(op, "needs a 'value' attribute");
-        if (rt->isPtr()) return opError(op, "cannot make a pointer constant");
-        if (rt->isFloat() && !std::holds_alternative<double>(it->second))
-          return opError(op, "a " + rt->str() + " constant needs a float 'value'");
-        if (rt->isInt()) {
-          if (!std::holds_alternative<int64_t>(it->second)) return opError(op, "a " + rt->str() + " constant needs an integer 'value'");
-          int64_t v = std::get<int64_t>(it->second);
-          int bits = bitWidth(rt->elem.scalar);
-          bool fits = bits == 1 ? (v == 0 || v == 1 || v == -1)
-                      : bits == 64 ? true
-                                   : (v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << bits));
-          if (!fits) opError(op, "value " + std::to_string(v) + " does not fit " + scalarName(rt->elem.scalar));
-        }
-        return;
-      }
-      case OpKind::ProgramId:
-      case OpKind::NumPrograms:
-        checkAxis(op, "axis", 0, 2);
-        if (*rt != Type::scalar(ScalarKind::I32)) opError(op, "result must be i32, not " + rt->str());
-        return;
-      case OpKind::Arange: {
-        auto s = op.attrs().find("start"), e = op.attrs().find("end");
-        if (s == op.attrs().end() || e == op.attrs().end() || !std::holds_alternative<int64_t>(s->second) ||
-            !std::holds_alternative<int64_t>(e->second))
-          return opError(op, "needs integer attributes 'start' and 'end'");
-        int64_t start = std::get<int64_t>(s->second), end = std::get<int64_t>(e->second);
-        if (end <= start) return opError(op, "'end' must be greater than 'start'");
-        if (rt->elem != ElemType{ScalarKind::I32, false} || rt->shape != std::vector<int64_t>{end - start})
-          opError(op, "result must be tile<" + std::to_string(end - start) + "xi32>, not " + rt->str());
-        return;
-      }
-      case OpKind::Splat:
-        if (!operandType(0).isScalar()) return opError(op, "operand must be a scalar, not " + operandType(0).str());
-        if (!rt->isTile() || rt->elem != operandType(0).elem)
-          opError(op, "result must be a tile of " + operandType(0).str() + ", not " + rt->str());
-        return;
-      case OpKind::Broadcast: {
-        const Type &src = operandType(0);
-        if (!src.isTile() || !rt->isTile() || src.rank() != rt->rank() || src.elem != rt->elem)
-          return opError(op, "must map a tile to a tile of the same rank and element: " + src.str() + " to " + rt->str());
-        for (int i = 0; i < src.rank(); ++i)
-          if (src.shape[i] != rt->shape[i] && src.shape[i] != 1)
-            return opError(op, "cannot broadcast " + shapeStr(src.shape) + " to " + shapeStr(rt->shape) +
-                                   " (dim " + std::to_string(i) + " is neither equal nor 1)");
-        return;
-      }
-      case OpKind::ExpandDims: {
-        const Type &src = operandType(0);
-        if (!src.isTile()) return opError(op, "operand must be a tile, not " + src.str());
-        checkAxis(op, "axis", 0, src.rank());
-        if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-        int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
-        if (axis < 0 || axis > src.rank()) return;
-        std::vector<int64_t> want = src.shape;
-        want.insert(want.begin() + axis, 1);
-        if (rt->shape != want || rt->elem != src.elem)
-          opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
-        return;
-      }
-      case OpKind::Trans: {
-        const Type &src = operandType(0);
-        if (!src.isTile()) return opError(op, "operand must be a tile, not " + src.str());
-        const std::vector<int> order = transOrder(op);
-        std::vector<bool> seen(src.rank(), false);
-        bool perm = static_cast<int>(order.size()) == src.rank();
-        for (int d : order)
-          if (!perm || d < 0 || d >= src.rank() || seen[d])
-            perm = false;
-          else
-            seen[d] = true;
-        if (!perm)
-          return opError(op, "'order' must be a permutation of the operand's " + std::to_string(src.rank()) + " dims");
-        std::vector<int64_t> want;
-        for (int d : order) want.push_back(src.shape[d]);
-        if (rt->shape != want || rt->elem != src.elem)
-          opError(op, "result must have shape " + shapeStr(want) + " and element " + src.elem.str() + ", not " + rt->str());
-        return;
-      }
-      case OpKind::Reshape: {
-        const Type &src = operandType(0);
-        if (!src.isTile() || !rt->isTile() || src.elem != rt->elem || src.numElements() != rt->numElements())
-          opError(op, "must keep the element type and count: " + src.str() + " to " + rt->str());
-        return;
-      }
-      case OpKind::Reduce: {
-        const Type &src = operandType(0);
-        if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
-        checkAxis(op, "axis", 0, src.rank() - 1);
-        if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-        int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
-        if (axis < 0 || axis >= src.rank()) return;
-        auto kind = op.attrs().find("kind");
-        if (kind == op.attrs().end() || !std::holds_alternative<std::string>(kind->second) ||
-            !isReduceKind(std::get<std::string>(kind->second)))
-          return opError(op, "needs a 'kind' attribute: \"sum\", \"max\", \"min\", \"argmax\", \"argmin\" or \"xor_sum\"");
-        if (kind->second == Attr(std::string("xor_sum")) && (!src.isInt() || src.isBool()))
-          return opError(op, "xor_sum works on integers, not " + src.str());
-        std::vector<int64_t> want = src.shape;
-        want.erase(want.begin() + axis);
-        ScalarKind elem = *reduceResultElem(std::get<std::string>(kind->second), src.elem.scalar);
-        if (rt->shape != want || rt->elem != ElemType{elem, false})
-          opError(op, "result must have shape " + shapeStr(want) + " and element " + scalarName(elem) + ", not " +
-                          rt->str());
-        if (rt->isTile() && rt->layout && src.layout &&
-            !sameLayout(rt->layout, Layout::slice(static_cast<int>(axis), src.layout)))
-          opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
-        return;
-      }
-      case OpKind::Scan: {  // element as reduce's "sum" (prod too), keeping the shape and layout
-        const Type &src = operandType(0);
-        if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
-        checkAxis(op, "axis", 0, src.rank() - 1);
-        auto kind = op.attrs().find("kind");
-        if (kind == op.attrs().end() || (kind->second != Attr(std::string("sum")) && kind->second != Attr(std::string("prod"))))
-          return opError(op, "needs a 'kind' attribute: \"sum\" or \"prod\"");
-        Type want = src.withScalar(*reduceResultElem("sum", src.elem.scalar));
-        if (rt->shape != want.shape || rt->elem != want.elem || !sameLayout(rt->layout, src.layout))
-          opError(op, "result must be " + want.str() + ", not " + rt->str());
-        return;
-      }
-      case OpKind::Dot: {  // a[M,K] @ b[K,N] + acc[M,N]; the result is the acc's type
-        const Type &a = operandType(0), &b = operandType(1), &acc = operandType(2);
-        if (a.rank() != 2 || b.rank() != 2 || a.isPtr() || a.elem != b.elem)
-          return opError(op, "operands must be 2-D tiles of one element type, not " + a.str() + " and " + b.str());
-        if (a.shape[1] != b.shape[0])
-          return opError(op, "inner dims differ: " + shapeStr(a.shape) + " and " + shapeStr(b.shape));
-        const ScalarKind in = a.elem.scalar;
-        const bool f32Acc = in == ScalarKind::F16 || in == ScalarKind::BF16 || in == ScalarKind::F32;
-        const std::optional<ScalarKind> want = f32Acc ? std::optional(ScalarKind::F32)
-                                               : in == ScalarKind::F64 ? std::optional(ScalarKind::F64)
-                                               : in == ScalarKind::I8  ? std::optional(ScalarKind::I32)
-                                                                       : std::nullopt;
-        if (!want) return opError(op, std::string("works on f16, bf16, f32, f64 and i8 tiles, not ") + scalarName(in));
-        if (acc.shape != std::vector<int64_t>{a.shape[0], b.shape[1]} || acc.elem != ElemType{*want, false})
-          return opError(op, "the accumulator must be " + shapeStr({a.shape[0], b.shape[1]}) + " of " + scalarName(*want) +
-                                 ", not " + acc.str());
-        if (*rt != acc) opError(op, "result must have the accumulator's type " + acc.str() + ", not " + rt->str());
-        if (auto p = op.attrs().find("input_precision"); p != op.attrs().end()) {
-          if (p->second != Attr(std::string("tf32")) && p->second != Attr(std::string("ieee")))
-            opError(op, "input_precision must be \"tf32\" or \"ieee\"");
-          else if (in != ScalarKind::F32)
-            opError(op, std::string("input_precision applies to f32 operands, not ") + scalarName(in));
-        }
-        return;
-      }
-      case OpKind::ConvertLayout:
-        if (!operandType(0).isTile() || operandType(0).shape != rt->shape || operandType(0).elem != rt->elem)
-          opError(op, "must keep the shape and element: " + operandType(0).str() + " to " + rt->str());
-        return;
-
-      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
-      case OpKind::Max: case OpKind::Min: case OpKind::Neg: case OpKind::Abs:
-        return checkSameAsResult(op, numeric, "numbers");
-      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: case OpKind::Not:
-        return checkSameAsResult(op, integer, "integers");
-      case OpKind::AxisHint: {
-        static auto intOrPtr = +[](const Type &t) { return (t.isInt() && !t.isBool()) || t.isPtr(); };
-        checkSameAsResult(op, intOrPtr, "integers and pointers");
-        for (const char *key : {"multiple_of", "max_contiguous", "max_constancy"}) {
-          auto it = op.attrs().find(key);
-          if (it == op.attrs().end()) continue;
-          const auto *v = std::get_if<std::vector<int64_t>>(&it->second);
-          if (!v || v->size() != std::max<size_t>(1, rt->shape.size()))
-            return opError(op, std::string("'") + key + "' must list one value per dim");
-          for (int64_t x : *v)
-            if (x < 1 || (x & (x - 1)))
-              return opError(op, std::string("'") + key + "' values must be powers of two, not " + std::to_string(x));
-        }
-        return;
-      }
-      // fma and every math op (ir/Ops.def's TK_MATH_OP) map floats to their type.
-      case OpKind::Fma:
-#define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC)
-#define TK_MATH_OP(E, M, ARITY, DOC) case OpKind::E:
-#include "ir/Ops.def"
-        return checkSameAsResult(op, floating, "floats");
-      case OpKind::UMulHi:
-        return checkSameAsResult(op, +[](const Type &t) {
-          return t.elem.scalar == ScalarKind::I32 || t.elem.scalar == ScalarKind::I64;
-        }, "i32 or i64");
-      case OpKind::IsNan: case OpKind::IsInf: case OpKind::Signbit:
-        if (!operandType(0).isFloat()) return opError(op, "needs a float operand, not " + operandType(0).str());
-        if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))
-          opError(op, "result must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + rt->str());
-        return;
-
-      case OpKind::Cmp: {
-        static const std::set<std::string> preds = {"eq", "ne", "lt", "le", "gt", "ge"};
-        auto it = op.attrs().find("predicate");
-        if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second) ||
-            !preds.count(std::get<std::string>(it->second)))
-          opError(op, "needs a 'predicate' attribute, one of \"eq\" \"ne\" \"lt\" \"le\" \"gt\" \"ge\"");
-        if (operandType(0) != operandType(1))
-          return opError(op, "operands differ in type: " + operandType(0).str() + " and " + operandType(1).str());
-        if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))
-          opError(op, "result must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + rt->str());
-        return;
-      }
-      case OpKind::Select:
-        if (!operandType(0).isBool() || !sameShapeAndLayout(operandType(0), *rt))
-          return opError(op, "condition must be " + rt->withScalar(ScalarKind::I1).str() + ", not " + operandType(0).str());
-        for (size_t i = 1; i < 3; ++i)
-          if (operandType(i) != *rt)
-            return opError(op, "operand " + std::to_string(i) + " has type " + operandType(i).str() + ", expected the result type " + rt->str());
-        return;
-      case OpKind::Cast: {
-        const Type &src = operandType(0);
-        if (!sameShapeAndLayout(src, *rt)) return opError(op, "must keep the shape and layout: " + src.str() + " to " + rt->str());
-        if (src.isPtr() != rt->isPtr())
-          opError(op, "cannot cast between pointers and numbers (int_to_ptr, ptr_to_int do): " + src.str() + " to " + rt->str());
-        else if (src.isPtr() && src.elem != rt->elem)
-          opError(op, "cannot cast one pointer type to another: " + src.str() + " to " + rt->str());
-        return;
-      }
-      case OpKind::IntToPtr:
-      case OpKind::PtrToInt:
-      case OpKind::Bitcast:
-        if (std::string bad = checkPointerCast(op); !bad.empty()) opError(op, bad);
-        return;
-      case OpKind::AddPtr:
-        if (!rt->isPtr() || operandType(0) != *rt)
-          return opError(op, "operand 0 and the result must be the same pointer type; have " + operandType(0).str() + " and " + rt->str());
-        if (!operandType(1).isInt() || operandType(1).isBool() || !sameShapeAndLayout(operandType(1), *rt))
-          opError(op, "offset must be an integer of shape " + shapeStr(rt->shape) + ", not " + operandType(1).str());
-        return;
-      case OpKind::Load:
-      case OpKind::Store: {
-        const Type &ptr = operandType(0);
-        if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
-        Type pointee = ptr.withElem(ptr.elem.pointee());
-        bool isLoad = op.is(OpKind::Load);
-        if (isLoad && *rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
-        size_t maskIndex = isLoad ? 1 : 2;
-        if (!isLoad && operandType(1) != pointee)
-          return opError(op, "stored value must be " + pointee.str() + ", not " + operandType(1).str());
-        if (op.numOperands() > maskIndex) {
-          const Type &mask = operandType(maskIndex);
-          if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
-            return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
-        }
-        if (isLoad && op.numOperands() > 2 && operandType(2) != pointee)
-          return opError(op, "'other' must be " + pointee.str() + ", not " + operandType(2).str());
-        if (std::string bad = checkMemoryHints(op); !bad.empty()) return opError(op, bad);
-        if (std::string bad = vectorAttrProblem(op); !bad.empty()) return opError(op, bad);
-        return;
-      }
-      case OpKind::AtomicRmw:
-      case OpKind::AtomicCas: {
-        const Type &ptr = operandType(0);
-        if (!ptr.isPtr()) return opError(op, "operand 0 must be a pointer or a tile of pointers, not " + ptr.str());
-        Type pointee = ptr.withElem(ptr.elem.pointee());
-        if (pointee.isPtr()) return opError(op, "works on numbers in memory, not on the pointers of " + ptr.str());
-        if (*rt != pointee) return opError(op, "result must be " + pointee.str() + ", not " + rt->str());
-        const bool cas = op.is(OpKind::AtomicCas);
-        for (size_t i = 1; i < (cas ? 3u : 2u); ++i)
-          if (operandType(i) != pointee)
-            return opError(op, "operand " + std::to_string(i) + " must be " + pointee.str() + ", not " + operandType(i).str());
-        if (!cas && op.numOperands() > 2) {
-          const Type &mask = operandType(2);
-          if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
-            return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
-        }
-        // sem and scope are optional (the defaults); present, they must be names.
-        if (op.hasAttr("sem") && !(std::holds_alternative<std::string>(op.attrs().at("sem")) &&
-                                   parseAtomicSem(op.strAttr("sem"))))
-          return opError(op, "'sem' must be \"relaxed\", \"acquire\", \"release\" or \"acq_rel\"");
-        if (op.hasAttr("scope") && !(std::holds_alternative<std::string>(op.attrs().at("scope")) &&
-                                     parseAtomicScope(op.strAttr("scope"))))
-          return opError(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
-        const ScalarKind k = ptr.elem.scalar;
-        std::optional<AtomicKind> kind;
-        if (!cas) {
-          auto it = op.attrs().find("kind");
-          if (it != op.attrs().end() && std::holds_alternative<std::string>(it->second))
-            kind = parseAtomicKind(std::get<std::string>(it->second));
-          if (!kind)
-            return opError(op, "needs a 'kind' attribute: \"add\", \"max\", \"min\", \"xchg\", \"and\", \"or\" or "
-                               "\"xor\"");
-        }
-        if (!atomicTakes(kind, k))
-          opError(op, std::string(cas ? "compare-and-swap" : "atomic " + std::string(atomicKindInfo(*kind).name)) +
-                          " works on " + atomicTypesText(kind) + ", not " + scalarName(k));
-        return;
-      }
-      case OpKind::Print:
-      case OpKind::Assert: {  // a string attribute; assert's operand is bool
-        const char *attr = op.is(OpKind::Print) ? "prefix" : "message";
-        auto it = op.attrs().find(attr);
-        if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second))
-          return opError(op, std::string("needs a string '") + attr + "' attribute");
-        if (op.is(OpKind::Assert) && !operandType(0).isBool())
-          opError(op, "condition must be i1 or a tile of i1, not " + operandType(0).str());
-        return;
-      }
-      case OpKind::AsyncCopy:
-      case OpKind::SharedLoad: {
-        const bool copy = op.is(OpKind::AsyncCopy);
-        const Type &slot = operandType(copy ? 1 : 0);
-        if (slot != Type::scalar(ScalarKind::I32)) return opError(op, "the slot must be a scalar i32, not " + slot.str());
-        Type tile = copy ? operandType(0).withElem(operandType(0).elem.pointee()) : *rt;
-        if (tile.rank() != 2 || tile.isPtr() || tile.isBool())
-          return opError(op, "works on a 2-D tile of numbers, not " + (copy ? operandType(0) : *rt).str());
-        if (copy && !operandType(0).isPtr()) return opError(op, "operand 0 must be a tile of pointers");
-        if (copy && op.numOperands() > 2) {
-          const Type &mask = operandType(2);
-          if (!mask.isBool() || !sameShapeAndLayout(mask, operandType(0)))
-            return opError(op, "mask must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + mask.str());
-        }
-        auto intAttr = [&](const char *k) -> std::optional<int64_t> {
-          auto it = op.attrs().find(k);
-          if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) return std::nullopt;
-          return std::get<int64_t>(it->second);
-        };
-        if (std::string bad = vectorAttrProblem(op); !bad.empty()) return opError(op, bad);
-        std::optional<int64_t> buffer = intAttr("buffer"), stages = intAttr("stages");
-        if (!buffer || *buffer < 0 || !stages || *stages < 1)
-          return opError(op, "needs integer attributes 'buffer' (>= 0) and 'stages' (>= 1)");
-        // Every op naming a ring agrees on its slot's shape and element and its stages.
-        auto [it, fresh] = rings_.emplace(*buffer, std::make_pair(tile.withLayout(nullptr), *stages));
-        if (!fresh && (it->second.first != tile.withLayout(nullptr) || it->second.second != *stages))
-          opError(op, "ring " + std::to_string(*buffer) + " has slots of " + it->second.first.str() + " in " +
-                          std::to_string(it->second.second) + " stages elsewhere, not " + tile.withLayout(nullptr).str() +
-                          " in " + std::to_string(*stages));
-        return;
-      }
-      case OpKind::AsyncWait: {
-        auto it = op.attrs().find("pending");
-        if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 0)
-          opError(op, "needs an integer 'pending' attribute (>= 0)");
-        return;
-      }
-      case OpKind::AsyncCommit:
-      case OpKind::Barrier:
-      case OpKind::Return:
-      case OpKind::Yield:
-      case OpKind::For:
-      case OpKind::If:
-      case OpKind::While:
-        return;
-    }
-  }
 
   const Function &fn_;
   // Names for messages, made on the first error: numbering every value
@@ -716,7 +314,7 @@ class Verifier {
   std::pmr::monotonic_buffer_resource arena_;
   std::pmr::unordered_set<const Value *> visible_{&arena_};
   std::vector<std::string> errors_;
-  std::map<int64_t, std::pair<Type, int64_t>> rings_;  // shared ring -> (slot type, stages)
+  OpRules rules_{[this](const Op &op, const std::string &msg) { opError(op, msg); }};
 };
 
 }  // namespace
