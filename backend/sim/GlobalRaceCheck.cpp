@@ -53,34 +53,18 @@ GlobalRaceShadow::Entry &GlobalRaceShadow::find(uintptr_t word) {
 
 bool GlobalRaceShadow::touch(State &s, uintptr_t address, uint32_t length, const Access &a, Race &race,
                              Replica replica, const void *ctx) {
-  auto conflict = [&](const Slot &earlier, bool earlierWrote) {
-    race.address = address;
-    race.first = Access{earlier.tid, earlier.site, earlierWrote};
-    race.second = a;
-    return true;
-  };
-  // A thread may touch its own bytes as often as it likes.
-  const bool otherWriter = s.writer.tid != kNone && s.writer.tid != a.tid;
-  if (!a.write) {
-    if (otherWriter && !replica(ctx, s.writer.tid, address, a.site)) return conflict(s.writer, true);
-    if (s.reader[0].tid == kNone)
-      s.reader[0] = Slot{a.tid, a.site};
-    else if (s.reader[0].tid != a.tid && s.reader[1].tid == kNone)
-      s.reader[1] = Slot{a.tid, a.site};
-    return false;
-  }
-  for (const Slot &r : s.reader)
-    if (r.tid != kNone && r.tid != a.tid && !replica(ctx, a.tid, address, r.site)) return conflict(r, false);
-  if (otherWriter) {
-    // The same value stored by several threads is no race: decide once this
-    // store has landed (settle), byte by byte.
-    conflict(s.writer, true);  // fills `race`, which the caller ignores on false
-    Pending p{race, length, 0};
-    for (uint32_t i = 0; i < length; ++i) p.before |= uint32_t(reinterpret_cast<const uint8_t *>(address)[i]) << (8 * i);
-    pending_.push_back(p);
-    return false;
-  }
-  s.writer = Slot{a.tid, a.site};
+  Slot earlier;
+  bool wrote = false;
+  auto excused = [&](uint32_t writer, uint32_t readerSite) { return replica(ctx, writer, address, readerSite); };
+  const Meets m = touchRecord(s, a, excused, earlier, wrote);
+  if (m == Meets::Nothing) return false;
+  race.address = address;
+  race.first = Access{earlier.tid, earlier.site, wrote};
+  race.second = a;
+  if (m == Meets::Race) return true;
+  Pending p{race, length, 0};
+  for (uint32_t i = 0; i < length; ++i) p.before |= uint32_t(reinterpret_cast<const uint8_t *>(address)[i]) << (8 * i);
+  pending_.push_back(p);
   return false;
 }
 

@@ -36,32 +36,15 @@ void RaceShadow::newEpoch() {
 }
 
 inline bool RaceShadow::touch(State &s, uint32_t offset, uint32_t length, const Access &a, Race &race) {
-  auto conflict = [&](const Slot &earlier, bool earlierWrote) {
-    race.offset = offset;
-    race.first = Access{earlier.tid, earlier.site, earlierWrote};
-    race.second = a;
-    return true;
-  };
-  // A thread may touch its own bytes as often as it likes.
-  bool otherWriter = s.writer.tid != kNone && s.writer.tid != a.tid;
-  if (!a.write) {
-    if (otherWriter) return conflict(s.writer, true);
-    if (s.reader[0].tid == kNone)
-      s.reader[0] = Slot{a.tid, a.site};
-    else if (s.reader[0].tid != a.tid && s.reader[1].tid == kNone)
-      s.reader[1] = Slot{a.tid, a.site};
-    return false;
-  }
-  for (const Slot &r : s.reader)
-    if (r.tid != kNone && r.tid != a.tid) return conflict(r, false);
-  if (otherWriter) {
-    // Several threads storing the same value (replicated elements of a
-    // layout) is harmless: decide once this store has landed.
-    conflict(s.writer, true);  // fills `race`, which the caller ignores on false
-    addPending(offset, length, race);
-    return false;
-  }
-  s.writer = Slot{a.tid, a.site};
+  Slot earlier;
+  bool wrote = false;
+  const Meets m = touchRecord(s, a, [](uint32_t, uint32_t) { return false; }, earlier, wrote);
+  if (m == Meets::Nothing) return false;
+  race.offset = offset;
+  race.first = Access{earlier.tid, earlier.site, wrote};
+  race.second = a;
+  if (m == Meets::Race) return true;
+  addPending(offset, length, race);
   return false;
 }
 

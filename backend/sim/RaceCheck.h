@@ -31,6 +31,39 @@ bool settleSameValueStores(std::vector<Pending> &pending, Race &race, Now now, A
   return found;
 }
 
+// The rule both race checks apply to one byte run's record `s` (its
+// writer and up to two readers since the last barrier) for access `a` by
+// thread a.tid at site a.site: what it meets and the record updated. A
+// thread may touch its own bytes as often as it likes; `excused(writerTid,
+// readerSite)` waives a read-write pair (the global check's replicas). A
+// store over another thread's store is `Deferred`: the same value stored
+// twice is no race, which settleSameValueStores decides once it landed.
+enum class Meets { Nothing, Race, Deferred };
+template <class State, class Slot, class Access, class Excused>
+Meets touchRecord(State &s, const Access &a, Excused excused, Slot &earlier, bool &earlierWrote) {
+  constexpr uint32_t none = ~0u;
+  const bool otherWriter = s.writer.tid != none && s.writer.tid != a.tid;
+  earlier = s.writer;
+  earlierWrote = true;
+  if (!a.write) {
+    if (otherWriter && !excused(s.writer.tid, a.site)) return Meets::Race;
+    if (s.reader[0].tid == none)
+      s.reader[0] = Slot{a.tid, a.site};
+    else if (s.reader[0].tid != a.tid && s.reader[1].tid == none)
+      s.reader[1] = Slot{a.tid, a.site};
+    return Meets::Nothing;
+  }
+  for (const Slot &r : s.reader)
+    if (r.tid != none && r.tid != a.tid && !excused(a.tid, r.site)) {
+      earlier = r;
+      earlierWrote = false;
+      return Meets::Race;
+    }
+  if (otherWriter) return Meets::Deferred;
+  s.writer = Slot{a.tid, a.site};
+  return Meets::Nothing;
+}
+
 class RaceShadow {
  public:
   static constexpr uint32_t kNone = ~0u;
