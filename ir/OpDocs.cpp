@@ -32,6 +32,12 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Barrier: return "`barrier`";
     case OpKind::Scan:
       return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape; sum prod)";
+    case OpKind::ReduceCombine:
+      return "`%m, %i = reduce_combine %v, %idx ({ ^(%lv: f32, %li: i32, %rv: f32, %ri: i32): ... yield %cv, %ci }) "
+             "{axis = 1} : tile<64xf32>, tile<64xi32>` (from `tile<64x128xf32>`, `tile<64x128xi32>`)";
+    case OpKind::ScanCombine:
+      return "`%a2, %b2 = scan_combine %a, %b ({ ^(%la: f32, %lb: f32, %ra: f32, %rb: f32): ... yield %ca, %cb }) "
+             "{axis = 0, reverse = 0} : tile<128xf32>, tile<128xf32>` (the operands' types)";
     case OpKind::Cmp: return "`%r = cmp %a, %b {predicate = \"lt\"} : tile<128xi1>` (eq ne lt le gt ge)";
     case OpKind::IsNan: return "`%r = isnan %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";
     case OpKind::IsInf: return "`%r = isinf %x : tile<128xi1>` (`%x`: `tile<128xf32>`)";

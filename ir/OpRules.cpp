@@ -208,6 +208,8 @@ void OpRules::tileOp(const Op &op) {
       auto kind = op.attrs().find("kind");
       if (kind == op.attrs().end() || (kind->second != Attr(std::string("sum")) && kind->second != Attr(std::string("prod"))))
         return opError(op, "needs a 'kind' attribute: \"sum\" or \"prod\"");
+      if (op.hasAttr("reverse") && op.attrs().at("reverse") != Attr(int64_t{0}) && op.attrs().at("reverse") != Attr(int64_t{1}))
+        return opError(op, "'reverse' must be 0 or 1");
       Type want = src.withScalar(*reduceResultElem("sum", src.elem.scalar));
       if (rt->shape != want.shape || rt->elem != want.elem || !sameLayout(rt->layout, src.layout))
         opError(op, "result must be " + want.str() + ", not " + rt->str());

@@ -188,6 +188,10 @@ class Verifier {
       checkControlFlow(op);
       return;
     }
+    if (op.is(OpKind::ReduceCombine) || op.is(OpKind::ScanCombine)) {
+      checkCombine(op);
+      return;
+    }
     if (!op.regions().empty()) opError(op, "cannot have regions");
     rules_.check(op);
   }
@@ -207,6 +211,61 @@ class Verifier {
       if (y.operand(i)->type() != want[i]->type())
         opError(op, std::string(which) + " yields " + y.operand(i)->type().str() + " as value " + std::to_string(i) +
                         ", expected " + want[i]->type().str());
+  }
+
+  // reduce_combine / scan_combine: N tiles of numbers of one shape, N
+  // results (reduce: the shape without `axis`; scan: the operands' types),
+  // one region ^(left..., right...) of scalars of the operands' elements that
+  // yields N such scalars and computes with pure scalar ops (an `if` too):
+  // lowering inlines it at every combining step.
+  void checkCombine(const Op &op) {
+    const size_t n = op.numOperands();
+    const Type &first = op.operand(0)->type();
+    for (size_t i = 0; i < n; ++i) {
+      const Type &t = op.operand(i)->type();
+      if (!t.isTile() || t.isPtr() || t.shape != first.shape)
+        return opError(op, "operands must be tiles of numbers of one shape, not " + t.str());
+    }
+    auto axis = op.attrs().find("axis");
+    if (axis == op.attrs().end() || !std::holds_alternative<int64_t>(axis->second) ||
+        std::get<int64_t>(axis->second) < 0 || std::get<int64_t>(axis->second) >= first.rank())
+      return opError(op, "needs an integer attribute 'axis' in [0, " + std::to_string(first.rank() - 1) + "]");
+    const int64_t k = std::get<int64_t>(axis->second);
+    if (op.is(OpKind::ScanCombine) && op.hasAttr("reverse") && op.attrs().at("reverse") != Attr(int64_t{0}) &&
+        op.attrs().at("reverse") != Attr(int64_t{1}))
+      opError(op, "'reverse' must be 0 or 1");
+    if (op.numResults() != n)
+      return opError(op, "has " + std::to_string(n) + " operands for " + std::to_string(op.numResults()) + " results");
+    for (size_t i = 0; i < n; ++i) {
+      const Type &src = op.operand(i)->type(), &rt = op.result(i)->type();
+      std::vector<int64_t> want = src.shape;
+      if (op.is(OpKind::ReduceCombine)) want.erase(want.begin() + k);
+      const Type expect{src.elem, want, nullptr};
+      if (rt.shape != want || rt.elem != src.elem)
+        opError(op, "result " + std::to_string(i) + " must be " + expect.str() + ", not " + rt.str());
+    }
+    if (op.regions().size() != 1) return opError(op, "needs one region (the combine function)");
+    const Block &body = *op.regions()[0];
+    if (body.arguments().size() != 2 * n)
+      return opError(op, "the combine region must take " + std::to_string(2 * n) + " arguments (left, then right)");
+    for (size_t i = 0; i < 2 * n; ++i)
+      if (body.argument(i)->type() != Type{op.operand(i % n)->type().elem, {}, nullptr})
+        opError(op, "combine argument " + std::to_string(i) + " must be a scalar " + op.operand(i % n)->type().elem.str());
+    std::vector<Value *> want;
+    for (size_t i = 0; i < n; ++i) want.push_back(body.argument(i));
+    checkYield(op, body, want, "the combine region");
+    checkScalarRegion(op, body);
+  }
+
+  void checkScalarRegion(const Op &combine, const Block &block) {
+    for (const auto &inner : block.ops()) {
+      const Op &o = *inner;
+      if (!o.is(OpKind::Yield) && !o.is(OpKind::If) && (!o.hasTrait(OpTrait::Pure) || !o.regions().empty()))
+        opError(combine, std::string("a combine region computes with pure scalar ops, not '") + o.info().mnemonic + "'");
+      for (const Value *v : o.operands())
+        if (v && v->type().isTile()) opError(combine, "a combine region computes on scalars, not " + v->type().str());
+      for (const auto &r : o.regions()) checkScalarRegion(combine, *r);
+    }
   }
 
   // for: %lb, %ub, %step (one scalar int type), then one init per result;

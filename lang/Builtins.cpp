@@ -186,6 +186,7 @@ TV IRGen::genCall(const ast::Expr &e) {
   if (group) switch (*group) {
       case BuiltinGroup::Reduce: return reduceCall(e);
       case BuiltinGroup::Scan: return scanCall(e);
+      case BuiltinGroup::Combine: return combineCall(e);
       case BuiltinGroup::Dot: return dotCall(e);
       case BuiltinGroup::Atomic: return atomicCall(e);
       case BuiltinGroup::StaticAssert: return staticAssert(e);

@@ -29,31 +29,45 @@ std::string signatureText(const ast::Decl &fn) {
 }
 }  // namespace
 
-// grammar (a call): NAME '(' [arg {',' arg}] ')'   arg: expr | IDENT ':' expr
-TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
+// Whether `fn` may be inlined at `e` (no recursion, no earlier errors,
+// within the depth and count caps); reports why not.
+bool IRGen::canInline(const ast::Expr &e, const ast::Decl &fn) {
   if (std::find(inlineStack_.begin(), inlineStack_.end(), &fn) != inlineStack_.end()) {
     error(e.loc, "recursive call of " + quoted(fn.name) + ": fn helpers are inlined");
     diags_.note(fn.loc, quoted(fn.name) + " is defined here");
-    return invalid();
+    return false;
   }
   // Its errors are reported already (at load, or at an earlier call).
   if (fnTable_->bad.count(&fn) || failedFns_.count(&fn)) {
     quietFailure_ = true;
-    return invalid();
+    return false;
   }
   if (inlineStack_.size() >= kMaxInlineDepth) {
     error(e.loc, "fn calls nested more than " + std::to_string(kMaxInlineDepth) + " deep");
-    return invalid();
+    return false;
   }
   if (++inlinedCalls_ > kMaxInlinedCalls) {
     if (inlinedCalls_ == kMaxInlinedCalls + 1)
       error(e.loc, "more than " + std::to_string(kMaxInlinedCalls) + " fn calls inlined into this kernel");
     quietFailure_ = true;
-    return invalid();
+    return false;
   }
+  return true;
+}
+
+// grammar (a call): NAME '(' [arg {',' arg}] ')'   arg: expr | IDENT ':' expr
+TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
+  if (!canInline(e, fn)) return invalid();
   std::vector<TV> args;
   std::map<std::string, ScalarKind> typeVars;  // T -> the element type this call gives it
   if (!bindFnArgs(e, fn, args, typeVars)) return invalid();
+  return inlineFn(e.loc, fn, args, typeVars);
+}
+
+// `fn`'s body with its params bound to `args` (checked), generated where
+// the builder is; its result, or invalid after an error.
+TV IRGen::inlineFn(const ast::Loc &callLoc, const ast::Decl &fn, const std::vector<TV> &args,
+                   const std::map<std::string, ScalarKind> &typeVars) {
   fnTable_->used.insert(&fn);
 
   // The body sees its params, its type variables and the global fns,
@@ -98,7 +112,7 @@ TV IRGen::fnCall(const ast::Expr &e, const ast::Decl &fn) {
   if (diags_.errorCount() != errorsBefore || !result.ok()) {
     failedFns_.insert(&fn);
     if (inlineStack_.empty() && diags_.errorCount() != errorsBefore)
-      diags_.note(e.loc, "in " + quoted(fn.name) + ", inlined here");
+      diags_.note(callLoc, "in " + quoted(fn.name) + ", inlined here");
     return invalid();
   }
   return result;

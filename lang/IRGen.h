@@ -68,7 +68,7 @@ ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
 // How genCall generates a built-in of lang/BuiltinTable.def's TK_BUILTIN entries.
-enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Dot, Atomic, Debug, StaticAssert, StaticRange };
+enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Combine, Dot, Atomic, Debug, StaticAssert, StaticRange };
 
 struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
@@ -286,6 +286,11 @@ class IRGen {
   bool tileAxisArgs(const ast::Expr &e, const std::string &verb, const std::string &usage,
                     const std::vector<std::string> &extra, TileAxisArgs &out);
   TV scanCall(const ast::Expr &e);  // cumsum (Scans.cpp)
+  std::optional<bool> constBool(const ast::Expr *e, const std::string &what);
+  ir::Value *keepDims(ir::Value *v, std::vector<int> axes, const ast::Loc &loc);
+  // reduce and associative_scan with a combine_fn (Combine.cpp).
+  TV combineCall(const ast::Expr &e);
+  bool combineRegion(const ast::Expr &at, const ast::Decl &fn, ir::Op *op);
   // trans permute expand_dims broadcast_to reshape join split (Shapes.cpp).
   TV shapeCall(const ast::Expr &e);
   TV joinCall(const ast::Expr &e, TV a, TV b);
@@ -309,6 +314,9 @@ class IRGen {
 
   // fn helpers inlined at each call, and static_assert (Fns.cpp).
   TV fnCall(const ast::Expr &e, const ast::Decl &fn);
+  bool canInline(const ast::Expr &e, const ast::Decl &fn);
+  TV inlineFn(const ast::Loc &callLoc, const ast::Decl &fn, const std::vector<TV> &args,
+              const std::map<std::string, ir::ScalarKind> &typeVars);
   bool bindFnArgs(const ast::Expr &e, const ast::Decl &fn, std::vector<TV> &args,
                   std::map<std::string, ir::ScalarKind> &typeVars);
   TV fnArg(const ast::Expr &arg, TV v, const ast::Decl &fn, const ast::Param &p,

@@ -1,5 +1,7 @@
 // Reductions: `sum max min argmax argmin xor_sum` of a tile along an axis
 // (or all of it), with `keep_dims`. Each becomes `reduce` ops of the tile IR.
+#include <algorithm>
+
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -66,16 +68,8 @@ TV IRGen::reduceCall(const ast::Expr &e) {
     error(e.loc, "'xor_sum' needs a tile of integers, not " + typeName(x));
     return invalid();
   }
-  bool keep = false;
-  if (const ast::Expr *keepE = args.named["keep_dims"]) {
-    TV k = genValue(*keepE);
-    if (!k.ok()) return invalid();
-    if (!k.cst || !k.type.isBool() || k.type.isTile()) {
-      error(keepE->loc, "keep_dims must be a compile-time bool");
-      return invalid();
-    }
-    keep = k.cst->i != 0;
-  }
+  const std::optional<bool> keep = constBool(args.named["keep_dims"], "keep_dims");
+  if (!keep) return invalid();
   std::vector<int> axes;
   if (args.axis) {
     axes.push_back(*args.axis);
@@ -96,20 +90,36 @@ TV IRGen::reduceCall(const ast::Expr &e) {
     ir::Type rt = ir::Type::tile(ir::ElemType{*ir::reduceResultElem(kind, t.elem.scalar), false}, shape);
     v = emit(OpKind::Reduce, {v}, rt, e.loc, {{"axis", int64_t(axis)}, {"kind", kind}});
   }
-  if (keep) {
-    std::vector<int> reinsert(axes.rbegin(), axes.rend());  // ascending: each insertion lands at its final place
-    for (int axis : reinsert) {
-      ir::Type t = v->type();
-      std::vector<int64_t> shape = t.shape;
-      shape.insert(shape.begin() + axis, 1);
-      if (t.isScalar()) {
-        v = emit(OpKind::Splat, {v}, ir::Type::tile(t.elem, {1}), e.loc);
-        continue;
-      }
-      v = emit(OpKind::ExpandDims, {v}, ir::Type::tile(t.elem, shape), e.loc, {{"axis", int64_t(axis)}});
-    }
-  }
+  if (*keep) v = keepDims(v, axes, e.loc);
   return value(v);
+}
+
+// A compile-time bool argument (`keep_dims:`, `reverse:`); false when absent.
+std::optional<bool> IRGen::constBool(const ast::Expr *e, const std::string &what) {
+  if (!e) return false;
+  TV k = genValue(*e);
+  if (!k.ok()) return std::nullopt;
+  if (!k.cst || !k.type.isBool() || k.type.isTile()) {
+    error(e->loc, what + " must be a compile-time bool");
+    return std::nullopt;
+  }
+  return k.cst->i != 0;
+}
+
+// `v` reduced along `axes` with each axis put back as a dim of size 1.
+ir::Value *IRGen::keepDims(ir::Value *v, std::vector<int> axes, const ast::Loc &loc) {
+  std::sort(axes.begin(), axes.end());  // ascending: each insertion lands at its final place
+  for (int axis : axes) {
+    ir::Type t = v->type();
+    std::vector<int64_t> shape = t.shape;
+    shape.insert(shape.begin() + axis, 1);
+    if (t.isScalar()) {
+      v = emit(OpKind::Splat, {v}, ir::Type::tile(t.elem, {1}), loc);
+      continue;
+    }
+    v = emit(OpKind::ExpandDims, {v}, ir::Type::tile(t.elem, shape), loc, {{"axis", int64_t(axis)}});
+  }
+  return v;
 }
 
 }  // namespace tk::lang

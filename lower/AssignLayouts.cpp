@@ -191,6 +191,7 @@ class LayoutAssigner {
     Op *parent = yield.parentBlock()->parentOp();
     // A while's `before` region yields its scalar condition.
     if (parent && parent->is(OpKind::While) && yield.parentBlock() == parent->regions()[0].get()) return nullptr;
+    if (parent && isCombine(*parent)) return nullptr;  // yields scalars
     return parent ? carried_[parent->result(i)] : nullptr;
   }
   void chooseAnchors(const std::vector<Op *> &ops) {
@@ -379,6 +380,30 @@ class LayoutAssigner {
     }
   }
 
+  static bool isCombine(const Op &op) { return op.is(OpKind::ReduceCombine) || op.is(OpKind::ScanCombine); }
+
+  // reduce_combine and scan_combine read all their tiles in one layout: the
+  // first's natural one (else the default), chosen once.
+  LayoutRef combineLayout(const Op &op) {
+    LayoutRef &l = combineIn_[&op];
+    if (!l) l = naturalLayout(op.operand(0));
+    if (!l) l = defaultLayout(op.operand(0)->type());
+    return l;
+  }
+
+  // Its results: the operands' layout (a reduction's sliced along the axis),
+  // converted for uses that want another.
+  void rewriteCombine(Op *op) {
+    const LayoutRef in = combineLayout(*op);
+    for (size_t i = 0; i < op->numOperands(); ++i) op->setOperand(i, lookup(op->operand(i), in));
+    const LayoutRef out =
+        op->is(OpKind::ReduceCombine) ? ir::Layout::slice(static_cast<int>(op->intAttr("axis")), in) : in;
+    ir::Builder b(op->parentBlock(), after(op));
+    b.setLoc(op->loc());
+    for (Value *r : op->results())
+      if (r->type().isTile()) settle(r, out, b);
+  }
+
   // A `for` or `if`: carried tiles take their chosen layout; uses wanting
   // another get a conversion (at the top of the body for the body argument,
   // after the op for its result).
@@ -449,6 +474,10 @@ class LayoutAssigner {
         for (const LayoutRef &l : demands_[op->result()]) demand(op->operand(0), reduceInputLayout(*op, l));
         continue;
       }
+      if (isCombine(*op)) {
+        for (Value *v : op->operands()) demand(v, combineLayout(*op));
+        continue;
+      }
       if (op->is(OpKind::For) || op->is(OpKind::While)) {  // initial values (nothing before carried layouts are chosen)
         const size_t first = op->is(OpKind::For) ? 3 : 0;
         for (size_t i = 0; i < op->numResults(); ++i) demand(op->operand(first + i), carried_[op->result(i)]);
@@ -507,6 +536,10 @@ class LayoutAssigner {
         rewriteCarried(op);
         continue;
       }
+      if (isCombine(*op)) {
+        rewriteCombine(op);
+        continue;
+      }
       if (op->is(OpKind::Yield)) {
         for (size_t i = 0; i < op->numOperands(); ++i) op->setOperand(i, lookup(op->operand(i), carriedLayout(*op, i)));
         continue;
@@ -559,6 +592,7 @@ class LayoutAssigner {
   std::unordered_map<Op *, LayoutRef> anchor_;
   std::unordered_map<Value *, std::vector<LayoutRef>> demands_;
   std::unordered_map<Value *, LayoutRef> carried_;  // results of for/if -> their layout
+  std::unordered_map<const Op *, LayoutRef> combineIn_;  // reduce_combine/scan_combine -> their operands' layout
   std::unordered_map<Value *, std::vector<std::pair<LayoutRef, Value *>>> versions_;
   std::vector<Op *> dead_;
 };

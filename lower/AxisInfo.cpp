@@ -68,6 +68,8 @@ void AxisInfoAnalysis::visitBlock(const ir::Block &block) {
     if (op->is(ir::OpKind::For)) visitFor(*op);
     else if (op->is(ir::OpKind::If)) visitIf(*op);
     else if (op->is(ir::OpKind::While)) visitWhile(*op);
+    else if (op->is(ir::OpKind::ReduceCombine) || op->is(ir::OpKind::ScanCombine))
+      for (const ir::Value *r : op->results()) info_[r] = unknown(r->type());  // what a user's combine makes
     else if (op->result()) info_[op->result()] = visit(*op);
   }
 }

@@ -50,8 +50,30 @@ class FunctionLowering {
   Regs lowerAtomic(ir::Op &op);
   llvm::Value *atomicElement(const ir::Op &op, llvm::Value *ptr, llvm::Value *a, llvm::Value *b);
 
-  // LowerReduce.cpp
+  // A combining step of a reduction or scan: the components (a value, its
+  // index, a tuple's elements) of `left` and `right`, combined in that order.
+  using Vals = std::vector<llvm::Value *>;
+  using Combine = std::function<Vals(const Vals &left, const Vals &right)>;
+  // LowerReduce.cpp: `src` (one Regs per component, all of tile type `st`)
+  // reduced along `axis` to `rt`'s shape. `ordered`: combines only
+  // neighbours, left before right (a combine that need not commute).
   Regs lowerReduce(ir::Op &op);
+  std::vector<Regs> reduceAlong(const ir::Type &st, const std::vector<Regs> &src, int axis, const ir::Type &rt,
+                                const Combine &combine, bool ordered);
+  // LowerScan.cpp: the inclusive scan of `src` along `axis`, from the end
+  // when `reverse` (the combine's left operand is what came before).
+  std::vector<Regs> scanAlong(const ir::Type &st, const std::vector<Regs> &src, int axis, bool reverse,
+                              const Combine &combine);
+  // LowerCombine.cpp: reduce_combine and scan_combine, their region inlined
+  // at each step.
+  std::vector<Regs> lowerCombineOp(ir::Op &op);
+  Vals combineRegion(ir::Op &op, const Vals &left, const Vals &right);
+  // Each component's partials through shared memory: writes `vals[i][s]`
+  // to slot `slot[s]` where `writer`, then (after a barrier) returns every
+  // component of the slots `read` (LowerReduce.cpp).
+  std::vector<Vals> exchangeSlots(const std::vector<Vals> &vals, const std::vector<llvm::Value *> &slot,
+                                  llvm::Value *writer, int64_t numSlots, const std::vector<llvm::Value *> &read,
+                                  const ir::Location &loc);
   // LowerDebug.cpp
   void lowerPrint(ir::Op &op);
   void lowerAssert(ir::Op &op);

@@ -27,6 +27,12 @@ std::vector<Regs> FunctionLowering::lowerRegion(ir::Block &block) {
       case ir::OpKind::For: lowerFor(op); break;
       case ir::OpKind::If: lowerIf(op); break;
       case ir::OpKind::While: lowerWhile(op); break;
+      case ir::OpKind::ReduceCombine:
+      case ir::OpKind::ScanCombine: {
+        std::vector<Regs> results = lowerCombineOp(op);
+        for (size_t i = 0; i < results.size(); ++i) values_[op.result(i)] = std::move(results[i]);
+        break;
+      }
       default: {
         Regs r = lowerOp(op);
         if (op.result()) values_[op.result()] = std::move(r);

@@ -37,12 +37,7 @@ llvm::Value *FunctionLowering::shuffleXor(llvm::Value *v, int laneMask) {
 
 namespace {
 
-// A partial result: the value and, for arg-reductions, its index.
-struct Partial {
-  llvm::Value *value = nullptr;
-  llvm::Value *index = nullptr;
-};
-
+// The built-in kinds' combining step on (value) or (value, index).
 class Combiner {
  public:
   Combiner(llvm::IRBuilder<> &b, const std::string &kind, bool isFloat, bool isBool)
@@ -50,15 +45,15 @@ class Combiner {
 
   bool isArg() const { return kind_ == "argmax" || kind_ == "argmin"; }
 
-  Partial operator()(const Partial &a, const Partial &c) const {
-    if (kind_ == "sum") return {isFloat_ ? b_.CreateFAdd(a.value, c.value) : b_.CreateAdd(a.value, c.value)};
-    if (kind_ == "xor_sum") return {b_.CreateXor(a.value, c.value)};
+  FunctionLowering::Vals operator()(const FunctionLowering::Vals &a, const FunctionLowering::Vals &c) const {
+    if (kind_ == "sum") return {isFloat_ ? b_.CreateFAdd(a[0], c[0]) : b_.CreateAdd(a[0], c[0])};
+    if (kind_ == "xor_sum") return {b_.CreateXor(a[0], c[0])};
     if (kind_ == "max" || kind_ == "min") {
       bool mx = kind_ == "max";
       llvm::Intrinsic::ID id = isFloat_ ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
                                : isBool_ ? (mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
                                          : (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
-      return {b_.CreateBinaryIntrinsic(id, a.value, c.value)};
+      return {b_.CreateBinaryIntrinsic(id, a[0], c[0])};
     }
     // argmax/argmin: the better value wins, the smaller index on ties. A
     // NaN loses to every number, as max and min ignore it (maxnum/minnum),
@@ -68,17 +63,17 @@ class Combiner {
     bool mx = kind_ == "argmax";
     llvm::Value *better, *same;
     if (isFloat_) {
-      llvm::Value *aNaN = b_.CreateFCmpUNO(a.value, a.value), *cNaN = b_.CreateFCmpUNO(c.value, c.value);
-      better = b_.CreateOr(mx ? b_.CreateFCmpOGT(c.value, a.value) : b_.CreateFCmpOLT(c.value, a.value),
+      llvm::Value *aNaN = b_.CreateFCmpUNO(a[0], a[0]), *cNaN = b_.CreateFCmpUNO(c[0], c[0]);
+      better = b_.CreateOr(mx ? b_.CreateFCmpOGT(c[0], a[0]) : b_.CreateFCmpOLT(c[0], a[0]),
                            b_.CreateAnd(aNaN, b_.CreateNot(cNaN)));
-      same = b_.CreateOr(b_.CreateFCmpOEQ(c.value, a.value), b_.CreateAnd(aNaN, cNaN));
+      same = b_.CreateOr(b_.CreateFCmpOEQ(c[0], a[0]), b_.CreateAnd(aNaN, cNaN));
     } else {
-      better = mx ? (isBool_ ? b_.CreateICmpUGT(c.value, a.value) : b_.CreateICmpSGT(c.value, a.value))
-                  : (isBool_ ? b_.CreateICmpULT(c.value, a.value) : b_.CreateICmpSLT(c.value, a.value));
-      same = b_.CreateICmpEQ(c.value, a.value);
+      better = mx ? (isBool_ ? b_.CreateICmpUGT(c[0], a[0]) : b_.CreateICmpSGT(c[0], a[0]))
+                  : (isBool_ ? b_.CreateICmpULT(c[0], a[0]) : b_.CreateICmpSLT(c[0], a[0]));
+      same = b_.CreateICmpEQ(c[0], a[0]);
     }
-    llvm::Value *takeC = b_.CreateOr(better, b_.CreateAnd(same, b_.CreateICmpSLT(c.index, a.index)));
-    return {b_.CreateSelect(takeC, c.value, a.value), b_.CreateSelect(takeC, c.index, a.index)};
+    llvm::Value *takeC = b_.CreateOr(better, b_.CreateAnd(same, b_.CreateICmpSLT(c[1], a[1])));
+    return {b_.CreateSelect(takeC, c[0], a[0]), b_.CreateSelect(takeC, c[1], a[1])};
   }
 
  private:
@@ -91,12 +86,32 @@ class Combiner {
 
 Regs FunctionLowering::lowerReduce(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
-  const ir::Type &rt = op.result()->type();
   const std::string &kind = op.strAttr("kind");
   const int axis = static_cast<int>(op.intAttr("axis"));
   const ir::ElemType accElem{kind == "sum" ? *ir::reduceResultElem(kind, st.elem.scalar) : st.elem.scalar, false};
   const Combiner combine(b_, kind, ir::isFloat(accElem.scalar), accElem.scalar == ir::ScalarKind::I1);
+  RegisterMap in(st.layout, st.shape);
+  std::vector<Regs> src(combine.isArg() ? 2 : 1);
+  for (int r = 0; r < in.numRegisters(); ++r) {
+    src[0].push_back(castScalar(regs(op.operand(0))[r], st.elem, accElem));
+    if (combine.isArg()) src[1].push_back(elementIndex(st, in, r)[axis]);
+  }
+  // Every built-in kind commutes (argmax's ties go to the smaller index).
+  std::vector<Regs> out = reduceAlong(st, src, axis, op.result()->type(), combine, /*ordered=*/false);
+  return out.back();  // the value, or an arg-reduction's index
+}
 
+// 1. Within the thread: its elements along the axis, per output (and, when
+//    ordered, per repetition: a thread's repetitions are not neighbours).
+// 2. Across the lanes of a warp that hold distinct elements along the axis,
+//    by butterfly shuffles; ordered, the lane whose bit m is set is the right
+//    operand of its partner.
+// 3. Across the warps along the axis, through one shared slot per (output,
+//    repetition, warp), each thread combining the warps in order; then the
+//    repetitions in order.
+std::vector<Regs> FunctionLowering::reduceAlong(const ir::Type &st, const std::vector<Regs> &src, int axis,
+                                                const ir::Type &rt, const Combine &combine, bool ordered) {
+  const ir::Location loc = loc_;  // of the op (a combine region's ops set loc_ while they lower)
   RegisterMap in(st.layout, st.shape);
   const RootView &root = in.root();
   const ir::Layout &l = *root.blocked;
@@ -104,99 +119,128 @@ Regs FunctionLowering::lowerReduce(ir::Op &op) {
   std::unique_ptr<RegisterMap> out;
   if (rt.isTile()) out = std::make_unique<RegisterMap>(rt.layout, rt.shape);
   const int numOut = out ? out->numRegisters() : 1;
+  const int per = ordered ? in.contiguousPerThread(ra) : in.count(ra);
+  const int chunks = in.count(ra) / per;
+  const size_t nc = src.size();
 
-  // 1. Within the thread.
-  const Regs &src = regs(op.operand(0));
-  std::vector<Partial> acc(numOut);
+  // 1. Within the thread, in order along the axis.
+  std::vector<std::vector<int>> regsOf(numOut * chunks, std::vector<int>(per, -1));
   for (int r = 0; r < in.numRegisters(); ++r) {
     std::vector<int> k = in.coords(r);
+    const int along = k[ra];
     k[ra] = 0;
-    const int o = out ? out->index(k) : 0;
-    Partial p{castScalar(src[r], st.elem, accElem)};
-    if (combine.isArg()) p.index = elementIndex(st, in, r)[axis];
-    acc[o] = acc[o].value ? combine(acc[o], p) : p;
+    regsOf[(out ? out->index(k) : 0) * chunks + along / per][along % per] = r;
   }
+  std::vector<Vals> acc(numOut * chunks);
+  for (size_t p = 0; p < acc.size(); ++p)
+    for (int r : regsOf[p]) {
+      if (r < 0) continue;
+      Vals v(nc);
+      for (size_t c = 0; c < nc; ++c) v[c] = src[c][r];
+      acc[p] = acc[p].empty() ? v : combine(acc[p], v);
+    }
 
-  // 2. Across the lanes of a warp that hold distinct elements along the axis.
+  // 2. Across lanes.
   const AxisSpread spread = axisSpread(l, ra, root.shape[ra]);
   const int64_t lanes = spread.lanes, warps = spread.warps;
   const int laneStride = spread.laneStride;
-  for (int64_t m = 1; m < lanes; m <<= 1)
-    for (Partial &p : acc) {
-      Partial other{shuffleXor(p.value, static_cast<int>(laneStride * m))};
-      if (combine.isArg()) other.index = shuffleXor(p.index, static_cast<int>(laneStride * m));
-      p = combine(p, other);
+  llvm::Value *part = threadPart(l, ra);
+  llvm::Value *laneC = b_.CreateURem(part, b_.getInt32(l.threadsPerWarp[ra]));
+  llvm::Value *warpC = b_.CreateUDiv(part, b_.getInt32(l.threadsPerWarp[ra]));
+  for (int64_t m = 1; m < lanes; m <<= 1) {
+    llvm::Value *high = b_.CreateICmpNE(b_.CreateAnd(laneC, b_.getInt32(static_cast<uint32_t>(m))), b_.getInt32(0));
+    for (Vals &p : acc) {
+      Vals other(nc);
+      for (size_t c = 0; c < nc; ++c) other[c] = shuffleXor(p[c], static_cast<int>(laneStride * m));
+      if (!ordered) {
+        p = combine(p, other);
+        continue;
+      }
+      Vals lo(nc), hi(nc);
+      for (size_t c = 0; c < nc; ++c) {
+        lo[c] = b_.CreateSelect(high, other[c], p[c]);
+        hi[c] = b_.CreateSelect(high, p[c], other[c]);
+      }
+      p = combine(lo, hi);
     }
+  }
 
-  // 3. Across the warps along the axis, through shared memory.
+  // 3. Across warps, then repetitions.
   if (warps > 1) {
-    llvm::Type *valTy = elemType(accElem);
-    const int valBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(valTy));
-    const int64_t numOutElems = rt.isTile() ? rt.numElements() : 1;
-    const int64_t slots = numOutElems * warps;
-    const int64_t indexOffset = slots * valBytes;  // arg-reductions keep i32 indices after the values
-    useScratch(static_cast<int>(indexOffset + (combine.isArg() ? slots * 4 : 0)));
-
-    llvm::Value *base = scratchBase();
-    llvm::Value *part = threadPart(l, ra);
-    llvm::Value *laneC = b_.CreateURem(part, b_.getInt32(l.threadsPerWarp[ra]));
-    llvm::Value *warpC = b_.CreateUDiv(part, b_.getInt32(l.threadsPerWarp[ra]));
     // One writer per partial: lane 0 along the axis, the owner along the rest.
     llvm::Value *writer = ownsAlong(b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(0)),
                                                  b_.CreateICmpULT(warpC, b_.getInt32(static_cast<uint32_t>(warps)))),
                                     root, ra);
-    auto slotOf = [&](int o) -> llvm::Value * {
+    std::vector<llvm::Value *> slots, reads;
+    for (int o = 0; o < numOut; ++o) {
       llvm::Value *lin = b_.getInt32(0);
       if (out) {
         std::vector<llvm::Value *> idx = elementIndex(rt, *out, o);
         for (size_t d = 0; d < idx.size(); ++d)
           lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(rt.shape[d]))), idx[d]);
       }
-      return b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(warps)));
-    };
-    auto valPtr = [&](llvm::Value *slot) { return b_.CreateGEP(valTy, base, slot); };
-    auto idxPtr = [&](llvm::Value *slot) {
-      return b_.CreateGEP(b_.getInt32Ty(), b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(indexOffset))), slot);
-    };
-    std::vector<llvm::Value *> slots0(numOut);
-    for (int o = 0; o < numOut; ++o) slots0[o] = slotOf(o);
-
-    auto *write = llvm::BasicBlock::Create(ctx_, "reduce.write", llfn_);
-    auto *written = llvm::BasicBlock::Create(ctx_, "reduce.written", llfn_);
-    b_.CreateCondBr(writer, write, written);
-    b_.SetInsertPoint(write);
-    for (int o = 0; o < numOut; ++o) {
-      llvm::Value *slot = b_.CreateAdd(slots0[o], warpC);
-      tagShared(b_.CreateAlignedStore(acc[o].value, valPtr(slot), llvm::Align(valBytes)), op.loc());
-      if (combine.isArg())
-        tagShared(b_.CreateAlignedStore(acc[o].index, idxPtr(slot), llvm::Align(4)), op.loc());
-    }
-    b_.CreateBr(written);
-    b_.SetInsertPoint(written);
-    barrier(op.loc());
-    for (int o = 0; o < numOut; ++o) {
-      Partial total;
-      for (int64_t w = 0; w < warps; ++w) {
-        llvm::Value *slot = b_.CreateAdd(slots0[o], b_.getInt32(static_cast<uint32_t>(w)));
-        auto *v = b_.CreateAlignedLoad(valTy, valPtr(slot), llvm::Align(valBytes));
-        tagShared(v, op.loc());
-        Partial p{v};
-        if (combine.isArg()) {
-          auto *i = b_.CreateAlignedLoad(b_.getInt32Ty(), idxPtr(slot), llvm::Align(4));
-          tagShared(i, op.loc());
-          p.index = i;
-        }
-        total = total.value ? combine(total, p) : p;
+      for (int c = 0; c < chunks; ++c) {
+        llvm::Value *first = b_.CreateMul(b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(chunks)), b_.getInt32(c)),
+                                          b_.getInt32(static_cast<uint32_t>(warps)));
+        slots.push_back(b_.CreateAdd(first, warpC));
+        for (int64_t w = 0; w < warps; ++w) reads.push_back(b_.CreateAdd(first, b_.getInt32(static_cast<uint32_t>(w))));
       }
-      acc[o] = total;
     }
-    // The buffer is reused by the next reduction or conversion.
-    barrier(op.loc());
+    const int64_t numOutElems = rt.isTile() ? rt.numElements() : 1;
+    std::vector<Vals> got = exchangeSlots(acc, slots, writer, numOutElems * chunks * warps, reads, loc);
+    for (size_t p = 0; p < acc.size(); ++p) {
+      acc[p] = got[p * warps];
+      for (int64_t w = 1; w < warps; ++w) acc[p] = combine(acc[p], got[p * warps + w]);
+    }
   }
-
-  Regs result;
-  for (const Partial &p : acc) result.push_back(combine.isArg() ? p.index : p.value);
+  std::vector<Regs> result(nc);
+  for (int o = 0; o < numOut; ++o) {
+    Vals total = acc[o * chunks];
+    for (int c = 1; c < chunks; ++c) total = combine(total, acc[o * chunks + c]);
+    for (size_t c = 0; c < nc; ++c) result[c].push_back(total[c]);
+  }
   return result;
+}
+
+std::vector<FunctionLowering::Vals> FunctionLowering::exchangeSlots(const std::vector<Vals> &vals,
+                                                                    const std::vector<llvm::Value *> &slot,
+                                                                    llvm::Value *writer, int64_t numSlots,
+                                                                    const std::vector<llvm::Value *> &read,
+                                                                    const ir::Location &loc) {
+  const size_t nc = vals.front().size();
+  // Component c's array starts at offset[c], 8-byte aligned.
+  std::vector<llvm::Type *> types, memTypes;
+  std::vector<int64_t> offset;
+  int64_t bytes = 0;
+  for (size_t c = 0; c < nc; ++c) {
+    llvm::Type *ty = vals.front()[c]->getType();
+    types.push_back(ty);
+    memTypes.push_back(ty->isIntegerTy(1) ? b_.getInt8Ty() : ty);
+    bytes = (bytes + 7) / 8 * 8;
+    offset.push_back(bytes);
+    bytes += numSlots * static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(memTypes.back()));
+  }
+  useScratch(static_cast<int>(bytes));
+  llvm::Value *base = scratchBase();
+  auto address = [&](size_t c, llvm::Value *s) {
+    llvm::Value *array = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offset[c])));
+    return b_.CreateGEP(memTypes[c], array, s);
+  };
+  Regs flat;
+  std::vector<llvm::Value *> addresses;
+  for (size_t s = 0; s < vals.size(); ++s)
+    for (size_t c = 0; c < nc; ++c) {
+      flat.push_back(vals[s][c]);
+      addresses.push_back(address(c, slot[s]));
+    }
+  storeShared(flat, addresses, writer, loc);
+  barrier(loc);
+  std::vector<Vals> out(read.size(), Vals(nc));
+  for (size_t r = 0; r < read.size(); ++r)
+    for (size_t c = 0; c < nc; ++c) out[r][c] = loadShared(types[c], {address(c, read[r])}, loc)[0];
+  // The buffer is reused by the next reduction or conversion.
+  barrier(loc);
+  return out;
 }
 
 }  // namespace tk::lower

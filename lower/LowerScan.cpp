@@ -1,9 +1,11 @@
-// Lowering of `scan` (cumsum, cumprod): each thread scans the elements it
-// holds along the axis, shuffle-up steps scan the lanes of a warp
-// (Hillis-Steele), shared memory carries the totals of earlier warps and
+// Lowering of scans: `scan` (cumsum, cumprod) and `scan_combine`
+// (associative_scan) share scanAlong. Each thread scans the elements it
+// holds along the axis, butterfly shuffles give each lane the combination of
+// the lanes before it, shared memory carries the totals of earlier warps and
 // repetitions, and each thread combines its carry back. The result keeps the
-// operand's layout. "Add" below is the kind's operation (+ or *), "zero" its
-// identity (0 or 1).
+// operand's layout. The combine need not commute: the left operand is always
+// what comes first in the scan's order, and nothing needs an identity (a
+// "nothing before" is a flag, not a zero).
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -13,45 +15,79 @@
 
 namespace tk::lower {
 
-// Along the scan axis (root dim `ra`) element index i of register k of a
-// thread is (threadPart * spt + rep * footprint + e) mod n, with
-// k = rep * per + e. So the axis is ordered rep-major, then by thread, then e:
-//   1. within a thread: a sequential scan over e, per repetition;
-//   2. within a warp: an inclusive scan of the thread totals over the `lanes`
-//      lanes that hold distinct elements (a lane group when threadsPerWarp <
-//      32 or when the axis is shorter than the warp: the rest are copies);
-//   3. across warps and repetitions: the warp totals go to shared memory, one
-//      slot per (row, rep, warp); each thread sums the slots before its own.
-// Replicated threads (the tile smaller than the block's footprint) compute
-// the same values as their originals; only originals write shared memory.
 Regs FunctionLowering::lowerScan(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
   const std::string &kind = op.strAttr("kind");
   if (kind != "sum" && kind != "prod") throw tk::InternalError("lowering: scan kind " + kind);
   const bool prod = kind == "prod";
-  const int axis = static_cast<int>(op.intAttr("axis"));
   const ir::ElemType acc = rt.elem;  // sums of narrow types accumulate wide (ir::reduceResultElem)
   const bool isFloat = ir::isFloat(acc.scalar);
-  llvm::Type *accTy = elemType(acc);
-  auto add = [&](llvm::Value *a, llvm::Value *c) {
-    if (prod) return isFloat ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
-    return isFloat ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+  Combine add = [&](const Vals &a, const Vals &c) -> Vals {
+    if (prod) return {isFloat ? b_.CreateFMul(a[0], c[0]) : b_.CreateMul(a[0], c[0])};
+    return {isFloat ? b_.CreateFAdd(a[0], c[0]) : b_.CreateAdd(a[0], c[0])};
   };
-  llvm::Value *zero = prod ? (isFloat ? llvm::ConstantFP::get(accTy, 1.0) : llvm::ConstantInt::get(accTy, 1))
-                           : llvm::Constant::getNullValue(accTy);
+  Regs src;
+  for (llvm::Value *v : regs(op.operand(0))) src.push_back(castScalar(v, st.elem, acc));
+  const bool reverse = op.hasAttr("reverse") && op.intAttr("reverse") != 0;
+  return scanAlong(st, {src}, static_cast<int>(op.intAttr("axis")), reverse, add)[0];
+}
 
+namespace {
+
+// A partial scan that may be empty ("nothing before"): `valid` is null when
+// it is empty for every thread, else an i1. `v` always holds defined values
+// (a combine may run on them speculatively; its result is then not taken).
+struct Prefix {
+  FunctionLowering::Vals v;
+  llvm::Value *valid = nullptr;
+};
+
+}  // namespace
+
+// Along the scan axis (root dim `ra`) element index i of register k of a
+// thread is (threadPart * spt + rep * footprint + e) mod n, with
+// k = rep * per + e. So the axis is ordered rep-major, then by thread, then e
+// (reverse: every one of these backwards):
+//   1. within a thread: a sequential scan over e, per repetition;
+//   2. within a warp: a butterfly over the `lanes` lanes that hold distinct
+//      elements along the axis gives each lane the combination of the lanes
+//      before it and of the whole warp (xor shuffles only, so both
+//      directions are the same code);
+//   3. across warps and repetitions: the warp totals go to shared memory, one
+//      slot per (row, rep, warp) in scan order; each thread combines the
+//      slots before its own.
+// Replicated threads (the tile smaller than the block's footprint) compute
+// the same values as their originals; only originals write shared memory.
+std::vector<Regs> FunctionLowering::scanAlong(const ir::Type &st, const std::vector<Regs> &src, int axis, bool reverse,
+                                              const Combine &combine) {
+  const ir::Location loc = loc_;
+  const size_t nc = src.size();
   RegisterMap rm(st.layout, st.shape);
   const RootView &root = rm.root();
   const ir::Layout &l = *root.blocked;
   const int ra = root.kept[axis];
-  const int64_t n = root.shape[ra];
   const int tpw = l.threadsPerWarp[ra];
   const int per = rm.contiguousPerThread(ra);  // elements of one repetition
-  const int reps = rm.count(ra) / per;
-  // Lanes and warps that hold distinct elements along the axis (as in reduce).
-  const AxisSpread spread = axisSpread(l, ra, n);
+  const int count = rm.count(ra);
+  const int reps = count / per;
+  const AxisSpread spread = axisSpread(l, ra, root.shape[ra]);
   const int lanes = spread.lanes, warps = spread.warps, laneStride = spread.laneStride;
+  auto select = [&](llvm::Value *c, const Vals &a, const Vals &b) {
+    Vals out(nc);
+    for (size_t i = 0; i < nc; ++i) out[i] = b_.CreateSelect(c, a[i], b[i]);
+    return out;
+  };
+  // before ⊕ p, where `before` may be empty.
+  auto after = [&](const Prefix &before, const Vals &p) {
+    if (!before.valid) return p;
+    return select(before.valid, combine(before.v, p), p);
+  };
+  auto valueOf = [&](int r) {
+    Vals v(nc);
+    for (size_t i = 0; i < nc; ++i) v[i] = src[i][r];
+    return v;
+  };
 
   // Registers by row (the register with k[ra] = 0) and position along the axis.
   std::map<int, std::vector<int>> rows;  // row register -> registers along the axis
@@ -60,125 +96,115 @@ Regs FunctionLowering::lowerScan(ir::Op &op) {
     const int along = k[ra];
     k[ra] = 0;
     auto &row = rows[rm.index(k)];
-    row.resize(rm.count(ra));
+    row.resize(count);
     row[along] = r;
   }
+  // The j-th register of a repetition in scan order.
+  auto inOrder = [&](int rep, int j) { return rep * per + (reverse ? per - 1 - j : j); };
 
-  // 1. Within the thread: s[k] holds the inclusive scan of its repetition.
-  const Regs &src = regs(op.operand(0));
-  Regs s(src.size());
-  for (auto &[row0, regsAlong] : rows)
-    for (int k = 0; k < rm.count(ra); ++k) {
-      llvm::Value *v = castScalar(src[regsAlong[k]], st.elem, acc);
-      s[regsAlong[k]] = k % per == 0 ? v : add(s[regsAlong[k - 1]], v);
+  // 1. Within the thread: s[r] holds the inclusive scan of its repetition.
+  std::vector<Vals> s(rm.numRegisters());
+  std::map<int, std::vector<Vals>> total;  // row -> each repetition's total in this thread
+  for (auto &[row0, along] : rows)
+    for (int rep = 0; rep < reps; ++rep) {
+      for (int j = 0; j < per; ++j) {
+        const int r = along[inOrder(rep, j)];
+        s[r] = j == 0 ? valueOf(r) : combine(s[along[inOrder(rep, j - 1)]], valueOf(r));
+      }
+      total[row0].push_back(s[along[inOrder(rep, per - 1)]]);
     }
-
-  // What each (row, rep) adds to its in-thread scan, and its warp's total.
-  std::map<int, std::vector<llvm::Value *>> prefix, warpTotal;
-  for (auto &[row0, regsAlong] : rows) {
-    prefix[row0].assign(reps, nullptr);
-    warpTotal[row0].resize(reps);
-    for (int rep = 0; rep < reps; ++rep) warpTotal[row0][rep] = s[regsAlong[rep * per + per - 1]];
-  }
 
   llvm::Value *part = threadPart(l, ra);
   llvm::Value *laneC = b_.CreateURem(part, b_.getInt32(tpw));
   llvm::Value *warpC = b_.CreateUDiv(part, b_.getInt32(tpw));
+  // Positions in scan order among the lanes and warps holding distinct elements.
+  llvm::Value *laneE = b_.CreateAnd(laneC, b_.getInt32(lanes - 1));
+  llvm::Value *warpE = b_.CreateAnd(warpC, b_.getInt32(warps - 1));
+  llvm::Value *lanePos = reverse ? b_.CreateSub(b_.getInt32(lanes - 1), laneE) : laneE;
+  llvm::Value *warpPos = reverse ? b_.CreateSub(b_.getInt32(warps - 1), warpE) : warpE;
 
-  // 2. Across lanes: shuffle-up steps of 1, 2, 4, ... lanes along the axis; a
-  // lane takes a value only from its own group (laneE >= delta).
-  if (lanes > 1) {
-    // Lanes exchange 32-bit words: 64-bit accumulators go in halves.
-    auto shuffleUp = [&](llvm::Value *v, int delta) -> llvm::Value * {
-      auto one = [&](llvm::Value *w) {
-        llvm::Value *r = target_.shuffleUp(b_, w, delta);
-        if (auto *call = llvm::dyn_cast<llvm::CallInst>(r)) tagGlobal(call, loc_);  // the sim names the line
-        return r;
-      };
-      llvm::Type *t = v->getType();
-      if (t->isFloatTy() || t->isIntegerTy(32)) return one(v);
-      if (t->getPrimitiveSizeInBits() != 64) throw tk::InternalError("lowering: cannot shuffle this scan value");
-      llvm::Value *i = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getInt64Ty());
-      llvm::Value *lo = one(b_.CreateTrunc(i, b_.getInt32Ty()));
-      llvm::Value *hi = one(b_.CreateTrunc(b_.CreateLShr(i, 32), b_.getInt32Ty()));
-      llvm::Value *r =
-          b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
-      return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
-    };
-    llvm::Value *laneE = b_.CreateAnd(laneC, b_.getInt32(lanes - 1));
-    for (int delta = 1; delta < lanes; delta <<= 1) {
-      llvm::Value *takes = b_.CreateICmpUGE(laneE, b_.getInt32(delta));
-      for (auto &[row0, totals] : warpTotal)
-        for (llvm::Value *&t : totals) t = b_.CreateSelect(takes, add(t, shuffleUp(t, delta * laneStride)), t);
-    }
-    // The exclusive lane prefix: the inclusive one of the lane before.
-    llvm::Value *notFirst = b_.CreateICmpNE(laneE, b_.getInt32(0));
-    for (auto &[row0, totals] : warpTotal)
-      for (int rep = 0; rep < reps; ++rep)
-        prefix[row0][rep] =
-            b_.CreateSelect(notFirst, shuffleUp(totals[rep], laneStride), zero);
+  // 2. Across lanes: after the step of bit m, `before` combines the lanes
+  // of this lane's group of 2m that come before it, and `total` the group.
+  std::map<int, std::vector<Prefix>> prefix;  // row -> per repetition
+  for (auto &[row0, totals] : total) prefix[row0].assign(reps, Prefix{});
+  for (int m = 1; m < lanes; m <<= 1) {
+    llvm::Value *late = b_.CreateICmpNE(b_.CreateAnd(lanePos, b_.getInt32(m)), b_.getInt32(0));
+    for (auto &[row0, totals] : total)
+      for (int rep = 0; rep < reps; ++rep) {
+        Vals &t = totals[rep];
+        Vals other(nc);
+        for (size_t i = 0; i < nc; ++i) other[i] = shuffleXor(t[i], m * laneStride);
+        Prefix &p = prefix[row0][rep];
+        // A late lane's group is the partner's, then its own.
+        Vals before = p.valid ? select(p.valid, combine(other, p.v), other) : other;
+        p.v = p.valid ? select(late, before, p.v) : select(late, before, t);
+        p.valid = p.valid ? b_.CreateOr(p.valid, late) : late;
+        t = combine(select(late, other, t), select(late, t, other));
+      }
   }
 
   // 3. Across warps and repetitions, through shared memory.
   if (warps > 1 || reps > 1) {
     const int groups = reps * warps;
-    const int64_t numRows = st.numElements() / st.shape[axis];
-    const int accBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(accTy));
-    useScratch(static_cast<int>(numRows * groups * accBytes));
-    llvm::Value *base = scratchBase();
-    llvm::Value *warpE = b_.CreateAnd(warpC, b_.getInt32(warps - 1));
-    // One writer per slot: the last lane of the group in the first copy of
-    // the warp, and the owner along the other dims.
-    llvm::Value *writer = ownsAlong(b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(lanes - 1)),
+    // One writer per slot: lane 0 along the axis in the first copy of the
+    // warp (every lane holds the warp's total), the owner along the other dims.
+    llvm::Value *writer = ownsAlong(b_.CreateAnd(b_.CreateICmpEQ(laneC, b_.getInt32(0)),
                                                  b_.CreateICmpULT(warpC, b_.getInt32(warps))),
                                     root, ra);
-    // Slot (row, rep, warp) = (rowLinear * reps + rep) * warps + warp; the
-    // row is the element's index over the dims other than the axis.
-    Regs vals;
-    std::vector<llvm::Value *> stores;
-    std::map<int, std::vector<llvm::Value *>> slotAddrs;  // row -> every group's slot
-    for (auto &[row0, totals] : warpTotal) {
+    // Slot (row, g) = rowLinear * groups + g, g = repPos * warps + warpPos in
+    // scan order; the row is the element's index over the dims but the axis.
+    std::vector<Vals> vals;
+    std::vector<llvm::Value *> stores, reads;
+    for (auto &[row0, totals] : total) {
       std::vector<llvm::Value *> idx = elementIndex(st, rm, row0);
       llvm::Value *lin = b_.getInt32(0);
       for (int d = 0; d < st.rank(); ++d)
         if (d != axis) lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(st.shape[d]))), idx[d]);
       llvm::Value *first = b_.CreateMul(lin, b_.getInt32(groups));
-      for (int g = 0; g < groups; ++g)
-        slotAddrs[row0].push_back(b_.CreateGEP(accTy, base, b_.CreateAdd(first, b_.getInt32(g))));
+      for (int g = 0; g < groups; ++g) reads.push_back(b_.CreateAdd(first, b_.getInt32(g)));
       for (int rep = 0; rep < reps; ++rep) {
+        const int repPos = reverse ? reps - 1 - rep : rep;
         vals.push_back(totals[rep]);
-        stores.push_back(b_.CreateGEP(accTy, base, b_.CreateAdd(first, b_.CreateAdd(b_.getInt32(rep * warps), warpE))));
+        stores.push_back(b_.CreateAdd(first, b_.CreateAdd(b_.getInt32(repPos * warps), warpPos)));
       }
     }
-    storeShared(vals, stores, writer, op.loc());
-    barrier(op.loc());
-    for (auto &[row0, addrs] : slotAddrs) {
-      Regs slot = loadShared(accTy, addrs, op.loc());
-      llvm::Value *running = nullptr;  // the totals of the repetitions before
+    const int64_t numRows = st.numElements() / st.shape[axis];
+    std::vector<Vals> slot = exchangeSlots(vals, stores, writer, numRows * groups, reads, loc);
+    size_t row = 0;
+    for (auto &[row0, prefixes] : prefix) {
+      // run[g]: the slots 0..g combined.
+      std::vector<Vals> run(groups);
+      for (int g = 0; g < groups; ++g) run[g] = g ? combine(run[g - 1], slot[row * groups + g]) : slot[row * groups];
       for (int rep = 0; rep < reps; ++rep) {
-        llvm::Value *carry = running;
-        for (int w = 0; w < warps; ++w) {
-          llvm::Value *v = slot[rep * warps + w];
-          if (w + 1 < warps) {  // the warps before this thread's own
-            llvm::Value *before = b_.CreateICmpULT(b_.getInt32(w), warpE);
-            llvm::Value *take = b_.CreateSelect(before, v, zero);
-            carry = carry ? add(carry, take) : take;
-          }
-          running = running ? add(running, v) : v;
+        const int repPos = reverse ? reps - 1 - rep : rep;
+        // The slots before (repPos, warpPos): run[repPos * warps + warpPos - 1].
+        Prefix carry;
+        carry.v = run[std::max(repPos * warps - 1, 0)];
+        for (int w = 1; w < warps; ++w)
+          carry.v = select(b_.CreateICmpEQ(warpPos, b_.getInt32(w)), run[repPos * warps + w - 1], carry.v);
+        if (repPos > 0) carry.valid = b_.getTrue();
+        else if (warps > 1) carry.valid = b_.CreateICmpNE(warpPos, b_.getInt32(0));
+        Prefix &p = prefixes[rep];
+        if (!carry.valid) continue;
+        if (!p.valid) {
+          p = carry;
+          continue;
         }
-        llvm::Value *&p = prefix[row0][rep];
-        if (carry) p = p ? add(carry, p) : carry;
+        Vals both = select(p.valid, combine(carry.v, p.v), carry.v);
+        p.v = select(carry.valid, both, p.v);
+        p.valid = b_.CreateOr(carry.valid, p.valid);
       }
+      ++row;
     }
-    barrier(op.loc());  // the buffer is reused by the next exchange
   }
 
-  // 4. Add the carries back.
-  Regs result(s.size());
-  for (auto &[row0, regsAlong] : rows)
-    for (int k = 0; k < rm.count(ra); ++k) {
-      llvm::Value *p = prefix[row0][k / per];
-      result[regsAlong[k]] = p ? add(p, s[regsAlong[k]]) : s[regsAlong[k]];
+  // 4. Combine the carries back.
+  std::vector<Regs> result(nc, Regs(rm.numRegisters()));
+  for (auto &[row0, along] : rows)
+    for (int k = 0; k < count; ++k) {
+      const int r = along[k];
+      Vals v = after(prefix[row0][k / per], s[r]);
+      for (size_t i = 0; i < nc; ++i) result[i][r] = v[i];
     }
   return result;
 }

@@ -25,6 +25,8 @@ set(TK_RUNTIME_TEST_SOURCES
   # Every atomic op, type, sem and scope through ptxas for sm_80 and sm_90.
   ${CMAKE_CURRENT_LIST_DIR}/runtime_atomics_ptxas_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_scan_test.cpp
+  # reduce and associative_scan with combine functions (tests/kernels/combine.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_combine_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp
   # The sim as a sanitizer: provenance of global accesses, the global race check (tests/kernels/sanitizer.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_sanitizer_test.cpp

@@ -361,7 +361,7 @@ TEST(Math, PtxasAcceptsSm80AndSm90) {
       {"asin_kernel", "", {}},
       {"cumprod_1d", "f32", {"mul.rn.f32"}},
       {"cumprod_1d", "i32", {"mul.lo.s32"}},
-      {"cumprod_tile", "", {"shfl.sync.up"}},
+      {"cumprod_tile", "", {"shfl.sync.bfly"}},
       {"xor_rows", "i32", {"xor.b32", "shfl.sync.bfly"}},
       {"xor_rows", "i64", {"xor.b64"}},
   };

@@ -247,7 +247,7 @@ TEST(Scan, PtxAssemblesWithPtxas) {
     tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
     for (const std::string &arch : opts.archs) {
       const std::string &ptx = b.ptx.at(arch);
-      EXPECT_NE(ptx.find("shfl.sync.up"), std::string::npos) << kernel << " " << arch;
+      EXPECT_NE(ptx.find("shfl.sync.bfly"), std::string::npos) << kernel << " " << arch;  // lanes scan by butterfly
       tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, arch, toolkit);
       ASSERT_TRUE(info.ran) << info.log;
       EXPECT_FALSE(info.cubin.empty()) << kernel << " " << arch;
