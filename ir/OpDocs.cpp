@@ -32,6 +32,10 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::Barrier: return "`barrier`";
     case OpKind::Scan:
       return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape; sum prod)";
+    case OpKind::Gather:
+      return "`%r = gather %src, %idx {axis = 1} : tile<64x16xf32>` (`%src`: `tile<64x128xf32>`, `%idx`: `tile<64x16xi32>`)";
+    case OpKind::Sort:
+      return "`%k, %i = sort %keys, %idx {axis = 1, descending = 1} : tile<4x128xf32>, tile<4x128xi32>` (the operands' types)";
     case OpKind::ReduceCombine:
       return "`%m, %i = reduce_combine %v, %idx ({ ^(%lv: f32, %li: i32, %rv: f32, %ri: i32): ... yield %cv, %ci }) "
              "{axis = 1} : tile<64xf32>, tile<64xi32>` (from `tile<64x128xf32>`, `tile<64x128xi32>`)";

@@ -32,6 +32,7 @@ void OpRules::check(const Op &op) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Trans:
     case OpKind::Reshape: case OpKind::Reduce: case OpKind::Scan: case OpKind::Dot: case OpKind::ConvertLayout:
+    case OpKind::Gather: case OpKind::Sort:
       return tileOp(op);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas: case OpKind::Print:
     case OpKind::Assert: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::AsyncWait:
@@ -199,6 +200,37 @@ void OpRules::tileOp(const Op &op) {
       if (rt->isTile() && rt->layout && src.layout &&
           !sameLayout(rt->layout, Layout::slice(static_cast<int>(axis), src.layout)))
         opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
+      return;
+    }
+    case OpKind::Gather: {
+      const Type &src = operandType(0), &idx = operandType(1);
+      if (!src.isTile() || !idx.isTile() || src.rank() != idx.rank())
+        return opError(op, "needs a tile and an index tile of the same rank, not " + src.str() + " and " + idx.str());
+      if (!idx.isInt() || idx.isBool() || idx.isPtr()) return opError(op, "the index must be a tile of integers, not " + idx.str());
+      checkAxis(op, "axis", 0, src.rank() - 1);
+      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
+      const int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+      for (int d = 0; d < src.rank(); ++d)
+        if (d != axis && src.shape[d] != idx.shape[d])
+          return opError(op, "the index must have the tile's size in every dim but the axis, not " + idx.str());
+      if (rt->shape != idx.shape || rt->elem != src.elem)
+        opError(op, "result must be " + Type{src.elem, idx.shape, nullptr}.str() + ", not " + rt->str());
+      return;
+    }
+    case OpKind::Sort: {
+      const Type &first = operandType(0);
+      for (size_t i = 0; i < op.numOperands(); ++i) {
+        const Type &t = operandType(i);
+        if (!t.isTile() || t.isPtr() || t.shape != first.shape)
+          return opError(op, "operands must be tiles of numbers of one shape, not " + t.str());
+        if (i >= op.numResults() || op.result(i)->type().shape != t.shape || op.result(i)->type().elem != t.elem)
+          return opError(op, "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type " + t.str());
+      }
+      if (op.numResults() != op.numOperands()) return opError(op, "needs one result per operand");
+      checkAxis(op, "axis", 0, first.rank() - 1);
+      if (op.hasAttr("descending") && op.attrs().at("descending") != Attr(int64_t{0}) &&
+          op.attrs().at("descending") != Attr(int64_t{1}))
+        opError(op, "'descending' must be 0 or 1");
       return;
     }
     case OpKind::Scan: {  // element as reduce's "sum" (prod too), keeping the shape and layout

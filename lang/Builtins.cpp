@@ -187,6 +187,7 @@ TV IRGen::genCall(const ast::Expr &e) {
       case BuiltinGroup::Reduce: return reduceCall(e);
       case BuiltinGroup::Scan: return scanCall(e);
       case BuiltinGroup::Combine: return combineCall(e);
+      case BuiltinGroup::Select: return selectCall(e);
       case BuiltinGroup::Dot: return dotCall(e);
       case BuiltinGroup::Atomic: return atomicCall(e);
       case BuiltinGroup::StaticAssert: return staticAssert(e);

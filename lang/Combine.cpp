@@ -8,7 +8,6 @@
 // reduce_combine / scan_combine op whose region is the fn inlined on
 // scalars; lowering inlines that region at every combining step.
 #include <algorithm>
-#include <array>
 
 #include "lang/IRGen.h"
 
@@ -33,37 +32,49 @@ bool inputTiles(const TV &input, std::vector<TV> &out) {
 
 }  // namespace
 
-// grammar (a call): ('reduce' | 'associative_scan') '(' input ',' axis ',' combine_fn [',' flag] ')'
-//                   (each argument positional or by name)
-TV IRGen::combineCall(const ast::Expr &e) {
-  const bool scan = e.text == "associative_scan";
-  const std::string flag = scan ? "reverse" : "keep_dims";
-  const std::string usage = e.text + "(input, axis, combine_fn, " + flag + ": false)";
-  const std::array<std::string, 4> names = {"input", "axis", "combine_fn", flag};
-  std::array<const ast::Expr *, 4> slot{};
+bool IRGen::namedArgs(const ast::Expr &e, const std::vector<std::string> &names, const std::string &usage,
+                      std::vector<const ast::Expr *> &slot) {
+  slot.assign(names.size(), nullptr);
   size_t next = 0;
+  bool named = false;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const std::string &n = e.argNames[i];
     size_t j = next;
+    if (n.empty() && named) {
+      error(e.args[i]->loc, "a positional argument cannot follow a named one");
+      return false;
+    }
+    named = named || !n.empty();
     if (n.empty()) {
       if (next == names.size()) {
         error(e.args[i]->loc, "too many arguments to " + quoted(e.text) + ": " + usage);
-        return invalid();
+        return false;
       }
       ++next;
     } else {
       j = std::find(names.begin(), names.end(), n) - names.begin();
       if (j == names.size()) {
         error(e.args[i]->loc, quoted(e.text) + " has no argument named " + quoted(n) + ": " + usage);
-        return invalid();
+        return false;
       }
     }
     if (slot[j]) {
       error(e.args[i]->loc, "argument " + quoted(names[j]) + " of " + quoted(e.text) + " given twice");
-      return invalid();
+      return false;
     }
     slot[j] = e.args[i].get();
   }
+  return true;
+}
+
+// grammar (a call): ('reduce' | 'associative_scan') '(' input ',' axis ',' combine_fn [',' flag] ')'
+//                   (each argument positional or by name)
+TV IRGen::combineCall(const ast::Expr &e) {
+  const bool scan = e.text == "associative_scan";
+  const std::string flag = scan ? "reverse" : "keep_dims";
+  const std::string usage = e.text + "(input, axis, combine_fn, " + flag + ": false)";
+  std::vector<const ast::Expr *> slot;
+  if (!namedArgs(e, {"input", "axis", "combine_fn", flag}, usage, slot)) return invalid();
   if (!slot[0] || !slot[2] || (scan && !slot[1])) {
     error(e.loc, quoted(e.text) + " needs " + (slot[0] ? "" : "a tile to combine, ") + (scan && !slot[1] ? "an axis, " : "") +
                      (slot[2] ? "" : "a combine_fn, ") + "as in " + usage);

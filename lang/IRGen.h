@@ -68,7 +68,7 @@ ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
 // How genCall generates a built-in of lang/BuiltinTable.def's TK_BUILTIN entries.
-enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Combine, Dot, Atomic, Debug, StaticAssert, StaticRange };
+enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Combine, Select, Dot, Atomic, Debug, StaticAssert, StaticRange };
 
 struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
@@ -288,6 +288,14 @@ class IRGen {
   TV scanCall(const ast::Expr &e);  // cumsum (Scans.cpp)
   std::optional<bool> constBool(const ast::Expr *e, const std::string &what);
   ir::Value *keepDims(ir::Value *v, std::vector<int> axes, const ast::Loc &loc);
+  // Arguments bound to `names` by position or name, each at most once;
+  // slot[i] is null where not given (Combine.cpp).
+  bool namedArgs(const ast::Expr &e, const std::vector<std::string> &names, const std::string &usage,
+                 std::vector<const ast::Expr *> &slot);
+  // gather flip sort topk interleave cat (Selection.cpp).
+  TV selectCall(const ast::Expr &e);
+  ir::Value *alongAxis(ir::Value *line, const std::vector<int64_t> &shape, int axis, const ast::Loc &loc);
+  std::optional<int> dimArg(const ast::Expr *e, int rank, const std::string &what);
   // reduce and associative_scan with a combine_fn (Combine.cpp).
   TV combineCall(const ast::Expr &e);
   bool combineRegion(const ast::Expr &at, const ast::Decl &fn, ir::Op *op);

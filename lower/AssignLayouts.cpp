@@ -336,8 +336,9 @@ class LayoutAssigner {
   LayoutRef operandLayoutOf(const Op &op, size_t i, const LayoutRef &result) {
     if (op.is(OpKind::Dot) && i < 2) return dotOperandLayout(op.operand(i));
     // reshape exchanges elements through shared memory (as convert_layout
-    // does): its operand keeps the layout it has.
-    if (op.is(OpKind::Reshape)) return dotOperandLayout(op.operand(i));
+    // does), and gather reads its source from there: they keep the layout
+    // they have.
+    if (op.is(OpKind::Reshape) || (op.is(OpKind::Gather) && i == 0)) return dotOperandLayout(op.operand(i));
     return operandLayout(op, i, result);
   }
 
@@ -380,10 +381,13 @@ class LayoutAssigner {
     }
   }
 
-  static bool isCombine(const Op &op) { return op.is(OpKind::ReduceCombine) || op.is(OpKind::ScanCombine); }
+  // reduce_combine, scan_combine and sort read their tiles together.
+  static bool isCombine(const Op &op) {
+    return op.is(OpKind::ReduceCombine) || op.is(OpKind::ScanCombine) || op.is(OpKind::Sort);
+  }
 
-  // reduce_combine and scan_combine read all their tiles in one layout: the
-  // first's natural one (else the default), chosen once.
+  // Such an op reads all its tiles in one layout: the first's natural one
+  // (else the default), chosen once.
   LayoutRef combineLayout(const Op &op) {
     LayoutRef &l = combineIn_[&op];
     if (!l) l = naturalLayout(op.operand(0));

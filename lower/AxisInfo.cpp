@@ -68,8 +68,8 @@ void AxisInfoAnalysis::visitBlock(const ir::Block &block) {
     if (op->is(ir::OpKind::For)) visitFor(*op);
     else if (op->is(ir::OpKind::If)) visitIf(*op);
     else if (op->is(ir::OpKind::While)) visitWhile(*op);
-    else if (op->is(ir::OpKind::ReduceCombine) || op->is(ir::OpKind::ScanCombine))
-      for (const ir::Value *r : op->results()) info_[r] = unknown(r->type());  // what a user's combine makes
+    else if (op->is(ir::OpKind::ReduceCombine) || op->is(ir::OpKind::ScanCombine) || op->is(ir::OpKind::Sort))
+      for (const ir::Value *r : op->results()) info_[r] = unknown(r->type());  // data-dependent
     else if (op->result()) info_[op->result()] = visit(*op);
   }
 }
@@ -230,7 +230,7 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       take("max_constancy", r.constancy, true);
       return r;
     }
-    case ir::OpKind::Reduce: return unknown(t);
+    case ir::OpKind::Reduce: case ir::OpKind::Gather: return unknown(t);
     case ir::OpKind::Add:
       if (!t.isInt()) return constancyOfOperands();
       return addLike(in(0), in(1), 1, false);

@@ -64,6 +64,14 @@ class FunctionLowering {
   // when `reverse` (the combine's left operand is what came before).
   std::vector<Regs> scanAlong(const ir::Type &st, const std::vector<Regs> &src, int axis, bool reverse,
                               const Combine &combine);
+  // LowerSort.cpp: sort (a bitonic network) and gather; readShared passes
+  // each component of a tile of type `t` through shared memory (row-major,
+  // its owners writing) and gives, for r < numRead, the element whose
+  // per-dim index is at(r).
+  std::vector<Regs> lowerSort(ir::Op &op);
+  Regs lowerGather(ir::Op &op);
+  std::vector<Regs> readShared(const ir::Type &t, const std::vector<Regs> &vals, int numRead,
+                               const std::function<std::vector<llvm::Value *>(int r)> &at, const ir::Location &loc);
   // LowerCombine.cpp: reduce_combine and scan_combine, their region inlined
   // at each step.
   std::vector<Regs> lowerCombineOp(ir::Op &op);

@@ -28,8 +28,9 @@ std::vector<Regs> FunctionLowering::lowerRegion(ir::Block &block) {
       case ir::OpKind::If: lowerIf(op); break;
       case ir::OpKind::While: lowerWhile(op); break;
       case ir::OpKind::ReduceCombine:
-      case ir::OpKind::ScanCombine: {
-        std::vector<Regs> results = lowerCombineOp(op);
+      case ir::OpKind::ScanCombine:
+      case ir::OpKind::Sort: {
+        std::vector<Regs> results = op.is(ir::OpKind::Sort) ? lowerSort(op) : lowerCombineOp(op);
         for (size_t i = 0; i < results.size(); ++i) values_[op.result(i)] = std::move(results[i]);
         break;
       }

@@ -321,7 +321,7 @@ class Canonicalizer {
     for (auto it = block.ops().begin(); it != block.ops().end();) {
       Op &op = **it;
       for (auto &region : op.regions()) changed |= runBlock(*region);
-      if (!op.result() || !op.hasTrait(OpTrait::Pure) || !op.regions().empty() || !wellFormed(op)) {
+      if (op.numResults() != 1 || !op.hasTrait(OpTrait::Pure) || !op.regions().empty() || !wellFormed(op)) {
         ++it;
         continue;
       }

@@ -83,7 +83,7 @@ class Cse {
     for (auto it = block.ops().begin(); it != block.ops().end();) {
       Op &op = **it;
       for (auto &region : op.regions()) changed_ |= run(*region, true);
-      if (!op.hasTrait(OpTrait::Pure) || !op.regions().empty() || !op.result()) {
+      if (!op.hasTrait(OpTrait::Pure) || !op.regions().empty() || op.numResults() != 1) {
         ++it;
         continue;
       }

@@ -27,6 +27,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_scan_test.cpp
   # reduce and associative_scan with combine functions (tests/kernels/combine.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_combine_test.cpp
+  # gather flip sort topk interleave cat (tests/kernels/selection.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_selection_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp
   # The sim as a sanitizer: provenance of global accesses, the global race check (tests/kernels/sanitizer.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_sanitizer_test.cpp
