@@ -14,6 +14,7 @@
 
 #include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
+#include "backend/sim/InstrumentOverflow.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Wgmma.h"
 #include "tk/gpu.h"
@@ -350,6 +351,8 @@ static void rtCpAsyncAt(void *dst, const void *src, int32_t bytes, int32_t srcBy
                         int32_t sharedSite) {
   cpAsyncIssue(dst, src, bytes, srcBytes, uint32_t(globalSite), uint32_t(sharedSite));
 }
+static void rtIndexI32(int32_t a, int32_t b, int32_t site) { checkIndexI32(a, b, uint32_t(site)); }
+static void rtIndexTrunc(int64_t v, int32_t site) { checkIndexTrunc(v, uint32_t(site)); }
 static void rtCpAsyncCommit() { cpAsyncCommit(); }
 static void rtCpAsyncWait(int32_t n) { cpAsyncWait(n); }
 static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
@@ -396,6 +399,8 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnSharedAccessMasked, reinterpret_cast<void *>(&rtSharedAccessMasked)},
       {kFnCpAsyncAt, reinterpret_cast<void *>(&rtCpAsyncAt)},
       {kFnCpAsyncCommit, reinterpret_cast<void *>(&rtCpAsyncCommit)},
+      {kFnIndexI32, reinterpret_cast<void *>(&rtIndexI32)},
+      {kFnIndexTrunc, reinterpret_cast<void *>(&rtIndexTrunc)},
       {kFnCpAsyncWait, reinterpret_cast<void *>(&rtCpAsyncWait)},
       {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
       {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},

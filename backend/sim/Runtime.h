@@ -234,6 +234,12 @@ void cpAsyncIssue(void *dst, const void *src, int32_t bytes, int32_t srcBytes, u
 void cpAsyncCommit();
 void cpAsyncWait(int32_t n);
 
+// sim:overflow's checks (IndexOverflow.cpp): the current thread computed
+// `a OP b` (OP the site's IndexOp) or truncated v to i32 on the way to an
+// address; a result i32 cannot hold fails the launch.
+void checkIndexI32(int32_t a, int32_t b, uint32_t site);
+void checkIndexTrunc(int64_t v, uint32_t site);
+
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);
 
