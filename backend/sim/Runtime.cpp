@@ -346,6 +346,12 @@ static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) {
   return checkedGlobalAccess(p, uint32_t(site), m);
 }
 static void *rtSharedAccessMasked(void *p, int32_t site, uint64_t m) { return sharedAccess(p, uint32_t(site), m); }
+static void *rtGlobalAccessRooted(void *p, int32_t site, void *root) {
+  return checkedGlobalAccess(p, uint32_t(site), ~uint64_t(0), uintptr_t(root));
+}
+static void *rtGlobalAccessMaskedRooted(void *p, int32_t site, uint64_t m, void *root) {
+  return checkedGlobalAccess(p, uint32_t(site), m, uintptr_t(root));
+}
 
 static void rtCpAsyncAt(void *dst, const void *src, int32_t bytes, int32_t srcBytes, int32_t globalSite,
                         int32_t sharedSite) {
@@ -397,6 +403,8 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},
       {kFnGlobalAccessMasked, reinterpret_cast<void *>(&rtGlobalAccessMasked)},
       {kFnSharedAccessMasked, reinterpret_cast<void *>(&rtSharedAccessMasked)},
+      {kFnGlobalAccessRooted, reinterpret_cast<void *>(&rtGlobalAccessRooted)},
+      {kFnGlobalAccessMaskedRooted, reinterpret_cast<void *>(&rtGlobalAccessMaskedRooted)},
       {kFnCpAsyncAt, reinterpret_cast<void *>(&rtCpAsyncAt)},
       {kFnCpAsyncCommit, reinterpret_cast<void *>(&rtCpAsyncCommit)},
       {kFnIndexI32, reinterpret_cast<void *>(&rtIndexI32)},

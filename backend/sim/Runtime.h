@@ -220,7 +220,8 @@ extern thread_local ThreadCtx *tlsThread;
 // The checked and counted global and shared accesses of the instrumented
 // code (p, or scratch memory for a bad access), for runtime parts that
 // access memory on a thread's behalf.
-void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask);
+// `root`: the pointer a rooted site's address derives from (Site::root), else 0.
+void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask, uintptr_t root = 0);
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
 
 // Fills l.siteBuffers from the sites' parameters and the launch's arguments

@@ -25,6 +25,10 @@ enum class SiteKind : uint8_t {
   IndexOverflow  // sim:overflow: an i32 add/sub/mul/shl or i64 -> i32 truncation whose result reaches an address
 };
 
+// Where the pointer a global access's address derives from comes from, when
+// it is not a kernel parameter (PointerProvenance.h).
+enum class SiteRoot : uint8_t { None, Integer, Loaded };
+
 // The integer operations the overflow check watches (InstrumentOverflow.h).
 enum class IndexOp : uint8_t { Add, Sub, Mul, Shl, Trunc };
 
@@ -41,11 +45,11 @@ struct Site {
   int32_t param = -1;
   std::string paramName = {};  // the LLVM argument's name (the .tk parameter's), or empty
   std::string kernel = {};     // the function holding the access
-  // Global accesses whose address derives from a pointer made from an
+  // Global accesses whose address derives from one pointer made from an
   // integer or loaded from memory (not a parameter): the hook is also given
   // that pointer, the root, and the access must stay in the allocation that
   // holds the root (docs/sim.md, "Provenance").
-  bool rooted = false;
+  SiteRoot root = SiteRoot::None;
   // IndexOverflow sites: the operation, and which access its result reaches
   // ("load at f.tk:7:13"), for the error.
   IndexOp indexOp = IndexOp::Add;

@@ -137,4 +137,28 @@ TEST(Sanitizer, RandomNumberKernelsRunCleanUnderOverflow) {
   }
 }
 
+// A pointer from a table of i64 addresses (vLLM's block tables): an index
+// 16 past its 16-element buffer lands in the next buffer, which the check
+// against all allocations accepted; now it is an error against the buffer
+// the address pointed into, naming the line.
+TEST(Sanitizer, AnIntegerMadePointerStaysInItsBuffer) {
+  auto dev = tk::Device::open("sim");
+  const std::string path = TK_SOURCE_DIR + "/tests/kernels/sanitizer.tk";
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(path, "table_gather"));
+  tk::Buffer a = dev->upload(std::vector<float>(16, 1.0f)), next = dev->upload(std::vector<float>(16, 2.0f));
+  tk::Buffer out = dev->upload(std::vector<float>(16, 0.0f));
+  tk::Buffer table = dev->upload(std::vector<int64_t>{int64_t(a.address())});
+  EXPECT_EQ(launchError(*dev, k, {1}, {table, out, int32_t(0)}), "");
+  EXPECT_EQ(dev->download<float>(out, 16), std::vector<float>(16, 1.0f));
+  const int64_t bytes = int64_t(next.address()) - int64_t(a.address());
+  const std::string m = launchError(*dev, k, {1}, {table, out, int32_t(bytes / 4)});
+  EXPECT_NE(m.find("kernel table_gather: out-of-bounds load of 4 bytes at"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":34:20), block (0,0,0), thread 0: byte offset " + std::to_string(bytes) +
+                   " from the integer-made pointer 0x"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("of its 64-byte buffer at"), std::string::npos) << m;
+  EXPECT_NE(m.find("; the address is inside another live allocation"), std::string::npos) << m;
+}
+
 }  // namespace
