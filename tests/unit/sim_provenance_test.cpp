@@ -267,5 +267,37 @@ TEST(SimProvenance, AnIntegerMadePointerStaysInItsAllocation) {
                    "; the address is inside another live allocation");
 }
 
+// A pointer loaded from memory (a `**f32` element) is a root too; when it
+// points into a parameter's buffer, the error says whose.
+TEST(SimProvenance, ALoadedPointerNamesTheParameterItPointsInto) {
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("through", {k.ptr(), k.ptr(), k.ptr(), k.i32()}, 16);
+  k.arg(0)->setName("ptrs");
+  k.arg(1)->setName("x");
+  k.arg(2)->setName("out");
+  Value *base = k.load(k.ptr(), k.arg(0), "ptrs.tk:4:16", 8);
+  Value *t = k.target().threadId(b);
+  Value *v = k.load(k.f32(), k.gep(k.f32(), base, b.CreateAdd(t, k.arg(3))), "ptrs.tk:5:13");
+  k.store(b.CreateFAdd(v, k.load(k.f32(), k.gep(k.f32(), k.arg(1), t), "ptrs.tk:6:13")), k.gep(k.f32(), k.arg(2), t),
+          "ptrs.tk:7:5");
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  EXPECT_EQ(prog->sites().sites[1].root, SiteRoot::Loaded);
+  Simulator sim(1);
+  Buffer<float> x(sim.memory(), 16), out(sim.memory(), 16);
+  Buffer<float *> ptrs(sim.memory(), 1);
+  ptrs[0] = x.p;
+  void *pp = ptrs.p, *px = x.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 16;
+  const int32_t inBounds = 0, past = 1;
+  EXPECT_EQ(launchError(sim, *prog, "through", cfg, {&pp, &px, &po, &inBounds}), "(no error)");
+  EXPECT_EQ(launchError(sim, *prog, "through", cfg, {&pp, &px, &po, &past}),
+            "kernel through: out-of-bounds load of 4 bytes at " + hex(x.p + 16) +
+                " (ptrs.tk:5:13), block (0,0,0), thread 15: byte offset 64 from the loaded pointer " + hex(x.p) +
+                " (into x's buffer), 0 bytes past the end of its 64-byte buffer at " + hex(x.p));
+}
+
 }  // namespace
 }  // namespace tk::sim::test
