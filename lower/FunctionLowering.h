@@ -169,6 +169,7 @@ class FunctionLowering {
  private:
   Regs lowerOp(ir::Op &op);
   Regs lowerElementwise(ir::Op &op);
+  void locateArithmetic(llvm::Value *result, const std::vector<llvm::Value *> &args, const ir::Location &loc);
   llvm::Value *scalarOp(ir::Op &op, const std::vector<llvm::Value *> &args);
   llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
   llvm::Value *mathScalar(MathFn f, const std::vector<llvm::Value *> &args);

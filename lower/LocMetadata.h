@@ -1,6 +1,7 @@
 // The metadata contract between the lowering and the sim, declared once:
 // `!tk.loc !{!"file:line:col"}` names the .tk position of a memory access,
 // barrier or warp-collective call (one MDString operand, ir::Location::str()),
+// and, for a Target that asks (locatesIntegerArithmetic), of integer arithmetic,
 // `!tk.shared !{}` marks a shared-memory access. The lowering writes both
 // (FunctionLowering::tagGlobal/tagShared), the sim's instrumentation reads
 // them (backend/sim/InstrumentMemory.cpp) to name lines in its diagnostics.

@@ -8,9 +8,11 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "lower/FunctionLowering.h"
+#include "lower/LocMetadata.h"
 
 namespace tk::lower {
 
@@ -200,8 +202,20 @@ Regs FunctionLowering::lowerElementwise(ir::Op &op) {
     std::vector<llvm::Value *> args;
     for (const Regs *in : ins) args.push_back((*in)[in->size() == 1 ? 0 : r]);
     out.push_back(scalarOp(op, args));
+    if (target_.locatesIntegerArithmetic()) locateArithmetic(out.back(), args, op.loc());
   }
   return out;
+}
+
+// Tags the integer instruction an elementwise op made with the op's line
+// (Target::locatesIntegerArithmetic). An operand passed through unchanged
+// (an axis hint, a cast to the same type) keeps the location it has.
+void FunctionLowering::locateArithmetic(llvm::Value *result, const std::vector<llvm::Value *> &args,
+                                        const ir::Location &loc) {
+  auto *inst = llvm::dyn_cast<llvm::Instruction>(result);
+  if (!inst || !inst->getType()->isIntOrIntVectorTy() || hasSourceLoc(*inst)) return;
+  if (std::find(args.begin(), args.end(), result) != args.end()) return;
+  setSourceLoc(*inst, loc.str());
 }
 
 // f16/bf16 operands are computed in f32 and rounded back.

@@ -284,6 +284,11 @@ class Target {
   // and the kernel's name. A GPU traps; the sim fails the launch.
   virtual void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file, int line,
                           int col, const std::string &function) const = 0;
+  // Whether integer arithmetic of elementwise ops carries its .tk location
+  // (`!tk.loc`, as memory accesses do): the sim's overflow check names the
+  // line of an index computation that wraps. A GPU has no use for it, so the
+  // NVPTX module stays as it was.
+  virtual bool locatesIntegerArithmetic() const { return false; }
 };
 
 }  // namespace tk::lower

@@ -60,7 +60,7 @@ DeviceOpener openerOf(const std::string &kind, const std::string &spec) {
     throw Error("device '" + spec +
                 "': the sim is not linked into this program (link tk::sim, or tk::compiler, "
                 "which brings it)");
-  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, cuda or cuda:N");
+  throw Error("unknown device '" + spec + "': expected sim, sim:racecheck, sim:overflow, cuda or cuda:N");
 }
 }  // namespace
 

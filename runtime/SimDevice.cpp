@@ -85,7 +85,7 @@ std::vector<SiteStats> siteStats(const sim::SiteTable &table, const std::vector<
 
 class SimDevice final : public DeviceImpl {
  public:
-  explicit SimDevice(unsigned workers) : sim_(workers) {}
+  SimDevice(unsigned workers, bool overflowCheck) : sim_(workers) { program_.overflowCheck = overflowCheck; }
   std::string kind() const override { return "sim"; }
   DeviceProperties properties() const override {
     DeviceProperties p;
@@ -94,7 +94,8 @@ class SimDevice final : public DeviceImpl {
     return p;
   }
   std::string name() const override {
-    return "tk sim (" + std::to_string(sim_.workers()) + " workers" + (raceCheck_ ? ", race check" : "") + ")";
+    return "tk sim (" + std::to_string(sim_.workers()) + " workers" + (raceCheck_ ? ", race check" : "") +
+           (program_.overflowCheck ? ", overflow check" : "") + ")";
   }
   void setRaceCheck(bool on) override { raceCheck_ = on; }
   void setPrintSink(std::function<void(const std::string &)> sink) override { printSink_ = std::move(sink); }
@@ -143,7 +144,7 @@ class SimDevice final : public DeviceImpl {
     } catch (const std::logic_error &e) {  // not tk's (a map's at()): a bug as well
       throw InternalError(context + e.what());
     }
-    std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx));
+    std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx), program_);
     return p;
   }
 
@@ -189,23 +190,28 @@ class SimDevice final : public DeviceImpl {
  private:
   sim::Simulator sim_;
   bool raceCheck_ = false;
+  // Fixed when the device opens: the overflow check is compiled into each
+  // kernel the device loads (sim:overflow), where the race check is a launch flag.
+  sim::ProgramOptions program_;
   std::function<void(const std::string &)> printSink_;  // empty: stdout
 };
 
 }  // namespace
 
 namespace {
-// "sim[:OPTION[,OPTION...]]", each OPTION `racecheck` or `workers=N` (N in
-// 1..1024; the default is one worker per core).
+// "sim[:OPTION[,OPTION...]]", each OPTION `racecheck`, `overflow` or
+// `workers=N` (N in 1..1024; the default is one worker per core).
 std::unique_ptr<DeviceImpl> openSim(const std::string &options) {
-  bool raceCheck = false;
+  bool raceCheck = false, overflow = false;
   unsigned workers = 0;
-  const std::string usage = "expected sim[:OPTION,...] with OPTION racecheck or workers=N (N in 1..1024)";
+  const std::string usage = "expected sim[:OPTION,...] with OPTION racecheck, overflow or workers=N (N in 1..1024)";
   for (size_t start = 0; !options.empty() && start <= options.size();) {
     const size_t comma = options.find(',', start);
     const std::string o = options.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (o == "racecheck") {
       raceCheck = true;
+    } else if (o == "overflow") {
+      overflow = true;
     } else if (o.rfind("workers=", 0) == 0) {
       const std::string n = o.substr(8);
       char *end = nullptr;
@@ -218,7 +224,7 @@ std::unique_ptr<DeviceImpl> openSim(const std::string &options) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  auto d = std::make_unique<SimDevice>(workers);
+  auto d = std::make_unique<SimDevice>(workers, overflow);
   d->setRaceCheck(raceCheck);
   return d;
 }

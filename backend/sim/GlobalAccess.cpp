@@ -1,8 +1,9 @@
 // The checked global access every instrumented load, store, atomic and
 // cp.async makes (checkedGlobalAccess): alignment, bounds — against the
 // buffer of the kernel argument the address derives from when the site
-// knows it (Site::param, PointerProvenance.h), else against every live
-// allocation — and the counters. A bad access is reported once per launch
+// knows it (Site::param, PointerProvenance.h), or against the allocation
+// holding the root pointer it derives from (Site::root), else against every
+// live allocation — and the counters. A bad access is reported once per launch
 // and redirected to scratch, so the kernel goes on without touching it.
 #include <algorithm>
 #include <bit>
@@ -60,6 +61,34 @@ std::string paramLabel(const Site &s) {
   return s.paramName.empty() ? "parameter " + std::to_string(s.param) : s.paramName;
 }
 
+// The parameter whose buffer starts at `begin` ("x"), or "".
+std::string bufferOwner(const LaunchCtx &l, uintptr_t begin) {
+  const std::vector<Site> &sites = l.program->sites.sites;
+  for (size_t i = 0; i < sites.size(); ++i)
+    if (l.siteBuffers[i].begin == begin && sites[i].param >= 0) return paramLabel(sites[i]);
+  return "";
+}
+
+// What offsets in an error are from: the parameter, or the root pointer
+// ("the integer-made pointer 0x..., in y's buffer" when a parameter's
+// buffer holds it).
+std::string bufferLabel(const LaunchCtx &l, const Site &s, const ParamBuffer &pb) {
+  if (s.root == SiteRoot::None) return paramLabel(s);
+  std::string label = std::string(s.root == SiteRoot::Loaded ? "the loaded pointer " : "the integer-made pointer ") +
+                      hexAddress(pb.arg);
+  const std::string owner = bufferOwner(l, pb.begin);
+  return owner.empty() ? label : label + " (into " + owner + "'s buffer)";
+}
+
+// The buffer of a rooted site: the live allocation that holds the root, with
+// offsets from the root; none when no live allocation holds it (the
+// fallback then says what the address is).
+ParamBuffer rootBuffer(const std::vector<Memory::Range> &live, uintptr_t root, size_t &hint) {
+  const ptrdiff_t r = findRange(live, root, root + 1, hint);
+  if (r < 0) return ParamBuffer{};
+  return ParamBuffer{live[size_t(r)].begin, live[size_t(r)].end, root};
+}
+
 // Why [lo, hi) is outside the buffer of the argument the site's address
 // derives from: the byte offset from the argument, how far past an end it
 // is, and whose memory it would have touched (another buffer silently, on a
@@ -73,7 +102,7 @@ std::string outsideParamBuffer(const LaunchCtx &l, const Site &s, const ParamBuf
     how = bytesOf(lo - pb.end) + " past the end";
   else
     how = "runs " + bytesOf(hi - pb.end) + " past the end";
-  std::string text = ": byte offset " + std::to_string(offset) + " from " + paramLabel(s) + ", " + how + " of its " +
+  std::string text = ": byte offset " + std::to_string(offset) + " from " + bufferLabel(l, s, pb) + ", " + how + " of its " +
                      std::to_string(pb.end - pb.begin) + "-byte buffer at " + hexAddress(pb.begin);
   if (containing(l.memory.live, lo) >= 0) {
     // Inside another live buffer: name it by a parameter whose buffer it is.
@@ -190,7 +219,7 @@ void bindSiteBuffers(LaunchCtx &l) {
   }
 }
 
-void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask) {
+void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask, uintptr_t root) {
   ThreadCtx *t = tlsThread;
   BlockCtx *b = t->block;
   LaunchCtx *l = b->launch;
@@ -210,9 +239,9 @@ void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask) {
   }
   // With a known argument buffer the check is two compares (cheaper than the
   // fallback's search); without, any live allocation will do.
-  const ParamBuffer &pb = l->siteBuffers[siteId];
   size_t &hint = b->worker->memoryHint;
   const std::vector<Memory::Range> &live = l->memory.live;
+  const ParamBuffer pb = s.root == SiteRoot::None ? l->siteBuffers[siteId] : rootBuffer(live, root, hint);
   auto inside = [&](uintptr_t from, uintptr_t to) {
     return pb.begin ? pb.begin <= from && to <= pb.end : findRange(live, from, to, hint) >= 0;
   };

@@ -5,6 +5,10 @@
 // and can redirect a bad one to scratch memory instead of faulting.
 #include "backend/sim/InstrumentMemory.h"
 
+#include <map>
+#include <memory>
+
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -23,6 +27,7 @@ namespace {
 
 struct Hooks {
   FunctionCallee global, shared, globalMasked, sharedMasked, barrierAt;
+  FunctionCallee globalRooted, globalMaskedRooted;  // with the root pointer as a last argument
 };
 
 // The hooks touch only the runtime's own state: declaring that lets the
@@ -78,13 +83,24 @@ bool alwaysLocated(const Instruction &i) {
 }
 
 // Records which kernel parameter a global access's address comes from
-// (PointerProvenance.h), so the runtime checks it against that buffer.
-void traceParam(Site &s, const Instruction &i, const Value *address) {
+// (PointerProvenance.h), so the runtime checks it against that buffer; or,
+// failing that, the root pointer it comes from, which the hook is then
+// given. Returns the root, or null. A root that does not dominate the
+// access (a phi's incoming value from one path only) cannot be passed: the
+// site stays untraced.
+Value *traceSource(Site &s, Instruction &i, const Value *address, DominatorTree &dom) {
   const Function *f = i.getFunction();
-  s.param = pointerParam(address, f);
-  if (s.param < 0) return;
-  s.paramName = f->getArg(unsigned(s.param))->getName().str();
-  s.kernel = f->getName().str();
+  const Provenance p = pointerProvenance(address, f);
+  s.param = p.param;
+  if (p.param >= 0) {
+    s.paramName = f->getArg(unsigned(s.param))->getName().str();
+    s.kernel = f->getName().str();
+    return nullptr;
+  }
+  auto *root = const_cast<Instruction *>(dyn_cast_or_null<Instruction>(p.root));
+  if (!root || !dom.dominates(root, &i)) return nullptr;
+  s.root = p.rootLoaded ? SiteRoot::Loaded : SiteRoot::Integer;
+  return root;
 }
 
 // Packs an <N x i1> lane mask (N <= 64) into an i64 bit set.
@@ -109,6 +125,16 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
     h.shared = declareHook(m, kFnSharedAccess, ptr, {ptr, i32});
     h.globalMasked = declareHook(m, kFnGlobalAccessMasked, ptr, {ptr, i32, i64});
     h.sharedMasked = declareHook(m, kFnSharedAccessMasked, ptr, {ptr, i32, i64});
+    h.globalRooted = declareHook(m, kFnGlobalAccessRooted, ptr, {ptr, i32, ptr});
+    h.globalMaskedRooted = declareHook(m, kFnGlobalAccessMaskedRooted, ptr, {ptr, i32, i64, ptr});
+  };
+  // Dominator trees for placing root pointers, one per function, built once
+  // (the rewrites below add calls, never blocks).
+  std::map<Function *, std::unique_ptr<DominatorTree>> doms;
+  auto domOf = [&](Function *f) -> DominatorTree & {
+    std::unique_ptr<DominatorTree> &d = doms[f];
+    if (!d) d = std::make_unique<DominatorTree>(*f);
+    return *d;
   };
 
   unsigned before = unsigned(sites.sites.size());
@@ -132,9 +158,10 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
       checkAddressSpace(*i, i->getOperand(op));
       declare();
       Site s{kindOf(store, atomic), uint32_t(dl.getTypeStoreSize(accessed)), locOf(*i)};
-      if (!shared) traceParam(s, *i, i->getOperand(op));
+      Value *root = shared ? nullptr : traceSource(s, *i, i->getOperand(op), domOf(i->getFunction()));
       uint32_t id = sites.add(std::move(s));
-      Value *q = b.CreateCall(shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
+      Value *q = root ? b.CreateCall(h.globalRooted, {i->getOperand(op), b.getInt32(id), root})
+                      : b.CreateCall(shared ? h.shared : h.global, {i->getOperand(op), b.getInt32(id)});
       i->setOperand(op, q);
     };
 
@@ -160,10 +187,12 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         Site s{kindOf(store, false), uint32_t(dl.getTypeStoreSize(vt)), locOf(*i)};
         s.masked = true;
         s.elemBytes = uint32_t(dl.getTypeStoreSize(vt->getElementType()));
-        if (!shared) traceParam(s, *i, call->getArgOperand(ptrOp));
+        Value *root = shared ? nullptr : traceSource(s, *i, call->getArgOperand(ptrOp), domOf(i->getFunction()));
         uint32_t id = sites.add(std::move(s));
-        Value *q = b.CreateCall(shared ? h.sharedMasked : h.globalMasked,
-                                {call->getArgOperand(ptrOp), b.getInt32(id), maskBits(b, call->getArgOperand(maskOp))});
+        Value *mask = maskBits(b, call->getArgOperand(maskOp));
+        Value *q = root ? b.CreateCall(h.globalMaskedRooted, {call->getArgOperand(ptrOp), b.getInt32(id), mask, root})
+                        : b.CreateCall(shared ? h.sharedMasked : h.globalMasked,
+                                       {call->getArgOperand(ptrOp), b.getInt32(id), mask});
         call->setArgOperand(ptrOp, q);
       } else if (callee && callee->getName() == kFnBarrier) {
         // A located barrier: the runtime can name its line when threads diverge.
@@ -186,7 +215,9 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
         Site global{SiteKind::GlobalLoad, bytes, locOf(*i)};
         global.masked = true;
         global.elemBytes = 1;
-        traceParam(global, *i, call->getArgOperand(1));
+        // A cp.async from a root pointer keeps the fallback check: its hook
+        // has no root argument (docs/sim.md, "Provenance").
+        if (traceSource(global, *i, call->getArgOperand(1), domOf(i->getFunction()))) global.root = SiteRoot::None;
         uint32_t g = sites.add(std::move(global));
         uint32_t sh = sites.add(Site{SiteKind::SharedStore, bytes, locOf(*i)});
         FunctionCallee atCallee = m.getOrInsertFunction(

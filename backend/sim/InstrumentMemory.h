@@ -16,6 +16,8 @@ namespace tk::sim {
 //   ptr __tk_sim_shared_access(ptr p, i32 site)
 //   ptr __tk_sim_global_access_masked(ptr p, i32 site, i64 laneMask)   (llvm.masked.load/store)
 //   ptr __tk_sim_shared_access_masked(ptr p, i32 site, i64 laneMask)
+//   ptr __tk_sim_global_access_rooted(ptr p, i32 site, ptr root)   (an address from a root pointer, Site::root)
+//   ptr __tk_sim_global_access_masked_rooted(ptr p, i32 site, i64 laneMask, ptr root)
 //   void __tk_sim_barrier_at(i32 site)             (a barrier call that carries !tk.loc)
 //   i32 __tk_sim_shfl_xor_i32_at(i32 v, i32 mask, i32 site), and _f32_at   (a shuffle call that carries !tk.loc)
 //   i32 __tk_sim_shfl_up_i32_at(i32 v, i32 delta, i32 site), and _f32_at
@@ -25,6 +27,8 @@ inline constexpr const char *kFnGlobalAccess = "__tk_sim_global_access";
 inline constexpr const char *kFnSharedAccess = "__tk_sim_shared_access";
 inline constexpr const char *kFnGlobalAccessMasked = "__tk_sim_global_access_masked";
 inline constexpr const char *kFnSharedAccessMasked = "__tk_sim_shared_access_masked";
+inline constexpr const char *kFnGlobalAccessRooted = "__tk_sim_global_access_rooted";
+inline constexpr const char *kFnGlobalAccessMaskedRooted = "__tk_sim_global_access_masked_rooted";
 inline constexpr const char *kFnBarrierAt = "__tk_sim_barrier_at";
 inline constexpr const char *kFnShflI32At = "__tk_sim_shfl_xor_i32_at";
 inline constexpr const char *kFnShflF32At = "__tk_sim_shfl_xor_f32_at";

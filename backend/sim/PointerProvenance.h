@@ -1,6 +1,7 @@
-// pointerParam: which kernel parameter a global access's address derives
-// from, found statically in the LLVM IR, so the runtime can check the access
-// against that parameter's buffer and not merely against any live allocation
+// pointerProvenance: where a global access's address comes from, found
+// statically in the LLVM IR — a kernel parameter, or one pointer made from
+// an integer or loaded from memory — so the runtime can check the access
+// against that buffer and not merely against any live allocation
 // (docs/sim.md, "Provenance").
 #pragma once
 
@@ -10,13 +11,27 @@ class Value;
 
 namespace tk::sim {
 
-// The index of the parameter of the access's kernel that `address` (a pointer
-// or a vector of pointers) is derived from through GEPs, casts, selects, phis
-// and vector element moves; -1 when it cannot be traced to exactly one
-// parameter (a pointer loaded from memory, made from an integer, returned by
-// a call, or merging two parameters), in which case the runtime falls back to
-// checking the access against every live allocation. `kernel` is the function
-// holding the access; its arguments are the launch's arguments.
-int pointerParam(const llvm::Value *address, const llvm::Value *kernel);
+struct Provenance {
+  // The index of the parameter of the access's kernel the address derives
+  // from, or -1.
+  int param = -1;
+  // Else, when the address derives from exactly one pointer made from an
+  // integer (`inttoptr`, whose integer holds no traceable pointer) or loaded
+  // from memory: that instruction. The runtime then checks the access
+  // against the allocation holding the root's value.
+  const llvm::Value *root = nullptr;
+  bool rootLoaded = false;  // the root is a load (else an inttoptr)
+};
+
+// The source of `address` (a pointer or a vector of pointers), traced back
+// through GEPs, casts, selects, phis and vector element moves, and through
+// inttoptr into integer pointer arithmetic (add, sub, phi, select) down to a
+// ptrtoint. Neither param nor root when the sources disagree (a select or
+// phi of two different parameters or roots), or one of them is a call's
+// result, a global, null, or a vector of loaded or integer-made pointers:
+// the runtime falls back to checking against every live allocation.
+// `kernel` is the function holding the access; its arguments are the
+// launch's arguments.
+Provenance pointerProvenance(const llvm::Value *address, const llvm::Value *kernel);
 
 }  // namespace tk::sim

@@ -13,6 +13,7 @@
 
 #include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
+#include "backend/sim/InstrumentOverflow.h"
 #include "backend/sim/ProgramImpl.h"
 #include "backend/sim/Runtime.h"
 #include "backend/sim/SimTarget.h"
@@ -81,7 +82,7 @@ void optimize(Module &m, TargetMachine &tm) {
 // Everything Program::compile does before the JIT: checks, kernel discovery
 // into `impl`, instrumentation, trampolines, O2 and the block counters. Returns
 // the host machine builder the module was optimised for.
-orc::JITTargetMachineBuilder prepareForJit(Module *m, Program::Impl &impl) {
+orc::JITTargetMachineBuilder prepareForJit(Module *m, Program::Impl &impl, const ProgramOptions &options) {
   const HostTarget &host = hostTarget();
 
   const std::string &triple = m->getTargetTriple();
@@ -111,6 +112,9 @@ orc::JITTargetMachineBuilder prepareForJit(Module *m, Program::Impl &impl) {
   }
   if (kernels.empty()) throw SimError("sim: module " + m->getName().str() + " has no kernel (SimTarget::markKernel)");
 
+  // Before the memory instrumentation, which hides addresses behind its
+  // hooks, and before O2, which folds the index math it follows.
+  if (options.overflowCheck) instrumentIndexOverflow(*m, impl.sites);
   instrumentMemoryAccesses(*m, impl.sites);
   for (Function *f : kernels) {
     addTrampoline(*m, *f);
@@ -139,22 +143,24 @@ orc::JITTargetMachineBuilder prepareForJit(Module *m, Program::Impl &impl) {
 
 }  // namespace
 
-std::string Program::optimizedIR(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx) {
+std::string Program::optimizedIR(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx,
+                                 const ProgramOptions &options) {
   if (!m || !ctx) throw SimError("sim: Program::optimizedIR needs a module and its context");
   Impl scratch;
-  prepareForJit(m.get(), scratch);
+  prepareForJit(m.get(), scratch, options);
   std::string text;
   raw_string_ostream os(text);
   m->print(os, nullptr);
   return os.str();
 }
 
-std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx) {
+std::unique_ptr<Program> Program::compile(std::unique_ptr<Module> m, std::unique_ptr<LLVMContext> ctx,
+                                          const ProgramOptions &options) {
   if (!m || !ctx) throw SimError("sim: Program::compile needs a module and its context");
   if (&m->getContext() != ctx.get()) throw SimError("sim: Program::compile: the module belongs to another context");
   std::unique_ptr<Program> prog(new Program());
   Impl &impl = *prog->impl_;
-  orc::JITTargetMachineBuilder jtmb = prepareForJit(m.get(), impl);
+  orc::JITTargetMachineBuilder jtmb = prepareForJit(m.get(), impl, options);
 
   impl.jit = orThrow(orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating the JIT");
   // Link errors (an unresolved symbol) reach the session's reporter, not the

@@ -14,6 +14,7 @@
 
 #include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
+#include "backend/sim/InstrumentOverflow.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Wgmma.h"
 #include "tk/gpu.h"
@@ -345,11 +346,19 @@ static void *rtGlobalAccessMasked(void *p, int32_t site, uint64_t m) {
   return checkedGlobalAccess(p, uint32_t(site), m);
 }
 static void *rtSharedAccessMasked(void *p, int32_t site, uint64_t m) { return sharedAccess(p, uint32_t(site), m); }
+static void *rtGlobalAccessRooted(void *p, int32_t site, void *root) {
+  return checkedGlobalAccess(p, uint32_t(site), ~uint64_t(0), uintptr_t(root));
+}
+static void *rtGlobalAccessMaskedRooted(void *p, int32_t site, uint64_t m, void *root) {
+  return checkedGlobalAccess(p, uint32_t(site), m, uintptr_t(root));
+}
 
 static void rtCpAsyncAt(void *dst, const void *src, int32_t bytes, int32_t srcBytes, int32_t globalSite,
                         int32_t sharedSite) {
   cpAsyncIssue(dst, src, bytes, srcBytes, uint32_t(globalSite), uint32_t(sharedSite));
 }
+static void rtIndexI32(int32_t a, int32_t b, int32_t site) { checkIndexI32(a, b, uint32_t(site)); }
+static void rtIndexTrunc(int64_t v, int32_t site) { checkIndexTrunc(v, uint32_t(site)); }
 static void rtCpAsyncCommit() { cpAsyncCommit(); }
 static void rtCpAsyncWait(int32_t n) { cpAsyncWait(n); }
 static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
@@ -394,8 +403,12 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnSharedAccess, reinterpret_cast<void *>(&rtSharedAccess)},
       {kFnGlobalAccessMasked, reinterpret_cast<void *>(&rtGlobalAccessMasked)},
       {kFnSharedAccessMasked, reinterpret_cast<void *>(&rtSharedAccessMasked)},
+      {kFnGlobalAccessRooted, reinterpret_cast<void *>(&rtGlobalAccessRooted)},
+      {kFnGlobalAccessMaskedRooted, reinterpret_cast<void *>(&rtGlobalAccessMaskedRooted)},
       {kFnCpAsyncAt, reinterpret_cast<void *>(&rtCpAsyncAt)},
       {kFnCpAsyncCommit, reinterpret_cast<void *>(&rtCpAsyncCommit)},
+      {kFnIndexI32, reinterpret_cast<void *>(&rtIndexI32)},
+      {kFnIndexTrunc, reinterpret_cast<void *>(&rtIndexTrunc)},
       {kFnCpAsyncWait, reinterpret_cast<void *>(&rtCpAsyncWait)},
       {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
       {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},

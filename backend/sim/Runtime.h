@@ -220,7 +220,8 @@ extern thread_local ThreadCtx *tlsThread;
 // The checked and counted global and shared accesses of the instrumented
 // code (p, or scratch memory for a bad access), for runtime parts that
 // access memory on a thread's behalf.
-void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask);
+// `root`: the pointer a rooted site's address derives from (Site::root), else 0.
+void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask, uintptr_t root = 0);
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
 
 // Fills l.siteBuffers from the sites' parameters and the launch's arguments
@@ -233,6 +234,12 @@ void cpAsyncIssue(void *dst, const void *src, int32_t bytes, int32_t srcBytes, u
                   uint32_t sharedSite);
 void cpAsyncCommit();
 void cpAsyncWait(int32_t n);
+
+// sim:overflow's checks (IndexOverflow.cpp): the current thread computed
+// `a OP b` (OP the site's IndexOp) or truncated v to i32 on the way to an
+// address; a result i32 cannot hold fails the launch.
+void checkIndexI32(int32_t a, int32_t b, uint32_t site);
+void checkIndexTrunc(int64_t v, uint32_t site);
 
 // Suspends the current fiber and returns to its block scheduler.
 void yieldToScheduler(ThreadCtx *t);

@@ -102,6 +102,7 @@ class SimTarget : public lower::Target {
   llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
+  bool locatesIntegerArithmetic() const override { return true; }  // for sim:overflow (InstrumentOverflow.h)
   // The offset from the block's shared base: the sim's shared window starts
   // at address 0, as a GPU's dynamic shared memory does.
   llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;

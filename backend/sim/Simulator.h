@@ -146,6 +146,14 @@ class Memory {
   size_t quarantineBytes_ = 0, liveBytes_ = 0, peakBytes_ = 0;
 };
 
+// Checks compiled into a Program beyond the memory checks every program has.
+struct ProgramOptions {
+  // sim:overflow: report the first i32 add, sub, mul or shl (or i64 -> i32
+  // truncation) that wraps on its way into a global address (docs/sim.md,
+  // "Index overflow"). Off, the code has no trace of it.
+  bool overflowCheck = false;
+};
+
 // One JIT-compiled module (ORC LLJIT) holding one or more kernels.
 class Program {
  public:
@@ -153,11 +161,13 @@ class Program {
   // O2 pipeline, makes each basic block count its runs and JIT-compiles.
   // Kernels are the functions SimTarget::markKernel marked. Throws SimError
   // when the module is invalid or was not lowered for sim.
-  static std::unique_ptr<Program> compile(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
+  static std::unique_ptr<Program> compile(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                          const ProgramOptions &options = {});
   // The text of the module as compile would JIT it (instrumented, with its
   // trampolines, after O2 and the block counters): `tkc compile --emit
   // sim-llvm-opt`. Throws SimError as compile does.
-  static std::string optimizedIR(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
+  static std::string optimizedIR(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                 const ProgramOptions &options = {});
   ~Program();
 
   bool hasKernel(const std::string &name) const;

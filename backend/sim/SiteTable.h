@@ -21,8 +21,16 @@ enum class SiteKind : uint8_t {
   Shuffle,
   Ldmatrix,  // a warp's shared-memory read of 8 x 16 bytes per matrix, checked and counted by the runtime
   Mma,
-  Wgmma  // a warpgroup's shared-memory read of its operands, 16 bytes per core-matrix row
+  Wgmma,  // a warpgroup's shared-memory read of its operands, 16 bytes per core-matrix row
+  IndexOverflow  // sim:overflow: an i32 add/sub/mul/shl or i64 -> i32 truncation whose result reaches an address
 };
+
+// Where the pointer a global access's address derives from comes from, when
+// it is not a kernel parameter (PointerProvenance.h).
+enum class SiteRoot : uint8_t { None, Integer, Loaded };
+
+// The integer operations the overflow check watches (InstrumentOverflow.h).
+enum class IndexOp : uint8_t { Add, Sub, Mul, Shl, Trunc };
 
 struct Site {
   SiteKind kind;
@@ -37,6 +45,15 @@ struct Site {
   int32_t param = -1;
   std::string paramName = {};  // the LLVM argument's name (the .tk parameter's), or empty
   std::string kernel = {};     // the function holding the access
+  // Global accesses whose address derives from one pointer made from an
+  // integer or loaded from memory (not a parameter): the hook is also given
+  // that pointer, the root, and the access must stay in the allocation that
+  // holds the root (docs/sim.md, "Provenance").
+  SiteRoot root = SiteRoot::None;
+  // IndexOverflow sites: the operation, and which access its result reaches
+  // ("load at f.tk:7:13"), for the error.
+  IndexOp indexOp = IndexOp::Add;
+  std::string reaches = {};
 
   bool isShared() const {
     return kind == SiteKind::SharedLoad || kind == SiteKind::SharedStore || kind == SiteKind::SharedAtomic;

@@ -35,7 +35,8 @@ typedef struct tk_dim3 {
 } tk_dim3;
 
 /* spec: NULL or "" for the default device (a GPU, else the sim when linked),
- * or "sim", "cuda", "cuda:N". */
+ * or "sim", "cuda", "cuda:N"; the sim takes options as tk::Device::open
+ * does ("sim:racecheck,overflow,workers=2"). */
 int tk_device_open(const char *spec, tk_device **device, const char **error);
 void tk_device_close(tk_device *device); /* buffers may outlive it */
 

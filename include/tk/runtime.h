@@ -262,8 +262,10 @@ class Device {
   // TK_DEVICE=sim[:OPTIONS]|cuda|cuda:N overrides.
   static std::unique_ptr<Device> open();
   // "sim", "sim:racecheck" (the sim with its race check on: shared memory,
-  // and global memory within a block), "sim:workers=N" (N worker threads;
-  // options combine: "sim:racecheck,workers=2"), "cuda", "cuda:N"; "" is
+  // and global memory within a block), "sim:overflow" (the sim reports an
+  // i32 index computation that wraps before it reaches an address),
+  // "sim:workers=N" (N worker threads; options combine:
+  // "sim:racecheck,overflow,workers=2"), "cuda", "cuda:N"; "" is
   // open()'s choice. Throws tk::Error when the device cannot be opened.
   static std::unique_ptr<Device> open(const std::string &spec);
   // The same with options: Device::open("sim", {.workers = 2}); an empty

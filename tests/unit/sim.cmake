@@ -1,10 +1,11 @@
 # tk sim: memory, JIT, launch, collectives, counters, errors, conversions, race check,
-# instruction counts, sampled launches, tensor-core instructions (ldmatrix, mma), cp.async.
+# index overflow (sim:overflow), instruction counts, sampled launches, tensor-core instructions (ldmatrix, mma), cp.async.
 tk_add_unit_test(sim_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_error_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_provenance_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_overflow_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_numeric_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_instrument_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_race_test.cpp

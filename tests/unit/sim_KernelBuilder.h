@@ -81,7 +81,12 @@ class KernelBuilder {
     tk::lower::setSourceLoc(*i, loc);
   }
 
-  std::unique_ptr<Program> compile() { return Program::compile(std::move(m_), std::move(ctx_)); }
+  std::unique_ptr<Program> compile(const ProgramOptions &options = {}) {
+    return Program::compile(std::move(m_), std::move(ctx_), options);
+  }
+  std::string optimizedIR(const ProgramOptions &options = {}) {
+    return Program::optimizedIR(std::move(m_), std::move(ctx_), options);
+  }
 
  private:
   SimTarget target_;

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include "backend/sim/InstrumentMemory.h"
 #include "tests/unit/sim_KernelBuilder.h"
@@ -22,8 +24,9 @@ std::string hex(const void *p) {
   return buf;
 }
 
-// What instrumentMemoryAccesses records of each global site's parameter.
-std::vector<int> traced(const char *ir) {
+// What instrumentMemoryAccesses records of each site's source: the
+// parameter's index, "int" or "loaded" for a root pointer, "-" for none.
+std::vector<std::string> traced(const char *ir) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic err;
   auto m = llvm::parseAssemblyString(ir, err, ctx);
@@ -31,9 +34,16 @@ std::vector<int> traced(const char *ir) {
   if (!m) return {};
   SiteTable sites;
   instrumentMemoryAccesses(*m, sites);
-  std::vector<int> params;
-  for (const Site &s : sites.sites) params.push_back(s.param);
-  return params;
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  EXPECT_FALSE(llvm::verifyModule(*m, &os)) << broken;
+  std::vector<std::string> sources;
+  for (const Site &s : sites.sites)
+    sources.push_back(s.param >= 0                      ? std::to_string(s.param)
+                      : s.root == SiteRoot::Integer ? "int"
+                      : s.root == SiteRoot::Loaded  ? "loaded"
+                                                    : "-");
+  return sources;
 }
 
 TEST(SimProvenance, TracesGepsSplatsPhisAndSelectsToOneParameter) {
@@ -71,9 +81,48 @@ done:
 !1 = !{}
 )";
   // x; y through a splat and a vector GEP; x through a loop phi; x through a
-  // select of two x pointers; unknown for x-or-y, a loaded pointer, an
-  // integer-made one; a shared access is never traced.
-  EXPECT_EQ(traced(ir), (std::vector<int>{0, 1, 0, 0, -1, -1, -1, -1}));
+  // select of two x pointers; unknown for x-or-y; the loaded pointer is its
+  // own root; x again through ptrtoint and inttoptr; a shared access is never
+  // traced.
+  EXPECT_EQ(traced(ir), (std::vector<std::string>{"0", "1", "0", "0", "-", "loaded", "0", "-"}));
+}
+
+// Pointers made from integers: an address from an i64 loaded from a table
+// (vLLM's block tables, Triton's grouped GEMM) is checked against the
+// allocation the integer points into; integer arithmetic on a parameter's
+// address stays that parameter's; a merge of two roots, or a root that does
+// not dominate the access, is not traced.
+TEST(SimProvenance, TracesIntegerMadePointersToTheirRoot) {
+  const char *ir = R"(
+define void @k(ptr %x, ptr %table, i64 %off, i1 %c) {
+entry:
+  %slot = getelementptr i64, ptr %table, i64 %off
+  %addr = load i64, ptr %slot, !tk.loc !0
+  %base = inttoptr i64 %addr to ptr
+  %p = getelementptr float, ptr %base, i64 %off
+  %l0 = load float, ptr %p, !tk.loc !0
+  %xi = ptrtoint ptr %x to i64
+  %bytes = shl i64 %off, 2
+  %xoff = add i64 %xi, %bytes
+  %xp = inttoptr i64 %xoff to ptr
+  %l1 = load float, ptr %xp, !tk.loc !0
+  %other = inttoptr i64 %off to ptr
+  %either = select i1 %c, ptr %base, ptr %other
+  %l2 = load float, ptr %either, !tk.loc !0
+  br i1 %c, label %then, label %join
+then:
+  %late = inttoptr i64 %addr to ptr
+  br label %join
+join:
+  %maybe = phi ptr [ %late, %then ], [ poison, %entry ]
+  %l3 = load float, ptr %maybe, !tk.loc !0
+  ret void
+}
+!0 = !{!"p.tk:1:1"}
+)";
+  // The table load itself (table), the integer-made pointer, x through
+  // integer arithmetic, a merge of two roots, a root from one path only.
+  EXPECT_EQ(traced(ir), (std::vector<std::string>{"1", "int", "0", "-", "-"}));
 }
 
 // out[i] = x[i + off] + y[i]: `off` comes from the launch, so a test can aim
@@ -168,6 +217,86 @@ TEST(SimProvenance, AnUntracedAddressFallsBackToAnyLiveAllocation) {
   EXPECT_EQ(launchError(sim, *prog, "either", cfg, {&px, &py, &po, &useY}), "(no error)");
   std::string m = launchError(sim, *prog, "either", cfg, {&px, &py, &po, &useX});
   EXPECT_NE(m.find("thread 8: 0 bytes past the end of a 32-byte allocation at " + hex(x.p)), std::string::npos) << m;
+}
+
+// gather(table, out, off): out[t] = base[t + off] for 16 threads, base the
+// i64 address in table[0] made a pointer, as a block table's entry is.
+std::unique_ptr<Program> tableKernel() {
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("gather", {k.ptr(), k.ptr(), k.i32()}, 16);
+  k.arg(0)->setName("table");
+  k.arg(1)->setName("out");
+  Value *address = k.load(b.getInt64Ty(), k.arg(0), "table.tk:4:16", 8);
+  Value *base = b.CreateIntToPtr(address, k.ptr());
+  Value *t = k.target().threadId(b);
+  Value *v = k.load(k.f32(), k.gep(k.f32(), base, b.CreateAdd(t, k.arg(2))), "table.tk:5:13");
+  k.store(v, k.gep(k.f32(), k.arg(1), t), "table.tk:6:5");
+  b.CreateRetVoid();
+  return k.compile();
+}
+
+// A pointer read from a table as an i64 and run 16 elements past its
+// 16-element buffer lands in the next buffer: inside a live allocation, so
+// the check against all allocations saw nothing. Checked against the
+// allocation that held the pointer when it was made, it is an error.
+TEST(SimProvenance, AnIntegerMadePointerStaysInItsAllocation) {
+  auto prog = tableKernel();
+  EXPECT_EQ(prog->sites().sites[1].root, SiteRoot::Integer);
+  Simulator sim(1);
+  Buffer<float> a(sim.memory(), 16), next(sim.memory(), 64), out(sim.memory(), 16);
+  Buffer<int64_t> table(sim.memory(), 1);
+  // Aim at `next` whichever side of `a` it lies: 16 elements past a's end,
+  // or a's start moved so that 16 past its end is next's first element.
+  const bool above = next.p > a.p;
+  float *start = above ? a.p : next.p;
+  const int64_t gap = (reinterpret_cast<char *>(above ? next.p : a.p) - reinterpret_cast<char *>(start)) / 4;
+  table[0] = int64_t(reinterpret_cast<uintptr_t>(start));
+  void *pt = table.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 16;
+  const int32_t inBounds = 0;
+  EXPECT_EQ(launchError(sim, *prog, "gather", cfg, {&pt, &po, &inBounds}), "(no error)");
+  const int32_t past = int32_t(gap);
+  const std::string m = launchError(sim, *prog, "gather", cfg, {&pt, &po, &past});
+  const int64_t size = above ? 64 : 256;
+  EXPECT_EQ(m, "kernel gather: out-of-bounds load of 4 bytes at " + hex(start + gap) +
+                   " (table.tk:5:13), block (0,0,0), thread 0: byte offset " + std::to_string(4 * gap) +
+                   " from the integer-made pointer " + hex(start) + ", " + std::to_string(4 * gap - size) +
+                   " bytes past the end of its " + std::to_string(size) + "-byte buffer at " + hex(start) +
+                   "; the address is inside another live allocation");
+}
+
+// A pointer loaded from memory (a `**f32` element) is a root too; when it
+// points into a parameter's buffer, the error says whose.
+TEST(SimProvenance, ALoadedPointerNamesTheParameterItPointsInto) {
+  KernelBuilder k;
+  auto &b = k.b();
+  k.kernel("through", {k.ptr(), k.ptr(), k.ptr(), k.i32()}, 16);
+  k.arg(0)->setName("ptrs");
+  k.arg(1)->setName("x");
+  k.arg(2)->setName("out");
+  Value *base = k.load(k.ptr(), k.arg(0), "ptrs.tk:4:16", 8);
+  Value *t = k.target().threadId(b);
+  Value *v = k.load(k.f32(), k.gep(k.f32(), base, b.CreateAdd(t, k.arg(3))), "ptrs.tk:5:13");
+  k.store(b.CreateFAdd(v, k.load(k.f32(), k.gep(k.f32(), k.arg(1), t), "ptrs.tk:6:13")), k.gep(k.f32(), k.arg(2), t),
+          "ptrs.tk:7:5");
+  b.CreateRetVoid();
+  auto prog = k.compile();
+  EXPECT_EQ(prog->sites().sites[1].root, SiteRoot::Loaded);
+  Simulator sim(1);
+  Buffer<float> x(sim.memory(), 16), out(sim.memory(), 16);
+  Buffer<float *> ptrs(sim.memory(), 1);
+  ptrs[0] = x.p;
+  void *pp = ptrs.p, *px = x.p, *po = out.p;
+  LaunchConfig cfg;
+  cfg.blockThreads = 16;
+  const int32_t inBounds = 0, past = 1;
+  EXPECT_EQ(launchError(sim, *prog, "through", cfg, {&pp, &px, &po, &inBounds}), "(no error)");
+  EXPECT_EQ(launchError(sim, *prog, "through", cfg, {&pp, &px, &po, &past}),
+            "kernel through: out-of-bounds load of 4 bytes at " + hex(x.p + 16) +
+                " (ptrs.tk:5:13), block (0,0,0), thread 15: byte offset 64 from the loaded pointer " + hex(x.p) +
+                " (into x's buffer), 0 bytes past the end of its 64-byte buffer at " + hex(x.p));
 }
 
 }  // namespace

@@ -522,4 +522,61 @@ TEST(TkcNewcomer, TransposeF16) {
     for (int n = 0; n < N; ++n) ASSERT_EQ(y[size_t(n) * M + m], x[size_t(m) * N + n]) << m << ", " << n;
 }
 
+// ---- names from outside ----------------------------------------------------------
+
+// A .tk file whose name holds newlines, a quote and a backslash (issue 23):
+// the launchers carry the name escaped in strings and with '?' for control
+// characters in comments, so no line of them is the text after a newline,
+// and they compile; --depfile refuses the name and writes nothing. ('/' is
+// the one character a file name cannot hold, so `*/` cannot end a comment.)
+TEST(TkcCompile, AFileNameWithANewlineInjectsNothing) {
+  TempDir dir;
+  const std::string name = "evil\n#error injected\n\"q\\.tk";
+  writeBytes(dir / name, readBytes(kSourceDir + "tests/kernels/sanitizer.tk"));
+  std::string out;
+  // Through sh: inside '...' every character but ' is itself.
+  ASSERT_EQ(tkc("compile '" + name + "' -k rows --emit cpp -o gen --no-cubin", out, dir / ""), 0) << out;
+  for (const char *file : {"gen.h", "gen.cpp", "gen_c.h"}) {
+    const std::string text = readBytes(dir / file);
+    EXPECT_EQ(text.find("\n#error injected"), std::string::npos) << file;
+    EXPECT_NE(text.find("from evil?#error injected?\"q\\.tk: do not edit"), std::string::npos) << file;
+  }
+  const std::string syntax = std::string(TK_CXX) + " -fsyntax-only -std=c++20 -I'" + kSourceDir + "include' '" +
+                             dir / "gen.cpp" + "' 2>&1";
+  EXPECT_EQ(std::system(syntax.c_str()), 0) << syntax;
+  EXPECT_EQ(tkc("compile '" + name + "' -k rows -o x.ptx --depfile x.d", out, dir / ""), 1);
+  EXPECT_EQ(out,
+            "tkc: error: --depfile: cannot write the path \"evil\\012#error injected\\012\\\"q\\\\.tk\" in a depfile (it "
+            "holds a line break)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.d"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.ptx"));
+}
+
+// --device takes the sim's options (sim:racecheck, sim:overflow,
+// workers=N) in tkc run and tkc report as in tk::Device::open.
+TEST(TkcRun, DeviceOptionsReachTheSim) {
+  const std::string rows = kSourceDir + "tests/kernels/sanitizer.tk -k rows --grid 3 --arg x=f32[32]:rand " +
+                           "--arg out=f32[32]:zeros --arg stride=1073741824 --arg n=32";
+  std::string out;
+  EXPECT_EQ(tkc("run " + rows + " --device sim:overflow,workers=1", out), 1);
+  EXPECT_NE(out.find("tkc: error: kernel rows: i32 overflow in an index (" + kSourceDir +
+                     "tests/kernels/sanitizer.tk:16:30), block (2,0,0), thread 0: 2 * 1073741824"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(tkc("report " + rows + " --device sim:overflow", out), 1);
+  EXPECT_NE(out.find("i32 overflow in an index"), std::string::npos) << out;
+  const std::string gelu = kElementwise + " -k gelu --grid 'cdiv(n, BLOCK)' --arg x=f32[100]:rand --arg n=100 " +
+                           "--arg out=f32[100]:zeros";
+  ASSERT_EQ(tkc("run " + gelu + " --device sim:racecheck,overflow --workers 1", out), 0) << out;
+  EXPECT_NE(out.find("device   tk sim (1 workers, race check, overflow check)"), std::string::npos) << out;
+  EXPECT_EQ(tkc("run " + gelu + " --device sim:fast", out), 1);
+  EXPECT_NE(out.find("unknown device 'sim:fast': 'fast': expected sim[:OPTION,...] with OPTION racecheck, overflow"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(tkc("run " + gelu + " --device gpu", out), 1);
+  EXPECT_NE(out.find("expected sim[:OPTIONS] or cuda[:N], not 'gpu'"), std::string::npos) << out;
+  EXPECT_EQ(tkc("report " + gelu + " --device cuda", out), 1);
+  EXPECT_NE(out.find("the report runs on the sim: sim[:OPTIONS]"), std::string::npos) << out;
+}
+
 }  // namespace

@@ -1,6 +1,8 @@
 // Makefile depfiles with every path escaped (see Depfile.h).
 #include "Depfile.h"
 
+#include "CppNames.h"
+
 #include "tk/error.h"
 
 namespace tkc {
@@ -10,7 +12,8 @@ std::string escape(const std::string &path) {
   std::string out;
   for (char c : path) {
     if (c == '\n' || c == '\r' || c == '\\')
-      throw tk::Error("--depfile: cannot write the path '" + path + "' in a depfile (it holds a " +
+      // The path as a C string literal: its line breaks must not break the message.
+      throw tk::Error("--depfile: cannot write the path " + cppString(path) + " in a depfile (it holds a " +
                       (c == '\\' ? "backslash" : "line break") + ")");
     if (c == '$') out += "$$";
     else if (c == ' ' || c == '\t' || c == '#' || c == ':' || c == '*' || c == '?' || c == '[') out += std::string("\\") + c;

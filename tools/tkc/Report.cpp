@@ -29,6 +29,7 @@ struct ReportOptions {
   std::vector<std::string> args, defines, assume, importPaths;
   int numWarps = 4, numStages = 3;
   unsigned workers = 0;
+  std::string device = "sim";  // sim[:OPTIONS]: the report runs on the sim, with its checks if asked
   uint64_t seed = LaunchSpec::kDefaultSeed, idealBytes = 0;
   bool noSpecialize = false;
 };
@@ -239,7 +240,7 @@ int runReport(const ReportOptions &o) {
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   // The report always runs on the sim: its counters are the measurement.
-  std::unique_ptr<tk::Device> dev = tk::Device::open("sim", {.workers = o.workers});
+  std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;
@@ -312,6 +313,12 @@ std::function<int()> addReportCommand(CLI::App &app) {
       ->allow_extra_args(false);
   c->add_option("--gpu", o->gpu, "the model's GPU: h100 or a100 (any case)")->default_val("h100");
   c->add_option("--workers", o->workers, "the sim's worker threads (default: one per core)")->check(CLI::Range(1, 1024));
+  c->add_option("--device", o->device, "sim[:OPTIONS] (sim:racecheck, sim:overflow; default sim)")
+      ->check(
+          [](const std::string &d) {
+            return d == "sim" || d.rfind("sim:", 0) == 0 ? std::string() : "the report runs on the sim: sim[:OPTIONS]";
+          },
+          "sim[:OPTIONS]");
   c->add_option("--arch", o->arch,
                 "ptxas's arch, which the sim runs too (sm_90a: dot on wgmma; default: the GPU's, sm_90 for H100, "
                 "sm_80 for A100)")

@@ -136,8 +136,16 @@ std::function<int()> addRunCommand(CLI::App &app) {
   run->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   addImportPathOption(*run, o->importPaths);
   run->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
-  run->add_option("--device", o->device, "sim or cuda (default: a CUDA GPU if there is one, else the sim)")
-      ->check(CLI::IsMember({"sim", "cuda"}));
+  run->add_option("--device", o->device,
+                  "sim[:OPTIONS] (sim:racecheck, sim:overflow, sim:workers=N) or cuda[:N] (default: a CUDA GPU if "
+                  "there is one, else the sim)")
+      ->check(
+          [](const std::string &d) {
+            for (const char *kind : {"sim", "cuda"})
+              if (d == kind || d.rfind(std::string(kind) + ":", 0) == 0) return std::string();
+            return "expected sim[:OPTIONS] or cuda[:N], not '" + d + "'";
+          },
+          "sim[:OPTIONS]|cuda[:N]");
   run->add_option("--workers", o->workers, "the sim's worker threads (default: one per core)")
       ->check(CLI::Range(1, 1024));
   run->add_option("--seed", o->seed, "seed of the rand/randn fills")->default_val(LaunchSpec::kDefaultSeed);

@@ -136,7 +136,7 @@ std::function<int()> addTuneCommand(CLI::App &app) {
   c->add_option("--num-warps", o->numWarps, "num_warps of a --config that names none")->default_val(4);
   c->add_flag("--no-specialize", o->noSpecialize,
               "tune the general variants: do not specialise on integer arguments equal to 1 or divisible by 16");
-  c->add_option("--device", o->device, "sim or cuda[:N] (default: a GPU if there is one, else the sim)");
+  c->add_option("--device", o->device, "sim[:OPTIONS] or cuda[:N] (default: a GPU if there is one, else the sim)");
   c->add_option("--seed", o->seed, "seed of rand/randn buffers");
   c->add_option("--config", o->configs, "a config 'C=V,C=V,num_warps=N,num_stages=S' (repeatable; replaces the file's space)");
   c->add_option("--key", o->keys, "a scalar argument whose value selects the tuning entry (repeatable)");
