@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "lower/AxisInfo.h"
+#include "lower/LayoutRules.h"
 #include "lower/Layouts.h"
 
 namespace tk::lower {
@@ -24,30 +25,6 @@ using ir::Value;
 bool isAnchor(const Op &op) {
   return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas) ||
          op.is(OpKind::AsyncCopy);
-}
-
-// The layout a tile gets when nothing asks for one: row-major, as many
-// elements per thread as 16 bytes hold but no more than it takes to give
-// every thread an element.
-LayoutRef defaultLayout(const ir::Type &t, int numWarps) {
-  std::vector<int> order;
-  for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
-  const int64_t threads = int64_t(numWarps) * kWarpSize;
-  // A pointer tile takes the layout its accesses want: by its pointee's size.
-  const int64_t eltBytes = t.isPtr() ? t.elem.pointee().bytes() : t.elem.bytes();
-  const int vec =
-      static_cast<int>(std::max<int64_t>(1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
-  return defaultBlockedLayout(t.shape, numWarps, vec, order);
-}
-
-// The layout operand `i` of `op` must have for the op to produce `result`.
-LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
-  if (!op.operand(i)->type().isTile()) return nullptr;
-  if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
-  // trans moves no data: its operand holds the same registers in the
-  // permuted layout.
-  if (op.is(OpKind::Trans)) return permutedLayout(result, ir::transOrder(op));
-  return result;
 }
 
 class LayoutAssigner {
@@ -390,8 +367,10 @@ class LayoutAssigner {
   // (else the default), chosen once.
   LayoutRef combineLayout(const Op &op) {
     LayoutRef &l = combineIn_[&op];
-    if (!l) l = naturalLayout(op.operand(0));
+    if (l) return l;
+    l = naturalLayout(op.operand(0));
     if (!l) l = defaultLayout(op.operand(0)->type());
+    if (!op.is(OpKind::ReduceCombine)) l = alongOneRun(l, op.operand(0)->type().shape, static_cast<int>(op.intAttr("axis")));
     return l;
   }
 
@@ -602,30 +581,6 @@ class LayoutAssigner {
 };
 
 }  // namespace
-
-// Whether some reduction along dim 1 of a 2-D tile reads (through up to 8
-// ops, and what loops and ifs yield) the result of a dot: softmax over a
-// row of scores.
-static bool reducesDotRows(ir::Function &fn) {
-  std::function<bool(const Value *, int)> fromDot = [&](const Value *v, int depth) {
-    const Op *def = v->definingOp();
-    if (!def || depth > 8) return false;
-    if (def->is(OpKind::Dot)) return true;
-    for (const Value *o : def->operands())
-      if (o->type().isTile() && fromDot(o, depth + 1)) return true;
-    // A loop's or if's results: what its regions yield.
-    for (const auto &region : def->regions())
-      if (!region->ops().empty())
-        for (const Value *o : region->ops().back()->operands())
-          if (o->type().isTile() && fromDot(o, depth + 1)) return true;
-    return false;
-  };
-  for (Op *op : fn.walk())
-    if (op->is(OpKind::Reduce) && op->intAttr("axis") == 1 && op->operand(0)->type().rank() == 2 &&
-        fromDot(op->operand(0), 0))
-      return true;
-  return false;
-}
 
 bool assignLayouts(ir::Function &fn) {
   // Rows whole in each warp keep such a reduction inside the warp (flash

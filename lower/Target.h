@@ -109,9 +109,6 @@ class Target {
   // Butterfly shuffle across the full warp: the value of lane (lane ^ laneMask).
   // `v` is i32 or f32.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const = 0;
-  // Shuffle up across the full warp: the value of lane (lane - delta), or the
-  // lane's own value where that is below lane 0. `v` is i32 or f32.
-  virtual llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const = 0;
   // Base pointer of the block's dynamic shared memory (in sharedAddressSpace()).
   virtual llvm::Value *sharedBase(llvm::IRBuilderBase &b) const = 0;
 

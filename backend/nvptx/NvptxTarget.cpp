@@ -113,13 +113,6 @@ Value *NvptxTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
                      "shuffleXor");
 }
 
-// Clamp value 0: a lane below `delta` keeps its own value.
-Value *NvptxTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
-  if (delta < 0 || delta > kWarpSize - 1)
-    throw tk::InternalError("NvptxTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0.." + std::to_string(kWarpSize - 1));
-  return shuffleSync(b, v, Intrinsic::nvvm_shfl_sync_up_i32, Intrinsic::nvvm_shfl_sync_up_f32, delta, 0, "shuffleUp");
-}
-
 Value *NvptxTarget::sharedBase(IRBuilderBase &b) const {
   Module *m = b.GetInsertBlock()->getModule();
   if (GlobalVariable *g = m->getGlobalVariable(kSharedName)) return g;

@@ -28,7 +28,6 @@ class NvptxTarget : public lower::Target {
 
   void barrier(llvm::IRBuilderBase &b) const override;
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
-  llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
   // Predicated inline PTX, as Triton emits: `@p ld.global[.nc][.vN].bW` with
   // the outputs preset to `other`, and `@p st.global[.vN].bW`. Elements of

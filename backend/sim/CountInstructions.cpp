@@ -60,8 +60,8 @@ StringRef libmBase(StringRef name, bool (*known)(StringRef)) {
 // shfl.sync, ldmatrix, mma.sync, the wgmma family and its fences), one each. The others (ids, the shared base,
 // the memory hooks, print and assert) are the sim's plumbing and cost nothing.
 bool isCollective(StringRef name) {
-  for (const char *c : {kFnBarrier, kFnBarrierAt, kFnShflI32, kFnShflF32, kFnShflUpI32, kFnShflUpF32, kFnShflI32At,
-                        kFnShflF32At, kFnShflUpI32At, kFnShflUpF32At, kFnLdmatrix, kFnLdmatrixAt, kFnMma, kFnMmaAt, kFnWgmma, kFnWgmmaAt, kFnWgmmaWait, kFnWgmmaFence,
+  for (const char *c : {kFnBarrier, kFnBarrierAt, kFnShflI32, kFnShflF32, kFnShflI32At,
+                        kFnShflF32At, kFnLdmatrix, kFnLdmatrixAt, kFnMma, kFnMmaAt, kFnWgmma, kFnWgmmaAt, kFnWgmmaWait, kFnWgmmaFence,
                         kFnWgmmaCommit, kFnFenceProxyAsync})
     if (name == c) return true;
   return false;

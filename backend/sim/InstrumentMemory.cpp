@@ -64,7 +64,6 @@ struct Located {
 const Located *locatedCollective(StringRef name) {
   static const std::pair<const char *, Located> table[] = {
       {kFnShflI32, {kFnShflI32At, SiteKind::Shuffle, 0}},     {kFnShflF32, {kFnShflF32At, SiteKind::Shuffle, 0}},
-      {kFnShflUpI32, {kFnShflUpI32At, SiteKind::Shuffle, 0}}, {kFnShflUpF32, {kFnShflUpF32At, SiteKind::Shuffle, 0}},
       {kFnLdmatrix, {kFnLdmatrixAt, SiteKind::Ldmatrix, 16}}, {kFnMma, {kFnMmaAt, SiteKind::Mma, 0}},
       {kFnWgmma, {kFnWgmmaAt, SiteKind::Wgmma, 16}}};
   for (const auto &[plain, at] : table)

@@ -20,7 +20,6 @@ namespace tk::sim {
 //   ptr __tk_sim_global_access_masked_rooted(ptr p, i32 site, i64 laneMask, ptr root)
 //   void __tk_sim_barrier_at(i32 site)             (a barrier call that carries !tk.loc)
 //   i32 __tk_sim_shfl_xor_i32_at(i32 v, i32 mask, i32 site), and _f32_at   (a shuffle call that carries !tk.loc)
-//   i32 __tk_sim_shfl_up_i32_at(i32 v, i32 delta, i32 site), and _f32_at
 //   <4 x i32> __tk_sim_ldmatrix_at(ptr row, i32 num, i32 trans, i32 site)   (every ldmatrix call)
 //   <4 x float> __tk_sim_mma_at(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 bf16, i32 site)   (every mma call)
 inline constexpr const char *kFnGlobalAccess = "__tk_sim_global_access";
@@ -32,8 +31,6 @@ inline constexpr const char *kFnGlobalAccessMaskedRooted = "__tk_sim_global_acce
 inline constexpr const char *kFnBarrierAt = "__tk_sim_barrier_at";
 inline constexpr const char *kFnShflI32At = "__tk_sim_shfl_xor_i32_at";
 inline constexpr const char *kFnShflF32At = "__tk_sim_shfl_xor_f32_at";
-inline constexpr const char *kFnShflUpI32At = "__tk_sim_shfl_up_i32_at";
-inline constexpr const char *kFnShflUpF32At = "__tk_sim_shfl_up_f32_at";
 inline constexpr const char *kFnLdmatrixAt = "__tk_sim_ldmatrix_at";
 inline constexpr const char *kFnMmaAt = "__tk_sim_mma_at";
 inline constexpr const char *kFnWgmmaAt = "__tk_sim_wgmma_at";  // (i64, i64, ptr, i32, i32, i32 site): every wgmma call

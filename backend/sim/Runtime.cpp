@@ -179,12 +179,11 @@ void atWarpCollective(ThreadCtx *t, WarpOp op, uint32_t site) {
   yieldToScheduler(t);
 }
 
-// `up`: read lane (lane - laneMask) instead of (lane ^ laneMask).
-uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site, bool up = false) {
+// The value of lane (lane ^ laneMask).
+uint32_t shuffle(uint32_t v, uint32_t laneMask, uint32_t site) {
   ThreadCtx *t = tlsThread;
   t->shflIn = v;
   t->shflMask = laneMask & (kWarpSize - 1);
-  t->shflUp = up;
   atWarpCollective(t, WarpOp::Shuffle, site);
   return t->shflOut;
 }
@@ -293,18 +292,6 @@ static int32_t rtShflI32At(int32_t v, int32_t mask, int32_t site) {
 static float rtShflF32At(float v, int32_t mask, int32_t site) {
   return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(mask), uint32_t(site)));
 }
-static int32_t rtShflUpI32(int32_t v, int32_t delta) {
-  return int32_t(shuffle(uint32_t(v), uint32_t(delta), ~0u, true));
-}
-static float rtShflUpF32(float v, int32_t delta) {
-  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(delta), ~0u, true));
-}
-static int32_t rtShflUpI32At(int32_t v, int32_t delta, int32_t site) {
-  return int32_t(shuffle(uint32_t(v), uint32_t(delta), uint32_t(site), true));
-}
-static float rtShflUpF32At(float v, int32_t delta, int32_t site) {
-  return std::bit_cast<float>(shuffle(std::bit_cast<uint32_t>(v), uint32_t(delta), uint32_t(site), true));
-}
 static Regs4 rtLdmatrixAt(void *row, int32_t num, int32_t trans, int32_t site) {
   return ldmatrix(row, num, trans, uint32_t(site));
 }
@@ -381,10 +368,6 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnShflF32, reinterpret_cast<void *>(&rtShflF32)},
       {kFnShflI32At, reinterpret_cast<void *>(&rtShflI32At)},
       {kFnShflF32At, reinterpret_cast<void *>(&rtShflF32At)},
-      {kFnShflUpI32, reinterpret_cast<void *>(&rtShflUpI32)},
-      {kFnShflUpF32, reinterpret_cast<void *>(&rtShflUpF32)},
-      {kFnShflUpI32At, reinterpret_cast<void *>(&rtShflUpI32At)},
-      {kFnShflUpF32At, reinterpret_cast<void *>(&rtShflUpF32At)},
       {kFnLdmatrixAt, reinterpret_cast<void *>(&rtLdmatrixAt)},
       {kFnMmaAt, reinterpret_cast<void *>(&rtMmaAt)},
       {kFnWgmma, reinterpret_cast<void *>(&rtWgmma)},

@@ -114,7 +114,6 @@ struct ThreadCtx {
   WarpOp warpOp = WarpOp::Shuffle;  // the warp collective waited at (wait == Wait::Warp)
   uint32_t warpSite = ~0u;          // its site, when located (ldmatrix and mma always are)
   uint32_t shflIn = 0, shflMask = 0, shflOut = 0;
-  bool shflUp = false;  // shuffle up by shflMask lanes (else xor with it)
   MatrixOperands mx;
   WgmmaThread wg;
   uint32_t *occurrences = nullptr;  // per site: how often this thread ran it

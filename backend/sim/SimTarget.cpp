@@ -133,12 +133,6 @@ Value *SimTarget::shuffleXor(IRBuilderBase &b, Value *v, int laneMask) const {
   return shuffleCall(b, v, kFnShflI32, kFnShflF32, laneMask, "shuffleXor");
 }
 
-Value *SimTarget::shuffleUp(IRBuilderBase &b, Value *v, int delta) const {
-  if (delta < 0 || delta > kWarpSize - 1)
-    throw tk::InternalError("SimTarget::shuffleUp: delta " + std::to_string(delta) + " is not in 0.." + std::to_string(kWarpSize - 1));
-  return shuffleCall(b, v, kFnShflUpI32, kFnShflUpF32, delta, "shuffleUp");
-}
-
 Value *SimTarget::sharedBase(IRBuilderBase &b) const {
   return b.CreateCall(pureFn(moduleOf(b), kFnSharedBase, b.getPtrTy(0), {}));
 }

@@ -17,8 +17,6 @@ inline constexpr const char *kFnNctaid = "__tk_sim_nctaid";
 inline constexpr const char *kFnBarrier = "__tk_sim_barrier";
 inline constexpr const char *kFnShflI32 = "__tk_sim_shfl_xor_i32";
 inline constexpr const char *kFnShflF32 = "__tk_sim_shfl_xor_f32";
-inline constexpr const char *kFnShflUpI32 = "__tk_sim_shfl_up_i32";
-inline constexpr const char *kFnShflUpF32 = "__tk_sim_shfl_up_f32";
 inline constexpr const char *kFnSharedBase = "__tk_sim_shared_base";
 // <4 x i32> __tk_sim_ldmatrix(ptr row, i32 num, i32 trans) and
 // <4 x float> __tk_sim_mma(i32 a0..a3, i32 b0, i32 b1, float c0..c3, i32 kind)
@@ -74,7 +72,6 @@ class SimTarget : public lower::Target {
   llvm::Value *gridDim(llvm::IRBuilderBase &b, int axis) const override;
   void barrier(llvm::IRBuilderBase &b) const override;
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v, int laneMask) const override;
-  llvm::Value *shuffleUp(llvm::IRBuilderBase &b, llvm::Value *v, int delta) const override;
   llvm::Value *sharedBase(llvm::IRBuilderBase &b) const override;
   // A branch around a plain load or store, which instrumentMemoryAccesses
   // then routes through the runtime like any unmasked access.

@@ -29,11 +29,10 @@ bool sameCollective(const ThreadCtx &x, const ThreadCtx &y) {
 }
 
 void runShuffle(ThreadCtx *lanes, uint32_t n) {
-  // Each lane reads lane ^ mask (or lane - delta, clamped to itself below
-  // lane 0); a lane past a partial last warp reads its own value.
+  // Each lane reads lane ^ mask; a lane past a partial last warp reads its
+  // own value.
   for (uint32_t j = 0; j < n; ++j) {
-    uint32_t m = lanes[j].shflMask;
-    uint32_t src = !lanes[j].shflUp ? j ^ m : j >= m ? j - m : j;
+    uint32_t src = j ^ lanes[j].shflMask;
     lanes[j].shflOut = src < n ? lanes[src].shflIn : lanes[j].shflIn;
   }
 }

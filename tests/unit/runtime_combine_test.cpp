@@ -184,9 +184,6 @@ TEST(Combine, PtxAssemblesWithPtxas) {
   for (const char *kernel : {"recurrence_rows", "matrix_scan", "matrix_reduce", "row_argmax"}) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90"};
-    // One row of 1024 per program: 32 one-element repetitions a thread with
-    // 4 rows (the default) is 255 registers and spills (docs/language.md).
-    if (std::string(kernel) == "recurrence_rows") opts.defines = {{"BR", "1"}};
     tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
     for (const std::string &arch : opts.archs) {
       const std::string &ptx = b.ptx.at(arch);

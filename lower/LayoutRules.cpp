@@ -1,0 +1,78 @@
+// Layout rules AssignLayouts applies (see LayoutRules.h).
+#include "lower/LayoutRules.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "lower/Layouts.h"
+
+namespace tk::lower {
+
+using ir::LayoutRef;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+// The layout a tile gets when nothing asks for one: row-major, as many
+// elements per thread as 16 bytes hold but no more than it takes to give
+// every thread an element.
+LayoutRef defaultLayout(const ir::Type &t, int numWarps) {
+  std::vector<int> order;
+  for (int d = t.rank() - 1; d >= 0; --d) order.push_back(d);
+  const int64_t threads = int64_t(numWarps) * kWarpSize;
+  // A pointer tile takes the layout its accesses want: by its pointee's size.
+  const int64_t eltBytes = t.isPtr() ? t.elem.pointee().bytes() : t.elem.bytes();
+  const int vec =
+      static_cast<int>(std::max<int64_t>(1, std::min({16 / eltBytes, t.shape.back(), t.numElements() / threads})));
+  return defaultBlockedLayout(t.shape, numWarps, vec, order);
+}
+
+// The layout operand `i` of `op` must have for the op to produce `result`.
+LayoutRef operandLayout(const Op &op, size_t i, const LayoutRef &result) {
+  if (!op.operand(i)->type().isTile()) return nullptr;
+  if (op.is(OpKind::ExpandDims)) return ir::Layout::slice(static_cast<int>(op.intAttr("axis")), result);
+  // trans moves no data: its operand holds the same registers in the
+  // permuted layout.
+  if (op.is(OpKind::Trans)) return permutedLayout(result, ir::transOrder(op));
+  return result;
+}
+
+// A scan or sort combines a thread's elements along the axis cheaply and
+// every repetition of the block's footprint along it dearly (a lane scan or
+// an exchange each): give each thread one contiguous run along the axis
+// instead, the same threads and warps (a 1024-element row over 32 lanes: 32
+// elements a thread, not 32 one-element repetitions).
+LayoutRef alongOneRun(const LayoutRef &l, const std::vector<int64_t> &shape, int axis) {
+  if (!l || l->kind != ir::Layout::Kind::Blocked) return l;
+  const int64_t across = int64_t(l->threadsPerWarp[axis]) * l->warpsPerCTA[axis];
+  if (int64_t(l->sizePerThread[axis]) * across >= shape[axis]) return l;
+  std::vector<int> spt = l->sizePerThread;
+  spt[axis] = static_cast<int>(shape[axis] / across);
+  return ir::Layout::blocked(spt, l->threadsPerWarp, l->warpsPerCTA, l->order);
+}
+
+// Whether some reduction along dim 1 of a 2-D tile reads (through up to 8
+// ops, and what loops and ifs yield) the result of a dot: softmax over a
+// row of scores.
+bool reducesDotRows(ir::Function &fn) {
+  std::function<bool(const Value *, int)> fromDot = [&](const Value *v, int depth) {
+    const Op *def = v->definingOp();
+    if (!def || depth > 8) return false;
+    if (def->is(OpKind::Dot)) return true;
+    for (const Value *o : def->operands())
+      if (o->type().isTile() && fromDot(o, depth + 1)) return true;
+    // A loop's or if's results: what its regions yield.
+    for (const auto &region : def->regions())
+      if (!region->ops().empty())
+        for (const Value *o : region->ops().back()->operands())
+          if (o->type().isTile() && fromDot(o, depth + 1)) return true;
+    return false;
+  };
+  for (Op *op : fn.walk())
+    if (op->is(OpKind::Reduce) && op->intAttr("axis") == 1 && op->operand(0)->type().rank() == 2 &&
+        fromDot(op->operand(0), 0))
+      return true;
+  return false;
+}
+
+}  // namespace tk::lower

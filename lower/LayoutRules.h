@@ -1,0 +1,24 @@
+// The layout rules AssignLayouts applies, one function each (LayoutRules.cpp).
+#pragma once
+
+#include <vector>
+
+#include "ir/IR.h"
+#include "ir/Layout.h"
+
+namespace tk::lower {
+
+// The layout a tile gets when nothing asks for one: row-major, as many
+// elements per thread as 16 bytes hold but no more than it takes to give
+// every thread an element.
+ir::LayoutRef defaultLayout(const ir::Type &t, int numWarps);
+// The layout operand `i` of `op` must have for the op to produce `result`.
+ir::LayoutRef operandLayout(const ir::Op &op, size_t i, const ir::LayoutRef &result);
+// `l` with each thread's elements along `axis` of a tile of `shape` in one
+// contiguous run (for scans and sorts); `l` itself when they already are.
+ir::LayoutRef alongOneRun(const ir::LayoutRef &l, const std::vector<int64_t> &shape, int axis);
+// Whether some reduction along dim 1 of a 2-D tile reads a dot's result
+// (softmax over a row of scores).
+bool reducesDotRows(ir::Function &fn);
+
+}  // namespace tk::lower
