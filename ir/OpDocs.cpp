@@ -34,6 +34,7 @@ static const char *syntaxOf(OpKind k) {
       return "`%r = scan %t {axis = 1, kind = \"sum\"} : tile<64x128xf32>` (the operand's shape; sum prod)";
     case OpKind::Gather:
       return "`%r = gather %src, %idx {axis = 1} : tile<64x16xf32>` (`%src`: `tile<64x128xf32>`, `%idx`: `tile<64x16xi32>`)";
+    case OpKind::Histogram: return "`%r = histogram %x, %mask {bins = 64} : tile<64xi32>` (`%x`: `tile<1024xi32>`)";
     case OpKind::Sort:
       return "`%k, %i = sort %keys, %idx {axis = 1, descending = 1} : tile<4x128xf32>, tile<4x128xi32>` (the operands' types)";
     case OpKind::ReduceCombine:

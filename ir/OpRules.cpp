@@ -32,7 +32,7 @@ void OpRules::check(const Op &op) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Trans:
     case OpKind::Reshape: case OpKind::Reduce: case OpKind::Scan: case OpKind::Dot: case OpKind::ConvertLayout:
-    case OpKind::Gather: case OpKind::Sort:
+    case OpKind::Gather: case OpKind::Sort: case OpKind::Histogram:
       return tileOp(op);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas: case OpKind::Print:
     case OpKind::Assert: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::AsyncWait:
@@ -215,6 +215,19 @@ void OpRules::tileOp(const Op &op) {
           return opError(op, "the index must have the tile's size in every dim but the axis, not " + idx.str());
       if (rt->shape != idx.shape || rt->elem != src.elem)
         opError(op, "result must be " + Type{src.elem, idx.shape, nullptr}.str() + ", not " + rt->str());
+      return;
+    }
+    case OpKind::Histogram: {
+      const Type &x = operandType(0);
+      if (!x.isTile() || x.rank() != 1 || !x.isInt() || x.isBool() || x.isPtr())
+        return opError(op, "counts a 1-D tile of integers, not " + x.str());
+      if (op.numOperands() == 2 && (operandType(1).shape != x.shape || !operandType(1).isBool()))
+        return opError(op, "the mask must be a tile of i1 of the input's shape, not " + operandType(1).str());
+      checkAxis(op, "bins", 1, int64_t{1} << 20);
+      if (op.hasAttr("bins") && std::holds_alternative<int64_t>(op.attrs().at("bins")) &&
+          (rt->shape != std::vector<int64_t>{std::get<int64_t>(op.attrs().at("bins"))} || rt->elem != ElemType{ScalarKind::I32, false}))
+        opError(op, "result must be " + Type::tile({ScalarKind::I32, false}, {std::get<int64_t>(op.attrs().at("bins"))}).str() +
+                        ", not " + rt->str());
       return;
     }
     case OpKind::Sort: {

@@ -294,6 +294,7 @@ class IRGen {
                  std::vector<const ast::Expr *> &slot);
   // gather flip sort topk interleave cat (Selection.cpp).
   TV selectCall(const ast::Expr &e);
+  TV histogramCall(const ast::Expr &e, const std::vector<const ast::Expr *> &slot);
   ir::Value *alongAxis(ir::Value *line, const std::vector<int64_t> &shape, int axis, const ast::Loc &loc);
   std::optional<int> dimArg(const ast::Expr *e, int rank, const std::string &what);
   // reduce and associative_scan with a combine_fn (Combine.cpp).

@@ -47,7 +47,8 @@ TV IRGen::selectCall(const ast::Expr &e) {
   static const std::map<std::string, std::vector<std::string>> params = {
       {"gather", {"src", "index", "axis"}},      {"flip", {"x", "dim"}},
       {"sort", {"x", "dim", "descending"}},      {"topk", {"x", "k", "dim"}},
-      {"interleave", {"a", "b"}},                {"cat", {"input", "other", "dim", "can_reorder"}}};
+      {"interleave", {"a", "b"}},                {"cat", {"input", "other", "dim", "can_reorder"}},
+      {"histogram", {"input", "num_bins", "mask"}}};
   const std::vector<std::string> &names = params.at(name);
   std::string usage = name + "(";
   for (size_t i = 0; i < names.size(); ++i) usage += (i ? ", " : "") + names[i];
@@ -61,6 +62,7 @@ TV IRGen::selectCall(const ast::Expr &e) {
       return invalid();
     }
 
+  if (name == "histogram") return histogramCall(e, slot);
   // The tiles: sort and topk take a tuple of tiles too (sorted by the first).
   TV x = genExpr(*slot[0]);
   if (x.k != TV::K::Tuple) x = asValue(x, *slot[0]);
@@ -186,6 +188,36 @@ TV IRGen::selectCall(const ast::Expr &e) {
     v = emit(OpKind::Trans, {v}, v->type().withShape(permuted), e.loc, {{"order", order}});
   }
   return value(emit(OpKind::Reshape, {v}, v->type().withShape(shape), e.loc));
+}
+
+// histogram(input, num_bins, mask: m): Triton's tl.histogram, with bins of
+// width 1 from 0; values outside them and masked-off elements count nowhere.
+TV IRGen::histogramCall(const ast::Expr &e, const std::vector<const ast::Expr *> &slot) {
+  TV x = genValue(*slot[0]);
+  if (!x.ok()) return invalid();
+  if (!x.type.isTile() || x.type.rank() != 1 || !x.type.isInt() || x.type.isBool() || x.type.isPtr()) {
+    error(slot[0]->loc, "'histogram' counts a 1-D tile of integers, not " + typeName(x));
+    return invalid();
+  }
+  auto bins = constInt(*slot[1], genValue(*slot[1]), "num_bins of 'histogram'");
+  if (!bins) return invalid();
+  if (*bins < 1 || !checkTileShape({*bins}, slot[1]->loc)) {
+    if (*bins < 1) error(slot[1]->loc, "num_bins of 'histogram' must be at least 1, not " + std::to_string(*bins));
+    return invalid();
+  }
+  std::vector<ir::Value *> operands = {coerce(x, x.type, e.loc)};
+  if (slot[2]) {
+    TV m = genValue(*slot[2]);
+    if (!m.ok()) return invalid();
+    if (!m.type.isBool() || (m.type.isTile() && m.type.shape != x.type.shape)) {
+      error(slot[2]->loc, "the mask of 'histogram' must be a bool or a tile of bools of the input's shape, not " +
+                              typeName(m));
+      return invalid();
+    }
+    operands.push_back(coerce(m, x.type.withScalar(ScalarKind::I1), e.loc));
+  }
+  return value(emit(OpKind::Histogram, operands, Type::tile({ScalarKind::I32, false}, {*bins}), e.loc,
+                    {{"bins", *bins}}));
 }
 
 }  // namespace tk::lang

@@ -316,6 +316,8 @@ class LayoutAssigner {
     // does), and gather reads its source from there: they keep the layout
     // they have.
     if (op.is(OpKind::Reshape) || (op.is(OpKind::Gather) && i == 0)) return dotOperandLayout(op.operand(i));
+    // histogram reads its input (and mask, in the same layout) from there too.
+    if (op.is(OpKind::Histogram)) return dotOperandLayout(op.operand(0));
     return operandLayout(op, i, result);
   }
 

@@ -230,7 +230,7 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       take("max_constancy", r.constancy, true);
       return r;
     }
-    case ir::OpKind::Reduce: case ir::OpKind::Gather: return unknown(t);
+    case ir::OpKind::Reduce: case ir::OpKind::Gather: case ir::OpKind::Histogram: return unknown(t);
     case ir::OpKind::Add:
       if (!t.isInt()) return constancyOfOperands();
       return addLike(in(0), in(1), 1, false);

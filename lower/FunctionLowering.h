@@ -70,6 +70,7 @@ class FunctionLowering {
   // per-dim index is at(r).
   std::vector<Regs> lowerSort(ir::Op &op);
   Regs lowerGather(ir::Op &op);
+  Regs lowerHistogram(ir::Op &op);  // LowerHistogram.cpp
   std::vector<Regs> readShared(const ir::Type &t, const std::vector<Regs> &vals, int numRead,
                                const std::function<std::vector<llvm::Value *>(int r)> &at, const ir::Location &loc);
   // LowerCombine.cpp: reduce_combine and scan_combine, their region inlined

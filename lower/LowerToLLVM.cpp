@@ -175,6 +175,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Gather: return lowerGather(op);
+    case OpKind::Histogram: return lowerHistogram(op);
     case OpKind::Dot: return lowerDot(op);
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: lowerStore(op); return {};

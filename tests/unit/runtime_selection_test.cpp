@@ -175,7 +175,7 @@ TEST(Selection, InterleaveAndCat) {
 TEST(Selection, PtxAssemblesWithPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const char *kernel : {"sort_rows", "topk_rows", "sort_i32", "gather_flip", "interleave_cat"}) {
+  for (const char *kernel : {"sort_rows", "topk_rows", "sort_i32", "gather_flip", "interleave_cat", "histogram_of"}) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90"};
     tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
@@ -186,4 +186,21 @@ TEST(Selection, PtxAssemblesWithPtxas) {
       EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
     }
   }
+}
+
+TEST(Selection, HistogramCountsEveryValueOnce) {
+  auto dev = tk::Device::open("sim");
+  for (int warps : {1, 4})
+    for (int bins : {1, 64, 256})
+      for (int n : {1, 781, 98433}) {
+        tk::Kernel k = dev->load(compile("histogram_of", warps, {{"BINS", std::to_string(bins)}}));
+        // Values a little outside 0..bins-1 on both sides: those count nowhere.
+        auto x = randomInts(n, -2, bins + 1);
+        tk::Buffer dx = dev->upload(x), counts = dev->upload(std::vector<int32_t>(bins, 0));
+        (*dev)(k, {uint32_t((n + 1023) / 1024)}, dx, counts, int32_t(n));
+        std::vector<int32_t> want(bins, 0);
+        for (int32_t v : x)
+          if (v >= 0 && v < bins) ++want[v];
+        ASSERT_EQ(dev->download<int32_t>(counts, bins), want) << "warps " << warps << " bins " << bins << " n " << n;
+      }
 }
