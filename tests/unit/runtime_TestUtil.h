@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "TestSeed.h"
 #include "tk/error.h"
 #include "tk/half.h"
+#include "tk/runtime.h"
 
 namespace tk::test {
 
@@ -39,6 +41,28 @@ inline std::vector<uint16_t> f16Values(const std::vector<float> &v) {
   for (float f : v) out.push_back(tk::floatToHalfBits(f));
   return out;
 }
+
+// n ints uniform in [lo, hi], from the same per-process generator scheme.
+inline std::vector<int32_t> randomInts(size_t n, int32_t lo, int32_t hi) {
+  static std::mt19937 rng(tk::test::testSeed() + 1);
+  std::uniform_int_distribution<int32_t> d(lo, hi);
+  std::vector<int32_t> v(n);
+  for (int32_t &x : v) x = d(rng);
+  return v;
+}
+
+// `kernel` of the .tk file at `path` for the sim (no PTX), with `numWarps`
+// and the consts in `defines`.
+inline tk::Bundle compileForSim(const std::string &path, const std::string &kernel, int numWarps,
+                                std::map<std::string, std::string> defines = {}) {
+  tk::CompileOptions opts;
+  opts.numWarps = numWarps;
+  opts.emitPtx = false;
+  opts.defines = std::move(defines);
+  return tk::Compiler::compileFile(path, kernel, opts);
+}
+
+inline uint32_t cdiv(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
 
 // The message of the tk::Error `f` throws; empty when it throws none.
 template <class F>

@@ -19,25 +19,13 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/scans.tk";
 
+using tk::test::cdiv;
 using tk::test::randomFloats;
-
-std::vector<int32_t> randomInts(size_t n, int32_t lo, int32_t hi) {
-  static std::mt19937 rng(tk::test::testSeed());
-  std::uniform_int_distribution<int32_t> d(lo, hi);
-  std::vector<int32_t> v(n);
-  for (int32_t &x : v) x = d(rng);
-  return v;
-}
+using tk::test::randomInts;
 
 tk::Bundle compile(const std::string &kernel, int numWarps, std::map<std::string, std::string> defines = {}) {
-  tk::CompileOptions opts;
-  opts.numWarps = numWarps;
-  opts.emitPtx = false;
-  opts.defines = std::move(defines);
-  return tk::Compiler::compileFile(kFile, kernel, opts);
+  return tk::test::compileForSim(kFile, kernel, numWarps, std::move(defines));
 }
-
-uint32_t cdiv(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
 
 // Scans a 1-D array in blocks of `block` and checks `got`: exact for ints,
 // within a bound relative to the running sum of magnitudes for floats.

@@ -23,17 +23,8 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/selection.tk";
 
-std::mt19937 &rng() {
-  static std::mt19937 r(tk::test::testSeed());
-  return r;
-}
-
-std::vector<int32_t> randomInts(size_t n, int32_t lo, int32_t hi) {
-  std::uniform_int_distribution<int32_t> d(lo, hi);
-  std::vector<int32_t> v(n);
-  for (int32_t &x : v) x = d(rng());
-  return v;
-}
+using tk::test::cdiv;
+using tk::test::randomInts;
 
 // Few distinct values (ties), with NaNs and both zeros among them.
 std::vector<float> keys(size_t n) {
@@ -43,11 +34,7 @@ std::vector<float> keys(size_t n) {
 }
 
 tk::Bundle compile(const std::string &kernel, int numWarps, std::map<std::string, std::string> defines = {}) {
-  tk::CompileOptions opts;
-  opts.numWarps = numWarps;
-  opts.emitPtx = false;
-  opts.defines = std::move(defines);
-  return tk::Compiler::compileFile(kFile, kernel, opts);
+  return tk::test::compileForSim(kFile, kernel, numWarps, std::move(defines));
 }
 
 // The columns of one row in sorted order: NaN after every number (before,
@@ -197,7 +184,7 @@ TEST(Selection, HistogramCountsEveryValueOnce) {
         // Values a little outside 0..bins-1 on both sides: those count nowhere.
         auto x = randomInts(n, -2, bins + 1);
         tk::Buffer dx = dev->upload(x), counts = dev->upload(std::vector<int32_t>(bins, 0));
-        (*dev)(k, {uint32_t((n + 1023) / 1024)}, dx, counts, int32_t(n));
+        (*dev)(k, {cdiv(n, 1024)}, dx, counts, int32_t(n));
         std::vector<int32_t> want(bins, 0);
         for (int32_t v : x)
           if (v >= 0 && v < bins) ++want[v];
