@@ -32,8 +32,9 @@ void OpRules::check(const Op &op) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Trans:
     case OpKind::Reshape: case OpKind::Reduce: case OpKind::Scan: case OpKind::Dot: case OpKind::ConvertLayout:
-    case OpKind::Gather: case OpKind::Sort: case OpKind::Histogram:
       return tileOp(op);
+    case OpKind::Gather: case OpKind::Sort: case OpKind::Histogram:
+      return selectionOp(op);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas: case OpKind::Print:
     case OpKind::Assert: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::AsyncWait:
       return memoryOp(op);
@@ -202,50 +203,6 @@ void OpRules::tileOp(const Op &op) {
         opError(op, "result layout must be the operand's sliced along the axis, not " + rt->layout->str());
       return;
     }
-    case OpKind::Gather: {
-      const Type &src = operandType(0), &idx = operandType(1);
-      if (!src.isTile() || !idx.isTile() || src.rank() != idx.rank())
-        return opError(op, "needs a tile and an index tile of the same rank, not " + src.str() + " and " + idx.str());
-      if (!idx.isInt() || idx.isBool() || idx.isPtr()) return opError(op, "the index must be a tile of integers, not " + idx.str());
-      checkAxis(op, "axis", 0, src.rank() - 1);
-      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-      const int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
-      for (int d = 0; d < src.rank(); ++d)
-        if (d != axis && src.shape[d] != idx.shape[d])
-          return opError(op, "the index must have the tile's size in every dim but the axis, not " + idx.str());
-      if (rt->shape != idx.shape || rt->elem != src.elem)
-        opError(op, "result must be " + Type{src.elem, idx.shape, nullptr}.str() + ", not " + rt->str());
-      return;
-    }
-    case OpKind::Histogram: {
-      const Type &x = operandType(0);
-      if (!x.isTile() || x.rank() != 1 || !x.isInt() || x.isBool() || x.isPtr())
-        return opError(op, "counts a 1-D tile of integers, not " + x.str());
-      if (op.numOperands() == 2 && (operandType(1).shape != x.shape || !operandType(1).isBool()))
-        return opError(op, "the mask must be a tile of i1 of the input's shape, not " + operandType(1).str());
-      checkAxis(op, "bins", 1, int64_t{1} << 20);
-      if (op.hasAttr("bins") && std::holds_alternative<int64_t>(op.attrs().at("bins")) &&
-          (rt->shape != std::vector<int64_t>{std::get<int64_t>(op.attrs().at("bins"))} || rt->elem != ElemType{ScalarKind::I32, false}))
-        opError(op, "result must be " + Type::tile({ScalarKind::I32, false}, {std::get<int64_t>(op.attrs().at("bins"))}).str() +
-                        ", not " + rt->str());
-      return;
-    }
-    case OpKind::Sort: {
-      const Type &first = operandType(0);
-      for (size_t i = 0; i < op.numOperands(); ++i) {
-        const Type &t = operandType(i);
-        if (!t.isTile() || t.isPtr() || t.shape != first.shape)
-          return opError(op, "operands must be tiles of numbers of one shape, not " + t.str());
-        if (i >= op.numResults() || op.result(i)->type().shape != t.shape || op.result(i)->type().elem != t.elem)
-          return opError(op, "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type " + t.str());
-      }
-      if (op.numResults() != op.numOperands()) return opError(op, "needs one result per operand");
-      checkAxis(op, "axis", 0, first.rank() - 1);
-      if (op.hasAttr("descending") && op.attrs().at("descending") != Attr(int64_t{0}) &&
-          op.attrs().at("descending") != Attr(int64_t{1}))
-        opError(op, "'descending' must be 0 or 1");
-      return;
-    }
     case OpKind::Scan: {  // element as reduce's "sum" (prod too), keeping the shape and layout
       const Type &src = operandType(0);
       if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
@@ -377,6 +334,60 @@ void OpRules::valueOp(const Op &op) {
       if (!operandType(1).isInt() || operandType(1).isBool() || !sameShapeAndLayout(operandType(1), *rt))
         opError(op, "offset must be an integer of shape " + shapeStr(rt->shape) + ", not " + operandType(1).str());
       return;
+    default:
+      return;
+  }
+}
+
+// gather, sort, histogram: elements picked, reordered or counted.
+void OpRules::selectionOp(const Op &op) {
+  const Type *rt = op.result() ? &op.result()->type() : nullptr;
+  auto operandType = [&](size_t i) -> const Type & { return op.operand(i)->type(); };
+  switch (op.kind()) {
+    case OpKind::Gather: {
+      const Type &src = operandType(0), &idx = operandType(1);
+      if (!src.isTile() || !idx.isTile() || src.rank() != idx.rank())
+        return opError(op, "needs a tile and an index tile of the same rank, not " + src.str() + " and " + idx.str());
+      if (!idx.isInt() || idx.isBool() || idx.isPtr()) return opError(op, "the index must be a tile of integers, not " + idx.str());
+      checkAxis(op, "axis", 0, src.rank() - 1);
+      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
+      const int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+      for (int d = 0; d < src.rank(); ++d)
+        if (d != axis && src.shape[d] != idx.shape[d])
+          return opError(op, "the index must have the tile's size in every dim but the axis, not " + idx.str());
+      if (rt->shape != idx.shape || rt->elem != src.elem)
+        opError(op, "result must be " + Type{src.elem, idx.shape, nullptr}.str() + ", not " + rt->str());
+      return;
+    }
+    case OpKind::Histogram: {
+      const Type &x = operandType(0);
+      if (!x.isTile() || x.rank() != 1 || !x.isInt() || x.isBool() || x.isPtr())
+        return opError(op, "counts a 1-D tile of integers, not " + x.str());
+      if (op.numOperands() == 2 && (operandType(1).shape != x.shape || !operandType(1).isBool()))
+        return opError(op, "the mask must be a tile of i1 of the input's shape, not " + operandType(1).str());
+      checkAxis(op, "bins", 1, int64_t{1} << 20);
+      if (op.hasAttr("bins") && std::holds_alternative<int64_t>(op.attrs().at("bins")) &&
+          (rt->shape != std::vector<int64_t>{std::get<int64_t>(op.attrs().at("bins"))} || rt->elem != ElemType{ScalarKind::I32, false}))
+        opError(op, "result must be " + Type::tile({ScalarKind::I32, false}, {std::get<int64_t>(op.attrs().at("bins"))}).str() +
+                        ", not " + rt->str());
+      return;
+    }
+    case OpKind::Sort: {
+      const Type &first = operandType(0);
+      for (size_t i = 0; i < op.numOperands(); ++i) {
+        const Type &t = operandType(i);
+        if (!t.isTile() || t.isPtr() || t.shape != first.shape)
+          return opError(op, "operands must be tiles of numbers of one shape, not " + t.str());
+        if (i >= op.numResults() || op.result(i)->type().shape != t.shape || op.result(i)->type().elem != t.elem)
+          return opError(op, "result " + std::to_string(i) + " must have operand " + std::to_string(i) + "'s type " + t.str());
+      }
+      if (op.numResults() != op.numOperands()) return opError(op, "needs one result per operand");
+      checkAxis(op, "axis", 0, first.rank() - 1);
+      if (op.hasAttr("descending") && op.attrs().at("descending") != Attr(int64_t{0}) &&
+          op.attrs().at("descending") != Attr(int64_t{1}))
+        opError(op, "'descending' must be 0 or 1");
+      return;
+    }
     default:
       return;
   }

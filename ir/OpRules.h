@@ -20,6 +20,7 @@ class OpRules {
 
  private:
   void tileOp(const Op &op);
+  void selectionOp(const Op &op);
   void valueOp(const Op &op);
   void memoryOp(const Op &op);
   void opError(const Op &op, const std::string &msg) { report_(op, msg); }
