@@ -33,6 +33,9 @@ class FunctionLowering {
   const Regs &regs(const ir::Value *v) const;
   // Per-dim element indices (i32) of register `r` of a tile.
   std::vector<llvm::Value *> elementIndex(const ir::Type &t, const RegisterMap &rm, int r);
+  // The row-major position of the element at `idx` in a tile of `shape`,
+  // leaving out dim `skip` (a reduction's or scan's axis) when given.
+  llvm::Value *linearIndex(const std::vector<int64_t> &shape, const std::vector<llvm::Value *> &idx, int skip = -1);
   // True for the one thread that owns each element of a replicated layout.
   llvm::Value *ownerPredicate(const ir::Type &t, const RegisterMap &rm);
   // `pred` and'ed, for each root dim but `exceptDim` where the block's

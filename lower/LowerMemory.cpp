@@ -302,18 +302,22 @@ void FunctionLowering::lowerStore(ir::Op &op) {
 // Row-major element addresses of a tile's registers in shared memory (or
 // slot 0 for a scalar). Computed where the caller stands, so they dominate
 // the branches and barriers that follow.
+llvm::Value *FunctionLowering::linearIndex(const std::vector<int64_t> &shape, const std::vector<llvm::Value *> &idx,
+                                           int skip) {
+  llvm::Value *linear = b_.getInt32(0);
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (static_cast<int>(d) != skip)
+      linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(shape[d]))), idx[d]);
+  return linear;
+}
+
 std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count) {
   llvm::Value *base = scratchBase();
   std::unique_ptr<RegisterMap> rm;
   if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
   std::vector<llvm::Value *> out;
   for (size_t r = 0; r < count; ++r) {
-    llvm::Value *linear = b_.getInt32(0);
-    if (rm) {
-      std::vector<llvm::Value *> idx = elementIndex(t, *rm, static_cast<int>(r));
-      for (size_t d = 0; d < idx.size(); ++d)
-        linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(t.shape[d]))), idx[d]);
-    }
+    llvm::Value *linear = rm ? linearIndex(t.shape, elementIndex(t, *rm, static_cast<int>(r))) : b_.getInt32(0);
     out.push_back(b_.CreateGEP(memTy, base, linear));
   }
   return out;

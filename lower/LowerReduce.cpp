@@ -173,12 +173,7 @@ std::vector<Regs> FunctionLowering::reduceAlong(const ir::Type &st, const std::v
                                     root, ra);
     std::vector<llvm::Value *> slots, reads;
     for (int o = 0; o < numOut; ++o) {
-      llvm::Value *lin = b_.getInt32(0);
-      if (out) {
-        std::vector<llvm::Value *> idx = elementIndex(rt, *out, o);
-        for (size_t d = 0; d < idx.size(); ++d)
-          lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(rt.shape[d]))), idx[d]);
-      }
+      llvm::Value *lin = out ? linearIndex(rt.shape, elementIndex(rt, *out, o)) : b_.getInt32(0);
       for (int c = 0; c < chunks; ++c) {
         llvm::Value *first = b_.CreateMul(b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(chunks)), b_.getInt32(c)),
                                           b_.getInt32(static_cast<uint32_t>(warps)));

@@ -156,10 +156,7 @@ std::vector<Regs> FunctionLowering::scanAlong(const ir::Type &st, const std::vec
     std::vector<Vals> vals;
     std::vector<llvm::Value *> stores, reads;
     for (auto &[row0, totals] : total) {
-      std::vector<llvm::Value *> idx = elementIndex(st, rm, row0);
-      llvm::Value *lin = b_.getInt32(0);
-      for (int d = 0; d < st.rank(); ++d)
-        if (d != axis) lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(st.shape[d]))), idx[d]);
+      llvm::Value *lin = linearIndex(st.shape, elementIndex(st, rm, row0), axis);
       llvm::Value *first = b_.CreateMul(lin, b_.getInt32(groups));
       for (int g = 0; g < groups; ++g) reads.push_back(b_.CreateAdd(first, b_.getInt32(g)));
       for (int rep = 0; rep < reps; ++rep) {
@@ -172,9 +169,10 @@ std::vector<Regs> FunctionLowering::scanAlong(const ir::Type &st, const std::vec
     std::vector<Vals> slot = exchangeSlots(vals, stores, writer, numRows * groups, reads, loc);
     size_t row = 0;
     for (auto &[row0, prefixes] : prefix) {
-      // run[g]: the slots 0..g combined.
-      std::vector<Vals> run(groups);
-      for (int g = 0; g < groups; ++g) run[g] = g ? combine(run[g - 1], slot[row * groups + g]) : slot[row * groups];
+      // run[g]: the slots 0..g combined; the last group's total is no one's carry
+      // (groups >= 2 here).
+      std::vector<Vals> run(groups - 1);
+      for (int g = 0; g < groups - 1; ++g) run[g] = g ? combine(run[g - 1], slot[row * groups + g]) : slot[row * groups];
       for (int rep = 0; rep < reps; ++rep) {
         const int repPos = reverse ? reps - 1 - rep : rep;
         // The slots before (repPos, warpPos): run[repPos * warps + warpPos - 1].

@@ -11,48 +11,23 @@
 
 namespace tk::lower {
 
+// exchangeSlots with one slot per element, row-major, its owner writing.
 std::vector<Regs> FunctionLowering::readShared(const ir::Type &t, const std::vector<Regs> &vals, int numRead,
                                                const std::function<std::vector<llvm::Value *>(int r)> &at,
                                                const ir::Location &loc) {
   RegisterMap rm(t.layout, t.shape);
-  const size_t nc = vals.size();
-  std::vector<llvm::Type *> types, memTypes;
-  std::vector<int64_t> offset;
-  int64_t bytes = 0;
-  for (size_t c = 0; c < nc; ++c) {
-    llvm::Type *ty = vals[c].front()->getType();
-    types.push_back(ty);
-    memTypes.push_back(ty->isIntegerTy(1) ? b_.getInt8Ty() : ty);
-    bytes = (bytes + 7) / 8 * 8;
-    offset.push_back(bytes);
-    bytes += t.numElements() * static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(memTypes.back()));
-  }
-  useScratch(static_cast<int>(bytes));
-  llvm::Value *base = scratchBase();
-  auto address = [&](size_t c, const std::vector<llvm::Value *> &idx) {
-    llvm::Value *linear = b_.getInt32(0);
-    for (size_t d = 0; d < idx.size(); ++d)
-      linear = b_.CreateAdd(b_.CreateMul(linear, b_.getInt32(static_cast<uint32_t>(t.shape[d]))), idx[d]);
-    llvm::Value *array = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offset[c])));
-    return b_.CreateGEP(memTypes[c], array, linear);
-  };
-  Regs flat;
-  std::vector<llvm::Value *> addresses;
+  auto linear = [&](const std::vector<llvm::Value *> &idx) { return linearIndex(t.shape, idx); };
+  std::vector<Vals> written(rm.numRegisters(), Vals(vals.size()));
+  std::vector<llvm::Value *> slots, reads;
   for (int r = 0; r < rm.numRegisters(); ++r) {
-    std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
-    for (size_t c = 0; c < nc; ++c) {
-      flat.push_back(vals[c][r]);
-      addresses.push_back(address(c, idx));
-    }
+    for (size_t c = 0; c < vals.size(); ++c) written[r][c] = vals[c][r];
+    slots.push_back(linear(elementIndex(t, rm, r)));
   }
-  storeShared(flat, addresses, ownerPredicate(t, rm), loc);
-  barrier(loc);
-  std::vector<Regs> out(nc);
-  for (int r = 0; r < numRead; ++r) {
-    std::vector<llvm::Value *> idx = at(r);
-    for (size_t c = 0; c < nc; ++c) out[c].push_back(loadShared(types[c], {address(c, idx)}, loc)[0]);
-  }
-  barrier(loc);  // the buffer is reused by the next exchange
+  for (int r = 0; r < numRead; ++r) reads.push_back(linear(at(r)));
+  std::vector<Vals> got = exchangeSlots(written, slots, ownerPredicate(t, rm), t.numElements(), reads, loc);
+  std::vector<Regs> out(vals.size());
+  for (const Vals &v : got)
+    for (size_t c = 0; c < v.size(); ++c) out[c].push_back(v[c]);
   return out;
 }
 
@@ -65,10 +40,10 @@ Regs FunctionLowering::lowerGather(ir::Op &op) {
   if (!ir::sameLayout(it.layout, rt.layout)) throw tk::InternalError("gather: the index's layout is not the result's");
   auto at = [&](int r) {
     std::vector<llvm::Value *> idx = elementIndex(rt, out, r);
-    // Modulo the axis' length: no index reads outside the tile.
+    // Modulo the axis' length (a power of two, as every tile dim: the
+    // verifier's rule), so no index reads outside the tile.
     llvm::Value *i = b_.CreateSExtOrTrunc(index[r], b_.getInt32Ty());
-    idx[axis] = (n & (n - 1)) == 0 ? b_.CreateAnd(i, b_.getInt32(static_cast<uint32_t>(n - 1)))
-                                   : b_.CreateSRem(b_.CreateAdd(b_.CreateSRem(i, b_.getInt32(n)), b_.getInt32(n)), b_.getInt32(n));
+    idx[axis] = b_.CreateAnd(i, b_.getInt32(static_cast<uint32_t>(n - 1)));
     return idx;
   };
   return readShared(st, {regs(op.operand(0))}, out.numRegisters(), at, op.loc())[0];
