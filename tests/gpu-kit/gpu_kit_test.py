@@ -54,10 +54,14 @@ if report:
     names = {r["name"] for r in rows if r["step"] == "kernels"}
     want = {"vector_add", "complex_activation", "sincos_chain", "gelu", "swiglu", "dropout", "softmax", "layernorm",
             "rmsnorm", "layernorm_tanh_linear_relu", "cross_entropy", "similarity", "rope", "matmul", "matmul_batched",
-            "attention_d64", "attention_d64_causal", "attention_d128", "attention_d128_causal"}
+            "attention_d64", "attention_d64_causal", "attention_d128", "attention_d128_causal", "cumsum_rows",
+            "recurrence_rows", "sort_rows"}
     expect(names == want, "the sim checks every kernel: missing %s, extra %s" % (want - names, names - want))
     archs = {r["arch"] for r in rows if r["name"] == "matmul" and r["step"] == "kernels"}
     expect(archs == {"sm_80", "sm_90", "sm_90a"}, "tensor-core kernels run every arch's code: %s" % archs)
+    # The rest carry sm_90a and sm_80 only (an sm_90 copy never runs on a Hopper).
+    carried = {f.split(".")[-2] for f in os.listdir(os.path.join(KIT, "kernels", "softmax"))}
+    expect(carried == {"sm_80", "sm_90a"}, "softmax's bundles are sm_90a and sm_80 only: %s" % carried)
     expect(all("max_err" in r and "ms" not in r for r in rows if r["step"] == "kernels"),
            "sim rows carry an error and no time")
     tuned = {t["name"]: t["configs"] for t in report["tune"]}

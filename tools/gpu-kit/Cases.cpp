@@ -118,6 +118,14 @@ std::vector<Case> allCases() {
       // The seed's 256 samples x 2000 features (7.6 GB as broadcast-then-reduce).
       rows("similarity", "similarity", {{"BLOCK_I", "64"}, {"BLOCK_J", "64"}}, similarity,
            {{1, 1}, {33, 130}, {7, 781}}, {256, 2000}, "similarity.tk"),
+      // Mamba-sized scans: 4096 channels of a 4096-step sequence, in 1024-wide chunks.
+      rows("cumsum_rows", "cumsum_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, cumsumRows, kRowSizes, {4096, 4096},
+           "kit.tk"),
+      rows("recurrence_rows", "recurrence_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, recurrenceRows, kRowSizes,
+           {4096, 4096}, "kit.tk"),
+      // One 1024-wide sort a row (sort needs the whole row in one tile).
+      rows("sort_rows", "sort_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, sortRows,
+           {{1, 1}, {3, 1023}, {17, 1000}, {781, 97}}, {16384, 1024}, "kit.tk"),
   };
   Case r{"rope", "rope.tk", "rope", {{"D", "64"}, {"BLOCK_S", "4"}, {"BLOCK_H", "8"}}};
   r.make = [](const Size &s) { return rope(s.at(0), s.at(1), s.at(2), s.at(3), 64); };

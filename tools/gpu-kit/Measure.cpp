@@ -96,7 +96,13 @@ std::vector<std::string> archsFor(tk::Device &dev, bool tensorCores) {
   if (cc == 90) archs.push_back("sm_90a");
   for (const char *a : {"sm_90", "sm_80"})
     if (std::stoi(std::string(a).substr(3)) <= cc) archs.push_back(a);
-  if (!tensorCores) archs.resize(std::min<size_t>(archs.size(), 1));
+  if (!tensorCores) {
+    // Kernels without tensor cores are carried for sm_90a and sm_80 only
+    // (main.cpp's --list-variants): the driver JITs sm_80's PTX for any
+    // newer GPU, and an sm_90 copy would never run on a Hopper.
+    std::erase(archs, "sm_90");
+    archs.resize(std::min<size_t>(archs.size(), 1));
+  }
   return archs;
 }
 

@@ -139,6 +139,11 @@ std::unique_ptr<Problem> puzzler(int64_t rows, int64_t d);
 std::unique_ptr<Problem> crossEntropy(int64_t rows, int64_t v);
 std::unique_ptr<Problem> rope(int64_t batch, int64_t seq, int64_t qHeads, int64_t kHeads, int64_t d);
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim);
+// Along rows of [rows, D] (ProblemsScans.cpp): prefix sums, the linear
+// recurrence h = a * h + b, an ascending sort (D <= its BLOCK_D).
+std::unique_ptr<Problem> cumsumRows(int64_t rows, int64_t d);
+std::unique_ptr<Problem> recurrenceRows(int64_t rows, int64_t d);
+std::unique_ptr<Problem> sortRows(int64_t rows, int64_t d);
 // batch 0: stdlib matmul (a bias pointer, unused); else matmul_batched.
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 0);
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal);

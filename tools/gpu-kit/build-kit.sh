@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the GPU kit (docs/gpu.md) in --kit DIR: called by `make gpu-kit`
 # (the gpu-kit target of tools/gpu-kit/CMakeLists.txt). Every kernel the kit
-# runs is compiled here with tkc, once per arch (sm_80, sm_90, sm_90a) into a
+# runs is compiled here with tkc, for sm_90a and sm_80 (and sm_90 for tensor-core kernels) into a
 # bundle and, when ptxas is found, a cubin; the list comes from the runner
 # itself (--list-variants), so the case table in Cases.cpp is the only place
 # that names them. Compiles already done are kept unless tkc or the .tk file
@@ -52,7 +52,7 @@ done < <("$RUNNER" --kit "$KIT" --list-tune)
 
 "$RUNNER" --kit "$KIT" --list-variants > "$KIT/kernels/variants.tsv"
 have_ptxas=0
-if "$TKC" compile "$SRC/tools/gpu-kit/kit.tk" --emit cubin -o /dev/null >/dev/null 2>&1; then have_ptxas=1; fi
+if "$TKC" compile "$SRC/tools/gpu-kit/kit.tk" -k vector_add --emit cubin -o /dev/null >/dev/null 2>&1; then have_ptxas=1; fi
 
 compile_one() {
   local -a f

@@ -46,7 +46,8 @@ void listVariants(const std::string &kitDir) {
     sizes.push_back(c.realistic);
     for (const kit::Size &s : sizes)
       for (const char *arch : {"sm_90a", "sm_90", "sm_80"})
-        print(c.variant(*c.make(s), c.consts, c.numWarps, c.numStages), arch);
+        if (c.tensorCores || std::string(arch) != "sm_90")  // Measure.cpp's archsFor
+          print(c.variant(*c.make(s), c.consts, c.numWarps, c.numStages), arch);
   }
   for (const kit::TuneCase &t : kit::tuneCases()) {
     const kit::Case &c =

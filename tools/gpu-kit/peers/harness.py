@@ -100,6 +100,7 @@ class Spec(object):
         self.triton = []  # [(config label, fn() -> output)]
         self.triton_best = False  # time every config and keep the best (else the first that runs)
         self.no_triton = ""  # why there is no Triton peer
+        self.no_compile = ""  # why torch.compile is not run
         self.notes = []  # what the peers compute where it differs from tk
         self._ref = None
 

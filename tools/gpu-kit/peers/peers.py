@@ -243,6 +243,9 @@ class Runner(object):
                 return
             runs = spec.triton
         elif peer == "compile":
+            if spec.no_compile:
+                row.note("compile: not run (%s)" % spec.no_compile)
+                return
             try:
                 torch._dynamo.reset()
                 compiled = torch.compile(spec.eager)

@@ -11,8 +11,9 @@ from triton_kernels import F, torch, triton
 
 if triton is not None:
     from triton_kernels import (add_kernel, attention_kernel, complex_activation_kernel, cross_entropy_kernel,
-                                dropout_kernel, gelu_kernel, layernorm_kernel, matmul_kernel, rmsnorm_kernel,
-                                sincos_chain_kernel, softmax_kernel, swiglu_kernel)
+                                cumsum_kernel, dropout_kernel, gelu_kernel, layernorm_kernel, matmul_kernel,
+                                recurrence_kernel, rmsnorm_kernel, sincos_chain_kernel, softmax_kernel, sort_kernel,
+                                swiglu_kernel)
 
 
 def dims(prob, count, what):
@@ -481,6 +482,78 @@ def peers_attention(ctx, prob):
     return s
 
 
+def peers_cumsum_rows(ctx, prob):
+    rows, d, g, x = rows_of(ctx, prob)
+
+    def cumsum_rows(x):
+        return torch.cumsum(x, dim=-1)
+
+    block = min(triton.next_power_of_2(d), 1024) if triton else 0
+
+    def launch():
+        out = torch.empty_like(x)
+        cumsum_kernel[(rows,)](x, out, d, BLOCK=block, num_warps=4)
+        return out
+
+    s = Spec(cumsum_rows, (x,))
+    s.reference = lambda: torch.cumsum(x.double(), dim=-1)
+    s.tol = 1e-3  # D * 2^-24 * max|x| at D = 4096: an f32 prefix sum's worst case
+    s.triton = [("BLOCK=%d" % block, launch)]
+    return s
+
+
+def peers_recurrence_rows(ctx, prob):
+    rows, d, g, b = rows_of(ctx, prob)
+    a = uniform(ctx, g, (rows, d), 0.5, 0.95)
+
+    def recurrence_rows(a, b):
+        h = torch.zeros(rows, device=a.device, dtype=a.dtype)
+        out = torch.empty_like(b)
+        for t in range(a.shape[1]):
+            h = a[:, t] * h + b[:, t]
+            out[:, t] = h
+        return out
+
+    block = min(triton.next_power_of_2(d), 1024) if triton else 0
+
+    def launch():
+        out = torch.empty_like(b)
+        recurrence_kernel[(rows,)](a, b, out, d, BLOCK=block, num_warps=4)
+        return out
+
+    s = Spec(recurrence_rows, (a, b))
+    s.reference = lambda: recurrence_rows(a.double(), b.double())
+    s.tol = 1e-4
+    s.no_compile = "a Python loop over D steps: dynamo would unroll it"
+    s.triton = [("BLOCK=%d" % block, launch)]
+    s.notes.append("torch: no native op; a loop over the sequence, two kernels a step (Mamba's reference)")
+    s.notes.append("triton: tl.associative_scan and tl.reduce of (a, b) pairs, BLOCK-wide chunks with a carry")
+    return s
+
+
+def peers_sort_rows(ctx, prob):
+    rows, d, g, x = rows_of(ctx, prob)
+    if d > 1024:
+        raise ValueError("sort_rows sorts rows of at most 1024")
+
+    def sort_rows(x):
+        return torch.sort(x, dim=-1).values
+
+    block = triton.next_power_of_2(d) if triton else 0
+
+    def launch():
+        out = torch.empty_like(x)
+        sort_kernel[(rows,)](x, out, d, BLOCK=block, num_warps=4)
+        return out
+
+    s = Spec(sort_rows, (x,))
+    s.reference = lambda: torch.sort(x.double(), dim=-1).values
+    s.tol = 0.0
+    s.triton = [("BLOCK=%d" % block, launch)]
+    s.notes.append("triton: tl.sort of one row, +inf padding")
+    return s
+
+
 PROBLEMS = {
     "vector_add": peers_vector_add,
     "complex_activation": peers_complex_activation,
@@ -495,6 +568,9 @@ PROBLEMS = {
     "cross_entropy": peers_cross_entropy,
     "rope": peers_rope,
     "similarity": peers_similarity,
+    "cumsum_rows": peers_cumsum_rows,
+    "recurrence_rows": peers_recurrence_rows,
+    "sort_rows": peers_sort_rows,
     "matmul": peers_matmul,
     "attention_d64": peers_attention,
     "attention_d64_causal": peers_attention,
@@ -524,6 +600,10 @@ def shrink(prob):
         p["shape"] = [2, 33, 5, int(p["params"].get("D", 64))]
     elif name == "similarity":
         p["shape"] = [33, 130]
+    elif name in ("cumsum_rows", "recurrence_rows"):
+        p["shape"] = [5, 1500]
+    elif name == "sort_rows":
+        p["shape"] = [5, 1000]
     elif name == "matmul":
         p["shape"] = [130, 67, 100]
     elif name in PROBLEMS and name.startswith("attention"):

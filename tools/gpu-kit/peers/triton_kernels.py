@@ -265,3 +265,40 @@ if triton is not None:
         out = acc / l_i[:, None]
         tl.store(out_ptr + offs_m[:, None] * D + offs_d[None, :], out, mask=offs_m[:, None] < L)
 
+
+    # Scans and sorts along rows: one row a program, BLOCK-wide chunks with a
+    # carry, like tk's kit.tk kernels.
+    @triton.jit
+    def cumsum_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        carry = 0.0
+        for off in range(0, D, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)
+            tl.store(out_ptr + row * D + cols, tl.cumsum(x, axis=0) + carry, mask=cols < D)
+            carry += tl.sum(x, axis=0)
+
+    @triton.jit
+    def _linear(al, bl, ar, br):
+        return al * ar, bl * ar + br
+
+    # Mamba's selective scan, h = a * h + b, with tl.associative_scan.
+    @triton.jit
+    def recurrence_kernel(a_ptr, b_ptr, h_ptr, D, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        carry = 0.0
+        for off in range(0, D, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            a = tl.load(a_ptr + row * D + cols, mask=cols < D, other=1.0)
+            b = tl.load(b_ptr + row * D + cols, mask=cols < D, other=0.0)
+            ap, bp = tl.associative_scan((a, b), 0, _linear)
+            tl.store(h_ptr + row * D + cols, ap * carry + bp, mask=cols < D)
+            at, bt = tl.reduce((a, b), 0, _linear)
+            carry = at * carry + bt
+
+    @triton.jit
+    def sort_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=float("inf"))
+        tl.store(out_ptr + row * D + cols, tl.sort(x), mask=cols < D)
