@@ -9,7 +9,7 @@
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
-//       canonicalize, cse, licm, cse, dce, canonicalize, dce,
+//       emulate-fp8, canonicalize, cse, licm, cse, dce, canonicalize, dce,
 //       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
 //   tile IR with layouts
 //     NVPTX: lowerForNvptx (lower/ through NvptxTarget)            [llvm]
@@ -60,6 +60,8 @@ std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &ke
 
 const std::vector<ir::PassInfo> &passes() {
   static const std::vector<ir::PassInfo> all = {
+      {"emulate-fp8", "compute on f32 where ops compute on fp8 values (casts around them); moves keep the bytes",
+       ir::emulateFp8},
       {"canonicalize", "fold constants, apply algebraic identities, simplify shape ops of splats", ir::canonicalize},
       {"cse", "replace pure ops by identical earlier ones", ir::eliminateCommonSubexpressions},
       {"licm", "move loop-invariant pure ops out of for bodies", ir::loopInvariantCodeMotion},
@@ -91,6 +93,7 @@ void addPass(ir::PassPipeline &pipeline, const std::string &name) {
 
 ir::PassPipeline optimizationPasses() {
   ir::PassPipeline p;
+  addPass(p, "emulate-fp8");  // first: every later pass sees fp8 only where bytes move
   addPass(p, "canonicalize");
   addPass(p, "cse");
   addPass(p, "licm");

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tk/fp8.h"
+
 namespace tk::ir {
 
 int64_t wrapInt(int64_t v, int bits) {
@@ -66,6 +68,10 @@ std::optional<double> foldFloat(FoldOp op, double a, double b) {
 std::optional<double> roundFloat(double d, ScalarKind k) {
   if (k == ScalarKind::F64) return d;
   if (k == ScalarKind::F32) return static_cast<double>(static_cast<float>(d));
+  if (isFp8(k)) {  // include/tk/fp8.h: nearest even, saturating
+    const Fp8Format &f = k == ScalarKind::F8E4M3 ? kE4M3 : kE5M2;
+    return static_cast<double>(fp8BitsToFloat(doubleToFp8Bits(d, f), f));
+  }
   return std::nullopt;
 }
 

@@ -48,7 +48,8 @@ IntFold foldInt(FoldOp op, int64_t a, int64_t b, int bits);
 // `a op b` on floats, in double (nullopt for the bitwise ops and shifts);
 // roundFloat gives the value of type `k`.
 std::optional<double> foldFloat(FoldOp op, double a, double b);
-// `d` as an f64 or f32 holds it; nullopt for f16 and bf16 (not folded).
+// `d` as an f64, f32 or fp8 holds it (fp8: nearest even, saturating, as
+// tk/fp8.h); nullopt for f16 and bf16 (not folded).
 std::optional<double> roundFloat(double d, ScalarKind k);
 
 template <typename T>

@@ -12,14 +12,14 @@ namespace tk::ir {
 // ---------------------------------------------------------------- types
 
 bool isFloat(ScalarKind k) {
-  return k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F32 || k == ScalarKind::F64;
+  return k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F32 || k == ScalarKind::F64 || isFp8(k);
 }
 bool isInt(ScalarKind k) { return !isFloat(k); }
 
 int bitWidth(ScalarKind k) {
   switch (k) {
     case ScalarKind::I1: return 1;
-    case ScalarKind::I8: return 8;
+    case ScalarKind::I8: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return 8;
     case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return 16;
     case ScalarKind::I32: case ScalarKind::F32: return 32;
     case ScalarKind::I64: case ScalarKind::F64: return 64;
@@ -27,12 +27,13 @@ int bitWidth(ScalarKind k) {
   return 0;
 }
 
-static const char *const kScalarNames[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
+static const char *const kScalarNames[kNumScalarKinds] = {"i1",  "i8",  "i16", "i32",    "i64",   "f16",
+                                                          "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
 
 const char *scalarName(ScalarKind k) { return kScalarNames[static_cast<int>(k)]; }
 
 std::optional<ScalarKind> scalarFromName(const std::string &name) {
-  for (int i = 0; i < 9; ++i)
+  for (int i = 0; i < kNumScalarKinds; ++i)
     if (name == kScalarNames[i]) return static_cast<ScalarKind>(i);
   return std::nullopt;
 }
@@ -369,7 +370,7 @@ std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind i
   if (kind != "sum") return in;
   switch (in) {
     case ScalarKind::I1: case ScalarKind::I8: case ScalarKind::I16: return ScalarKind::I32;
-    case ScalarKind::F16: case ScalarKind::BF16: return ScalarKind::F32;
+    case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return ScalarKind::F32;
     default: return in;
   }
 }

@@ -20,9 +20,15 @@ namespace tk::ir {
 
 // ---------------------------------------------------------------- types
 
-enum class ScalarKind : uint8_t { I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+// F8E4M3 and F8E5M2 are the 8-bit floats of Hopper and Ada (include/tk/fp8.h):
+// floats to the type rules, stored as bytes; the emulate-fp8 pass
+// (ir/passes/EmulateFp8.cpp) widens every op that computes on them to f32, so
+// the lowering meets them only in loads, stores, moves and conversions.
+enum class ScalarKind : uint8_t { I1, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
+inline constexpr int kNumScalarKinds = 11;
 
 bool isFloat(ScalarKind k);
+inline bool isFp8(ScalarKind k) { return k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2; }
 bool isInt(ScalarKind k);  // i1 counts as an int (bool)
 int bitWidth(ScalarKind k);
 const char *scalarName(ScalarKind k);  // "i1", "f32", ...

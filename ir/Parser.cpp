@@ -206,7 +206,7 @@ class Parser {
 
   // ------------------------------------------------------------ types
 
-  // scalar ::= 'i1' | 'i8' | 'i16' | 'i32' | 'i64' | 'f16' | 'bf16' | 'f32' | 'f64'
+  // scalar ::= 'i1' | 'i8' | 'i16' | 'i32' | 'i64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2'
   ScalarKind scalar() {
     ws();
     size_t start = pos_;

@@ -108,6 +108,11 @@ TV IRGen::combineCall(const ast::Expr &e) {
       error(slot[0]->loc, quoted(e.text) + " combines tiles of numbers, not " + typeName(x));
       return invalid();
     }
+    if (ir::isFp8(x.type.elem.scalar)) {
+      error(slot[0]->loc, quoted(e.text) + " with a combine_fn does not take " + typeName(x) +
+                              " yet: convert the tile with 'as f32' (fp8 arithmetic computes in f32 anyway)");
+      return invalid();
+    }
     if (x.type.shape != xs[0].type.shape) {
       error(slot[0]->loc, "the tiles " + quoted(e.text) + " combines must have one shape, not " + typeName(xs[0]) +
                               " and " + typeName(x));

@@ -74,6 +74,12 @@ TV IRGen::dotCall(const ast::Expr &e) {
     return invalid();
   }
   const auto accElem = dotAccElem(in);
+  if (!accElem && ir::isFp8(in)) {
+    error(e.loc, std::string("'dot' of ") + ir::scalarName(in) +
+                     " tiles is not supported yet (fp8 tensor-core products are planned); convert the operands "
+                     "with 'as f16' and dot those");
+    return invalid();
+  }
   if (!accElem) {
     error(e.loc, std::string("'dot' works on f16, bf16, f32, f64 and i8 tiles, not ") + ir::scalarName(in));
     return invalid();

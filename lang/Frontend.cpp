@@ -434,6 +434,13 @@ void Frontend::checkDecls() {
         sig.params.push_back(ps);
         continue;
       }
+      if (ir::isFp8(*kind)) {
+        // Triton's spellings name the same types: the signature says which.
+        ps.type = std::string(size_t(p.type.ptrDepth), '*') + ir::scalarName(*kind);
+        if (p.type.ptrDepth == 0)
+          fail(p.type.loc, "a kernel parameter of type " + std::string(ir::scalarName(*kind)) +
+                               " must be a pointer (pass the value as f32 and convert it with 'as')");
+      }
       if (p.type.ptrDepth > ir::kMaxPtrDepth) fail(p.type.loc, tooDeep(p.type));
       if (p.hasAlign && p.type.ptrDepth == 0) fail(p.alignLoc, "align(N) applies only to pointer parameters");
       if (p.type.ptrDepth >= 1) {

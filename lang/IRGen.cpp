@@ -14,6 +14,8 @@ using ir::Type;
 std::optional<ScalarKind> IRGen::scalarKind(const std::string &name) {
   if (name == "bool") return ScalarKind::I1;
   if (name == "i1") return std::nullopt;
+  if (name == "f8e4nv" || name == "float8e4nv") return ScalarKind::F8E4M3;  // Triton's names
+  if (name == "f8e5" || name == "float8e5") return ScalarKind::F8E5M2;
   return ir::scalarFromName(name);
 }
 

@@ -84,7 +84,7 @@ std::optional<ConstBinding> parseConstDefine(const std::string &text, const std:
 std::string invalidConstValue(const std::string &text, const std::string &name, ConstType t) {
   if (t.sort == ConstSort::Type)
     return "invalid value " + quoted(text) + " for type const " + quoted(name) +
-           " (a type: bool i8 i16 i32 i64 f16 bf16 f32 f64)";
+           " (a type: bool i8 i16 i32 i64 f16 bf16 f32 f64 f8e4m3 f8e5m2)";
   return invalidValue(text, name, t.kind);
 }
 

@@ -30,6 +30,7 @@ ScalarKind widerKind(ScalarKind a, ScalarKind b) {
   if (a == b) return a;
   if ((a == ScalarKind::F16 && b == ScalarKind::BF16) || (a == ScalarKind::BF16 && b == ScalarKind::F16))
     return ScalarKind::F32;
+  if (ir::isFp8(a) && ir::isFp8(b)) return ScalarKind::F16;  // e4m3 op e5m2: f16 holds both exactly
   return ir::bitWidth(a) >= ir::bitWidth(b) ? a : b;
 }
 
@@ -70,7 +71,7 @@ std::optional<ConstValue> convertConst(ConstValue v, ScalarKind to) {
   if (to == ScalarKind::I1) return ConstValue::ofInt(v.isFloat ? v.f != 0 : v.i != 0);
   if (ir::isFloat(to)) {
     double d = v.asDouble();
-    if (to == ScalarKind::F32) d = static_cast<float>(d);
+    if (to == ScalarKind::F32 || ir::isFp8(to)) d = *ir::roundFloat(d, to);
     return ConstValue::ofFloat(d);
   }
   if (!v.isFloat) return ConstValue::ofInt(wrapTo(v.i, to));

@@ -3,6 +3,7 @@
 // LowerMemory.cpp.
 #include "lower/LowerToLLVM.h"
 #include "tk/error.h"
+#include "tk/fp8.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "lower/Fp8.h"
 #include "lower/FunctionLowering.h"
 #include "lower/LocMetadata.h"
 
@@ -33,6 +35,7 @@ llvm::Type *FunctionLowering::scalarType(ScalarKind k) {
     case ScalarKind::BF16: return b_.getBFloatTy();
     case ScalarKind::F32: return b_.getFloatTy();
     case ScalarKind::F64: return b_.getDoubleTy();
+    case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return b_.getInt8Ty();  // the code's bits (lower/Fp8.h)
   }
   return nullptr;
 }
@@ -137,6 +140,10 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
   switch (op.kind()) {
     case OpKind::Constant: {
       llvm::Type *ty = elemType(rt->elem);
+      if (ir::isFp8(rt->elem.scalar)) {
+        const Fp8Format &f = rt->elem.scalar == ScalarKind::F8E4M3 ? kE4M3 : kE5M2;
+        return Regs(numRegs(), b_.getInt8(doubleToFp8Bits(op.floatAttr("value"), f)));
+      }
       llvm::Value *c = rt->isFloat() ? llvm::ConstantFP::get(ty, op.floatAttr("value"))
                                      : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.intAttr("value")), true);
       return Regs(numRegs(), c);
@@ -236,6 +243,11 @@ llvm::Value *FunctionLowering::castScalar(llvm::Value *v, const ir::ElemType &fr
   const bool fromFloat = ir::isFloat(from.scalar), toFloat = ir::isFloat(to.scalar);
   const bool fromBool = from.scalar == ScalarKind::I1, toBool = to.scalar == ScalarKind::I1;
   if (from == to) return v;
+  if (ir::isFp8(from.scalar) || ir::isFp8(to.scalar)) {  // through f32 (lower/Fp8.h)
+    const ir::ElemType f32{ScalarKind::F32, false};
+    llvm::Value *f = ir::isFp8(from.scalar) ? fp8ToFloat(b_, v, from.scalar) : castScalar(v, from, f32);
+    return ir::isFp8(to.scalar) ? floatToFp8(b_, f, to.scalar) : castScalar(f, f32, to);
+  }
   if (!fromFloat && !toFloat) {
     if (toBool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     return fromBool ? b_.CreateZExt(v, dst) : b_.CreateSExtOrTrunc(v, dst);

@@ -20,7 +20,8 @@ bool endsOperand(const Token &t) {
 std::string tkType(const std::string &triton) {
   static const std::map<std::string, std::string> types = {
       {"float16", "f16"}, {"bfloat16", "bf16"}, {"float32", "f32"}, {"float64", "f64"}, {"int1", "bool"},
-      {"int8", "i8"},     {"int16", "i16"},     {"int32", "i32"},   {"int64", "i64"}};
+      {"int8", "i8"},     {"int16", "i16"},     {"int32", "i32"},   {"int64", "i64"},
+      {"float8e4nv", "f8e4m3"}, {"float8e5", "f8e5m2"}};
   auto it = types.find(triton);
   return it == types.end() ? "" : it->second;
 }

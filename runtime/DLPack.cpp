@@ -12,6 +12,10 @@ namespace {
 
 // DLPack 0.8's kDLBool, absent from older headers (Debian 12 ships 0.6).
 constexpr uint8_t kDLBoolCode = 6;
+// DLPack 1.1's fp8 codes (torch.float8_e4m3fn, torch.float8_e5m2), which
+// Debian's dlpack.h (0.6) predates.
+constexpr uint8_t kDLFloat8E4M3FN = 10;
+constexpr uint8_t kDLFloat8E5M2 = 12;
 
 std::string dlDtypeName(const DLDataType &t) {
   static const char *const codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
@@ -32,6 +36,10 @@ DType dtypeOfDL(const DLDataType &t) {
       return t.bits == 16 ? DType::BF16 : DType::None;
     case kDLBoolCode:
       return t.bits == 8 ? DType::Bool : DType::None;
+    case kDLFloat8E4M3FN:
+      return t.bits == 8 ? DType::F8E4M3 : DType::None;
+    case kDLFloat8E5M2:
+      return t.bits == 8 ? DType::F8E5M2 : DType::None;
     default:
       return DType::None;
   }
@@ -39,7 +47,7 @@ DType dtypeOfDL(const DLDataType &t) {
 
 size_t bytesOf(DType t) {
   switch (t) {
-    case DType::Bool: case DType::I8: return 1;
+    case DType::Bool: case DType::I8: case DType::F8E4M3: case DType::F8E5M2: return 1;
     case DType::I16: case DType::F16: case DType::BF16: return 2;
     case DType::I32: case DType::F32: return 4;
     case DType::I64: case DType::F64: return 8;
@@ -56,6 +64,8 @@ DLDataType dlDtypeOf(DType t) {
     case DType::Bool: d.code = kDLBoolCode; break;
     case DType::I8: case DType::I16: case DType::I32: case DType::I64: d.code = kDLInt; break;
     case DType::BF16: d.code = kDLBfloat; break;
+    case DType::F8E4M3: d.code = kDLFloat8E4M3FN; break;
+    case DType::F8E5M2: d.code = kDLFloat8E5M2; break;
     default: d.code = kDLFloat; break;
   }
   return d;

@@ -12,6 +12,7 @@
 
 #include "tk/compiler.h"
 #include "tk/error.h"
+#include "tk/fp8.h"
 #include "tk/half.h"
 
 namespace tk {
@@ -28,10 +29,11 @@ class Library;  // tk/aot.h: generated launchers load and launch through it
 // The element type a buffer holds, when it says (Buffer::dtype): the tk
 // scalar types. A launch refuses a typed buffer for a pointer parameter of
 // another element type; an untyped one (DType::None) goes anywhere.
-enum class DType : uint8_t { None, Bool, I8, I16, I32, I64, F16, BF16, F32, F64 };
+enum class DType : uint8_t { None, Bool, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
 // "f32", "i32", ... as the .tk language spells them; "untyped" for None.
 const char *dtypeName(DType t);
-// DType::F32 for float, ... (tk::Half: F16, tk::BFloat16: BF16); None for
+// DType::F32 for float, ... (tk::Half: F16, tk::BFloat16: BF16,
+// tk::Float8e4m3 and tk::Float8e5m2 of tk/fp8.h: F8E4M3, F8E5M2); None for
 // types no tk scalar is (uint16_t, structs), whose buffers stay untyped.
 template <class T>
 constexpr DType dtypeOf() {
@@ -45,6 +47,8 @@ constexpr DType dtypeOf() {
   else if constexpr (std::is_same_v<U, BFloat16>) return DType::BF16;
   else if constexpr (std::is_same_v<U, float>) return DType::F32;
   else if constexpr (std::is_same_v<U, double>) return DType::F64;
+  else if constexpr (std::is_same_v<U, Float8e4m3>) return DType::F8E4M3;
+  else if constexpr (std::is_same_v<U, Float8e5m2>) return DType::F8E5M2;
   else return DType::None;
 }
 

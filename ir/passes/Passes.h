@@ -25,6 +25,9 @@ bool eliminateDeadCode(Function &fn);
 // Moves pure ops of a `for` body whose operands are all defined outside the
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);
+// Rewrites every op that computes on f8e4m3/f8e5m2 values to compute on f32,
+// through casts; loads, stores and moves keep the bytes (EmulateFp8.cpp).
+bool emulateFp8(Function &fn);
 
 // A pass as the registry (driver/Pipeline.cpp, tk::pipeline::passes()) and
 // the tools know it; `flag` is what --pass= and --print-after take.

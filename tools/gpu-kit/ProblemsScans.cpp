@@ -1,10 +1,12 @@
 // The kit's scans and sorts along rows (kit.tk): prefix sums, Mamba's linear
 // recurrence through a combine function, and a row sort, each against a
-// sequential reference computed in double, row by row.
+// sequential reference computed in double, row by row; and the stdlib's
+// per-row fp8 quantisation against the same steps on the host, code for code.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "tk/fp8.h"
 #include "tools/gpu-kit/Problem.h"
 
 namespace kit {
@@ -92,8 +94,54 @@ class SortRows final : public ScanProblem {
   double tolerance() const override { return 0; }  // a sort moves values, exactly
 };
 
+// stdlib/quantize.tk's quantize_fp8_rows: the host repeats the kernel's f32
+// steps (max|x|, the scale, x / scale rounded by tk/fp8.h), so every code and
+// scale must match exactly; the error is the count of those that do not.
+class QuantizeRows final : public Problem {
+ public:
+  QuantizeRows(int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {}
+  std::vector<int64_t> dims() const override { return {rows_, cols_}; }
+  std::map<std::string, int64_t> ints() const override { return {{"rows", rows_}, {"D", cols_}}; }
+  void setup(tk::Device &dev, Rng &rng) override {
+    x_ = rng.floats(size_t(rows_ * cols_), -4, 4);
+    if (rows_ > 1)  // an all-zero row: the scale's floor
+      std::fill(x_.begin() + cols_, x_.begin() + 2 * cols_, 0.0f);
+    dx_ = dev.upload(x_);
+    out_ = dev.alloc(size_t(rows_ * cols_));
+    scale_ = dev.alloc(size_t(rows_) * 4);
+  }
+  void poison(tk::Device &dev) override {
+    dev.fill(out_, int8_t(-1));  // 0xff, an e4m3 NaN: no finite input gives it
+    dev.fill(scale_, std::numeric_limits<float>::quiet_NaN());
+  }
+  tk::Dim3 grid(const tk::Bundle &) const override { return {uint32_t(rows_)}; }
+  std::vector<tk::Arg> args() const override { return {dx_, out_, scale_, int32_t(rows_), int32_t(cols_)}; }
+  Check check(tk::Device &dev) override {
+    auto got = dev.download<uint8_t>(out_, size_t(rows_ * cols_));
+    auto gotScale = dev.download<float>(scale_, size_t(rows_));
+    double wrong = 0;
+    for (int64_t r = 0; r < rows_; ++r) {
+      float top = 0;
+      for (int64_t c = 0; c < cols_; ++c) top = std::max(top, std::fabs(x_[size_t(r * cols_ + c)]));
+      const float s = std::max(top / 448.0f, float(1.0 / (448.0 * 512.0)));
+      wrong += !(gotScale[size_t(r)] == s);
+      for (int64_t c = 0; c < cols_; ++c)
+        wrong += got[size_t(r * cols_ + c)] != tk::floatToFp8Bits(x_[size_t(r * cols_ + c)] / s, tk::kE4M3);
+    }
+    return {wrong, 0, false,
+            "all " + std::to_string(got.size()) + " codes and " + std::to_string(rows_) + " scales, exactly (error: how many differ)"};
+  }
+  double bytes() const override { return double(rows_ * cols_) * 5 + 4.0 * double(rows_); }
+
+ private:
+  int64_t rows_, cols_;
+  std::vector<float> x_;
+  tk::Buffer dx_, out_, scale_;
+};
+
 }  // namespace
 
+std::unique_ptr<Problem> quantizeRows(int64_t rows, int64_t d) { return std::make_unique<QuantizeRows>(rows, d); }
 std::unique_ptr<Problem> cumsumRows(int64_t rows, int64_t d) { return std::make_unique<CumsumRows>(rows, d); }
 std::unique_ptr<Problem> recurrenceRows(int64_t rows, int64_t d) { return std::make_unique<RecurrenceRows>(rows, d); }
 std::unique_ptr<Problem> sortRows(int64_t rows, int64_t d) { return std::make_unique<SortRows>(rows, d); }

@@ -30,7 +30,9 @@ bool isIdentifier(const std::string &s) {
   return true;
 }
 
-bool isFloatType(const std::string &t) { return t == "f16" || t == "bf16" || t == "f32" || t == "f64"; }
+bool isFloatType(const std::string &t) {
+  return t == "f16" || t == "bf16" || t == "f32" || t == "f64" || t == "f8e4m3" || t == "f8e5m2";
+}
 bool isIntType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
 
 [[noreturn]] void argError(const std::string &text, const std::string &why) {
@@ -65,6 +67,10 @@ void storeAs(const std::string &dtype, double v, char *dst) {
     put(tk::doubleToHalfBits(v));
   else if (dtype == "bf16")
     put(tk::doubleToBf16Bits(v));
+  else if (dtype == "f8e4m3")
+    put(tk::doubleToFp8Bits(v, tk::kE4M3));
+  else if (dtype == "f8e5m2")
+    put(tk::doubleToFp8Bits(v, tk::kE5M2));
   else if (dtype == "i8")
     put(static_cast<uint8_t>(wrapped()));
   else if (dtype == "i16")
@@ -79,7 +85,9 @@ void storeAs(const std::string &dtype, double v, char *dst) {
 
 // Significand bits of a float dtype: rand draws that many bits, so every
 // value is exact in the dtype and none rounds up to 1.
-int significandBits(const std::string &t) { return t == "f64" ? 53 : t == "f32" ? 24 : t == "f16" ? 11 : 8; }
+int significandBits(const std::string &t) {
+  return t == "f64" ? 53 : t == "f32" ? 24 : t == "f16" ? 11 : t == "f8e4m3" ? 4 : t == "f8e5m2" ? 3 : 8;
+}
 
 // --- scalars -----------------------------------------------------------------
 

@@ -31,7 +31,8 @@ const ScalarInfo kScalars[] = {{"f16", "<f2", "float16", 2}, {"bf16", "<u2", "ui
                                {"f32", "<f4", "float32", 4}, {"f64", "<f8", "float64", 8},
                                {"i8", "|i1", "int8", 1},     {"i16", "<i2", "int16", 2},
                                {"i32", "<i4", "int32", 4},   {"i64", "<i8", "int64", 8},
-                               {"bool", "|b1", "bool", 1}};
+                               {"bool", "|b1", "bool", 1},
+                               {"f8e4m3", "|u1", "uint8 (f8e4m3 bits)", 1}, {"f8e5m2", "|u1", "uint8 (f8e5m2 bits)", 1}};
 
 const ScalarInfo *scalarInfo(const std::string &dtype) {
   for (const ScalarInfo &s : kScalars)
@@ -246,7 +247,9 @@ std::vector<char> readNpyAs(const std::string &path, const std::string &dtype, u
     std::string got = a.descr;
     for (const ScalarInfo &s : kScalars)
       if (code == std::string(s.descr).substr(1)) got = s.numpyName + (" ('" + a.descr + "')");
-    std::string hint = dtype == "bf16" ? " (bf16 has no numpy dtype: store its bits as uint16)" : "";
+    std::string hint = dtype == "bf16"                         ? " (bf16 has no numpy dtype: store its bits as uint16)"
+                       : dtype == "f8e4m3" || dtype == "f8e5m2" ? " (fp8 has no numpy dtype: store its bits as uint8)"
+                                                                : "";
     throw tk::Error("'" + path + "' holds " + got + ", expected " + want->numpyName + " ('" + want->descr + "') for " +
                     dtype + hint);
   }

@@ -12,7 +12,7 @@ from triton_kernels import F, torch, triton
 if triton is not None:
     from triton_kernels import (add_kernel, attention_kernel, complex_activation_kernel, cross_entropy_kernel,
                                 cumsum_kernel, dropout_kernel, gelu_kernel, layernorm_kernel, matmul_kernel,
-                                recurrence_kernel, rmsnorm_kernel, sincos_chain_kernel, softmax_kernel, sort_kernel,
+                                quantize_fp8_kernel, recurrence_kernel, rmsnorm_kernel, sincos_chain_kernel, softmax_kernel, sort_kernel,
                                 swiglu_kernel)
 
 
@@ -554,6 +554,42 @@ def peers_sort_rows(ctx, prob):
     return s
 
 
+def peers_quantize_fp8_rows(ctx, prob):
+    rows, d, g, x = rows_of(ctx, prob)
+    if rows > 1:
+        x[1].zero_()  # an all-zero row, as the kit's: the scale's floor
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    if fp8 is None:
+        raise ValueError("torch has no float8_e4m3fn")
+
+    def quantize_fp8_rows(x):
+        s = (x.abs().amax(dim=-1, keepdim=True) / 448.0).clamp_min(1.0 / (448.0 * 512.0))
+        return (x / s).to(fp8), s
+
+    block = min(triton.next_power_of_2(d), 1024) if triton else 0
+
+    def launch():
+        out = torch.empty((rows, d), device=x.device, dtype=fp8)
+        scale = torch.empty((rows, 1), device=x.device, dtype=torch.float32)
+        quantize_fp8_kernel[(rows,)](x, out, scale, d, BLOCK=block, num_warps=4)
+        return out, scale
+
+    want = quantize_fp8_rows(x)
+
+    def check(out):
+        q, s = out
+        wrong = int((q.view(torch.uint8) != want[0].view(torch.uint8)).sum()) + int((s != want[1]).sum())
+        return float(wrong), "codes and scales that differ from torch eager's"
+
+    s = Spec(quantize_fp8_rows, (x,))
+    s.check = check
+    s.tol = 0.0
+    s.measure = "codes and scales that differ from torch eager's (f32 steps, torch's float8_e4m3fn rounding)"
+    s.triton = [("BLOCK=%d" % block, launch)]
+    s.notes.append("triton: div_rn(x, s).to(tl.float8e4nv) (IEEE division, as tk and torch), one row a program")
+    return s
+
+
 PROBLEMS = {
     "vector_add": peers_vector_add,
     "complex_activation": peers_complex_activation,
@@ -571,6 +607,7 @@ PROBLEMS = {
     "cumsum_rows": peers_cumsum_rows,
     "recurrence_rows": peers_recurrence_rows,
     "sort_rows": peers_sort_rows,
+    "quantize_fp8_rows": peers_quantize_fp8_rows,
     "matmul": peers_matmul,
     "attention_d64": peers_attention,
     "attention_d64_causal": peers_attention,
@@ -604,6 +641,8 @@ def shrink(prob):
         p["shape"] = [5, 1500]
     elif name == "sort_rows":
         p["shape"] = [5, 1000]
+    elif name == "quantize_fp8_rows":
+        p["shape"] = [5, 1500]
     elif name == "matmul":
         p["shape"] = [130, 67, 100]
     elif name in PROBLEMS and name.startswith("attention"):

@@ -302,3 +302,18 @@ if triton is not None:
         cols = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=float("inf"))
         tl.store(out_ptr + row * D + cols, tl.sort(x), mask=cols < D)
+
+    # vLLM-style per-token fp8 quantisation: one row a program.
+    @triton.jit
+    def quantize_fp8_kernel(x_ptr, out_ptr, scale_ptr, D, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        top = tl.zeros([BLOCK], dtype=tl.float32)
+        for off in range(0, D, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            top = tl.maximum(top, tl.abs(tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)))
+        s = tl.maximum(tl.max(top, axis=0) / 448.0, 1.0 / (448.0 * 512.0))
+        tl.store(scale_ptr + row, s)
+        for off in range(0, D, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)
+            tl.store(out_ptr + row * D + cols, tl.math.div_rn(x, s).to(tl.float8e4nv), mask=cols < D)

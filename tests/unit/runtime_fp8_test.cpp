@@ -1,0 +1,151 @@
+// The 8-bit floats on the sim (tests/kernels/fp8.tk) against include/tk/fp8.h:
+// f32 -> fp8 on a sweep of every code's value, the ties between neighbours
+// and a step either side of them, subnormals, zeros, infinities, NaN and
+// values past the largest; every code back to f32, f16 and bf16; arithmetic
+// rounded per op; and the PTX through ptxas for sm_80 and sm_90a.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "backend/nvptx/Ptxas.h"
+#include "backend/nvptx/Toolkit.h"
+#include "runtime_TestUtil.h"
+#include "tk/fp8.h"
+#include "tk/runtime.h"
+
+namespace {
+
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/fp8.tk";
+
+tk::Bundle compile(const std::string &kernel) { return tk::test::compileForSim(kFile, kernel, 4); }
+
+// Values that exercise every rounding case of both formats.
+std::vector<float> sweep() {
+  std::vector<float> v = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e30f, -1e30f, 448.0f, 464.0f, 465.0f,
+                          57344.0f, 61440.0f, 61441.0f, 1e-30f, std::ldexp(1.0f, -126), std::ldexp(1.0f, -149)};
+  for (const tk::Fp8Format *f : {&tk::kE4M3, &tk::kE5M2})
+    for (int c = 0; c < 255; ++c) {
+      const float a = tk::fp8BitsToFloat(uint8_t(c), *f), b = tk::fp8BitsToFloat(uint8_t(c + 1), *f);
+      if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b) || (c & 0x80) != ((c + 1) & 0x80)) continue;
+      const float mid = (a + b) / 2;  // exact: fp8 neighbours are far apart in f32
+      for (float x : {a, mid, std::nextafter(mid, -INFINITY), std::nextafter(mid, INFINITY)}) {
+        v.push_back(x);
+        v.push_back(-x);
+      }
+    }
+  for (float x : tk::test::randomFloats(2000, -600, 600)) v.push_back(x);
+  for (float x : tk::test::randomFloats(2000, -0.02f, 0.02f)) v.push_back(x);
+  return v;
+}
+
+uint16_t halfBits(float f) { return tk::floatToHalfBits(f); }
+
+}  // namespace
+
+TEST(Fp8, FromF32AndF16RoundToNearestEvenAndSaturate) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(compile("to_fp8"));
+  const std::vector<float> x = sweep();
+  const int n = int(x.size());
+  std::vector<uint16_t> h;
+  for (float f : x) h.push_back(halfBits(f));
+  tk::Buffer dx = dev->upload(x), dh = dev->upload(h), q4 = dev->upload(std::vector<uint8_t>(n, 0xaa)),
+             q5 = dev->upload(std::vector<uint8_t>(n, 0xaa)), h5 = dev->upload(std::vector<uint8_t>(n, 0xaa));
+  (*dev)(k, {tk::test::cdiv(n, 256)}, dx, dh, q4, q5, h5, int32_t(n));
+  auto g4 = dev->download<uint8_t>(q4, n), g5 = dev->download<uint8_t>(q5, n), gh = dev->download<uint8_t>(h5, n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(int(g4[i]), int(tk::floatToFp8Bits(x[i], tk::kE4M3))) << "e4m3 of " << x[i];
+    ASSERT_EQ(int(g5[i]), int(tk::floatToFp8Bits(x[i], tk::kE5M2))) << "e5m2 of " << x[i];
+    const float hv = std::isnan(x[i]) ? NAN : tk::halfBitsToFloat(h[i]);
+    ASSERT_EQ(int(gh[i]), int(tk::floatToFp8Bits(hv, tk::kE5M2))) << "e5m2 of the f16 " << hv;
+  }
+  // The cases PTX's cvt.rn.satfinite defines, spelled out.
+  EXPECT_EQ(tk::floatToFp8Bits(INFINITY, tk::kE4M3), 0x7e);    // 448
+  EXPECT_EQ(tk::floatToFp8Bits(-INFINITY, tk::kE5M2), 0xfb);   // -57344
+  EXPECT_EQ(tk::floatToFp8Bits(NAN, tk::kE5M2), 0x7f);
+  EXPECT_EQ(tk::floatToFp8Bits(std::ldexp(1.0f, -10), tk::kE4M3), 0x00);  // half the smallest subnormal: to even
+  EXPECT_EQ(tk::floatToFp8Bits(3 * std::ldexp(1.0f, -10), tk::kE4M3), 0x02);
+  EXPECT_EQ(tk::floatToFp8Bits(240.0f, tk::kE5M2), 0x5c);  // between 224 and 256: to the even 256
+}
+
+TEST(Fp8, EveryCodeConvertsExactly) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(compile("from_fp8"));
+  std::vector<uint8_t> codes(256);
+  for (int c = 0; c < 256; ++c) codes[c] = uint8_t(c);
+  tk::Buffer q4 = dev->upload(codes), q5 = dev->upload(codes), x4 = dev->upload(std::vector<float>(256, 7.0f)),
+             x5 = dev->upload(std::vector<float>(256, 7.0f)), h4 = dev->upload(std::vector<uint16_t>(256, 0x1234)),
+             b5 = dev->upload(std::vector<uint16_t>(256, 0x1234)), q45 = dev->upload(std::vector<uint8_t>(256, 0xaa));
+  (*dev)(k, {1}, q4, q5, x4, x5, h4, b5, q45);
+  auto g4 = dev->download<float>(x4, 256), g5 = dev->download<float>(x5, 256);
+  auto gh = dev->download<uint16_t>(h4, 256), gb = dev->download<uint16_t>(b5, 256);
+  auto g45 = dev->download<uint8_t>(q45, 256);
+  for (int c = 0; c < 256; ++c) {
+    const float w4 = tk::fp8BitsToFloat(uint8_t(c), tk::kE4M3), w5 = tk::fp8BitsToFloat(uint8_t(c), tk::kE5M2);
+    if (std::isnan(w4)) {
+      EXPECT_TRUE(std::isnan(g4[c])) << c;
+      EXPECT_EQ(int(g45[c]), 0x7f) << c;
+    } else {
+      EXPECT_EQ(std::memcmp(&g4[c], &w4, 4), 0) << "e4m3 code " << c << ": " << g4[c] << " != " << w4;
+      EXPECT_EQ(gh[c], halfBits(w4)) << "e4m3 code " << c << " as f16";
+      EXPECT_EQ(int(g45[c]), int(tk::floatToFp8Bits(w4, tk::kE5M2))) << "e4m3 code " << c << " as e5m2";
+    }
+    if (std::isnan(w5))
+      EXPECT_TRUE(std::isnan(g5[c])) << c;
+    else {
+      EXPECT_EQ(std::memcmp(&g5[c], &w5, 4), 0) << "e5m2 code " << c << ": " << g5[c] << " != " << w5;
+      EXPECT_EQ(gb[c], tk::floatToBf16Bits(w5)) << "e5m2 code " << c << " as bf16";
+    }
+  }
+  // 0x7f and 0xff are e4m3's NaNs; e5m2's 0x7c is inf.
+  EXPECT_TRUE(std::isinf(g5[0x7c]) && g5[0x7c] > 0);
+  EXPECT_TRUE(std::isnan(g4[0xff]));
+}
+
+TEST(Fp8, ArithmeticRoundsEachResultAndSumsInF32) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(compile("fp8_math"));
+  std::vector<uint8_t> a(256), b(256);
+  for (int i = 0; i < 256; ++i) {
+    a[i] = tk::floatToFp8Bits(tk::test::randomFloats(1, -20, 20)[0], tk::kE4M3);
+    b[i] = tk::floatToFp8Bits(tk::test::randomFloats(1, -20, 20)[0], tk::kE4M3);
+  }
+  tk::Buffer da = dev->upload(a), db = dev->upload(b), s = dev->upload(std::vector<uint8_t>(256, 0xaa)),
+             p = dev->upload(std::vector<float>(256, NAN)), mx = dev->upload(std::vector<uint8_t>(256, 0xaa)),
+             total = dev->upload(std::vector<float>(1, NAN)), c = dev->upload(std::vector<uint8_t>(256, 0xaa));
+  (*dev)(k, {1}, da, db, s, p, mx, total, c);
+  auto gs = dev->download<uint8_t>(s, 256), gm = dev->download<uint8_t>(mx, 256), gc = dev->download<uint8_t>(c, 256);
+  auto gp = dev->download<float>(p, 256);
+  double want = 0;
+  for (int i = 0; i < 256; ++i) {
+    const float x = tk::fp8BitsToFloat(a[i], tk::kE4M3), y = tk::fp8BitsToFloat(b[i], tk::kE4M3);
+    want += x;
+    ASSERT_EQ(int(gs[i]), int(tk::floatToFp8Bits(x + y, tk::kE4M3))) << x << " + " << y;
+    ASSERT_EQ(gp[i], tk::fp8BitsToFloat(tk::floatToFp8Bits(x * y, tk::kE4M3), tk::kE4M3)) << x << " * " << y;
+    ASSERT_EQ(int(gm[i]), int(tk::floatToFp8Bits(std::fmax(x, y), tk::kE4M3)));
+    // 1.3 rounds to e5m2 once (1.25), i to e5m2, their sum to e5m2.
+    const float one3 = tk::fp8BitsToFloat(tk::doubleToFp8Bits(1.3, tk::kE5M2), tk::kE5M2);
+    const float fi = tk::fp8BitsToFloat(tk::floatToFp8Bits(float(i), tk::kE5M2), tk::kE5M2);
+    ASSERT_EQ(int(gc[i]), int(tk::floatToFp8Bits(one3 + fi, tk::kE5M2))) << i;
+  }
+  // Every e4m3 value is exact in f32 and their sum is short: exact.
+  EXPECT_EQ(dev->download<float>(total, 1)[0], float(want));
+}
+
+TEST(Fp8, PtxAssemblesWithPtxas) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
+  for (const char *kernel : {"to_fp8", "from_fp8", "fp8_math"}) {
+    tk::CompileOptions opts;
+    opts.archs = {"sm_80", "sm_90a"};
+    tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
+    for (const std::string &arch : opts.archs) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+      ASSERT_TRUE(info.ran) << info.log;
+      EXPECT_FALSE(info.cubin.empty()) << kernel << " " << arch;
+      EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
+    }
+  }
+}
