@@ -134,6 +134,43 @@ TEST(Fp8, ArithmeticRoundsEachResultAndSumsInF32) {
   EXPECT_EQ(dev->download<float>(total, 1)[0], float(want));
 }
 
+// stdlib/quantize.tk against the same f32 steps on the host, code for code:
+// rows read once (D <= BLOCK_D) and in chunks, f32 and f16 input, an
+// all-zero row (the scale's floor).
+TEST(Fp8, StdlibQuantizeRowsMatchesTheHostStepForStep) {
+  auto dev = tk::Device::open("sim");
+  for (const char *type : {"f32", "f16"})
+    for (int block : {256, 1024})
+      for (int d : {1, 97, 781, 1000}) {
+        const std::string what = std::string(type) + " BLOCK_D " + std::to_string(block) + " D " + std::to_string(d);
+        tk::Kernel k = dev->load(tk::test::compileForSim(TK_SOURCE_DIR + "/stdlib/quantize.tk", "quantize_fp8_rows", 4,
+                                                         {{"T", type}, {"BLOCK_D", std::to_string(block)}}));
+        const int rows = 5;
+        std::vector<float> x = tk::test::randomFloats(size_t(rows) * d, -30, 30);
+        std::fill(x.begin() + d, x.begin() + 2 * d, 0.0f);
+        std::vector<uint16_t> h;
+        if (std::string(type) == "f16")
+          for (float &f : x) {
+            h.push_back(halfBits(f));
+            f = tk::halfBitsToFloat(h.back());
+          }
+        tk::Buffer dx = h.empty() ? dev->upload(x) : dev->upload(h),
+                   out = dev->upload(std::vector<uint8_t>(x.size(), 0xff)), scale = dev->upload(std::vector<float>(rows, NAN));
+        (*dev)(k, {uint32_t(rows)}, dx, out, scale, int32_t(rows), int32_t(d));
+        auto got = dev->download<uint8_t>(out, x.size());
+        auto gotScale = dev->download<float>(scale, rows);
+        for (int r = 0; r < rows; ++r) {
+          float top = 0;
+          for (int c = 0; c < d; ++c) top = std::max(top, std::fabs(x[size_t(r) * d + c]));
+          const float s = std::max(top / 448.0f, float(1.0 / (448.0 * 512.0)));
+          ASSERT_EQ(gotScale[r], s) << what << " row " << r;
+          for (int c = 0; c < d; ++c)
+            ASSERT_EQ(int(got[size_t(r) * d + c]), int(tk::floatToFp8Bits(x[size_t(r) * d + c] / s, tk::kE4M3)))
+                << what << " row " << r << " col " << c;
+        }
+      }
+}
+
 TEST(Fp8, PtxAssemblesWithPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
