@@ -224,12 +224,13 @@ void OpRules::tileOp(const Op &op) {
       if (a.shape[1] != b.shape[0])
         return opError(op, "inner dims differ: " + shapeStr(a.shape) + " and " + shapeStr(b.shape));
       const ScalarKind in = a.elem.scalar;
-      const bool f32Acc = in == ScalarKind::F16 || in == ScalarKind::BF16 || in == ScalarKind::F32;
+      const bool f32Acc = in == ScalarKind::F16 || in == ScalarKind::BF16 || in == ScalarKind::F32 || isFp8(in);
       const std::optional<ScalarKind> want = f32Acc ? std::optional(ScalarKind::F32)
                                              : in == ScalarKind::F64 ? std::optional(ScalarKind::F64)
                                              : in == ScalarKind::I8  ? std::optional(ScalarKind::I32)
                                                                      : std::nullopt;
-      if (!want) return opError(op, std::string("works on f16, bf16, f32, f64 and i8 tiles, not ") + scalarName(in));
+      if (!want)
+        return opError(op, std::string("works on f16, bf16, f8e4m3, f8e5m2, f32, f64 and i8 tiles, not ") + scalarName(in));
       if (acc.shape != std::vector<int64_t>{a.shape[0], b.shape[1]} || acc.elem != ElemType{*want, false})
         return opError(op, "the accumulator must be " + shapeStr({a.shape[0], b.shape[1]}) + " of " + scalarName(*want) +
                                ", not " + acc.str());

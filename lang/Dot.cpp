@@ -11,12 +11,14 @@ using ir::Type;
 
 namespace {
 // The element a product of `in` tiles accumulates in, or nullopt where dot
-// does not apply: f16 and bf16 accumulate in f32, i8 in i32.
+// does not apply: f16, bf16 and fp8 accumulate in f32, i8 in i32.
 std::optional<ScalarKind> dotAccElem(ScalarKind in) {
   switch (in) {
     case ScalarKind::F16:
     case ScalarKind::BF16:
     case ScalarKind::F32:
+    case ScalarKind::F8E4M3:
+    case ScalarKind::F8E5M2:
       return ScalarKind::F32;
     case ScalarKind::F64:
       return ScalarKind::F64;
@@ -74,14 +76,9 @@ TV IRGen::dotCall(const ast::Expr &e) {
     return invalid();
   }
   const auto accElem = dotAccElem(in);
-  if (!accElem && ir::isFp8(in)) {
-    error(e.loc, std::string("'dot' of ") + ir::scalarName(in) +
-                     " tiles is not supported yet (fp8 tensor-core products are planned); convert the operands "
-                     "with 'as f16' and dot those");
-    return invalid();
-  }
   if (!accElem) {
-    error(e.loc, std::string("'dot' works on f16, bf16, f32, f64 and i8 tiles, not ") + ir::scalarName(in));
+    error(e.loc, std::string("'dot' works on f16, bf16, f8e4m3, f8e5m2, f32, f64 and i8 tiles, not ") +
+                     ir::scalarName(in));
     return invalid();
   }
   // input_precision: "tf32" lets an f32 dot round its operands to tf32 and

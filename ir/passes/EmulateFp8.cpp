@@ -5,8 +5,10 @@
 // to f32 and its fp8 results come back through a cast to their type. What
 // only moves bytes keeps them (loads, stores, selects, shape and layout ops,
 // gathers, control flow), and a conversion between fp8 and anything but f32
-// goes through f32. The lowering then meets fp8 only in those ops and in
-// casts to and from f32 (lower/Fp8.cpp).
+// goes through f32. A `dot` of fp8 tiles takes them as f16 instead (exact:
+// f16 holds every e4m3 and e5m2 value), so it runs on the f16 tensor cores
+// of every arch; Hopper's fp8 MMA is not used yet. The lowering then meets
+// fp8 only in those ops and in casts to and from f32 (lower/Fp8.cpp).
 #include "ir/passes/Passes.h"
 
 namespace tk::ir {
@@ -30,13 +32,14 @@ bool movesBytes(OpKind k) {
 
 Value *castTo(Builder &b, Value *v, ScalarKind k) { return b.value(OpKind::Cast, {v}, v->type().withScalar(k)); }
 
-// Rewrites `op` (at `it` in `block`) to compute on f32.
+// Rewrites `op` (at `it` in `block`) to compute on f32 (a dot: on f16).
 void widen(Block &block, Block::iterator it) {
   Op &op = **it;
   Builder before(&block, it);
   before.setLoc(op.loc());
+  const ScalarKind wide = op.is(OpKind::Dot) ? ScalarKind::F16 : ScalarKind::F32;
   for (size_t i = 0; i < op.operands().size(); ++i)
-    if (fp8(op.operand(i))) op.setOperand(i, castTo(before, op.operand(i), ScalarKind::F32));
+    if (fp8(op.operand(i))) op.setOperand(i, castTo(before, op.operand(i), wide));
   Builder after(&block, std::next(it));
   after.setLoc(op.loc());
   for (Value *r : op.results()) {

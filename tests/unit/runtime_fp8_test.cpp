@@ -171,13 +171,57 @@ TEST(Fp8, StdlibQuantizeRowsMatchesTheHostStepForStep) {
       }
 }
 
+// stdlib matmul_fp8: the products of fp8 values are exact, so the result is
+// within f32 accumulation of a double reference; ragged sizes, B transposed
+// through its strides, both formats.
+TEST(Fp8, StdlibMatmulFp8AgainstDouble) {
+  auto dev = tk::Device::open("sim");
+  struct Size {
+    int m, n, k;
+    bool transB;
+  };
+  for (const char *type : {"f8e4m3", "f8e5m2"})
+    for (Size sz : {Size{1, 1, 1, false}, Size{130, 67, 100, false}, Size{33, 70, 64, true}}) {
+      const tk::Fp8Format &f = std::string(type) == "f8e4m3" ? tk::kE4M3 : tk::kE5M2;
+      const std::string what = std::string(type) + " " + std::to_string(sz.m) + "x" + std::to_string(sz.n) + "x" +
+                               std::to_string(sz.k) + (sz.transB ? " B^T" : "");
+      tk::Kernel kern = dev->load(
+          tk::test::compileForSim(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_fp8", 4, {{"T", type}}));
+      std::vector<uint8_t> a, b;
+      for (float v : tk::test::randomFloats(size_t(sz.m) * sz.k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, f));
+      for (float v : tk::test::randomFloats(size_t(sz.k) * sz.n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, f));
+      const auto sa = tk::test::randomFloats(sz.m, 0.5f, 2), sb = tk::test::randomFloats(sz.n, 0.5f, 2);
+      // B is [K, N]; transposed, it is stored [N, K].
+      const int sbk = sz.transB ? 1 : sz.n, sbn = sz.transB ? sz.k : 1;
+      tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(sz.m) * sz.n, NAN)),
+                 dsa = dev->upload(sa), dsb = dev->upload(sb);
+      const uint32_t grid = tk::test::cdiv(sz.m, 64) * tk::test::cdiv(sz.n, 64);
+      (*dev)(kern, {grid}, da, db, dc, dsa, dsb, int32_t(sz.m), int32_t(sz.n), int32_t(sz.k), int32_t(sz.k), int32_t(1),
+             int32_t(sbk), int32_t(sbn), int32_t(sz.n), int32_t(1));
+      auto c = dev->download<float>(dc, size_t(sz.m) * sz.n);
+      for (int i = 0; i < sz.m; ++i)
+        for (int j = 0; j < sz.n; ++j) {
+          double want = 0, mag = 0;
+          for (int kk = 0; kk < sz.k; ++kk) {
+            const double p = double(tk::fp8BitsToFloat(a[size_t(i) * sz.k + kk], f)) *
+                             tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], f);
+            want += p;
+            mag += std::fabs(p);
+          }
+          const double scale = double(sa[i]) * sb[j];
+          ASSERT_NEAR(c[size_t(i) * sz.n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
+        }
+    }
+}
+
 TEST(Fp8, PtxAssemblesWithPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const char *kernel : {"to_fp8", "from_fp8", "fp8_math"}) {
+  for (const char *kernel : {"to_fp8", "from_fp8", "fp8_math", "matmul_fp8"}) {
     tk::CompileOptions opts;
     opts.archs = {"sm_80", "sm_90a"};
-    tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
+    const std::string file = std::string(kernel) == "matmul_fp8" ? TK_SOURCE_DIR + "/stdlib/matmul.tk" : kFile;
+    tk::Bundle b = tk::Compiler::compileFile(file, kernel, opts);
     for (const std::string &arch : opts.archs) {
       tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
       ASSERT_TRUE(info.ran) << info.log;
