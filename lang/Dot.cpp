@@ -32,9 +32,13 @@ std::optional<ScalarKind> dotAccElem(ScalarKind in) {
 
 // grammar (a call): 'dot' '(' a ',' b [',' acc] [',' 'input_precision' ':' STRING] ')'
 //                   | 'dot' '(' a ',' b ',' 'acc' ':' C ... ')'
+// and Triton's other keywords, as ports write them: out_dtype: T (the
+// accumulator's type), allow_tf32: B (input_precision "tf32" or "ieee"),
+// max_num_imprecise_acc: N (accepted; tk accumulates every product in f32).
 TV IRGen::dotCall(const ast::Expr &e) {
   const std::string usage = "dot(a, b) or dot(a, b, acc: c)";
-  const ast::Expr *ae = nullptr, *be = nullptr, *acce = nullptr, *precisione = nullptr;
+  const ast::Expr *ae = nullptr, *be = nullptr, *acce = nullptr, *precisione = nullptr, *outTypeE = nullptr,
+                  *allowTf32E = nullptr, *impreciseE = nullptr;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const std::string &n = e.argNames[i];
     const ast::Expr *arg = e.args[i].get();
@@ -44,6 +48,9 @@ TV IRGen::dotCall(const ast::Expr &e) {
                                                                  : nullptr)
                              : n == "acc"             ? &acce
                              : n == "input_precision" ? &precisione
+                             : n == "out_dtype"       ? &outTypeE
+                             : n == "allow_tf32"      ? &allowTf32E
+                             : n == "max_num_imprecise_acc" ? &impreciseE
                                                       : nullptr;
     if (!slot) {
       error(arg->loc, n.empty() ? "too many arguments to 'dot': " + usage
@@ -81,9 +88,48 @@ TV IRGen::dotCall(const ast::Expr &e) {
                      ir::scalarName(in));
     return invalid();
   }
+  if (outTypeE) {
+    TV t = genExpr(*outTypeE);
+    if (!t.ok()) return invalid();
+    if (t.k != TV::K::TypeArg) {
+      error(outTypeE->loc, "'out_dtype' of 'dot' must be a type, not " + typeName(t));
+      return invalid();
+    }
+    if (t.typeArg != *accElem) {
+      error(outTypeE->loc, std::string("'dot' of ") + ir::scalarName(in) + " tiles accumulates in " +
+                               ir::scalarName(*accElem) + ": out_dtype must be " + ir::scalarName(*accElem) +
+                               " (convert the result with 'as')");
+      return invalid();
+    }
+  }
+  if (impreciseE) {
+    TV n = genValue(*impreciseE);
+    if (!n.ok()) return invalid();
+    if (!n.cst || !n.type.isInt() || n.type.isBool() || n.type.isTile()) {
+      error(impreciseE->loc, "'max_num_imprecise_acc' of 'dot' must be a compile-time integer, not " + typeName(n));
+      return invalid();
+    }
+  }
+  // allow_tf32 (Triton's older spelling): true is input_precision "tf32",
+  // false "ieee"; like Triton, it changes nothing for other operand types.
+  bool tf32 = false;
+  if (allowTf32E) {
+    if (precisione) {
+      error(allowTf32E->loc, "'dot' takes 'allow_tf32' or 'input_precision', not both");
+      return invalid();
+    }
+    TV f = genValue(*allowTf32E);
+    if (!f.ok()) return invalid();
+    if (!f.cst || !f.type.isBool() || f.type.isTile()) {
+      error(allowTf32E->loc, "'allow_tf32' of 'dot' must be a compile-time bool, not " + typeName(f));
+      return invalid();
+    }
+    tf32 = f.cst->i != 0 && in == ScalarKind::F32;
+  }
   // input_precision: "tf32" lets an f32 dot round its operands to tf32 and
   // run on tensor cores; "ieee" (the default, docs/language.md) keeps f32.
   std::map<std::string, ir::Attr> attrs;
+  if (tf32) attrs["input_precision"] = std::string("tf32");
   if (precisione) {
     if (precisione->kind != ast::ExprKind::String) {
       error(precisione->loc, "'input_precision' of 'dot' must be a string: \"ieee\" or \"tf32\"");

@@ -348,16 +348,22 @@ postfix:
     $$ = ctx.finish(std::move($$));
   }
 /* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`);
-   `x.to(T, bitcast: b)` carries b as the cast's second operand. */
+   `x.to(T, bitcast: b)` carries b as the cast's second operand;
+   `fp_downcast_rounding: "rtne"` is tk's rounding anyway. */
 | postfix DOT IDENT LPAREN args_opt RPAREN {
     const size_t n = $5.args.size();
-    if (n >= 1 && n <= 2 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type &&
-        (n == 1 || $5.names[1] == "bitcast")) {
+    const bool rounding = n == 2 && $5.names[1] == "fp_downcast_rounding";
+    if (rounding && ($5.args[1]->kind != ExprKind::String || $5.args[1]->text != "rtne")) {
+      ctx.diags().error($5.args[1]->loc, "fp_downcast_rounding of '.to(...)' takes \"rtne\" (round to nearest even, "
+                                         "tk's rounding); \"rtz\" is not supported yet");
+      $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
+    } else if (n >= 1 && n <= 2 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type &&
+        (n == 1 || $5.names[1] == "bitcast" || rounding)) {
       $$ = ctx.leaf(ExprKind::Cast, ctx.loc(@2)); $$->type = $5.args[0]->type; $$->args.push_back(std::move($1));
-      if (n == 2) $$->args.push_back(std::move($5.args[1]));
+      if (n == 2 && !rounding) $$->args.push_back(std::move($5.args[1]));
     } else {
       ctx.diags().error(ctx.loc(@2), "'.to(...)' takes one element type, as in 'x.to(f16)' (tk's 'x as f16'), "
-                                     "and 'bitcast: true'; its rounding options have no tk spelling yet");
+                                     "'bitcast: true' or 'fp_downcast_rounding: \"rtne\"'");
       $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
     }
     $$ = ctx.finish(std::move($$));

@@ -214,6 +214,30 @@ TEST(Fp8, StdlibMatmulFp8AgainstDouble) {
     }
 }
 
+TEST(Fp8, TritonDotKeywordsAsWritten) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(compile("dot_keywords"));
+  std::vector<uint8_t> a, b;
+  for (float v : tk::test::randomFloats(32 * 32, -4, 4)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
+  for (float v : tk::test::randomFloats(32 * 32, -4, 4)) b.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
+  tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(32 * 32, NAN)),
+             dd = dev->upload(std::vector<uint8_t>(32 * 32, 0xff));
+  (*dev)(k, {1}, da, db, dc, dd);
+  auto c = dev->download<float>(dc, 32 * 32);
+  auto d = dev->download<uint8_t>(dd, 32 * 32);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) {
+      double want = 0, mag = 0;
+      for (int kk = 0; kk < 32; ++kk) {
+        const double p = double(tk::fp8BitsToFloat(a[i * 32 + kk], tk::kE4M3)) * tk::fp8BitsToFloat(b[kk * 32 + j], tk::kE4M3);
+        want += p;
+        mag += std::fabs(p);
+      }
+      ASSERT_NEAR(c[i * 32 + j], want, 1e-6 * (mag + 1)) << i << "," << j;
+      ASSERT_EQ(int(d[i * 32 + j]), int(tk::floatToFp8Bits(c[i * 32 + j], tk::kE5M2))) << i << "," << j;
+    }
+}
+
 TEST(Fp8, PtxAssemblesWithPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
