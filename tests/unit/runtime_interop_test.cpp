@@ -172,6 +172,9 @@ TEST(TypedBuffer, UploadAndAllocRecordTheElementType) {
   EXPECT_EQ(dev->alloc(16).dtype(), tk::DType::None);
   EXPECT_EQ(dev->alloc<double>(2).offset(8).dtype(), tk::DType::F64);
   EXPECT_STREQ(tk::dtypeName(tk::DType::BF16), "bf16");
+  EXPECT_EQ(dev->alloc<tk::Float8e4m3>(4).dtype(), tk::DType::F8E4M3);
+  EXPECT_EQ(dev->alloc<tk::Float8e5m2>(4).size(), 4u);
+  EXPECT_STREQ(tk::dtypeName(tk::DType::F8E5M2), "f8e5m2");
 }
 
 TEST(TypedBuffer, AMistypedBufferIsRefusedNamingTheParameter) {
@@ -234,6 +237,22 @@ TEST(DLPack, HostTensorsRunOnTheSim) {
   HostTensor ti(ints.data(), {n}, {}, {kDLInt, 32, 1});
   const std::string msg = errorOf([&] { (*dev)(k, {1}, vx.buffer, tk::fromDLPack(*dev, &ti.managed).buffer, vout.buffer, int32_t(n)); });
   EXPECT_NE(msg.find("argument 1 ('y', *f32): a buffer of i32 for a pointer to f32"), std::string::npos) << msg;
+}
+
+// torch.float8_e4m3fn and float8_e5m2 travel as DLPack 1.1's codes 10 and 12,
+// and come back out with them.
+TEST(DLPack, Fp8TensorsKeepTheirFormat) {
+  auto dev = tk::Device::open("sim");
+  std::vector<uint8_t> bytes(64, 0x38);  // 1.0 in e4m3
+  HostTensor t4(bytes.data(), {64}, {}, {10, 8, 1}), t5(bytes.data(), {64}, {}, {12, 8, 1});
+  tk::TensorView v4 = tk::fromDLPack(*dev, &t4.managed), v5 = tk::fromDLPack(*dev, &t5.managed);
+  EXPECT_EQ(v4.dtype, tk::DType::F8E4M3);
+  EXPECT_EQ(v5.buffer.dtype(), tk::DType::F8E5M2);
+  EXPECT_EQ(v4.buffer.size(), 64u);
+  DLManagedTensor *m = tk::toDLPack(*dev, dev->alloc<tk::Float8e4m3>(16), {16});
+  EXPECT_EQ(m->dl_tensor.dtype.code, 10);
+  EXPECT_EQ(m->dl_tensor.dtype.bits, 8);
+  m->deleter(m);
 }
 
 TEST(DLPack, StridedViewsCoverWhatTheirStridesReach) {

@@ -21,7 +21,7 @@ using tk::lang::HostValue;
 
 namespace {
 
-const char kScalarTypes[] = "f32 f16 bf16 f64 i8 i16 i32 i64 bool";
+const char kScalarTypes[] = "f32 f16 bf16 f64 f8e4m3 f8e5m2 i8 i16 i32 i64 bool";
 
 bool isIdentifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -30,9 +30,7 @@ bool isIdentifier(const std::string &s) {
   return true;
 }
 
-bool isFloatType(const std::string &t) {
-  return t == "f16" || t == "bf16" || t == "f32" || t == "f64" || t == "f8e4m3" || t == "f8e5m2";
-}
+bool isFloatType(const std::string &t) { return !t.empty() && (t[0] == 'f' || t == "bf16"); }  // f16 f32 f64 f8e4m3 f8e5m2 bf16
 bool isIntType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
 
 [[noreturn]] void argError(const std::string &text, const std::string &why) {
@@ -86,7 +84,7 @@ void storeAs(const std::string &dtype, double v, char *dst) {
 // Significand bits of a float dtype: rand draws that many bits, so every
 // value is exact in the dtype and none rounds up to 1.
 int significandBits(const std::string &t) {
-  return t == "f64" ? 53 : t == "f32" ? 24 : t == "f16" ? 11 : t == "f8e4m3" ? 4 : t == "f8e5m2" ? 3 : 8;
+  return t == "f64" ? 53 : t == "f32" ? 24 : t == "f16" ? 11 : t == "f8e4m3" ? 4 : t == "f8e5m2" ? 3 : 8;  // bf16: 8
 }
 
 // --- scalars -----------------------------------------------------------------
