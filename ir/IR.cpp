@@ -11,30 +11,31 @@ namespace tk::ir {
 
 // ---------------------------------------------------------------- types
 
-bool isFloat(ScalarKind k) {
-  return k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F32 || k == ScalarKind::F64 || isFp8(k);
-}
+namespace {
+enum class Class { Bool, Int, Float };  // tk/dtype.def's CLASS
+struct ScalarInfo {
+  const char *name;
+  int bits;
+  bool isFloat;
+};
+// tk/dtype.def's rows: i1 is one bit in the IR (a byte in memory).
+constexpr ScalarInfo kScalars[kNumScalarKinds] = {
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, ...) \
+  {IR_NAME, Class::CLASS == Class::Bool ? 1 : 8 * (BYTES), Class::CLASS == Class::Float},
+#include "tk/dtype.def"
+};
+const ScalarInfo &info(ScalarKind k) { return kScalars[static_cast<int>(k)]; }
+}  // namespace
+
+bool isFloat(ScalarKind k) { return info(k).isFloat; }
 bool isInt(ScalarKind k) { return !isFloat(k); }
+int bitWidth(ScalarKind k) { return info(k).bits; }
 
-int bitWidth(ScalarKind k) {
-  switch (k) {
-    case ScalarKind::I1: return 1;
-    case ScalarKind::I8: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return 8;
-    case ScalarKind::I16: case ScalarKind::F16: case ScalarKind::BF16: return 16;
-    case ScalarKind::I32: case ScalarKind::F32: return 32;
-    case ScalarKind::I64: case ScalarKind::F64: return 64;
-  }
-  return 0;
-}
-
-static const char *const kScalarNames[kNumScalarKinds] = {"i1",  "i8",  "i16", "i32",    "i64",   "f16",
-                                                          "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
-
-const char *scalarName(ScalarKind k) { return kScalarNames[static_cast<int>(k)]; }
+const char *scalarName(ScalarKind k) { return info(k).name; }
 
 std::optional<ScalarKind> scalarFromName(const std::string &name) {
   for (int i = 0; i < kNumScalarKinds; ++i)
-    if (name == kScalarNames[i]) return static_cast<ScalarKind>(i);
+    if (name == kScalars[i].name) return static_cast<ScalarKind>(i);
   return std::nullopt;
 }
 

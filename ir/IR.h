@@ -24,8 +24,15 @@ namespace tk::ir {
 // floats to the type rules, stored as bytes; the emulate-fp8 pass
 // (ir/passes/EmulateFp8.cpp) widens every op that computes on them to f32, so
 // the lowering meets them only in loads, stores, moves and conversions.
-enum class ScalarKind : uint8_t { I1, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
-inline constexpr int kNumScalarKinds = 11;
+// I1, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 (tk/dtype.def).
+enum class ScalarKind : uint8_t {
+#define TK_DTYPE(ID, IR_ID, ...) IR_ID,
+#include "tk/dtype.def"
+};
+inline constexpr int kNumScalarKinds = 0
+#define TK_DTYPE(...) +1
+#include "tk/dtype.def"
+    ;
 
 bool isFloat(ScalarKind k);
 inline bool isFp8(ScalarKind k) { return k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2; }

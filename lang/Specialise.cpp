@@ -84,7 +84,10 @@ std::optional<ConstBinding> parseConstDefine(const std::string &text, const std:
 std::string invalidConstValue(const std::string &text, const std::string &name, ConstType t) {
   if (t.sort == ConstSort::Type)
     return "invalid value " + quoted(text) + " for type const " + quoted(name) +
-           " (a type: bool i8 i16 i32 i64 f16 bf16 f32 f64 f8e4m3 f8e5m2)";
+           " (a type:"
+#define TK_DTYPE(ID, IR_ID, NAME, ...) " " NAME
+#include "tk/dtype.def"
+           ")";
   return invalidValue(text, name, t.kind);
 }
 

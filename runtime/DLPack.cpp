@@ -4,18 +4,26 @@
 // lowest address a kernel reads).
 #include "tk/dlpack.h"
 
+#include <iterator>
+
 #include "runtime/DeviceImpl.h"
 
 namespace tk {
 
 namespace {
 
-// DLPack 0.8's kDLBool, absent from older headers (Debian 12 ships 0.6).
-constexpr uint8_t kDLBoolCode = 6;
-// DLPack 1.1's fp8 codes (torch.float8_e4m3fn, torch.float8_e5m2), which
-// Debian's dlpack.h (0.6) predates.
-constexpr uint8_t kDLFloat8E4M3FN = 10;
-constexpr uint8_t kDLFloat8E5M2 = 12;
+// Each DType's DLDataType: tk/dtype.def's code, 8 bits a byte. Its codes
+// include DLPack 0.8's kDLBool (6) and DLPack 1.1's float8_e4m3fn (10) and
+// float8_e5m2 (12), which Debian's dlpack.h (0.6) predates.
+struct DLInfo {
+  uint8_t code, bits;
+};
+constexpr DLInfo kDLInfo[] = {
+    {0, 0},  // DType::None
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, NPY_DESCR, NPY_NAME, CPP_TYPE, DLPACK_CODE) \
+  {DLPACK_CODE, 8 * (BYTES)},
+#include "tk/dtype.def"
+};
 
 std::string dlDtypeName(const DLDataType &t) {
   static const char *const codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
@@ -27,47 +35,18 @@ std::string dlDtypeName(const DLDataType &t) {
 
 DType dtypeOfDL(const DLDataType &t) {
   if (t.lanes != 1) return DType::None;
-  switch (t.code) {
-    case kDLInt:
-      return t.bits == 8 ? DType::I8 : t.bits == 16 ? DType::I16 : t.bits == 32 ? DType::I32 : t.bits == 64 ? DType::I64 : DType::None;
-    case kDLFloat:
-      return t.bits == 16 ? DType::F16 : t.bits == 32 ? DType::F32 : t.bits == 64 ? DType::F64 : DType::None;
-    case kDLBfloat:
-      return t.bits == 16 ? DType::BF16 : DType::None;
-    case kDLBoolCode:
-      return t.bits == 8 ? DType::Bool : DType::None;
-    case kDLFloat8E4M3FN:
-      return t.bits == 8 ? DType::F8E4M3 : DType::None;
-    case kDLFloat8E5M2:
-      return t.bits == 8 ? DType::F8E5M2 : DType::None;
-    default:
-      return DType::None;
-  }
+  for (size_t i = 1; i < std::size(kDLInfo); ++i)
+    if (kDLInfo[i].code == t.code && kDLInfo[i].bits == t.bits) return static_cast<DType>(i);
+  return DType::None;
 }
 
-size_t bytesOf(DType t) {
-  switch (t) {
-    case DType::Bool: case DType::I8: case DType::F8E4M3: case DType::F8E5M2: return 1;
-    case DType::I16: case DType::F16: case DType::BF16: return 2;
-    case DType::I32: case DType::F32: return 4;
-    case DType::I64: case DType::F64: return 8;
-    case DType::None: break;
-  }
-  return 0;
-}
+size_t bytesOf(DType t) { return kDLInfo[static_cast<size_t>(t)].bits / 8; }
 
 DLDataType dlDtypeOf(DType t) {
   DLDataType d{};
   d.lanes = 1;
-  d.bits = uint8_t(bytesOf(t) * 8);
-  switch (t) {
-    case DType::Bool: d.code = kDLBoolCode; break;
-    case DType::I8: case DType::I16: case DType::I32: case DType::I64: d.code = kDLInt; break;
-    case DType::BF16: d.code = kDLBfloat; break;
-    case DType::F8E4M3: d.code = kDLFloat8E4M3FN; break;
-    case DType::F8E5M2: d.code = kDLFloat8E5M2; break;
-    default: d.code = kDLFloat; break;
-  }
+  d.code = kDLInfo[static_cast<size_t>(t)].code;
+  d.bits = kDLInfo[static_cast<size_t>(t)].bits;
   return d;
 }
 

@@ -1,6 +1,8 @@
 // tk::Device: device selection, buffers, and launches with arguments checked
 // against the kernel's signature before anything runs.
 #include <cctype>
+
+#include <iterator>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -320,21 +322,13 @@ int expectedIndex(const std::string &type) {
 }  // namespace
 
 const char *dtypeName(DType t) {
-  switch (t) {
-    case DType::None: return "untyped";
-    case DType::Bool: return "bool";
-    case DType::I8: return "i8";
-    case DType::I16: return "i16";
-    case DType::I32: return "i32";
-    case DType::I64: return "i64";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    case DType::F8E4M3: return "f8e4m3";
-    case DType::F8E5M2: return "f8e5m2";
-  }
-  return "unknown";
+  static const char *const names[] = {
+      "untyped",
+#define TK_DTYPE(ID, IR_ID, NAME, ...) NAME,
+#include "tk/dtype.def"
+  };
+  const size_t i = static_cast<size_t>(t);
+  return i < std::size(names) ? names[i] : "unknown";
 }
 
 namespace {

@@ -29,7 +29,12 @@ class Library;  // tk/aot.h: generated launchers load and launch through it
 // The element type a buffer holds, when it says (Buffer::dtype): the tk
 // scalar types. A launch refuses a typed buffer for a pointer parameter of
 // another element type; an untyped one (DType::None) goes anywhere.
-enum class DType : uint8_t { None, Bool, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
+// Bool, I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3, F8E5M2 (tk/dtype.def).
+enum class DType : uint8_t {
+  None,
+#define TK_DTYPE(ID, ...) ID,
+#include "tk/dtype.def"
+};
 // "f32", "i32", ... as the .tk language spells them; "untyped" for None.
 const char *dtypeName(DType t);
 // DType::F32 for float, ... (tk::Half: F16, tk::BFloat16: BF16,

@@ -263,11 +263,16 @@ TEST(Ports, LigerGroupNormForward) {
         double s = 0, sq = 0;
         for (int i = 0; i < hidden; ++i) s += v[i], sq += double(v[i]) * v[i];
         const double m = s / hidden, r = 1 / std::sqrt(sq / hidden - m * m + 1e-5);
+        // Liger's one-pass variance, E[x^2] - E[x]^2 in f32, loses a few ulps
+        // of E[x^2] to cancellation: relative to var + eps that is large for
+        // a group of two close values (perChannel 1).
+        const double cancel = 16 * std::ldexp(1.0, -24) * (sq / hidden) / (sq / hidden - m * m + 1e-5);
+        const double tol = 1e-4 + cancel;
         expectNear(gotMean[n * groups + g], m, 1e-5, "mean");
-        expectNear(gotRstd[n * groups + g], r, 1e-4, "rstd");
+        expectNear(gotRstd[n * groups + g], r, tol, "rstd");
         for (int i = 0; i < hidden; ++i) {
           const int c = g * channelsPerGroup + i / perChannel;
-          expectNear(gotY[size_t(n) * rowStride + size_t(g) * hidden + i], (v[i] - m) * r * w[c] + b[c], 1e-4,
+          expectNear(gotY[size_t(n) * rowStride + size_t(g) * hidden + i], (v[i] - m) * r * w[c] + b[c], tol,
                      "y at batch " + std::to_string(n) + " group " + std::to_string(g) + " " + std::to_string(i));
         }
       }

@@ -53,9 +53,9 @@ struct KernelPlan {
 // The C++ type a generated launcher takes for a parameter of tk type `t`.
 std::string cppType(const std::string &t, const std::string &kernel, const std::string &param) {
   static const std::map<std::string, std::string> scalars = {
-      {"bool", "bool"}, {"i8", "int8_t"},  {"i16", "int16_t"},  {"i32", "int32_t"},  {"i64", "int64_t"},
-      {"f32", "float"}, {"f64", "double"}, {"f16", "uint16_t"}, {"bf16", "uint16_t"},
-      {"f8e4m3", "uint8_t"}, {"f8e5m2", "uint8_t"}};
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, NPY_DESCR, NPY_NAME, CPP_TYPE, ...) {NAME, CPP_TYPE},
+#include "tk/dtype.def"
+  };
   const bool pointer = !t.empty() && t[0] == '*';
   // `**f16`: a device array of device pointers, `uint16_t **` in C++.
   if (pointer && t.size() > 1 && t[1] == '*') return cppType(t.substr(1), kernel, param) + " *";

@@ -21,7 +21,10 @@ using tk::lang::HostValue;
 
 namespace {
 
-const char kScalarTypes[] = "f32 f16 bf16 f64 f8e4m3 f8e5m2 i8 i16 i32 i64 bool";
+const char kScalarTypes[] =
+#define TK_DTYPE(ID, IR_ID, NAME, ...) " " NAME
+#include "tk/dtype.def"
+    ;
 
 bool isIdentifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -147,7 +150,7 @@ ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
   a.isBuffer = true;
   a.dtype = spec.substr(0, lb);
   if (scalarBytes(a.dtype) == 0)
-    argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + std::string(kScalarTypes) + ")");
+    argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + std::string(kScalarTypes + 1) + ")");
   std::string count = spec.substr(lb + 1, rb - lb - 1);
   // COUNT * element size must fit comfortably in memory sizes.
   if (count.empty() || count.size() > 15 || count.find_first_not_of("0123456789") != std::string::npos ||

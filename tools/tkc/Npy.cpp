@@ -27,12 +27,10 @@ struct ScalarInfo {
   const char *dtype, *descr, *numpyName;
   size_t bytes;
 };
-const ScalarInfo kScalars[] = {{"f16", "<f2", "float16", 2}, {"bf16", "<u2", "uint16 (bf16 bits)", 2},
-                               {"f32", "<f4", "float32", 4}, {"f64", "<f8", "float64", 8},
-                               {"i8", "|i1", "int8", 1},     {"i16", "<i2", "int16", 2},
-                               {"i32", "<i4", "int32", 4},   {"i64", "<i8", "int64", 8},
-                               {"bool", "|b1", "bool", 1},
-                               {"f8e4m3", "|u1", "uint8 (f8e4m3 bits)", 1}, {"f8e5m2", "|u1", "uint8 (f8e5m2 bits)", 1}};
+const ScalarInfo kScalars[] = {
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, NPY_DESCR, NPY_NAME, ...) {NAME, NPY_DESCR, NPY_NAME, BYTES},
+#include "tk/dtype.def"
+};
 
 const ScalarInfo *scalarInfo(const std::string &dtype) {
   for (const ScalarInfo &s : kScalars)
