@@ -4,10 +4,7 @@
 #include "tk/error.h"
 
 #include <algorithm>
-#include <functional>
-#include <map>
 #include <unordered_map>
-#include <stdexcept>
 
 #include "lower/AxisInfo.h"
 #include "lower/LayoutRules.h"
@@ -44,11 +41,11 @@ class LayoutAssigner {
     // feed it (second pass).
     collectDemands(ops);
     chooseCarriedLayouts(ops);
-    demands_.clear();
+    demands_.clear(), demandLocs_.clear();
     collectDemands(ops);
     // With every demand known, small loads may move to where they are used.
     if (loadSmallTilesWhereUsed(ops)) {
-      demands_.clear();
+      demands_.clear(), demandLocs_.clear();
       collectDemands(ops);
     }
     rewrite(ops);
@@ -423,13 +420,18 @@ class LayoutAssigner {
   }
 
   // Gives `v` layout `l`, and a conversion for each other demanded layout.
+  // A conversion carries the location of the op whose demand made it (a
+  // `trans`, a store), so tkc report charges its shared traffic there.
   void settle(Value *v, const LayoutRef &l, ir::Builder &b) {
     v->setType(v->type().withLayout(l));
     versions_[v].push_back({l, v});
-    for (const LayoutRef &want : demands_[v]) {
-      if (ir::sameLayout(want, l)) continue;
-      versions_[v].push_back({want, b.value(OpKind::ConvertLayout, {v}, v->type().withLayout(want))});
+    const ir::Location at = b.loc();
+    for (size_t i = 0; i < demands_[v].size(); ++i) {
+      if (ir::sameLayout(demands_[v][i], l)) continue;
+      b.setLoc(demandLocs_[v][i]);
+      versions_[v].push_back({demands_[v][i], b.value(OpKind::ConvertLayout, {v}, v->type().withLayout(demands_[v][i]))});
     }
+    b.setLoc(at);
   }
 
   void demand(Value *v, const LayoutRef &l) {
@@ -438,12 +440,13 @@ class LayoutAssigner {
     for (const LayoutRef &have : list)
       if (ir::sameLayout(have, l)) return;
     list.push_back(l);
+    demandLocs_[v].push_back(demander_->loc());
   }
 
   // Walks backwards so every use has stated its demand before the def is seen.
   void collectDemands(const std::vector<Op *> &ops) {
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-      Op *op = *it;
+      Op *op = demander_ = *it;
       if (isAnchor(*op) && anchor_.count(op)) {
         for (Value *v : op->operands()) demand(v, anchor_[op]);
         continue;
@@ -576,6 +579,8 @@ class LayoutAssigner {
   AxisInfoAnalysis axis_;
   std::unordered_map<Op *, LayoutRef> anchor_;
   std::unordered_map<Value *, std::vector<LayoutRef>> demands_;
+  std::unordered_map<Value *, std::vector<ir::Location>> demandLocs_;  // who demanded each, as demands_
+  Op *demander_ = nullptr;
   std::unordered_map<Value *, LayoutRef> carried_;  // results of for/if -> their layout
   std::unordered_map<const Op *, LayoutRef> combineIn_;  // reduce_combine/scan_combine -> their operands' layout
   std::unordered_map<Value *, std::vector<std::pair<LayoutRef, Value *>>> versions_;

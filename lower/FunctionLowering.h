@@ -212,7 +212,8 @@ class FunctionLowering {
   // Values only `owner` threads computed, made known to every thread through
   // shared memory (elements at their row-major position).
   Regs shareFromOwners(const ir::Type &t, const Regs &vals, llvm::Value *owner, const ir::Location &loc);
-  std::vector<llvm::Value *> sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count);
+  // `pad` elements after each row (the last dim): lowerConvertLayout's rows.
+  std::vector<llvm::Value *> sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count, int64_t pad = 0);
   void storeShared(const Regs &vals, const std::vector<llvm::Value *> &addresses, llvm::Value *writer,
                    const ir::Location &loc);
   Regs loadShared(llvm::Type *ty, const std::vector<llvm::Value *> &addresses, const ir::Location &loc);

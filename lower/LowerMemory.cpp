@@ -311,16 +311,35 @@ llvm::Value *FunctionLowering::linearIndex(const std::vector<int64_t> &shape, co
   return linear;
 }
 
-std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count) {
+std::vector<llvm::Value *> FunctionLowering::sharedAddresses(const ir::Type &t, llvm::Type *memTy, size_t count,
+                                                             int64_t pad) {
   llvm::Value *base = scratchBase();
   std::unique_ptr<RegisterMap> rm;
   if (t.isTile()) rm = std::make_unique<RegisterMap>(t.layout, t.shape);
+  std::vector<int64_t> padded = t.shape;
+  if (!padded.empty()) padded.back() += pad;
   std::vector<llvm::Value *> out;
   for (size_t r = 0; r < count; ++r) {
-    llvm::Value *linear = rm ? linearIndex(t.shape, elementIndex(t, *rm, static_cast<int>(r))) : b_.getInt32(0);
+    llvm::Value *linear = rm ? linearIndex(padded, elementIndex(t, *rm, static_cast<int>(r))) : b_.getInt32(0);
     out.push_back(b_.CreateGEP(memTy, base, linear));
   }
   return out;
+}
+
+// Elements added to each row of a 2-D conversion's scratch that turns the
+// contiguous dim (a transpose: `trans`, a column-major store), so that
+// consecutive rows start one 4-byte bank apart: with rows of 2^k words the
+// side that walks down columns would serialise 32 ways (a 64x64 f16 trans:
+// 16.5 shared wavefronts a request, 1.00 padded). Conversions that keep the
+// contiguous dim (a dot's epilogue) stay unpadded: their accesses are
+// conflict-free already, and the padded address arithmetic costs the
+// 128x128 matmul 12 registers on sm_80.
+static int64_t rowPadding(const ir::Type &from, const ir::Type &to, int eltBytes) {
+  const ir::LayoutRef &a = from.layout, &b = to.layout;
+  if (from.rank() != 2 || from.shape != to.shape || !a || !b || a->kind != ir::Layout::Kind::Blocked ||
+      b->kind != ir::Layout::Kind::Blocked || a->order[0] == b->order[0])
+    return 0;
+  return std::max(1, 4 / eltBytes);
 }
 
 // Stores `vals` (i1 as i8) at `addresses`, only where `writer` holds (all
@@ -381,12 +400,14 @@ Regs FunctionLowering::lowerConvertLayout(ir::Op &op) {
   llvm::Type *ty = elemType(rt.elem);
   llvm::Type *memTy = ty->isIntegerTy(1) ? b_.getInt8Ty() : ty;
   const int eltBytes = static_cast<int>(module_.getDataLayout().getTypeAllocSize(memTy));
-  useScratch(static_cast<int>(st.numElements()) * eltBytes);
+  const int64_t pad = rowPadding(st, rt, eltBytes);  // never for a reshape (two shapes)
+  const int64_t rows = st.numElements() / st.shape.back();
+  useScratch((st.numElements() + rows * pad) * eltBytes);
 
   RegisterMap in(st.layout, st.shape), out(rt.layout, rt.shape);
   const Regs &src = regs(op.operand(0));
-  std::vector<llvm::Value *> from = sharedAddresses(st, memTy, src.size());
-  std::vector<llvm::Value *> to = sharedAddresses(rt, memTy, out.numRegisters());
+  std::vector<llvm::Value *> from = sharedAddresses(st, memTy, src.size(), pad);
+  std::vector<llvm::Value *> to = sharedAddresses(rt, memTy, out.numRegisters(), pad);
   storeShared(src, from, in.replicated() ? ownerPredicate(st, in) : nullptr, op.loc());
   barrier(op.loc());
   Regs result = loadShared(ty, to, op.loc());
