@@ -120,12 +120,12 @@ std::vector<Case> allCases() {
            {{1, 1}, {33, 130}, {7, 781}}, {256, 2000}, "similarity.tk"),
       // Mamba-sized scans: 4096 channels of a 4096-step sequence, in 1024-wide chunks.
       rows("cumsum_rows", "cumsum_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, cumsumRows, kRowSizes, {4096, 4096},
-           "kit.tk"),
+           "cases.tk"),
       rows("recurrence_rows", "recurrence_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, recurrenceRows, kRowSizes,
-           {4096, 4096}, "kit.tk"),
+           {4096, 4096}, "cases.tk"),
       // One 1024-wide sort a row (sort needs the whole row in one tile).
       rows("sort_rows", "sort_rows", {{"BLOCK_R", "1"}, {"BLOCK_D", "1024"}}, sortRows,
-           {{1, 1}, {3, 1023}, {17, 1000}, {781, 97}}, {16384, 1024}, "kit.tk"),
+           {{1, 1}, {3, 1023}, {17, 1000}, {781, 97}}, {16384, 1024}, "cases.tk"),
   };
   // vLLM's per-token fp8 quantisation of LLaMA-70B-sized activations: a
   // row of 8192 read once (in registers, 8 warps).
@@ -133,6 +133,9 @@ std::vector<Case> allCases() {
                 "quantize.tk");
   q.numWarps = 8;
   cases.push_back(q);
+  // A user's tiled transpose: trans() through padded shared rows.
+  cases.push_back(rows("transpose", "transpose", {{"B", "64"}}, transpose, {{1, 1}, {130, 67}, {1023, 517}},
+                       {8192, 8192}, "cases.tk"));
   Case r{"rope", "rope.tk", "rope", {{"D", "64"}, {"BLOCK_S", "4"}, {"BLOCK_H", "8"}}};
   r.make = [](const Size &s) { return rope(s.at(0), s.at(1), s.at(2), s.at(3), 64); };
   r.checkSizes = {{1, 1, 1, 1}, {2, 33, 5, 3}};

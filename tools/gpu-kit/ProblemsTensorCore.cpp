@@ -108,6 +108,36 @@ class Matmul final : public Problem {
   tk::Buffer da_, db_, c_, bias_;
 };
 
+// kit.tk's transpose: y[N, M] = x[M, N]^T in f16, compared exactly.
+class Transpose final : public Problem {
+ public:
+  Transpose(int64_t m, int64_t n) : m_(m), n_(n) {}
+  std::vector<int64_t> dims() const override { return {m_, n_}; }
+  std::string dtype() const override { return "f16"; }
+  std::map<std::string, int64_t> ints() const override { return {{"M", m_}, {"N", n_}}; }
+  void setup(tk::Device &dev, Rng &rng) override {
+    x_ = halves(rng, size_t(m_ * n_), -4, 4);
+    dx_ = dev.upload(x_);
+    y_ = dev.alloc(size_t(m_ * n_) * 2);
+  }
+  void poison(tk::Device &dev) override { dev.fill(y_, tk::Half(kNan)); }
+  tk::Dim3 grid(const tk::Bundle &b) const override { return {cdiv(m_, b.constInt("B")), cdiv(n_, b.constInt("B"))}; }
+  std::vector<tk::Arg> args() const override { return {dx_, y_, int32_t(m_), int32_t(n_)}; }
+  Check check(tk::Device &dev) override {
+    auto got = dev.download<tk::Half>(y_, size_t(m_ * n_));
+    double wrong = 0;
+    for (int64_t r = 0; r < m_; ++r)
+      for (int64_t c = 0; c < n_; ++c) wrong += got[size_t(c * m_ + r)].bits != x_[size_t(r * n_ + c)].bits;
+    return {wrong, 0, false, "all " + std::to_string(got.size()) + " elements, bit for bit (error: how many differ)"};
+  }
+  double bytes() const override { return 4.0 * double(m_ * n_); }
+
+ private:
+  int64_t m_, n_;
+  std::vector<tk::Half> x_;
+  tk::Buffer dx_, y_;
+};
+
 // stdlib/attention.tk: out[h, i] = softmax(q k^T / sqrt(D)) v over keys j
 // (j <= i when causal), q, k, v f16 [heads, L, D], out f32. The kernel rounds
 // P to f16 before P.V, as Triton's tutorial does: the tolerance is f16's.
@@ -217,6 +247,7 @@ std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) 
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
   return std::make_unique<Attention>(heads, l, d, causal);
 }
+std::unique_ptr<Problem> transpose(int64_t m, int64_t n) { return std::make_unique<Transpose>(m, n); }
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim) { return std::make_unique<Similarity>(samples, dim); }
 
 }  // namespace kit

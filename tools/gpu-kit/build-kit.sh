@@ -29,7 +29,7 @@ cp "$SRC"/tools/gpu-kit/peers/*.py "$KIT/peers/"  # the package, not its example
 cp "$SRC/docs/gpu.md" "$KIT/README.md"
 
 source_of() {  # the .tk file a case names
-  if [ "$1" = kit.tk ]; then echo "$SRC/tools/gpu-kit/kit.tk"; else echo "$SRC/stdlib/$1"; fi
+  case "$1" in kit.tk | cases.tk) echo "$SRC/tools/gpu-kit/$1" ;; *) echo "$SRC/stdlib/$1" ;; esac
 }
 stale() {  # stale OUTPUT INPUT...: missing, empty or older than an input
   local out=$1

@@ -12,8 +12,8 @@ from triton_kernels import F, torch, triton
 if triton is not None:
     from triton_kernels import (add_kernel, attention_kernel, complex_activation_kernel, cross_entropy_kernel,
                                 cumsum_kernel, dropout_kernel, gelu_kernel, layernorm_kernel, matmul_kernel,
-                                quantize_fp8_kernel, recurrence_kernel, rmsnorm_kernel, sincos_chain_kernel, softmax_kernel, sort_kernel,
-                                swiglu_kernel)
+                                quantize_fp8_kernel, recurrence_kernel, rmsnorm_kernel, sincos_chain_kernel,
+                                softmax_kernel, sort_kernel, swiglu_kernel, transpose_kernel)
 
 
 def dims(prob, count, what):
@@ -590,6 +590,27 @@ def peers_quantize_fp8_rows(ctx, prob):
     return s
 
 
+def peers_transpose(ctx, prob):
+    m, n = dims(prob, 2, "[M, N]")
+    g = generator(ctx, prob)
+    x = uniform(ctx, g, (m, n), -4, 4, torch.float16)
+
+    def transpose(x):
+        return x.t().contiguous()
+
+    def launch():
+        y = torch.empty((n, m), device=x.device, dtype=torch.float16)
+        transpose_kernel[(triton.cdiv(m, 64), triton.cdiv(n, 64))](x, y, m, n, B=64, num_warps=4)
+        return y
+
+    s = Spec(transpose, (x,))
+    s.reference = lambda: x.t().double()
+    s.tol = 0.0
+    s.triton = [("B=64", launch)]
+    s.notes.append("torch: x.t().contiguous(); triton: 64x64 tiles, tl.trans, 4 warps")
+    return s
+
+
 PROBLEMS = {
     "vector_add": peers_vector_add,
     "complex_activation": peers_complex_activation,
@@ -608,6 +629,7 @@ PROBLEMS = {
     "recurrence_rows": peers_recurrence_rows,
     "sort_rows": peers_sort_rows,
     "quantize_fp8_rows": peers_quantize_fp8_rows,
+    "transpose": peers_transpose,
     "matmul": peers_matmul,
     "attention_d64": peers_attention,
     "attention_d64_causal": peers_attention,
@@ -643,6 +665,8 @@ def shrink(prob):
         p["shape"] = [5, 1000]
     elif name == "quantize_fp8_rows":
         p["shape"] = [5, 1500]
+    elif name == "transpose":
+        p["shape"] = [130, 67]
     elif name == "matmul":
         p["shape"] = [130, 67, 100]
     elif name in PROBLEMS and name.startswith("attention"):

@@ -317,3 +317,12 @@ if triton is not None:
             cols = off + tl.arange(0, BLOCK)
             x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)
             tl.store(out_ptr + row * D + cols, tl.math.div_rn(x, s).to(tl.float8e4nv), mask=cols < D)
+
+    # A tiled transpose, B x B tiles (tl.trans: Triton's swizzled shared layout).
+    @triton.jit
+    def transpose_kernel(x_ptr, y_ptr, M, N, B: tl.constexpr):
+        rm = tl.program_id(0) * B + tl.arange(0, B)
+        rn = tl.program_id(1) * B + tl.arange(0, B)
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        t = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask)
+        tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(t), mask=tl.trans(mask))
