@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tk/fp8.h"
 #include "tk/half.h"
 #include "tools/gpu-kit/Problem.h"
 
@@ -106,6 +107,62 @@ class Matmul final : public Problem {
   std::vector<tk::Half> a_, b_;
   std::vector<int64_t> picks_;
   tk::Buffer da_, db_, c_, bias_;
+};
+
+// stdlib matmul_fp8: C[M, N] f32 = (A[M, K] @ B[K, N]) * sa[:, None] * sb[None, :]
+// for f8e4m3 A and B, row-major; errors relative to the scaled sum of |a||b|.
+class MatmulFp8 final : public Problem {
+ public:
+  MatmulFp8(int64_t m, int64_t n, int64_t k) : m_(m), n_(n), k_(k) {}
+  std::vector<int64_t> dims() const override { return {m_, n_, k_}; }
+  std::string dtype() const override { return "f8e4m3"; }
+  std::map<std::string, int64_t> ints() const override {
+    return {{"M", m_}, {"N", n_}, {"K", k_}, {"stride_am", k_}, {"stride_ak", 1},
+            {"stride_bk", n_}, {"stride_bn", 1}, {"stride_cm", n_}, {"stride_cn", 1}};
+  }
+  void setup(tk::Device &dev, Rng &rng) override {
+    for (auto *v : {&a_, &b_}) {
+      v->resize(size_t(v == &a_ ? m_ * k_ : k_ * n_));
+      for (tk::Float8e4m3 &x : *v) x = tk::Float8e4m3::fromFloat(rng.uniform(-4, 4));
+    }
+    sa_ = rng.floats(size_t(m_), 0.5f, 2), sb_ = rng.floats(size_t(n_), 0.5f, 2);
+    picks_ = picks(rng, m_ * n_, 1 << 16, 4096);
+    da_ = dev.upload(a_), db_ = dev.upload(b_), dsa_ = dev.upload(sa_), dsb_ = dev.upload(sb_);
+    c_ = dev.alloc(size_t(m_ * n_) * 4);
+  }
+  void poison(tk::Device &dev) override { dev.fill(c_, kNan); }
+  tk::Dim3 grid(const tk::Bundle &b) const override {
+    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"))};
+  }
+  std::vector<tk::Arg> args() const override {
+    const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
+    return {da_, db_, c_, dsa_, dsb_, i(m_), i(n_), i(k_), i(k_), i(1), i(n_), i(1), i(n_), i(1)};
+  }
+  Check check(tk::Device &dev) override {
+    std::vector<float> got = dev.download<float>(c_, size_t(m_ * n_));
+    double worst = 0;
+    for (int64_t e : picks_) {
+      const int64_t r = e / n_, c = e % n_;
+      double ref = 0, scale = 0;
+      for (int64_t k = 0; k < k_; ++k) {
+        const double p = double(a_[size_t(r * k_ + k)].toFloat()) * b_[size_t(k * n_ + c)].toFloat();
+        ref += p, scale += std::fabs(p);
+      }
+      const double s = double(sa_[size_t(r)]) * sb_[size_t(c)];
+      const double err = std::fabs(got[size_t(e)] - ref * s) / std::max(1.0, scale * s);
+      worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+    }
+    return {worst, 1e-4, false, checked(picks_, m_ * n_, "entries, error / scaled sum |a||b|")};
+  }
+  double bytes() const override { return double(m_ * k_ + k_ * n_) + 4.0 * double(m_ * n_); }
+  double flops() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
+
+ private:
+  int64_t m_, n_, k_;
+  std::vector<tk::Float8e4m3> a_, b_;
+  std::vector<float> sa_, sb_;
+  std::vector<int64_t> picks_;
+  tk::Buffer da_, db_, dsa_, dsb_, c_;
 };
 
 // kit.tk's transpose: y[N, M] = x[M, N]^T in f16, compared exactly.
@@ -247,6 +304,7 @@ std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) 
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
   return std::make_unique<Attention>(heads, l, d, causal);
 }
+std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k) { return std::make_unique<MatmulFp8>(m, n, k); }
 std::unique_ptr<Problem> transpose(int64_t m, int64_t n) { return std::make_unique<Transpose>(m, n); }
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim) { return std::make_unique<Similarity>(samples, dim); }
 

@@ -611,6 +611,29 @@ def peers_transpose(ctx, prob):
     return s
 
 
+def peers_matmul_fp8(ctx, prob):
+    m, n, k = dims(prob, 3, "[M, N, K]")
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    if fp8 is None:
+        raise ValueError("torch has no float8_e4m3fn")
+    g = generator(ctx, prob)
+    a = uniform(ctx, g, (m, k), -4, 4).to(fp8)
+    b = uniform(ctx, g, (k, n), -4, 4).to(fp8)
+    sa, sb = uniform(ctx, g, (m, 1), 0.5, 2), uniform(ctx, g, (1, n), 0.5, 2)
+    b_col = b.t().contiguous().t()  # _scaled_mm wants B column-major
+
+    def matmul_fp8(a, b_col, sa, sb):
+        return torch._scaled_mm(a, b_col, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+    s = Spec(matmul_fp8, (a, b_col, sa, sb))
+    s.reference = lambda: (a.double() @ b.double()) * sa.double() * sb.double()
+    s.tol = 1e-2
+    s.measure = "max|err|/max(1,|ref|) vs float64 (torch's output is bf16)"
+    s.no_triton = "no Triton peer written"
+    s.notes.append("torch: torch._scaled_mm, row-wise scales, bf16 output (tk writes f32), fp8 tensor cores")
+    return s
+
+
 PROBLEMS = {
     "vector_add": peers_vector_add,
     "complex_activation": peers_complex_activation,
@@ -630,6 +653,7 @@ PROBLEMS = {
     "sort_rows": peers_sort_rows,
     "quantize_fp8_rows": peers_quantize_fp8_rows,
     "transpose": peers_transpose,
+    "matmul_fp8": peers_matmul_fp8,
     "matmul": peers_matmul,
     "attention_d64": peers_attention,
     "attention_d64_causal": peers_attention,
@@ -667,6 +691,8 @@ def shrink(prob):
         p["shape"] = [5, 1500]
     elif name == "transpose":
         p["shape"] = [130, 67]
+    elif name == "matmul_fp8":
+        p["shape"] = [130, 67, 100]
     elif name == "matmul":
         p["shape"] = [130, 67, 100]
     elif name in PROBLEMS and name.startswith("attention"):
