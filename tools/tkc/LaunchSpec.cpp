@@ -1,5 +1,6 @@
 // LaunchSpec: parse `--arg`/`--grid`, check them against a kernel's
 // parameters, fill buffers reproducibly, evaluate the grid, write outputs.
+// (-D and --assume: Defines.cpp.)
 #include "LaunchSpec.h"
 
 #include <cctype>
@@ -21,10 +22,24 @@ using tk::lang::HostValue;
 
 namespace {
 
-const char kScalarTypes[] =
-#define TK_DTYPE(ID, IR_ID, NAME, ...) " " NAME
+// tk/dtype.def's names and classes: what a buffer's dtype may be.
+enum class Class { Bool, Int, Float };
+const std::pair<const char *, Class> kDtypes[] = {
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, ...) {NAME, Class::CLASS},
 #include "tk/dtype.def"
-    ;
+};
+bool isA(const std::string &t, Class c) {
+  for (const auto &[name, cls] : kDtypes)
+    if (t == name) return cls == c;
+  return false;
+}
+bool isFloatType(const std::string &t) { return isA(t, Class::Float); }
+bool isIntType(const std::string &t) { return isA(t, Class::Int); }
+std::string dtypeList() {
+  std::string s;
+  for (const auto &[name, cls] : kDtypes) s += (s.empty() ? "" : " ") + std::string(name);
+  return s;
+}
 
 bool isIdentifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -33,8 +48,6 @@ bool isIdentifier(const std::string &s) {
   return true;
 }
 
-bool isFloatType(const std::string &t) { return !t.empty() && (t[0] == 'f' || t == "bf16"); }  // f16 f32 f64 f8e4m3 f8e5m2 bf16
-bool isIntType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
 
 [[noreturn]] void argError(const std::string &text, const std::string &why) {
   throw tk::Error("--arg " + text + ": " + why);
@@ -150,7 +163,7 @@ ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
   a.isBuffer = true;
   a.dtype = spec.substr(0, lb);
   if (scalarBytes(a.dtype) == 0)
-    argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + std::string(kScalarTypes + 1) + ")");
+    argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + dtypeList() + ")");
   std::string count = spec.substr(lb + 1, rb - lb - 1);
   // COUNT * element size must fit comfortably in memory sizes.
   if (count.empty() || count.size() > 15 || count.find_first_not_of("0123456789") != std::string::npos ||
@@ -454,92 +467,6 @@ void LaunchSpec::addOutputs(tk::Device &dev, const Bound &b, tk::files::OutputSe
     dev.copyToHost(host.data(), bb.buffer, host.size());
     out.add(bb.spec.outFile, npyBytes(bb.spec.dtype, host.data(), bb.spec.count));
   }
-}
-
-namespace {
-
-// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in the error.
-std::pair<std::string, std::string> splitNameValue(const std::string &text, const char *flag) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw tk::Error(std::string(flag) + " expects NAME=VALUE, got '" + text + "'");
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-}  // namespace
-
-std::map<std::string, std::string> parseDefines(const std::vector<std::string> &defines) {
-  std::map<std::string, std::string> out;
-  for (const std::string &d : defines) {
-    auto [name, value] = splitNameValue(d, "-D");
-    out[name] = value;
-  }
-  return out;
-}
-
-std::map<std::string, int64_t> parseAssumes(const std::vector<std::string> &assumes) {
-  std::map<std::string, int64_t> out;
-  for (const std::string &a : assumes) {
-    const auto [name, value] = splitNameValue(a, "--assume");
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception &) {
-      used = 0;
-    }
-    if (used != value.size()) throw tk::Error("--assume " + name + "=" + value + ": the value must be an integer");
-    out[name] = v;
-  }
-  return out;
-}
-
-void checkDefineNames(const std::vector<std::pair<std::string, std::vector<tk::KernelParam>>> &kernels,
-                      const std::vector<std::string> &defines) {
-  std::vector<std::string> consts;
-  for (const auto &[kernel, params] : kernels)
-    for (const tk::KernelParam &p : params)
-      if (p.isConst && std::find(consts.begin(), consts.end(), p.name) == consts.end()) consts.push_back(p.name);
-  for (const std::string &d : defines) {
-    if (d.find('=') == std::string::npos) continue;  // malformed: the -D parser says so
-    const std::string name = d.substr(0, d.find('='));
-    if (std::find(consts.begin(), consts.end(), name) != consts.end()) continue;
-    std::string list;
-    for (const std::string &c : consts) list += (list.empty() ? "" : ", ") + c;
-    const bool one = kernels.size() == 1;
-    throw tk::Error("-D " + d + ": " + (one ? "kernel '" + kernels[0].first + "' has no" : "no kernel compiled has a") +
-                    " const parameter '" + name + "' (" + (one ? "its" : "their") +
-                    " consts: " + (list.empty() ? "none" : list) + ")");
-  }
-}
-
-void checkDefines(const std::string &kernel, const std::vector<tk::KernelParam> &params,
-                  const std::map<std::string, std::string> &defines) {
-  std::string consts;
-  for (const tk::KernelParam &p : params)
-    if (p.isConst) consts += (consts.empty() ? "" : ", ") + p.name;
-  if (consts.empty()) consts = "none";
-  for (const auto &[name, value] : defines) {
-    const tk::KernelParam *p = nullptr;
-    for (const tk::KernelParam &q : params)
-      if (q.name == name) p = &q;
-    if (!p)
-      throw tk::Error("-D " + name + "=" + value + ": kernel '" + kernel + "' has no const parameter '" + name +
-                      "' (its consts: " + consts + ")");
-    if (!p->isConst)
-      throw tk::Error("-D " + name + "=" + value + ": '" + name + "' is not a const parameter of '" + kernel +
-                      "': pass it with --arg " + name + "=... (its consts: " + consts + ")");
-  }
-}
-
-std::string signature(const std::string &kernel, const std::vector<tk::KernelParam> &params) {
-  std::string s = kernel + "(";
-  for (size_t i = 0; i < params.size(); ++i) {
-    const tk::KernelParam &p = params[i];
-    s += (i ? ", " : "") + std::string(p.isConst ? "const " : "") + p.name + ": " + p.type;
-    if (p.isConst && !p.value.empty()) s += " = " + p.value;
-  }
-  return s + ")";
 }
 
 std::map<std::string, int64_t> LaunchSpec::specialisation(const std::vector<tk::KernelParam> &params) const {
