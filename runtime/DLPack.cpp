@@ -94,7 +94,7 @@ TensorView fromDLPack(Device &device, const DLManagedTensor *tensor) {
   v.dtype = dtypeOfDL(t.dtype);
   if (v.dtype == DType::None)
     throw Error(who + "of " + dlDtypeName(t.dtype) +
-                ": tk takes one lane of int8/16/32/64, float16/32/64, bfloat16 or bool");
+                ": tk takes one lane of int8/16/32/64, float16/32/64, bfloat16, bool, float8_e4m3fn or float8_e5m2");
   if (t.ndim < 0 || (t.ndim > 0 && !t.shape)) throw Error(who + "with no shape");
   v.shape.assign(t.shape, t.shape + t.ndim);
   v.strides.resize(t.ndim);
