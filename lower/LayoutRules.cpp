@@ -54,7 +54,7 @@ LayoutRef alongOneRun(const LayoutRef &l, const std::vector<int64_t> &shape, int
 // Whether some reduction along dim 1 of a 2-D tile reads (through up to 8
 // ops, and what loops and ifs yield) the result of a dot: softmax over a
 // row of scores.
-bool reducesDotRows(ir::Function &fn) {
+bool wantsDotRowsInWarps(ir::Function &fn) {
   std::function<bool(const Value *, int)> fromDot = [&](const Value *v, int depth) {
     const Op *def = v->definingOp();
     if (!def || depth > 8) return false;
@@ -68,10 +68,12 @@ bool reducesDotRows(ir::Function &fn) {
           if (o->type().isTile() && fromDot(o, depth + 1)) return true;
     return false;
   };
-  for (Op *op : fn.walk())
+  for (Op *op : fn.walk()) {
     if (op->is(OpKind::Reduce) && op->intAttr("axis") == 1 && op->operand(0)->type().rank() == 2 &&
         fromDot(op->operand(0), 0))
       return true;
+    if (op->is(OpKind::Dot) && fromDot(op->operand(0), 0)) return true;
+  }
   return false;
 }
 

@@ -17,8 +17,11 @@ ir::LayoutRef operandLayout(const ir::Op &op, size_t i, const ir::LayoutRef &res
 // `l` with each thread's elements along `axis` of a tile of `shape` in one
 // contiguous run (for scans and sorts); `l` itself when they already are.
 ir::LayoutRef alongOneRun(const ir::LayoutRef &l, const std::vector<int64_t> &shape, int axis);
-// Whether some reduction along dim 1 of a 2-D tile reads a dot's result
-// (softmax over a row of scores).
-bool reducesDotRows(ir::Function &fn);
+// Whether a dot's result rows are best held whole by each warp: some
+// reduction along dim 1 of a 2-D tile reads a dot's result (softmax over a
+// row of scores), or a dot's a is computed from another dot's result
+// (attention's P, the backward's P^T and dS^T), which then converts to the
+// a fragment inside each warp instead of through shared memory.
+bool wantsDotRowsInWarps(ir::Function &fn);
 
 }  // namespace tk::lower

@@ -43,6 +43,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_mma_precision_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_matmul_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_attention_test.cpp
+  # attention_fwd's lse and the backward's three kernels against double gradients.
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_attention_bwd_test.cpp
   # Per-site counters (LaunchOptions::perSite), the data behind `tkc report`.
   ${CMAKE_CURRENT_LIST_DIR}/runtime_report_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_trans_test.cpp

@@ -168,6 +168,44 @@ TEST(StdlibPtxas, AttentionKRingIsAsyncOnSm90a) {
   }
 }
 
+// Attention's backward at its default tiles (dk/dv 32 x 64, dq 128 x 32, 4
+// warps): every operand of the loops' dots is a cp.async ring read in place
+// (q, dout and k are loaded twice, plain and transposed, rather than
+// `trans`ed: docs/perf.md "Attention backward"), so the loops stage nothing
+// through `st.shared`. Ceilings: ptxas 13.0's registers with L specialised
+// to a multiple of 16, each at or under Triton 3.6's for the same tiles
+// (tutorial 06's loops: dk/dv 138 / 234, dq 172 / 255 + 60 B of spill on
+// sm_90a; dk/dv 238 / 255, dq 255 / 255 + 1084 B on sm_80, D = 64 / 128).
+TEST(StdlibPtxas, AttentionBackwardPipelinesEveryOperand) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  const std::string release = toolkit.hasPtxas() ? ptxasRelease(toolkit) : "";
+  struct Pin {
+    std::string kernel, arch;
+    int D, ceiling;
+  };
+  for (const Pin &pin : {Pin{"attention_bwd_dkdv", "sm_90a", 64, 121}, Pin{"attention_bwd_dkdv", "sm_90a", 128, 194},
+                         Pin{"attention_bwd_dq", "sm_90a", 64, 161}, Pin{"attention_bwd_dq", "sm_90a", 128, 234},
+                         Pin{"attention_bwd_dkdv", "sm_80", 64, 154}, Pin{"attention_bwd_dkdv", "sm_80", 128, 242},
+                         Pin{"attention_bwd_dq", "sm_80", 64, 174}, Pin{"attention_bwd_dq", "sm_80", 128, 254}}) {
+    for (const char *causal : {"false", "true"}) {
+      SCOPED_TRACE(pin.kernel + " " + pin.arch + " D " + std::to_string(pin.D) + " CAUSAL " + causal);
+      tk::CompileOptions opts;
+      opts.archs = {pin.arch};
+      opts.defines = {{"D", std::to_string(pin.D)}, {"CAUSAL", causal}};
+      opts.assume = {{"L", 4096}};
+      tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/attention.tk", pin.kernel, opts);
+      const std::string &ptx = b.ptx.at(pin.arch);
+      EXPECT_EQ(countOf(ptx, "st.shared"), 0u);
+      EXPECT_GT(countOf(ptx, "cp.async.cg.shared.global"), 0u);
+      if (release != "release 13.0") continue;
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, pin.arch, toolkit);
+      ASSERT_TRUE(info.ran) << info.log;
+      EXPECT_LE(info.registers, pin.ceiling) << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+    }
+  }
+}
+
 // Rank-3 and rank-4 tiles, permute, reshape (through shared memory) and
 // join and split (tests/kernels/rank3.tk) become PTX that ptxas accepts for sm_80 and
 // sm_90, without spills.
