@@ -4,6 +4,7 @@
 #include "lower/PipelineDotOperands.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -322,6 +323,68 @@ class LoopPipeliner {
   std::map<const Op *, int64_t> buffers_;
 };
 
+// `trans(load(p, mask, other))` in the loop's body, read only by
+// tensor-core dots (Triton's `tl.dot(a, tl.trans(x))`): the trans becomes a
+// load of the transposed pointers, mask and other, which the pipeliner can
+// ring like any dot operand (the trans between a load and its dot stopped
+// that; copied through registers and staged for the dot in every iteration
+// instead: attention's backward written with trans took 190 registers on
+// sm_90a, 119 loaded this way). The original load keeps its other uses; if
+// they are dots too, both become rings, and the second read of the same
+// bytes hits L1/L2.
+// Only where the pipeliner can ring the new load (a constant step, nothing
+// in the body that blocks it, addresses from the induction variable and
+// values from outside): otherwise it would only add a load.
+bool loadTransposed(ir::Function &fn, Op &loop, const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses) {
+  ir::Block &body = *loop.regions()[0];
+  const Op *stepDef = loop.operand(2)->definingOp();
+  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
+  for (const auto &op : body.ops())
+    if (blocksPipelining(*op)) return false;
+  // Whether `v` is computed in the body from a carried value.
+  std::function<bool(const Value *)> carried = [&](const Value *v) {
+    const Op *def = v->definingOp();
+    if (!def) return v != body.argument(0) && std::any_of(body.arguments().begin(), body.arguments().end(),
+                                                          [&](const auto &a) { return a.get() == v; });
+    if (def->parentBlock() != &body) return false;
+    if (!def->regions().empty()) return true;  // what its regions yield: not followed
+    return std::any_of(def->operands().begin(), def->operands().end(), carried);
+  };
+  std::vector<Op *> transposes;
+  for (const auto &op : body.ops()) {
+    if (!op->is(OpKind::Trans) || op->result()->type().rank() != 2) continue;
+    const Op *load = op->operand(0)->definingOp();
+    if (!load || !load->is(OpKind::Load) || load->parentBlock() != &body || ir::memoryHintsOf(*load).isVolatile ||
+        std::any_of(load->operands().begin(), load->operands().end(), carried))
+      continue;
+    auto it = uses.find(op->result());
+    bool dotsOnly = it != uses.end() && !it->second.empty();
+    if (dotsOnly)
+      for (const auto &[user, index] : it->second)
+        dotsOnly = dotsOnly && user->is(OpKind::Dot) && index < 2 && pipelinedDot(*user, fn);
+    if (dotsOnly) transposes.push_back(op.get());
+  }
+  for (Op *trans : transposes) {
+    const Op &load = *trans->operand(0)->definingOp();
+    ir::Builder b(&body, body.find(trans));
+    b.setLoc(trans->loc());
+    auto transposed = [&](Value *v) -> Value * {
+      const ir::Type t = v->type().withShape({v->type().shape[1], v->type().shape[0]});
+      const Op *def = v->definingOp();
+      if (def && def->is(OpKind::Constant)) return b.value(OpKind::Constant, {}, t, def->attrs());
+      if (def && def->is(OpKind::Splat)) return b.value(OpKind::Splat, {def->operand(0)}, t);
+      return b.value(OpKind::Trans, {v}, t);
+    };
+    std::vector<Value *> operands;
+    for (Value *o : load.operands()) operands.push_back(transposed(o));
+    Value *loaded = b.value(OpKind::Load, operands, trans->result()->type(), load.attrs());
+    loaded->setNameHint(trans->result()->nameHint());
+    for (const auto &[user, index] : uses.at(trans->result())) user->setOperand(index, loaded);
+    body.erase(body.find(trans));
+  }
+  return !transposes.empty();
+}
+
 }  // namespace
 
 bool pipelineDotOperands(ir::Function &fn) {
@@ -340,6 +403,10 @@ bool pipelineDotOperands(ir::Function &fn) {
   for (Op *loop : loops) {
     // Uses are recomputed per loop: rewriting one loop replaces values.
     auto uses = ir::computeUses(fn);
+    if (loadTransposed(fn, *loop, uses)) {
+      changed = true;
+      uses = ir::computeUses(fn);
+    }
     changed |= LoopPipeliner(fn, *loop, stages, nextBuffer, uses).run();
   }
   return changed;

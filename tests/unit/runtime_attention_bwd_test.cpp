@@ -193,4 +193,57 @@ TEST(StdlibAttentionBackward, OtherTilesRaceFree) {
   }
 }
 
+// Triton tutorial 06's backward as written (tests/kernels/ports/attention_bwd.tk):
+// causal, L a multiple of 128, k pre-scaled on the host by sm_scale / ln(2),
+// M the forward's base-2 log-sum-exp, o rounded to f16 as the tutorial's
+// forward writes it. The reference takes k as the kernel sees it (the
+// pre-scaled f16 values scaled back), so only the kernel's own rounding of
+// P and dS remains. (Its loops advance carried pointer tiles, so nothing is
+// pipelined: stdlib/attention.tk's kernels are the fast ones.)
+TEST(Ports, Tutorial06AttentionBackward) {
+  auto dev = tk::Device::open("sim");
+  static std::mt19937 rng(tk::test::testSeed());
+  const std::string file = TK_SOURCE_DIR + "/tests/kernels/ports/attention_bwd.tk";
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    const Case c{2, 256, 64, true, arch};
+    SCOPED_TRACE(c.arch);
+    const size_t n = size_t(c.heads) * c.L * c.D, rows = size_t(c.heads) * c.L;
+    const Half q = randomHalf(rng, n), k = randomHalf(rng, n), v = randomHalf(rng, n), dout = randomHalf(rng, n);
+    const float scale = 0.5f;
+    const double kScale = double(scale) * 1.4426950408889634;
+    Half kScaled = k;  // `arg_k = k * (sm_scale * RCP_LN2)`, then as the kernel sees it
+    for (size_t i = 0; i < n; ++i) {
+      kScaled.bits[i] = tk::floatToHalfBits(float(k.v[i] * kScale));
+      kScaled.v[i] = tk::halfBitsToFloat(kScaled.bits[i]);
+    }
+    Half kSeen = kScaled;
+    for (size_t i = 0; i < n; ++i) kSeen.v[i] = float(kScaled.v[i] / kScale);
+    const Reference ref = reference(c, q, kSeen, v, dout, scale);
+    std::vector<uint16_t> o(n);
+    for (size_t i = 0; i < n; ++i) o[i] = tk::floatToHalfBits(float(ref.out[i]));
+    std::vector<float> m(rows);
+    for (size_t i = 0; i < rows; ++i) m[i] = float(ref.lse[i] / std::log(2.0));
+
+    tk::CompileOptions opts;
+    opts.archs = {c.arch};
+    tk::Buffer bo = dev->upload(o), bdo = dev->upload(dout.bits), delta = dev->upload(std::vector<float>(rows, NAN));
+    (*dev)(dev->load(tk::Compiler::compileFile(file, "attn_bwd_preprocess", opts)), {uint32_t(c.L / 128), 2u}, bo,
+           bdo, delta, int32_t(1), int32_t(c.heads), int32_t(c.L));
+    tk::Bundle bwd = tk::Compiler::compileFile(file, "attn_bwd", opts);
+    tk::Buffer bq = dev->upload(q.bits), bk = dev->upload(kScaled.bits), bv = dev->upload(v.bits),
+               bm = dev->upload(m), dq = dev->upload(std::vector<float>(n, NAN)),
+               dk = dev->upload(std::vector<float>(n, NAN)), dv = dev->upload(std::vector<float>(n, NAN));
+    const int32_t sz = c.heads * c.L * c.D, sh = c.L * c.D, st = c.D, sd = 1;
+    (*dev)(dev->load(bwd), {uint32_t(c.L / 128), 1u, uint32_t(c.heads)}, bq, bk, bv, scale, bdo, dq, dk, dv, bm, delta,
+           sz, sh, st, sd, int32_t(c.heads), int32_t(c.L));
+    const double eDq = error(dev->download<float>(dq, n), ref.dq), eDk = error(dev->download<float>(dk, n), ref.dk),
+                 eDv = error(dev->download<float>(dv, n), ref.dv);
+    std::printf("tutorial 06 backward %s: dq %.1e dk %.1e dv %.1e\n", arch, eDq, eDk, eDv);
+    // o is f16 here (delta rounds with it): a little more than the stdlib's bound.
+    EXPECT_LT(eDq, 4e-3);
+    EXPECT_LT(eDk, 4e-3);
+    EXPECT_LT(eDv, 4e-3);
+  }
+}
+
 }  // namespace
