@@ -9,7 +9,8 @@
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
-//       emulate-fp8, canonicalize, cse, licm, cse, dce, canonicalize, dce,
+//       emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
+//       licm, cse, dce, canonicalize, dce,
 //       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
 //   tile IR with layouts
 //     NVPTX: lowerForNvptx (lower/ through NvptxTarget)            [llvm]
@@ -63,6 +64,8 @@ const std::vector<ir::PassInfo> &passes() {
       {"emulate-fp8", "compute on f32 where ops compute on fp8 values (casts around them); moves keep the bytes",
        ir::emulateFp8},
       {"canonicalize", "fold constants, apply algebraic identities, simplify shape ops of splats", ir::canonicalize},
+      {"reassociate-pointer-offsets", "split p + (u + w), u a row's start, into (p + u) + w",
+       ir::reassociatePointerOffsets},
       {"cse", "replace pure ops by identical earlier ones", ir::eliminateCommonSubexpressions},
       {"licm", "move loop-invariant pure ops out of for bodies", ir::loopInvariantCodeMotion},
       {"dce", "erase pure ops whose results are unused", ir::eliminateDeadCode},
@@ -95,6 +98,7 @@ ir::PassPipeline optimizationPasses() {
   ir::PassPipeline p;
   addPass(p, "emulate-fp8");  // first: every later pass sees fp8 only where bytes move
   addPass(p, "canonicalize");
+  addPass(p, "reassociate-pointer-offsets");  // before licm: a row's start is often loop-invariant
   addPass(p, "cse");
   addPass(p, "licm");
   addPass(p, "cse");  // hoisted values meet their twins outside the loop

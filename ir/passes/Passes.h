@@ -22,6 +22,9 @@ bool canonicalize(Function &fn);
 bool eliminateCommonSubexpressions(Function &fn);
 // Erases pure ops whose results are unused (EliminateDeadCode.cpp).
 bool eliminateDeadCode(Function &fn);
+// Splits `p + (u + w)`, u the same along the tile's last dim (a row's
+// start), into `(p + u) + w` (ReassociatePointerOffsets.cpp).
+bool reassociatePointerOffsets(Function &fn);
 // Moves pure ops of a `for` body whose operands are all defined outside the
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);

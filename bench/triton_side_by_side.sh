@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Registers and spills of the stdlib kernels beside Triton's, with the same
+# tiles and the integer facts a Triton launch specialises (tk's --assume):
+# `tkc compile ... --emit ptx`, then `ptxas -v`, one Markdown row a kernel
+# and arch. Triton's columns are recorded figures, not recompiled here:
+# Triton 3.9 cross-compiled with ptxas 13.0 (../shared/FACTS.md, 2026-11-27)
+# for the forward kernels, Triton 3.6 for tutorial 06's backward loops
+# (docs/perf.md "Attention backward"). "-" where none was recorded.
+#
+#   bench/triton_side_by_side.sh [build-dir]      (default: build)
+# Environment: PTXAS (ptxas on PATH or $CUDA_HOME/bin).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+tkc=$build/tools/tkc/tkc
+ptxas=${PTXAS:-$(command -v ptxas || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas")}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[[ -x $tkc ]] || { echo "error: $tkc not found; build the tkc target first" >&2; exit 1; }
+[[ -x $ptxas ]] || { echo "error: ptxas not found (PTXAS, CUDA_HOME, /usr/local/cuda)" >&2; exit 1; }
+cd "$root"
+
+rows='-D BLOCK_R=1 -D BLOCK_D=1024 --num-warps 4 --assume rows=1823 --assume D=781'
+attn='-D BLOCK_M=128 -D BLOCK_N=64 --num-warps 4 --num-stages 3 --assume L=4096'
+mm='-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32 --num-warps 4 --num-stages 4'
+mmfacts='--assume stride_ak=1 --assume stride_bn=1 --assume stride_cn=1 --assume stride_am=1024 --assume stride_bk=1024 --assume stride_cm=1024 --assume M=1024 --assume N=1024 --assume K=1024'
+
+# label | file | kernel | arch | tkc flags | Triton registers (+ spill bytes)
+table="
+complex_activation|elementwise|complex_activation|sm_90a|--assume n=1048576|52
+gelu|elementwise|gelu|sm_90a|--assume n=1048576|32
+dropout|dropout|dropout|sm_90a|-D BLOCK=1024 --assume n=1048576|32
+dropout|dropout|dropout|sm_80|-D BLOCK=1024 --assume n=1048576|32
+softmax|normalization|softmax|sm_90a|$rows|40
+softmax|normalization|softmax|sm_80|$rows|32
+rmsnorm|normalization|rmsnorm|sm_90a|$rows|48
+rmsnorm|normalization|rmsnorm|sm_80|$rows|40
+layernorm|normalization|layernorm|sm_90a|$rows|56
+layernorm|normalization|layernorm|sm_80|$rows|53
+cross_entropy|loss|cross_entropy|sm_90a|-D BLOCK_V=2048 --assume rows=4096 --assume V=32000|36
+cross_entropy|loss|cross_entropy|sm_80|-D BLOCK_V=2048 --assume rows=4096 --assume V=32000|37
+layernorm_tanh_linear_relu D=256|normalization|layernorm_tanh_linear_relu|sm_90a|--assume D=256|168
+rope|rope|rope|sm_90a|-D D=64 -D BLOCK_S=4 -D BLOCK_H=8 --assume seq=2048 --assume table_cols=64|48
+similarity|similarity|similarity|sm_90a||72
+matmul 128x128x32, facts|matmul|matmul|sm_90a|$mm $mmfacts|173
+matmul 128x128x32, facts|matmul|matmul|sm_80|$mm $mmfacts|245
+matmul 128x128x32, no facts|matmul|matmul|sm_90a|$mm|255 + 92 B
+attention D=64|attention|attention|sm_90a|-D D=64 $attn|191
+attention D=64 causal|attention|attention|sm_90a|-D D=64 -D CAUSAL=true $attn|208
+attention D=128|attention|attention|sm_90a|-D D=128 $attn|252
+attention D=128 causal|attention|attention|sm_90a|-D D=128 -D CAUSAL=true $attn|254
+attention backward dk/dv D=64|attention|attention_bwd_dkdv|sm_90a|-D D=64 --assume L=4096|138
+attention backward dk/dv D=128|attention|attention_bwd_dkdv|sm_90a|-D D=128 --assume L=4096|234
+attention backward dq D=64|attention|attention_bwd_dq|sm_90a|-D D=64 --assume L=4096|172
+attention backward dq D=128|attention|attention_bwd_dq|sm_90a|-D D=128 --assume L=4096|255 + 60 B
+attention backward dk/dv D=64|attention|attention_bwd_dkdv|sm_80|-D D=64 --assume L=4096|238
+attention backward dq D=64|attention|attention_bwd_dq|sm_80|-D D=64 --assume L=4096|255
+"
+
+echo "| kernel | arch | tk registers | tk spill bytes | Triton registers | tkc flags |"
+echo "| --- | --- | --- | --- | --- | --- |"
+while IFS='|' read -r label file kernel arch flags triton; do
+  [[ -n $label ]] || continue
+  # shellcheck disable=SC2086  # flags are words
+  if ! "$tkc" compile "stdlib/$file.tk" -k "$kernel" --arch "$arch" $flags --no-cache --emit ptx -o "$tmp/k.ptx" \
+      2> "$tmp/err"; then
+    echo "| $label | $arch | compile failed: $(head -1 "$tmp/err") | | $triton | \`$flags\` |"
+    continue
+  fi
+  info=$("$ptxas" -v "-arch=$arch" "$tmp/k.ptx" -o /dev/null 2>&1)
+  regs=$(grep -oE 'Used [0-9]+ registers' <<< "$info" | grep -oE '[0-9]+' | head -1)
+  spill=$(grep -oE '[0-9]+ bytes spill stores' <<< "$info" | grep -oE '^[0-9]+' | head -1)
+  echo "| $label | $arch | $regs | $spill | $triton | \`$flags\` |"
+done <<< "$table"
