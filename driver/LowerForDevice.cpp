@@ -2,13 +2,9 @@
 // lowered through NvptxTarget for the GPU's own arch. Registered with
 // tk_runtime (DeviceImpl.h) when tk_compiler is linked, so the runtime
 // itself carries no LLVM.
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-
 #include "backend/nvptx/Codegen.h"
-#include "backend/nvptx/NvptxTarget.h"
+#include "driver/Pipeline.h"
 #include "ir/Verifier.h"
-#include "lower/LowerToLLVM.h"
 #include "runtime/ArchSelect.h"
 #include "runtime/DeviceImpl.h"
 
@@ -27,10 +23,8 @@ std::string lowerForDevice(const Bundle &bundle, const std::string &arch) {
   if (!module || !module->lookup(bundle.kernel)) throw Error("bundle for '" + bundle.kernel + "': bad tile IR: " + error);
   nvptx::CodegenOptions cg;
   cg.arch = arch;
-  llvm::LLVMContext ctx;
-  nvptx::NvptxTarget target(cg);
-  auto lowered = lower::lowerToLLVM(*module->lookup(bundle.kernel), target, ctx);
-  return nvptx::emitPtx(*lowered.module, cg);
+  // The same road to PTX as a compile's (driver/Pipeline.cpp).
+  return pipeline::compileTo(*module->lookup(bundle.kernel), Stage::Ptx, cg);
 }
 
 const bool registered = (registerPtxLowering(&lowerForDevice), true);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/DeviceImpl.h"
 #include "tk/compiler.h"
 #include "tk/error.h"
 
@@ -71,6 +72,26 @@ TEST(Pipeline, DocsListExactlyTheRegisteredPasses) {
   }
   EXPECT_EQ(order, names()) << "docs/ir.md's pass table must list the registry's passes, in its order";
   EXPECT_EQ(documented.size(), order.size()) << "a pass is listed twice";
+}
+
+// A GPU that none of a bundle's PTX fits gets code from the compiler, which
+// tk_compiler registers with the runtime: the same road to PTX as a compile
+// (pipeline::compileTo), for the GPU's own arch, from the bundle's tile IR.
+TEST(Pipeline, ALoadForAnotherArchLowersTheBundlesTileIr) {
+  tk::PtxLowering lower = tk::registeredPtxLowering();
+  ASSERT_NE(lower, nullptr) << "linking tk_compiler registers the load-time lowering";
+  tk::CompileOptions opts;
+  opts.archs = {"sm_80"};
+  const tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/elementwise.tk", "gelu", opts);
+  const std::string ptx = lower(b, "sm_90a");
+  EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
+  EXPECT_NE(ptx.find(".entry gelu"), std::string::npos);
+  try {
+    lower(b, "sm_75");
+    FAIL() << "sm_75 was lowered";
+  } catch (const tk::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("tk cannot generate code for sm_75"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

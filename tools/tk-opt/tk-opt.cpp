@@ -13,14 +13,11 @@
 #include <sstream>
 
 #include "backend/nvptx/Codegen.h"
-#include "backend/nvptx/NvptxTarget.h"
-#include "backend/sim/SimTarget.h"
 #include "ir/OpDocs.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/passes/Passes.h"
-#include "lower/LowerToLLVM.h"
 #include "driver/Pipeline.h"
 
 namespace {
@@ -55,18 +52,16 @@ std::string lowerModule(tk::ir::Module &module, const std::string &target, const
       throw tk::Error("--lower: kernel '" + fn->name +
                                "' has tiles without a layout; run --pass=assign-layouts first (or lower the output of "
                                "`tkc compile --emit tir`)");
-    llvm::LLVMContext ctx;
-    tk::lower::LoweredKernel lowered;
-    if (target == "nvptx") {
+    // The compiler's own lowering (driver/Pipeline.cpp), not a copy of it.
+    auto lowerOne = [&] {
+      if (target != "nvptx") return tk::pipeline::lowerForSim(*fn, arch);
       tk::nvptx::CodegenOptions cg;
       tk::nvptx::checkArch(arch);
       cg.arch = arch;
-      tk::nvptx::NvptxTarget t(cg);
-      lowered = tk::lower::lowerToLLVM(*fn, t, ctx);
-    } else {
-      tk::sim::SimTarget t(arch);
-      lowered = tk::lower::lowerToLLVM(*fn, t, ctx);
-    }
+      return tk::pipeline::lowerForNvptx(*fn, cg);
+    };
+    tk::pipeline::Llvm x = lowerOne();
+    const tk::lower::LoweredKernel &lowered = x.lowered;
     llvm::raw_string_ostream os(out);
     os << "; kernel " << fn->name << ": " << lowered.numThreads << " threads, " << lowered.sharedBytes
        << " bytes of shared memory\n";
