@@ -3,9 +3,12 @@
 // and selected, so the code is straight-line (no branches per element);
 // fptoui.sat keeps the unselected arms free of poison.
 // sm_89 and newer have cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 and
-// cvt.rn.f16x2.{e4m3x2,e5m2x2}, two values an instruction; this generic
-// form is what the sim checks bit for bit against tk/fp8.h.
+// cvt.rn.f16x2.{e4m3x2,e5m2x2}, which NvptxTarget uses there (Target's
+// floatToFp8 / fp8ToFloat); this generic form is every other target's, and
+// what the sim checks bit for bit against tk/fp8.h.
 #include "lower/Fp8.h"
+
+#include "lower/Target.h"
 
 #include <bit>
 #include <cmath>
@@ -22,7 +25,7 @@ uint32_t bitsOf(float f) { return std::bit_cast<uint32_t>(f); }
 
 }  // namespace
 
-llvm::Value *floatToFp8(llvm::IRBuilder<> &b, llvm::Value *f, ir::ScalarKind k) {
+llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::ScalarKind k) {
   const Fp8Format &fmt = formatOf(k);
   const int minExp = 1 - fmt.bias, shift = 23 - fmt.manBits;
   llvm::Type *i32 = b.getInt32Ty();
@@ -53,7 +56,7 @@ llvm::Value *floatToFp8(llvm::IRBuilder<> &b, llvm::Value *f, ir::ScalarKind k) 
   return b.CreateSelect(isNan, b.getInt8(kFp8NaN), code);
 }
 
-llvm::Value *fp8ToFloat(llvm::IRBuilder<> &b, llvm::Value *code, ir::ScalarKind k) {
+llvm::Value *fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k) {
   const Fp8Format &fmt = formatOf(k);
   const uint32_t expMask = (1u << fmt.expBits) - 1, manMask = (1u << fmt.manBits) - 1;
   llvm::Type *i32 = b.getInt32Ty();
@@ -77,6 +80,14 @@ llvm::Value *fp8ToFloat(llvm::IRBuilder<> &b, llvm::Value *code, ir::ScalarKind 
     bits = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(c, 0x7f), b.getInt32(0x7f)), nanBits, bits);
   }
   return b.CreateBitCast(bits, b.getFloatTy());
+}
+
+llvm::Value *Target::floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::ScalarKind k) const {
+  return lower::floatToFp8(b, f, k);
+}
+
+llvm::Value *Target::fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k) const {
+  return lower::fp8ToFloat(b, code, k);
 }
 
 }  // namespace tk::lower

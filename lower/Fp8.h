@@ -11,8 +11,8 @@ namespace tk::lower {
 
 // An f32 to the i8 code of `k` (f8e4m3 or f8e5m2): nearest even, saturating
 // to the largest finite value, NaN to 0x7f (PTX's cvt.rn.satfinite).
-llvm::Value *floatToFp8(llvm::IRBuilder<> &b, llvm::Value *f, ir::ScalarKind k);
+llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::ScalarKind k);
 // The i8 code of `k` to its f32 value, exactly.
-llvm::Value *fp8ToFloat(llvm::IRBuilder<> &b, llvm::Value *code, ir::ScalarKind k);
+llvm::Value *fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k);
 
 }  // namespace tk::lower

@@ -245,8 +245,8 @@ llvm::Value *FunctionLowering::castScalar(llvm::Value *v, const ir::ElemType &fr
   if (from == to) return v;
   if (ir::isFp8(from.scalar) || ir::isFp8(to.scalar)) {  // through f32 (lower/Fp8.h)
     const ir::ElemType f32{ScalarKind::F32, false};
-    llvm::Value *f = ir::isFp8(from.scalar) ? fp8ToFloat(b_, v, from.scalar) : castScalar(v, from, f32);
-    return ir::isFp8(to.scalar) ? floatToFp8(b_, f, to.scalar) : castScalar(f, f32, to);
+    llvm::Value *f = ir::isFp8(from.scalar) ? target_.fp8ToFloat(b_, v, from.scalar) : castScalar(v, from, f32);
+    return ir::isFp8(to.scalar) ? target_.floatToFp8(b_, f, to.scalar) : castScalar(f, f32, to);
   }
   if (!fromFloat && !toFloat) {
     if (toBool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));

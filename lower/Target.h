@@ -192,6 +192,13 @@ class Target {
   // into one i32 register, `lo` in the low half: an A register of
   // mmaM16N8K16 or wgmmaMmaAsyncRegA made from f32 in one instruction.
   virtual llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const = 0;
+  // f32 `f` to the i8 code of `k` (f8e4m3 or f8e5m2): nearest even,
+  // saturating to the largest finite value, NaN to 0x7f (cvt.rn.satfinite);
+  // and a code back to its f32 value, exactly. By default lower/Fp8.h's
+  // integer form, which every target runs and the sim checks bit for bit
+  // against tk/fp8.h; NvptxTarget uses sm_89's cvt instructions.
+  virtual llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::ScalarKind k) const;
+  virtual llvm::Value *fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k) const;
 
   // Warpgroup-level tensor cores (PTX ISA, "Asynchronous Warpgroup Level
   // Matrix Multiply-Accumulate", sm_90a): a warpgroup is 4 consecutive warps

@@ -61,6 +61,8 @@ class NvptxTarget : public lower::Target {
                                            const std::vector<llvm::Value *> &c) const override;
   llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const override;
+  llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::ScalarKind k) const override;
+  llvm::Value *fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k) const override;
   // llvm.nvvm.cp.async.{cg,ca}.shared.global.{16,8,4}[.s] (the .s form, with
   // a source size, unless every byte is read), commit_group and wait_group.
   void cpAsync(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int bytes, llvm::Value *srcBytes,

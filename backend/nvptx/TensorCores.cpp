@@ -118,6 +118,37 @@ Value *NvptxTarget::roundToTf32(IRBuilderBase &b, Value *x) const {
   return b.CreateIntrinsic(Intrinsic::nvvm_f2tf32_rna, {}, {x});
 }
 
+// sm_90 converts to and from the 8-bit floats in one instruction per pair
+// (PTX ISA, cvt: the value converted from `a` goes to the upper half of d,
+// `b`'s to the lower). A scalar uses the lower half: the code of `f` is the
+// low byte of cvt(0.0, f), and a code zero-extended to 16 bits converts to
+// the low f16 of the pair, which is exact in f32. LLVM 19 has no intrinsics
+// for them. sm_89 has them too but from PTX ISA 8.1, past the 8.0 tk emits
+// (ptxas: "requires PTX ISA .version 8.1"), so it keeps the generic form.
+static bool hasFp8Cvt(const std::string &arch) { return arch == "sm_90" || arch == "sm_90a"; }
+
+Value *NvptxTarget::floatToFp8(IRBuilderBase &b, Value *f, ir::ScalarKind k) const {
+  if (!hasFp8Cvt(arch_)) return Target::floatToFp8(b, f, k);
+  const std::string type = k == ir::ScalarKind::F8E4M3 ? "e4m3x2" : "e5m2x2";
+  auto *fty = FunctionType::get(b.getInt16Ty(), {b.getFloatTy(), b.getFloatTy()}, false);
+  auto *cvt = InlineAsm::get(fty, "cvt.rn.satfinite." + type + ".f32 $0, $1, $2;", "=h,f,f", false);
+  CallInst *pair = b.CreateCall(cvt, {ConstantFP::get(b.getFloatTy(), 0.0), f});
+  pair->setDoesNotAccessMemory();
+  return b.CreateTrunc(pair, b.getInt8Ty());
+}
+
+Value *NvptxTarget::fp8ToFloat(IRBuilderBase &b, Value *code, ir::ScalarKind k) const {
+  if (!hasFp8Cvt(arch_)) return Target::fp8ToFloat(b, code, k);
+  const std::string type = k == ir::ScalarKind::F8E4M3 ? "e4m3x2" : "e5m2x2";
+  auto *fty = FunctionType::get(b.getFloatTy(), {b.getInt16Ty()}, false);
+  auto *cvt = InlineAsm::get(
+      fty, "{ .reg .b32 t; .reg .b16 lo, hi; cvt.rn.f16x2." + type + " t, $1; mov.b32 {lo, hi}, t; cvt.f32.f16 $0, lo; }",
+      "=f,h", false);
+  CallInst *value = b.CreateCall(cvt, {b.CreateZExt(code, b.getInt16Ty())});
+  value->setDoesNotAccessMemory();
+  return value;
+}
+
 // The intrinsic's first operand goes to the upper half (PTX: `cvt.rn.f16x2.f32
 // d, a, b` puts a in d's upper half).
 Value *NvptxTarget::packHalves(IRBuilderBase &b, Value *lo, Value *hi, bool bf16) const {
