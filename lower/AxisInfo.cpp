@@ -259,6 +259,26 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
         r.divisibility[d] = cap(in(0).elementDivisibility(d) * in(1).elementDivisibility(d));
       return r;
     }
+    case ir::OpKind::Rem: {
+      // x % y where x runs contiguously from multiples of dx and y is one
+      // value along d, a multiple of dy: over aligned groups of g = min(run,
+      // dx, dy), x0 + i wraps nowhere inside a group (x0 % y is a multiple of
+      // g below y), so (x0 + i) % y = x0 % y + i. Tutorial 03's `(pid_m *
+      // BLOCK_M + arange(BLOCK_M)) % M` with M % 16 == 0 stays 16-contiguous,
+      // as Triton's axis analysis finds (a negative x, whose remainder would
+      // be negative, is an index before the buffer either way).
+      AxisInfo r = constancyOfOperands();
+      if (!t.isInt()) return r;
+      const AxisInfo &x = in(0), &y = in(1);
+      for (size_t d = 0; d < r.contiguity.size(); ++d) {
+        if (x.contiguity[d] <= 1) continue;
+        const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
+        if (g <= 1) continue;
+        r.contiguity[d] = g;
+        r.divisibility[d] = std::gcd(x.divisibility[d], y.elementDivisibility(d));
+      }
+      return r;
+    }
     case ir::OpKind::Shl: {
       AxisInfo r = constancyOfOperands();
       const ir::Op *amount = op.operand(1)->definingOp();

@@ -385,6 +385,67 @@ bool loadTransposed(ir::Function &fn, Op &loop, const std::map<const Value *, st
   return !transposes.empty();
 }
 
+// Pointers a loop advances by a fixed amount (Triton's tutorial 03:
+// `a_ptrs += BLOCK_K * stride_ak`, carried from one iteration to the next)
+// become functions of the induction variable: in the body, the carried
+// argument's uses read `p0 + ((iv - lb) / step) * d` (in i64, as the
+// repeated pointer additions were), so the loads through them are pure
+// functions of iv and values from outside, which the pipeliner can issue
+// iterations ahead. The carried chain stays for any use after the loop
+// (LLVM drops it where there is none). Only in a loop the pipeliner can
+// take, with a tensor-core dot to feed: elsewhere it would change nothing.
+bool inductCarriedPointers(ir::Function &fn, Op &loop) {
+  ir::Block &body = *loop.regions()[0];
+  const Op *stepDef = loop.operand(2)->definingOp();
+  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
+  bool dots = false;
+  for (const auto &op : body.ops()) {
+    if (blocksPipelining(*op)) return false;
+    dots = dots || (op->is(OpKind::Dot) && pipelinedDot(*op, fn));
+  }
+  if (!dots) return false;
+  const int64_t step = stepDef->intAttr("value");
+  Op *yield = body.ops().back().get();
+  Value *iv = body.argument(0);
+  Value *count = nullptr;  // (iv - lb) / step, made once
+  ir::Builder b(&body, body.ops().begin());  // each new op after the last
+  bool changed = false;
+  for (size_t j = 0; j + 1 < body.arguments().size() && j < yield->numOperands(); ++j) {
+    Value *arg = body.argument(j + 1);
+    const Op *next = yield->operand(j)->definingOp();
+    if (!arg->type().elem.isPtr() || !next || !next->is(OpKind::AddPtr) || next->operand(0) != arg ||
+        next->parentBlock() != &body)
+      continue;
+    Value *d = next->operand(1);
+    if (d->definingOp() && d->definingOp()->parentBlock() == &body) continue;  // not invariant
+    if (d == iv || std::any_of(body.arguments().begin(), body.arguments().end(),
+                               [&](const auto &a) { return a.get() == d; }))
+      continue;
+    b.setLoc(next->loc());
+    const ir::Type i64 = ir::Type::scalar(ir::ScalarKind::I64);
+    if (!count) {
+      Value *n = b.value(OpKind::Sub, {iv, loop.operand(0)}, iv->type());
+      if (step != 1) n = b.value(OpKind::Div, {n, b.constInt(step, iv->type())}, iv->type());
+      count = iv->type() == i64 ? n : b.value(OpKind::Cast, {n}, i64);
+    }
+    const ir::Type dt = d->type().withScalar(ir::ScalarKind::I64);
+    Value *d64 = d->type() == dt ? d : b.value(OpKind::Cast, {d}, dt);
+    Value *n = dt.isTile() ? b.value(OpKind::Splat, {count}, dt) : count;
+    Value *at = b.value(OpKind::AddPtr, {loop.operand(3 + j), b.value(OpKind::Mul, {d64, n}, dt)}, arg->type());
+    at->setNameHint(arg->nameHint());
+    std::function<void(ir::Block &)> replace = [&](ir::Block &block) {
+      for (const auto &op : block.ops()) {
+        for (size_t k = 0; k < op->numOperands(); ++k)
+          if (op->operand(k) == arg) op->setOperand(k, at);
+        for (auto &region : op->regions()) replace(*region);
+      }
+    };
+    replace(body);
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool pipelineDotOperands(ir::Function &fn) {
@@ -402,6 +463,8 @@ bool pipelineDotOperands(ir::Function &fn) {
   bool changed = false;
   for (Op *loop : loops) {
     // Uses are recomputed per loop: rewriting one loop replaces values.
+    bool induced = inductCarriedPointers(fn, *loop);
+    changed |= induced;
     auto uses = ir::computeUses(fn);
     if (loadTransposed(fn, *loop, uses)) {
       changed = true;
