@@ -26,6 +26,12 @@
 // planWgmmaInFlight). Its async_wait keeps S-3 groups pending, its shared
 // loads and copies carry `ahead = S-2`.
 //
+// Two rewrites come first, so that more of Triton's loops qualify: a
+// pointer the loop carries and advances by a loop-invariant amount (`a_ptrs
+// += BLOCK_K * stride_ak`) is read as p0 + ((iv - lb) / step) * d, and a
+// `trans` of a load, read only by tensor-core dots, becomes a load of the
+// transposed pointers (docs/internals.md, "Pipelined dot operands").
+//
 // Copies beyond the loop's end are masked off entirely (the mask is the load's
 // and `iv < ub`), so they read nothing. A loop that stores or already
 // pipelines keeps its loads: a load moved ahead of a store could read stale
