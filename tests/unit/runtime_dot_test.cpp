@@ -246,3 +246,36 @@ TEST(Dot, PtxasNoSpillsAt64x64x32) {
     }
   }
 }
+
+// A K loop that advances carried pointers (tests/kernels/dot.tk,
+// carried_pointers): pipelined (the loads become cp.async rings on both
+// archs), race-free, exact, and the carried values right after the loop.
+TEST(Dot, CarriedPointersArePipelinedAndRightAfterTheLoop) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const int BM = 64, BN = 32, BK = 16;
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (int K : {16, 48, 160}) {
+      SCOPED_TRACE(std::string(arch) + " K=" + std::to_string(K));
+      tk::CompileOptions o;
+      o.archs = {arch};
+      o.numStages = 3;
+      tk::Bundle bundle = tk::Compiler::compileFile(kFile, "carried_pointers", o);
+      EXPECT_NE(bundle.ptx.at(arch).find("cp.async"), std::string::npos);
+      auto a = tk::test::exactHalfInputs(size_t(BM + 1) * K), b = tk::test::exactHalfInputs(size_t(K) * BN);
+      tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)),
+                 dc = dev->upload(std::vector<float>(size_t(BM) * BN, NAN)),
+                 dt = dev->upload(std::vector<uint16_t>(size_t(BM) * BK, 0x7e00));
+      (*dev)(dev->load(bundle), {1u}, da, db, dc, dt, int32_t(K));
+      auto c = dev->download<float>(dc, size_t(BM) * BN);
+      auto tail = dev->download<uint16_t>(dt, size_t(BM) * BK);
+      for (int i = 0; i < BM; ++i) {
+        for (int j = 0; j < BN; ++j) {
+          double want = 0;
+          for (int q = 0; q < K; ++q) want += double(a[size_t(i) * K + q]) * b[size_t(q) * BN + j];
+          ASSERT_EQ(double(c[size_t(i) * BN + j]), want) << "c[" << i << ", " << j << "]";
+        }
+        for (int q = 0; q < BK; ++q)
+          ASSERT_EQ(tail[size_t(i) * BK + q], tk::floatToHalfBits(a[size_t(i + 1) * K + q])) << "tail " << i << " " << q;
+      }
+    }
+}
