@@ -74,8 +74,25 @@ class LoopPipeliner {
     auto it = uses_.find(load.result());
     if (it == uses_.end() || it->second.empty()) return false;
     for (const auto &[user, index] : it->second)
-      if (!user->is(OpKind::Dot) || index > 1 || user->parentBlock() != &body_ || !pipelinedDot(*user, fn_))
-        return false;
+      if (!operandOfDot(user, index) && !(user->is(OpKind::Cast) && castForDots(*user))) return false;
+    return true;
+  }
+
+  // `user` reads the load as a or b of a tensor-core dot in this body.
+  bool operandOfDot(const Op *user, size_t index) const {
+    return user->is(OpKind::Dot) && index <= 1 && user->parentBlock() == &body_ && pipelinedDot(*user, fn_);
+  }
+
+  // A cast in this body whose every use is an a or b of such a dot: fp8
+  // operands widened to f16 (emulate-fp8) or any other conversion before
+  // the dot. The ring then holds the loaded bytes and the cast reads the
+  // slot into registers (not in place): the copies still run ahead.
+  bool castForDots(const Op &cast) const {
+    if (cast.parentBlock() != &body_) return false;
+    auto it = uses_.find(cast.result());
+    if (it == uses_.end() || it->second.empty()) return false;
+    for (const auto &[user, index] : it->second)
+      if (!operandOfDot(user, index)) return false;
     return true;
   }
 

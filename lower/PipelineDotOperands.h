@@ -3,7 +3,8 @@
 // attribute, from CompileOptions::numStages; below 2 the pass does nothing).
 //
 // In a `for` with a constant step whose body loads 2-D tiles that only
-// tensor-core dots use (as a or b), with masked-off elements zero (no `other`,
+// tensor-core dots use (as a or b, or through a cast only they read: the
+// slot then holds the loaded bytes), with masked-off elements zero (no `other`,
 // or 0), and whose pointers and masks are pure functions of the induction
 // variable and of values from outside the loop, each such load becomes a
 // ring of num_stages shared slots:

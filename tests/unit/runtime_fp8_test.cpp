@@ -13,6 +13,7 @@
 #include "backend/nvptx/Toolkit.h"
 #include "runtime_TestUtil.h"
 #include "tk/fp8.h"
+#include "tk/jit.h"
 #include "tk/runtime.h"
 
 namespace {
@@ -269,5 +270,45 @@ TEST(Fp8, PtxAssemblesWithPtxas) {
       EXPECT_FALSE(info.cubin.empty()) << kernel << " " << arch;
       EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
     }
+  }
+}
+
+// With a launch's facts (sizes and strides multiples of 16, unit inner
+// strides) matmul_fp8's operand loads go through cp.async rings although a
+// cast to f16 stands between each load and the dot (the ring holds the
+// fp8 bytes; the cast reads the slot): exact as above, race-free, both archs.
+TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const std::string file = TK_SOURCE_DIR + "/stdlib/matmul.tk";
+  const int m = 128, n = 64, k = 96;
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    std::vector<uint8_t> a, b;
+    for (float v : tk::test::randomFloats(size_t(m) * k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
+    for (float v : tk::test::randomFloats(size_t(k) * n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
+    const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
+    tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN)),
+               dsa = dev->upload(sa), dsb = dev->upload(sb);
+    const std::vector<tk::Arg> args = {da, db, dc, dsa, dsb, int32_t(m), int32_t(n), int32_t(k), int32_t(k),
+                                       int32_t(1), int32_t(n), int32_t(1), int32_t(n), int32_t(1)};
+    tk::CompileOptions o;
+    o.archs = {arch};
+    o.numStages = 3;
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", {}), args);
+    tk::Bundle bundle = tk::Compiler::compileFile(file, "matmul_fp8", o);
+    EXPECT_NE(bundle.ptx.at(arch).find("cp.async"), std::string::npos) << arch;
+    dev->launch(dev->load(bundle), {uint32_t((m / 64) * (n / 64))}, args);
+    auto c = dev->download<float>(dc, size_t(m) * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double want = 0, mag = 0;
+        for (int kk = 0; kk < k; ++kk) {
+          const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE4M3)) *
+                           tk::fp8BitsToFloat(b[size_t(kk) * n + j], tk::kE4M3);
+          want += p;
+          mag += std::fabs(p);
+        }
+        const double scale = double(sa[i]) * sb[j];
+        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << arch << " at " << i << "," << j;
+      }
   }
 }
