@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ir/MemoryHints.h"
@@ -39,6 +40,17 @@ bool isZeroConstant(const Value *v) {
   return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
 }
 
+// The loop's step when the pipeliner can take the loop at all: a constant,
+// nonzero step and nothing in the body that blocks pipelining. The two
+// rewrites that prepare a loop for it ask the same question first.
+std::optional<int64_t> pipelinableStep(const Op &loop) {
+  const Op *stepDef = loop.operand(2)->definingOp();
+  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return std::nullopt;
+  for (const auto &op : loop.regions()[0]->ops())
+    if (blocksPipelining(*op)) return std::nullopt;
+  return stepDef->intAttr("value");
+}
+
 class LoopPipeliner {
  public:
   LoopPipeliner(ir::Function &fn, Op &loop, int stages, int64_t &nextBuffer,
@@ -50,11 +62,9 @@ class LoopPipeliner {
   }
 
   bool run() {
-    const Op *stepDef = loop_.operand(2)->definingOp();
-    if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
-    step_ = stepDef->intAttr("value");
-    for (const auto &op : body_.ops())
-      if (blocksPipelining(*op)) return false;
+    const std::optional<int64_t> step = pipelinableStep(loop_);
+    if (!step) return false;
+    step_ = *step;
     std::vector<Op *> loads;
     for (const auto &op : body_.ops())
       if (op->is(OpKind::Load) && !ir::memoryHintsOf(*op).isVolatile && feedsTensorCoreDots(*op) && sliceOf(*op))
@@ -354,10 +364,7 @@ class LoopPipeliner {
 // values from outside): otherwise it would only add a load.
 bool loadTransposed(ir::Function &fn, Op &loop, const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses) {
   ir::Block &body = *loop.regions()[0];
-  const Op *stepDef = loop.operand(2)->definingOp();
-  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
-  for (const auto &op : body.ops())
-    if (blocksPipelining(*op)) return false;
+  if (!pipelinableStep(loop)) return false;
   // Whether `v` is computed in the body from a carried value.
   std::function<bool(const Value *)> carried = [&](const Value *v) {
     const Op *def = v->definingOp();
@@ -413,15 +420,12 @@ bool loadTransposed(ir::Function &fn, Op &loop, const std::map<const Value *, st
 // take, with a tensor-core dot to feed: elsewhere it would change nothing.
 bool inductCarriedPointers(ir::Function &fn, Op &loop) {
   ir::Block &body = *loop.regions()[0];
-  const Op *stepDef = loop.operand(2)->definingOp();
-  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return false;
-  bool dots = false;
-  for (const auto &op : body.ops()) {
-    if (blocksPipelining(*op)) return false;
-    dots = dots || (op->is(OpKind::Dot) && pipelinedDot(*op, fn));
-  }
-  if (!dots) return false;
-  const int64_t step = stepDef->intAttr("value");
+  const std::optional<int64_t> pipelinable = pipelinableStep(loop);
+  if (!pipelinable || std::none_of(body.ops().begin(), body.ops().end(), [&](const auto &op) {
+        return op->is(OpKind::Dot) && pipelinedDot(*op, fn);
+      }))
+    return false;
+  const int64_t step = *pipelinable;
   Op *yield = body.ops().back().get();
   Value *iv = body.argument(0);
   Value *count = nullptr;  // (iv - lb) / step, made once
@@ -480,8 +484,7 @@ bool pipelineDotOperands(ir::Function &fn) {
   bool changed = false;
   for (Op *loop : loops) {
     // Uses are recomputed per loop: rewriting one loop replaces values.
-    bool induced = inductCarriedPointers(fn, *loop);
-    changed |= induced;
+    changed |= inductCarriedPointers(fn, *loop);
     auto uses = ir::computeUses(fn);
     if (loadTransposed(fn, *loop, uses)) {
       changed = true;
