@@ -9,7 +9,7 @@
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
-//       emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
+//       pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
 //       licm, cse, dce, canonicalize, dce,
 //       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
 //   tile IR with layouts
@@ -61,6 +61,7 @@ std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &ke
 
 const std::vector<ir::PassInfo> &passes() {
   static const std::vector<ir::PassInfo> all = {
+      {"pad-tiles", "pad tile dims to powers of two; mask the padding where an op could see it", ir::padTiles},
       {"emulate-fp8", "compute on f32 where ops compute on fp8 values (casts around them); moves keep the bytes",
        ir::emulateFp8},
       {"canonicalize", "fold constants, apply algebraic identities, simplify shape ops of splats", ir::canonicalize},
@@ -96,7 +97,8 @@ void addPass(ir::PassPipeline &pipeline, const std::string &name) {
 
 ir::PassPipeline optimizationPasses() {
   ir::PassPipeline p;
-  addPass(p, "emulate-fp8");  // first: every later pass sees fp8 only where bytes move
+  addPass(p, "pad-tiles");    // first: every later pass and the lowering see powers of two
+  addPass(p, "emulate-fp8");  // next: every later pass sees fp8 only where bytes move
   addPass(p, "canonicalize");
   addPass(p, "reassociate-pointer-offsets");  // before licm: a row's start is often loop-invariant
   addPass(p, "cse");

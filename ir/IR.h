@@ -67,7 +67,8 @@ struct ElemType {
 constexpr int kMaxPtrDepth = 2;
 
 // A value's type: an element and a shape. An empty shape is a scalar (or a
-// scalar pointer); otherwise a tile with static power-of-two dims. A tile may
+// scalar pointer); otherwise a tile with static dims of any positive size,
+// powers of two once pad-tiles has run (layouts hold powers of two only). A tile may
 // carry a distributed layout once layouts are assigned (lower/AssignLayouts).
 struct Type {
   ElemType elem;

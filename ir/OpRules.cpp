@@ -466,6 +466,15 @@ void OpRules::memoryOp(const Op &op) {
         return opError(op, std::string("needs a string '") + attr + "' attribute");
       if (op.is(OpKind::Assert) && !operandType(0).isBool())
         opError(op, "condition must be i1 or a tile of i1, not " + operandType(0).str());
+      if (op.is(OpKind::Print) && op.hasAttr("extent")) {  // pad-tiles': the real shapes of the tile operands
+        const auto *extent = std::get_if<std::vector<int64_t>>(&op.attrs().at("extent"));
+        size_t at = 0;
+        bool ok = extent != nullptr;
+        for (size_t i = 0; ok && i < op.numOperands(); ++i)
+          for (int64_t d : operandType(i).shape) ok = at < extent->size() && (*extent)[at] >= 1 && (*extent)[at++] <= d;
+        if (!ok || at != extent->size())
+          opError(op, "'extent' must list, for each tile operand, a size from 1 to its own per dim");
+      }
       return;
     }
     case OpKind::AsyncCopy:

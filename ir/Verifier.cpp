@@ -90,9 +90,13 @@ class Verifier {
   std::string typeProblem(const Type &t) const {
     int64_t elements = 1;
     for (int64_t d : t.shape) {
-      if (!isPow2(d)) return "tile dims must be positive powers of two: " + t.str();
-      // Checked per dim so the product cannot overflow.
-      if (d > kMaxTileElements || (elements *= d) > kMaxTileElements)
+      // Any size until pad-tiles pads it; a layout holds powers of two only.
+      if (d < 1) return "tile dims must be positive: " + t.str();
+      if (t.layout && !isPow2(d)) return "a tile with a layout has power-of-two dims (pad-tiles pads them): " + t.str();
+      // Checked per dim so the product cannot overflow; padded, as it will be.
+      int64_t p = 1;
+      while (p < d && p <= kMaxTileElements) p <<= 1;
+      if (p > kMaxTileElements || (elements *= p) > kMaxTileElements)
         return "a tile may hold at most " + std::to_string(kMaxTileElements) + " elements: " + t.str();
     }
     if (t.isScalar() && t.layout) return "a scalar cannot have a layout";

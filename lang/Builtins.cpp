@@ -62,7 +62,6 @@ const std::map<std::string, Signature> &signatures() {
   return sigs;
 }
 
-bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
 std::optional<BuiltinGroup> IRGen::builtinGroup(const std::string &name) {
@@ -110,13 +109,17 @@ bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &lo
                    std::to_string(kMaxTileRank) + ")");
     return false;
   }
+  // Any positive size: pad-tiles pads each dim to a power of two, which is
+  // what registers hold, so the limits count the padded tile.
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (!isPow2(d)) {
-      error(loc, "tile dimensions must be powers of two, not " + std::to_string(d));
+    if (d < 1) {
+      error(loc, "tile dimensions must be positive, not " + std::to_string(d));
       return false;
     }
-    if (d > kMaxTileElements || (n *= d) > kMaxTileElements) {
+    int64_t p = 1;
+    while (p < d && p <= kMaxTileElements) p <<= 1;
+    if (p > kMaxTileElements || (n *= p) > kMaxTileElements) {
       error(loc, "a tile of shape " + shapeStr(shape) + " is too large (the limit is " +
                      std::to_string(kMaxTileElements) + " elements)");
       return false;
@@ -332,7 +335,11 @@ TV IRGen::valueCall(const ast::Expr &e, const std::vector<const ast::Expr *> &po
     if (pos.size() == 2) b = constInt(*posExprs[1], pos[1], "the end of 'arange'");
     if (!a || (pos.size() == 2 && !b)) return invalid();
     int64_t start = pos.size() == 2 ? *a : 0, end = pos.size() == 2 ? *b : *a;
-    if (!fitsIn(start, ScalarKind::I32) || !fitsIn(end, ScalarKind::I32) || end <= start) {
+    int64_t paddedEnd = start + 1;  // pad-tiles' end: start + the size rounded up to a power of two
+    while (end > start && paddedEnd - start < end - start && paddedEnd - start <= kMaxTileElements)
+      paddedEnd = start + 2 * (paddedEnd - start);
+    if (!fitsIn(start, ScalarKind::I32) || !fitsIn(end, ScalarKind::I32) || end <= start ||
+        !fitsIn(paddedEnd, ScalarKind::I32)) {
       error(e.loc, "'arange' needs start < end within i32, not [" + std::to_string(start) + ", " +
                        std::to_string(end) + ")");
       return invalid();

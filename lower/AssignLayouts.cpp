@@ -590,8 +590,8 @@ class LayoutAssigner {
 }  // namespace
 
 bool assignLayouts(ir::Function &fn) {
-  // Rows whole in each warp keep a row reduction or a chained dot's a in the
-  // warp (sm_80: attention 128 registers, 155 split; its backward 132, 168).
+  requirePaddedTiles(fn);
+  // Rows whole in each warp keep a row reduction or a chained dot's a in the warp (sm_80: attention 128/155, bwd 132/168).
   if (wantsDotRowsInWarps(fn)) fn.attrs["row_warps"] = int64_t{1};
   LayoutAssigner(fn).run();
   return true;

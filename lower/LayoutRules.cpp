@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "lower/Layouts.h"
+#include "tk/error.h"
 
 namespace tk::lower {
 
@@ -75,6 +76,19 @@ bool wantsDotRowsInWarps(ir::Function &fn) {
     if (op->is(OpKind::Dot) && fromDot(op->operand(0), 0)) return true;
   }
   return false;
+}
+
+void requirePaddedTiles(ir::Function &fn) {
+  auto check = [&](const ir::Value *v) {
+    for (int64_t d : v->type().shape)
+      if ((d & (d - 1)) != 0)
+        throw tk::InternalError("a tile of type " + v->type().str() + " reached layout assignment: run pad-tiles first");
+  };
+  for (ir::Op *op : fn.walk()) {
+    for (const ir::Value *r : op->results()) check(r);
+    for (const auto &region : op->regions())
+      for (const auto &arg : region->arguments()) check(arg.get());
+  }
 }
 
 }  // namespace tk::lower

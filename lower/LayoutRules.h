@@ -24,4 +24,8 @@ ir::LayoutRef alongOneRun(const ir::LayoutRef &l, const std::vector<int64_t> &sh
 // a fragment inside each warp instead of through shared memory.
 bool wantsDotRowsInWarps(ir::Function &fn);
 
+// Throws tk::InternalError when a tile of `fn` has a dim that is not a power
+// of two: layouts hold powers of two, and pad-tiles runs before them.
+void requirePaddedTiles(ir::Function &fn);
+
 }  // namespace tk::lower

@@ -52,6 +52,11 @@ void FunctionLowering::lowerPrint(ir::Op &op) {
     ifThen(first, [&] { target_.print(b_, format, pid, b_.getInt32(0)); }, "print");
     return;
   }
+  // pad-tiles' `extent`: each tile operand's shape as written, in order; its
+  // padding prints nothing.
+  std::vector<int64_t> extent;
+  if (op.hasAttr("extent")) extent = std::get<std::vector<int64_t>>(op.attrs().at("extent"));
+  size_t extentAt = 0;
   for (size_t k = 0; k < op.numOperands(); ++k) {
     const ir::Type &t = op.operand(k)->type();
     const Regs &vals = regs(op.operand(k));
@@ -70,16 +75,27 @@ void FunctionLowering::lowerPrint(ir::Op &op) {
     std::string index = " idx (";
     for (int d = 0; d < t.rank(); ++d) index += d ? ", %d" : "%d";
     const std::string format = head + index + ")" + tail;
+    std::vector<int64_t> real = t.shape;
+    if (!extent.empty()) {
+      real.assign(extent.begin() + extentAt, extent.begin() + extentAt + t.rank());
+      extentAt += t.rank();
+    }
     RegisterMap rm(t.layout, t.shape);
     llvm::Value *owner = rm.replicated() ? ownerPredicate(t, rm) : nullptr;
     for (int r = 0; r < rm.numRegisters(); ++r) {
-      ifThen(owner, [&] {
+      std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
+      llvm::Value *shown = owner;
+      for (int d = 0; d < t.rank(); ++d) {
+        if (real[d] == t.shape[d]) continue;
+        llvm::Value *in = b_.CreateICmpULT(idx[d], b_.getInt32(uint32_t(real[d])));
+        shown = shown ? b_.CreateAnd(shown, in) : in;
+      }
+      ifThen(shown, [&] {
         std::vector<llvm::Value *> args = pid;
         llvm::Value *element = b_.getInt32(0);
-        std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
         for (int d = 0; d < t.rank(); ++d) {
           args.push_back(idx[d]);
-          element = b_.CreateAdd(b_.CreateMul(element, b_.getInt32(uint32_t(t.shape[d]))), idx[d]);
+          element = b_.CreateAdd(b_.CreateMul(element, b_.getInt32(uint32_t(real[d]))), idx[d]);
         }
         args.push_back(promote(b_, vals[r], t.elem));
         target_.print(b_, format, args, element);

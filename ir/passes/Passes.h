@@ -28,6 +28,9 @@ bool reassociatePointerOffsets(Function &fn);
 // Moves pure ops of a `for` body whose operands are all defined outside the
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);
+// Pads every tile dim to the next power of two and masks the padding
+// wherever an op could see it (PadTiles.cpp).
+bool padTiles(Function &fn);
 // Rewrites every op that computes on f8e4m3/f8e5m2 values to compute on f32,
 // through casts; loads, stores and moves keep the bytes (EmulateFp8.cpp).
 bool emulateFp8(Function &fn);

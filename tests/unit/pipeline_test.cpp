@@ -23,7 +23,7 @@ std::vector<std::string> names() {
 }
 
 TEST(Pipeline, OneRegistryInOrder) {
-  EXPECT_EQ(names(), (std::vector<std::string>{"emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "dce",
+  EXPECT_EQ(names(), (std::vector<std::string>{"pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "dce",
                                                "pipeline-dot-operands", "assign-layouts"}));
   EXPECT_EQ(tk::pipeline::findPass("cse")->run, &tk::ir::eliminateCommonSubexpressions);
   EXPECT_EQ(tk::pipeline::findPass("licm")->run, &tk::ir::loopInvariantCodeMotion);
@@ -34,13 +34,13 @@ TEST(Pipeline, OneRegistryInOrder) {
     FAIL() << "an unknown pass was accepted";
   } catch (const tk::Error &e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown pass 'frobnicate' (known: emulate-fp8, canonicalize, reassociate-pointer-offsets, cse, licm, dce, pipeline-dot-operands, "
+              "unknown pass 'frobnicate' (known: pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse, licm, dce, pipeline-dot-operands, "
               "assign-layouts)");
   }
   EXPECT_EQ(tk::pipeline::optimizationPasses().flags(),
-            (std::vector<std::string>{"emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
+            (std::vector<std::string>{"pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
   EXPECT_EQ(tk::Compiler::pipelineOrder(),
-            (std::vector<std::string>{"emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "cse", "dce", "canonicalize",
+            (std::vector<std::string>{"pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets", "cse", "licm", "cse", "dce", "canonicalize",
                                       "dce", "pipeline-dot-operands", "assign-layouts", "cse", "dce"}));
   // What --print-after accepts is every registered pass the compiler runs.
   EXPECT_EQ(tk::Compiler::pipelinePasses(), names());

@@ -129,27 +129,27 @@ TEST(Tuner, PrunesWithReasonsAndFailsWhenNothingRuns) {
   auto dev = tk::Device::open("sim");
   const std::string dir = freshDir();
   Elementwise e(*dev, 4096);
-  tk::TuneSpace s = space({"BLOCK=128,num_warps=8", "BLOCK=256", "BLOCK=384"});
+  tk::TuneSpace s = space({"BLOCK=128,num_warps=8", "BLOCK=256", "BLOCK=2097152"});
   s.prune = "BLOCK < 32 * num_warps";
   tk::Tuner t(*dev, kElementwise, "complex_activation", s, options(dir));
   tk::TuneReport r = t.tune(e.grid(), e.args());
   const tk::TuneResult &pruned = resultFor(r, "BLOCK=128,num_warps=8,num_stages=3");
   EXPECT_EQ(pruned.status, "pruned");
   EXPECT_NE(pruned.reason.find("BLOCK < 32 * num_warps"), std::string::npos) << pruned.reason;
-  const tk::TuneResult &bad = resultFor(r, "BLOCK=384,num_warps=4,num_stages=3");
+  const tk::TuneResult &bad = resultFor(r, "BLOCK=2097152,num_warps=4,num_stages=3");
   EXPECT_EQ(bad.status, "error");
-  EXPECT_NE(bad.reason.find("powers of two"), std::string::npos) << bad.reason;
+  EXPECT_NE(bad.reason.find("is too large"), std::string::npos) << bad.reason;
   EXPECT_EQ(r.bestResult().config.str(), "BLOCK=256,num_warps=4,num_stages=3");
 
-  tk::TuneSpace none = space({"BLOCK=3", "BLOCK=5"});
+  tk::TuneSpace none = space({"BLOCK=0", "BLOCK=-4"});
   tk::Tuner t2(*dev, kElementwise, "complex_activation", none, options(dir));
   try {
     t2.tune(e.grid(), e.args());
     FAIL() << "expected every config to fail";
   } catch (const tk::Error &err) {
     std::string what = err.what();
-    EXPECT_NE(what.find("BLOCK=3,num_warps=4"), std::string::npos) << what;
-    EXPECT_NE(what.find("BLOCK=5,num_warps=4"), std::string::npos) << what;
+    EXPECT_NE(what.find("BLOCK=0,num_warps=4"), std::string::npos) << what;
+    EXPECT_NE(what.find("BLOCK=-4,num_warps=4"), std::string::npos) << what;
   }
   fs::remove_all(dir);
 }

@@ -1,0 +1,247 @@
+// Tiles of any size (tests/kernels/any_size.tk) on the sim, at sizes 1, 3,
+// 100 and 781 against references computed here in double: reductions,
+// scans, combine functions, dots on FMA and tensor cores, sort, topk,
+// gather, flip, cat, interleave, histogram, reshape, loops, atomics, assert
+// and print. Every buffer is exactly its tile's size, so the sim fails a
+// launch that touches the padding's memory; outputs start poisoned. The
+// padded PTX goes through ptxas for sm_80 and sm_90a.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "backend/nvptx/Ptxas.h"
+#include "backend/nvptx/Toolkit.h"
+#include "runtime_TestUtil.h"
+#include "tk/runtime.h"
+
+namespace {
+
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/any_size.tk";
+
+using tk::test::randomFloats;
+using tk::test::randomInts;
+
+tk::Bundle compile(const std::string &kernel, std::map<std::string, std::string> defines, int numWarps = 4) {
+  return tk::test::compileForSim(kFile, kernel, numWarps, std::move(defines));
+}
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+// A buffer of `n` elements, every one `poison`.
+template <class T>
+tk::Buffer poisoned(tk::Device &dev, size_t n, T poison) {
+  return dev.upload(std::vector<T>(n, poison));
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<double> &want, double tol, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " element " << i;
+}
+
+}  // namespace
+
+TEST(AnySize, ReductionsAndScansAlongEitherDim) {
+  auto dev = tk::Device::open("sim");
+  struct Shape {
+    int r, c;
+  };
+  for (Shape sh : {Shape{3, 100}, Shape{1, 781}, Shape{100, 3}, Shape{1, 1}, Shape{5, 1}}) {
+    const std::string what = "R " + s(sh.r) + " C " + s(sh.c);
+    tk::Kernel k = dev->load(compile("rows", {{"R", s(sh.r)}, {"C", s(sh.c)}}));
+    const size_t n = size_t(sh.r) * sh.c;
+    auto x = randomFloats(n, -4, 4);
+    tk::Buffer dx = dev->upload(x), rsum = poisoned(*dev, sh.r, NAN), rmax = poisoned(*dev, sh.r, NAN),
+               rmin = poisoned(*dev, sh.r, NAN), ramax = poisoned(*dev, sh.r, -7), ramin = poisoned(*dev, sh.r, -7),
+               csum = poisoned(*dev, sh.c, NAN), cs = poisoned(*dev, n, NAN), rcs = poisoned(*dev, n, NAN);
+    (*dev)(k, {1}, dx, rsum, rmax, rmin, ramax, ramin, csum, cs, rcs);
+    std::vector<double> wsum(sh.r), wmax(sh.r), wmin(sh.r), wcsum(sh.c, 0.0), wcs(n), wrcs(n);
+    std::vector<int32_t> wamax(sh.r), wamin(sh.r);
+    for (int r = 0; r < sh.r; ++r) {
+      const float *row = &x[size_t(r) * sh.c];
+      wsum[r] = std::accumulate(row, row + sh.c, 0.0);
+      wamax[r] = int32_t(std::max_element(row, row + sh.c) - row);
+      wamin[r] = int32_t(std::min_element(row, row + sh.c) - row);
+      wmax[r] = row[wamax[r]];
+      wmin[r] = row[wamin[r]];
+      double run = 0, back = 0;
+      for (int c = 0; c < sh.c; ++c) {
+        wcsum[c] += row[c];
+        wcs[size_t(r) * sh.c + c] = run += row[c];
+        wrcs[size_t(r) * sh.c + sh.c - 1 - c] = back += row[sh.c - 1 - c];
+      }
+    }
+    expectNear(dev->download<float>(rsum, sh.r), wsum, 1e-5, what + " sum");
+    expectNear(dev->download<float>(rmax, sh.r), wmax, 0, what + " max");
+    expectNear(dev->download<float>(rmin, sh.r), wmin, 0, what + " min");
+    EXPECT_EQ(dev->download<int32_t>(ramax, sh.r), wamax) << what;
+    EXPECT_EQ(dev->download<int32_t>(ramin, sh.r), wamin) << what;
+    expectNear(dev->download<float>(csum, sh.c), wcsum, 1e-5, what + " column sums");
+    expectNear(dev->download<float>(cs, n), wcs, 1e-5, what + " cumsum");
+    expectNear(dev->download<float>(rcs, n), wrcs, 1e-5, what + " reverse cumsum");
+  }
+}
+
+TEST(AnySize, CombineFunctionsScanAndReduceInIndexOrder) {
+  auto dev = tk::Device::open("sim");
+  for (int n : {1, 3, 100, 128, 781}) {
+    tk::Kernel k = dev->load(compile("recurrence", {{"N", s(n)}}));
+    auto a = randomFloats(n, 0.5f, 1.0f), b = randomFloats(n, -1, 1);
+    b[size_t(n) / 2] = b[size_t(n) - 1] = 2.0f;  // a tie for the largest: the first wins
+    tk::Buffer da = dev->upload(a), db = dev->upload(b), h = poisoned(*dev, n, NAN), hr = poisoned(*dev, n, NAN),
+               best = poisoned(*dev, 1, -7);
+    (*dev)(k, {1}, da, db, h, hr, best);
+    std::vector<double> wh(n), whr(n);
+    double acc = 0;
+    for (int t = 0; t < n; ++t) wh[t] = acc = acc * a[t] + b[t];
+    // From the end (the scan of the flipped tile, flipped back): element t
+    // is x_(n-1) combined with x_(n-2), ..., then x_t.
+    acc = 0;
+    for (int t = n - 1; t >= 0; --t) whr[t] = acc = acc * a[t] + b[t];
+    expectNear(dev->download<float>(h, n), wh, 1e-5, "N " + s(n) + " scan");
+    expectNear(dev->download<float>(hr, n), whr, 1e-5, "N " + s(n) + " reverse scan");
+    EXPECT_EQ(dev->download<int32_t>(best, 1)[0], n / 2) << "N " << n;
+  }
+}
+
+TEST(AnySize, DotsOfAnyShapeOnFmaAndTensorCores) {
+  auto dev = tk::Device::open("sim");
+  struct Shape {
+    int m, n, k;
+  };
+  for (bool f16 : {false, true})
+    for (Shape sh : f16 ? std::vector<Shape>{{20, 24, 40}, {16, 8, 16}, {33, 100, 17}}
+                        : std::vector<Shape>{{3, 100, 20}, {1, 1, 1}, {5, 7, 3}}) {
+      const std::string what = std::string(f16 ? "f16" : "f32") + " M " + s(sh.m) + " N " + s(sh.n) + " K " + s(sh.k);
+      tk::Kernel k = dev->load(compile(f16 ? "matmul_f16" : "matmul", {{"M", s(sh.m)}, {"N", s(sh.n)}, {"K", s(sh.k)}}));
+      auto a = tk::test::exactHalfInputs(size_t(sh.m) * sh.k), b = tk::test::exactHalfInputs(size_t(sh.k) * sh.n);
+      tk::Buffer c = poisoned(*dev, size_t(sh.m) * sh.n, NAN);
+      if (f16)
+        (*dev)(k, {1}, dev->upload(tk::test::f16Values(a)), dev->upload(tk::test::f16Values(b)), c);
+      else
+        (*dev)(k, {1}, dev->upload(a), dev->upload(b), c);
+      std::vector<double> want(size_t(sh.m) * sh.n, 0.0);
+      for (int i = 0; i < sh.m; ++i)
+        for (int j = 0; j < sh.n; ++j)
+          for (int q = 0; q < sh.k; ++q) want[size_t(i) * sh.n + j] += double(a[size_t(i) * sh.k + q]) * b[size_t(q) * sh.n + j];
+      expectNear(dev->download<float>(c, want.size()), want, 0, what);  // exact inputs, exact sums
+    }
+}
+
+TEST(AnySize, SortTopkGatherFlipCatInterleaveHistogram) {
+  auto dev = tk::Device::open("sim");
+  for (int n : {3, 100, 781})
+    for (bool desc : {false, true}) {
+      const int kk = std::min(n, 5), bins = 7;
+      const std::string what = "N " + s(n) + (desc ? " descending" : "");
+      tk::Kernel k = dev->load(compile("selection", {{"N", s(n)}, {"K", s(kk)}, {"BINS", s(bins)},
+                                                     {"DESC", desc ? "true" : "false"}}));
+      std::vector<float> x;
+      for (int32_t v : randomInts(n, -20, 20)) x.push_back(v == 20 ? NAN : float(v) / 4);  // ties and NaNs
+      auto idx = randomInts(n, -3 * n, 3 * n);
+      for (int i = 0; i < n; i += 3) idx[i] = i % (bins + 2) - 1;  // in the bins, and -1 and 7 outside them
+      tk::Buffer sorted = poisoned(*dev, n, 99.f), from = poisoned(*dev, n, -7), top = poisoned(*dev, kk, 99.f),
+                 topi = poisoned(*dev, kk, -7), picked = poisoned(*dev, n, 99.f), flipped = poisoned(*dev, n, 99.f),
+                 catted = poisoned(*dev, 2 * n, 99.f), mixed = poisoned(*dev, 2 * n, 99.f),
+                 hist = poisoned(*dev, bins, -7);
+      (*dev)(k, {1}, dev->upload(x), dev->upload(idx), sorted, from, top, topi, picked, flipped, catted, mixed, hist);
+      auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+      auto less = [](float a, float b) { return (!std::isnan(a) && std::isnan(b)) || a < b; };
+      std::vector<int> order(n);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return desc ? less(x[b], x[a]) : less(x[a], x[b]); });
+      auto gs = dev->download<float>(sorted, n);
+      EXPECT_EQ(dev->download<int32_t>(from, n), std::vector<int32_t>(order.begin(), order.end())) << what;
+      for (int i = 0; i < n; ++i) ASSERT_TRUE(same(gs[i], x[order[i]])) << what << " sorted " << i;
+      std::vector<int> down(n);
+      std::iota(down.begin(), down.end(), 0);
+      std::stable_sort(down.begin(), down.end(), [&](int a, int b) { return less(x[b], x[a]); });
+      auto gt = dev->download<float>(top, kk);
+      EXPECT_EQ(dev->download<int32_t>(topi, kk), std::vector<int32_t>(down.begin(), down.begin() + kk)) << what;
+      for (int i = 0; i < kk; ++i) ASSERT_TRUE(same(gt[i], x[down[i]])) << what << " topk " << i;
+      auto gp = dev->download<float>(picked, n), gf = dev->download<float>(flipped, n);
+      auto gc = dev->download<float>(catted, 2 * n), gm = dev->download<float>(mixed, 2 * n);
+      for (int i = 0; i < n; ++i) {
+        ASSERT_TRUE(same(gp[i], x[((idx[i] % n) + n) % n])) << what << " gather " << i;
+        ASSERT_TRUE(same(gf[i], x[n - 1 - i])) << what << " flip " << i;
+        ASSERT_TRUE(same(gc[i], x[i]) && same(gc[n + i], x[n - 1 - i])) << what << " cat " << i;
+        ASSERT_TRUE(same(gm[2 * i], x[i]) && same(gm[2 * i + 1], x[n - 1 - i])) << what << " interleave " << i;
+      }
+      std::vector<int32_t> wh(bins, 0);
+      for (int32_t v : idx)
+        if (v >= 0 && v < bins) ++wh[v];
+      EXPECT_EQ(dev->download<int32_t>(hist, bins), wh) << what;
+    }
+}
+
+TEST(AnySize, ReshapeAndTransposeKeepRowMajorOrder) {
+  auto dev = tk::Device::open("sim");
+  struct Shape {
+    int r, c, r2, c2;
+  };
+  for (Shape sh : {Shape{3, 100, 100, 3}, Shape{6, 50, 4, 75}, Shape{3, 5, 15, 1}, Shape{1, 781, 781, 1}}) {
+    const std::string what = s(sh.r) + "x" + s(sh.c) + " to " + s(sh.r2) + "x" + s(sh.c2);
+    tk::Kernel k = dev->load(
+        compile("reshape_2d", {{"R", s(sh.r)}, {"C", s(sh.c)}, {"R2", s(sh.r2)}, {"C2", s(sh.c2)}}));
+    const size_t n = size_t(sh.r) * sh.c;
+    auto x = randomFloats(n, -1, 1);
+    tk::Buffer out = poisoned(*dev, n, NAN), tout = poisoned(*dev, n, NAN);
+    (*dev)(k, {1}, dev->upload(x), out, tout);
+    EXPECT_EQ(dev->download<float>(out, n), x) << what;
+    auto gt = dev->download<float>(tout, n);
+    for (int r = 0; r < sh.r; ++r)
+      for (int c = 0; c < sh.c; ++c) ASSERT_EQ(gt[size_t(c) * sh.r + r], x[size_t(r) * sh.c + c]) << what;
+  }
+}
+
+TEST(AnySize, LoopsAtomicsAndAssertsSeeOnlyTheTile) {
+  auto dev = tk::Device::open("sim");
+  for (int n : {1, 3, 781}) {
+    const int rows = 4;
+    tk::Kernel k = dev->load(compile("carried", {{"N", s(n)}}));
+    auto x = tk::test::exactHalfInputs(size_t(rows) * n);
+    tk::Buffer acc = poisoned(*dev, n, NAN), total = poisoned(*dev, 3, 0.0f);
+    (*dev)(k, {2}, dev->upload(x), acc, total, int32_t(rows));
+    std::vector<double> want(n, 0.0), wtotal(3, 0.0);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < n; ++c) want[c] += x[size_t(r) * n + c];
+    for (int c = 0; c < n; ++c) wtotal[c % 3] += 2 * want[c];  // two programs add
+    expectNear(dev->download<float>(acc, n), want, 0, "N " + s(n));
+    expectNear(dev->download<float>(total, 3), wtotal, 0, "N " + s(n) + " atomics");
+  }
+}
+
+TEST(AnySize, PrintShowsOnlyTheTile) {
+  auto dev = tk::Device::open("sim");
+  std::vector<std::string> out;
+  dev->setPrintSink([&](const std::string &text) { out.push_back(text); });
+  tk::Kernel k = dev->load(tk::test::compileForSim(TK_SOURCE_DIR + "/tests/kernels/debug.tk", "print_2d", 4,
+                                                   {{"R", "3"}, {"C", "5"}}));
+  std::vector<float> x(15);
+  std::iota(x.begin(), x.end(), 0.0f);
+  (*dev)(k, {1}, dev->upload(x));
+  ASSERT_EQ(out.size(), 1u);
+  std::string want;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 5; ++c)
+      want += "pid (0, 0, 0) idx (" + s(r) + ", " + s(c) + ") v " + std::to_string(double(r * 5 + c)) + "\n";
+  EXPECT_EQ(out[0], want);
+}
+
+TEST(AnySizePtx, PaddedKernelsPassPtxas) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
+  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried"})
+    for (const char *arch : {"sm_80", "sm_90a"}) {
+      tk::CompileOptions opts;
+      opts.archs = {arch};
+      tk::Bundle b = tk::Compiler::compileFile(kFile, kernel, opts);
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
+      ASSERT_TRUE(info.ran) << info.log;
+      EXPECT_FALSE(info.cubin.empty()) << kernel << " " << arch;
+      EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
+    }
+}
