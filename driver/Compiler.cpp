@@ -270,6 +270,28 @@ std::vector<KernelParam> Compiler::signature(const std::string &path, const std:
   return toParams(sig);
 }
 
+std::vector<Compiler::PaddedTile> Compiler::paddedTiles(const std::string &path, const std::string &kernel,
+                                                      const CompileOptions &opts) {
+  Loaded l;
+  load(l, nullptr, path, opts);
+  Specialised s = specialise(l, path, kernel, opts, /*runPipeline=*/false);
+  std::vector<PaddedTile> out;
+  for (ir::Op *op : s.fn->walk())
+    for (const ir::Value *v : op->results()) {
+      PaddedTile t{op->loc().str(), v->type().shape, {}};
+      for (int64_t d : t.shape) {
+        int64_t p = 1;
+        while (p < d) p <<= 1;
+        t.padded.push_back(p);
+      }
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const PaddedTile &o) {
+        return o.loc == t.loc && o.shape == t.shape;
+      });
+      if (t.padded != t.shape && !seen) out.push_back(std::move(t));
+    }
+  return out;
+}
+
 std::vector<std::string> Compiler::dependencies(const std::string &path, const CompileOptions &opts) {
   Loaded l;
   load(l, nullptr, path, opts);

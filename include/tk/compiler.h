@@ -157,6 +157,16 @@ class Compiler {
   static std::vector<KernelParam> signature(const std::string &path, const std::string &kernel,
                                             const std::map<std::string, std::string> &defines,
                                             const CompileOptions &opts = {});
+  // The tiles of one kernel whose dims are not all powers of two, as the
+  // source wrote them, one per source position and shape: the compiler pads
+  // each dim to the next power of two (docs/language.md, "Tiles of any
+  // size"); `tkc report` shows what that costs.
+  struct PaddedTile {
+    std::string loc;                     // "file:line:col" of the expression
+    std::vector<int64_t> shape, padded;  // as written, and as registers hold it
+  };
+  static std::vector<PaddedTile> paddedTiles(const std::string &path, const std::string &kernel,
+                                             const CompileOptions &opts = {});
   // What compiles since the last reset actually ran the pipeline (cache
   // misses) and how many were answered by the compile cache. Process-wide.
   struct CacheStats {

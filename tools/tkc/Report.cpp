@@ -70,7 +70,38 @@ struct Report {
   uint64_t idealBytes = 0;
   bool idealGiven = false;
   double flops = 0, intensity = 0, balance = 0;
+  std::vector<tk::Compiler::PaddedTile> padding;  // tiles not of power-of-two dims, from the front end
 };
+
+int64_t elements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The share of a padded tile's lanes that hold no element.
+double idleShare(const tk::Compiler::PaddedTile &t) { return 1.0 - double(elements(t.shape)) / double(elements(t.padded)); }
+
+// One line per padded tile, the most wasteful first, at most eight.
+std::string paddingText(const std::vector<tk::Compiler::PaddedTile> &padding) {
+  std::vector<const tk::Compiler::PaddedTile *> order;
+  for (const auto &t : padding) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](auto *a, auto *b) { return idleShare(*a) > idleShare(*b); });
+  std::ostringstream os;
+  os << "padding    [tile IR] tiles whose dims are not powers of two hold the next power of two (the padding's lanes\n"
+     << "                     idle and masked off; loads and stores of an odd size go element by element):\n";
+  for (size_t i = 0; i < order.size() && i < 8; ++i)
+    os << "  " << shortLoc(order[i]->loc) << "  " << shapeText(order[i]->shape) << " in "
+       << shapeText(order[i]->padded) << ", " << fixed(100 * idleShare(*order[i]), 0) << "% idle\n";
+  if (order.size() > 8) os << "  (and " << order.size() - 8 << " more, listed in --json)\n";
+  return os.str();
+}
 
 // The per-line table: one row per memory instruction, in source order.
 std::string linesTable(const std::vector<tk::SiteStats> &sites) {
@@ -126,6 +157,7 @@ std::string text(const Report &r) {
        << "% of " << r.gpu->maxThreadsPerSm / tk::kWarpSize << "), limited by " << m.limitedBy << "; this grid fills "
        << fixed(100 * m.occupancy, 0) << "%\n";
   if (!m.note.empty()) os << "note       [model]  " << m.note << "\n";
+  if (!r.padding.empty()) os << paddingText(r.padding);
 
   os << "\nmemory instructions [sim], by source position:\n" << linesTable(s.sites) << "\n";
   os << "bytes      [sim]    " << s.bytesMoved() << " moved (" << s.globalLoadBytes << " loaded, " << s.globalStoreBytes
@@ -214,6 +246,10 @@ Json json(const Report &r) {
             {"arithmetic_intensity", r.intensity},
             {"machine_balance", r.balance},
             {"lines", lines}};
+  Json padding = Json::array();
+  for (const tk::Compiler::PaddedTile &t : r.padding)
+    padding.push_back({{"loc", t.loc}, {"shape", t.shape}, {"padded", t.padded}, {"idle", idleShare(t)}});
+  j["padding"] = padding;
   // Where each figure comes from: counted on the sim, reported by ptxas, or
   // the performance model's.
   Json measure = Json::object();
@@ -221,6 +257,7 @@ Json json(const Report &r) {
                         "store_sectors_per_request", "shared_wavefronts_per_request", "barriers", "fp_instructions",
                         "lines"})
     measure[k] = "sim";
+  measure["padding"] = "tile IR";
   for (const char *k : {"registers", "spill_bytes", "shared_static_bytes"}) measure[k] = "ptxas";
   for (const char *k : {"blocks_per_sm", "warps_per_sm", "occupancy", "estimated_ms", "limiter", "model_us",
                         "dram_bytes", "arithmetic_intensity", "machine_balance"})
@@ -264,6 +301,7 @@ int runReport(const ReportOptions &o) {
     r.ptxas = it->second;
   r.grid = spec.grid(r.bundle);
   r.device = dev->name();
+  r.padding = tk::Compiler::paddedTiles(o.file, o.kernel, opts);
 
   tk::Kernel kernel = dev->load(r.bundle);
   LaunchSpec::Bound bound = spec.bind(*dev, r.bundle.launchParams());
