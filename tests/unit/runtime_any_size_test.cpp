@@ -214,6 +214,61 @@ TEST(AnySize, LoopsAtomicsAndAssertsSeeOnlyTheTile) {
   }
 }
 
+TEST(AnySize, RankThreeAlongEveryDim) {
+  auto dev = tk::Device::open("sim");
+  struct Shape {
+    int a, b, c;
+  };
+  for (Shape sh : {Shape{3, 5, 7}, Shape{1, 3, 100}, Shape{5, 1, 3}}) {
+    const std::string what = s(sh.a) + "x" + s(sh.b) + "x" + s(sh.c);
+    tk::Kernel k = dev->load(compile("cube", {{"A", s(sh.a)}, {"B", s(sh.b)}, {"C", s(sh.c)}}));
+    const int A = sh.a, B = sh.b, C = sh.c;
+    const size_t n = size_t(A) * B * C;
+    auto x = randomFloats(n, -1, 1);
+    auto idx = randomInts(n, -3 * C, 3 * C);
+    tk::Buffer s1 = poisoned(*dev, size_t(A) * C, NAN), rc2 = poisoned(*dev, n, NAN), sorted0 = poisoned(*dev, n, NAN),
+               g2 = poisoned(*dev, n, NAN), sc1 = poisoned(*dev, n, NAN), halves = poisoned(*dev, n, NAN),
+               perm = poisoned(*dev, n, NAN);
+    (*dev)(k, {1}, dev->upload(x), dev->upload(idx), s1, rc2, sorted0, g2, sc1, halves, perm);
+    auto at = [&](int i, int j, int l) { return size_t(i) * B * C + size_t(j) * C + l; };
+    std::vector<double> ws1(size_t(A) * C, 0.0), wrc2(n), wsorted(n), wg2(n), wsc1(n), whalves(n), wperm(n);
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < B; ++j) {
+        double run = 0;
+        for (int l = C - 1; l >= 0; --l) wrc2[at(i, j, l)] = run += x[at(i, j, l)];
+        for (int l = 0; l < C; ++l) {
+          ws1[size_t(i) * C + l] += x[at(i, j, l)];
+          wg2[at(i, j, l)] = x[at(i, j, ((idx[at(i, j, l)] % C) + C) % C)];
+          whalves[at(i, j, l)] = 2.0 * x[at(i, j, l)];
+          wperm[size_t(l) * A * B + size_t(i) * B + j] = x[at(i, j, l)];
+        }
+      }
+    for (int j = 0; j < B; ++j)
+      for (int l = 0; l < C; ++l) {
+        std::vector<float> col;
+        for (int i = 0; i < A; ++i) col.push_back(x[at(i, j, l)]);
+        std::sort(col.begin(), col.end());
+        for (int i = 0; i < A; ++i) wsorted[at(i, j, l)] = col[i];
+      }
+    for (int i = 0; i < A; ++i)
+      for (int l = 0; l < C; ++l) {
+        double h = 0;  // from the end: h_j = h_(j+1) * a_j + b_j
+        for (int j = B - 1; j >= 0; --j) {
+          const float v = x[at(i, j, l)];
+          h = h * (0.5f + 0.25f * v) + v;
+          wsc1[at(i, j, l)] = h;
+        }
+      }
+    expectNear(dev->download<float>(s1, size_t(A) * C), ws1, 1e-5, what + " sum along dim 1");
+    expectNear(dev->download<float>(rc2, n), wrc2, 1e-5, what + " reverse cumsum along dim 2");
+    expectNear(dev->download<float>(sorted0, n), wsorted, 0, what + " sort along dim 0");
+    expectNear(dev->download<float>(g2, n), wg2, 0, what + " gather along dim 2");
+    expectNear(dev->download<float>(sc1, n), wsc1, 1e-5, what + " reverse combine scan along dim 1");
+    expectNear(dev->download<float>(halves, n), whalves, 1e-6, what + " split of a join");
+    expectNear(dev->download<float>(perm, n), wperm, 0, what + " permute");
+  }
+}
+
 TEST(AnySize, PrintShowsOnlyTheTile) {
   auto dev = tk::Device::open("sim");
   std::vector<std::string> out;
@@ -234,7 +289,7 @@ TEST(AnySize, PrintShowsOnlyTheTile) {
 TEST(AnySizePtx, PaddedKernelsPassPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried"})
+  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried", "cube"})
     for (const char *arch : {"sm_80", "sm_90a"}) {
       tk::CompileOptions opts;
       opts.archs = {arch};
