@@ -2,13 +2,15 @@
 // 100 and 781 against references computed here in double: reductions,
 // scans, combine functions, dots on FMA and tensor cores, sort, topk,
 // gather, flip, cat, interleave, histogram, reshape, loops, atomics, assert
-// and print. Every buffer is exactly its tile's size, so the sim fails a
+// and print, and docs/language.md's example. Every buffer is exactly its tile's size, so the sim fails a
 // launch that touches the padding's memory; outputs start poisoned. The
 // padded PTX goes through ptxas for sm_80 and sm_90a.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <numeric>
 #include <string>
 
@@ -267,6 +269,34 @@ TEST(AnySize, RankThreeAlongEveryDim) {
     expectNear(dev->download<float>(halves, n), whalves, 1e-6, what + " split of a join");
     expectNear(dev->download<float>(perm, n), wperm, 0, what + " permute");
   }
+}
+
+// The example of docs/language.md's "Tiles of any size", taken from the
+// page itself: a softmax over exactly 781 columns per row.
+TEST(AnySize, TheDocsSoftmaxRuns) {
+  std::ifstream in(TK_SOURCE_DIR + "/docs/language.md");
+  std::stringstream page;
+  page << in.rdbuf();
+  const std::string text = page.str();
+  const size_t at = text.find("kernel softmax_781");
+  ASSERT_NE(at, std::string::npos);
+  const size_t begin = text.rfind("```tk\n", at) + 6, end = text.find("```", at);
+  tk::CompileOptions opts;
+  opts.emitPtx = false;
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileSource(text.substr(begin, end - begin), "language.md", "softmax_781", opts));
+  const int rows = 3, d = 781;
+  auto x = randomFloats(size_t(rows) * d, -5, 5);
+  tk::Buffer out = poisoned(*dev, x.size(), NAN);
+  (*dev)(k, {uint32_t(rows)}, dev->upload(x), out);
+  std::vector<double> want(x.size());
+  for (int r = 0; r < rows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int c = 0; c < d; ++c) mx = std::max(mx, double(x[size_t(r) * d + c]));
+    for (int c = 0; c < d; ++c) sum += std::exp(x[size_t(r) * d + c] - mx);
+    for (int c = 0; c < d; ++c) want[size_t(r) * d + c] = std::exp(x[size_t(r) * d + c] - mx) / sum;
+  }
+  expectNear(dev->download<float>(out, x.size()), want, 1e-5, "softmax_781");
 }
 
 TEST(AnySize, PrintShowsOnlyTheTile) {
