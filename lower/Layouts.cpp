@@ -41,16 +41,18 @@ ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWar
 ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t kStep) {
   if (M % 16 || N % 8 || K % kStep || M < 16 || N < 8) return nullptr;
   // Split warps over the dim with more m16 / n8 tiles left per warp, so each
-  // warp's tile stays as square as the shape allows.
+  // warp's tile stays as square as the shape allows. Warps left over when
+  // every warp has one m16n8 tile (a 16x16 dot over 4 warps) go along N and
+  // repeat its tiles: each computes a tile another warp computes too, as
+  // Triton's replicated mma layouts do, rather than the dot leaving the
+  // tensor cores. (Along M they would split a fragment's two row groups.)
   int wm = 1, wn = 1;
   for (int w = numWarps; w > 1; w /= 2) {
     const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn);
     if (tilesM >= 2 && tilesM >= tilesN)
       wm *= 2;
-    else if (tilesN >= 2)
-      wn *= 2;
     else
-      return nullptr;
+      wn *= 2;
   }
   return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }

@@ -21,7 +21,8 @@ ir::LayoutRef defaultBlockedLayout(const std::vector<int64_t> &shape, int numWar
 // blocked layout: per warp 8 rows of 4 lanes, each lane 2 consecutive
 // columns -- exactly an m16n8 accumulator fragment, whose row groups g and
 // g + 8 are two repetitions along the rows; warps tile [wm, wn], rows first.
-// Null when [M, N] x K does not split into m16n8k16 tiles over `numWarps`.
+// Null when [M, N] x K does not split into m16n8k16 tiles; warps past one
+// m16n8 tile each repeat tiles along N (replicated, as Triton's).
 // `kStep` is the instruction's k (mmaK): K must be a multiple of it.
 ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t kStep = 16);
 

@@ -80,7 +80,9 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Layout &l = *rt.layout;
   const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
   const int64_t kStep = mmaK(kind), kHalf = 16 / elt;  // k per step, and per 16 bytes
-  const int64_t tilesM = M / (16 * wm), tilesN = N / (8 * wn), steps = K / kStep;
+  // Warps past N's n8 tiles repeat them (mmaLayout): wnReal distinct columns of warps.
+  const int64_t wnReal = std::min<int64_t>(wn, N / 8);
+  const int64_t tilesM = M / (16 * wm), tilesN = std::max<int64_t>(1, N / (8 * wn)), steps = K / kStep;
   // An operand a pipelined loop left in a ring slot is read there (the
   // async_wait before it was the barrier); the others are staged from
   // registers into scratch, in the same layout. B is held transposed ([N,
@@ -112,7 +114,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
   // Warp coordinates as threadPart derives them for order [1, 0].
   llvm::Value *warpM = b_.CreateURem(b_.CreateUDiv(warp_, i32(wn)), i32(wm));
-  llvm::Value *warpN = b_.CreateURem(warp_, i32(wn));
+  llvm::Value *warpN = b_.CreateURem(b_.CreateURem(warp_, i32(wn)), i32(wnReal));
   llvm::Value *mat = b_.CreateUDiv(lane_, i32(8)), *row8 = b_.CreateURem(lane_, i32(8));
   // A: this lane's row (of m tile 0) and k offset within a k16 step.
   llvm::Value *aRow = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(warpM, i32(8)), row8),

@@ -115,7 +115,7 @@ TEST(AnySize, DotsOfAnyShapeOnFmaAndTensorCores) {
     int m, n, k;
   };
   for (bool f16 : {false, true})
-    for (Shape sh : f16 ? std::vector<Shape>{{20, 24, 40}, {16, 8, 16}, {33, 100, 17}}
+    for (Shape sh : f16 ? std::vector<Shape>{{20, 24, 40}, {16, 8, 16}, {16, 16, 16}, {32, 8, 64}, {33, 100, 17}}
                         : std::vector<Shape>{{3, 100, 20}, {1, 1, 1}, {5, 7, 3}}) {
       const std::string what = std::string(f16 ? "f16" : "f32") + " M " + s(sh.m) + " N " + s(sh.n) + " K " + s(sh.k);
       tk::Kernel k = dev->load(compile(f16 ? "matmul_f16" : "matmul", {{"M", s(sh.m)}, {"N", s(sh.n)}, {"K", s(sh.k)}}));
@@ -330,3 +330,26 @@ TEST(AnySizePtx, PaddedKernelsPassPtxas) {
       EXPECT_EQ(info.spillStoreBytes, 0) << kernel << " " << arch << "\n" << info.log;
     }
 }
+
+// A dot with fewer m16n8 tiles than warps (16x16 over 4 warps) stays on the
+// tensor cores, its warps repeating tiles along N (mmaLayout), where it took
+// 8-32 FMAs per thread before; each warp runs one mma per k16 step.
+TEST(AnySizePtx, SmallDotsRunOnTensorCores) {
+  struct Shape {
+    int m, n, k;
+  };
+  for (Shape sh : {Shape{16, 8, 16}, Shape{16, 16, 16}, Shape{32, 8, 64}, Shape{16, 16, 64}})
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      tk::CompileOptions opts;
+      opts.archs = {arch};
+      opts.defines = {{"M", s(sh.m)}, {"N", s(sh.n)}, {"K", s(sh.k)}};
+      const std::string ptx = tk::Compiler::compileFile(kFile, "matmul_f16", opts).ptx.at(arch);
+      size_t mmas = 0;
+      for (size_t at = ptx.find("mma.sync.aligned.m16n8k16"); at != std::string::npos;
+           at = ptx.find("mma.sync.aligned.m16n8k16", at + 1))
+        ++mmas;
+      EXPECT_EQ(mmas, size_t(sh.k / 16)) << sh.m << "x" << sh.n << "x" << sh.k << " " << arch;
+      EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << sh.m << "x" << sh.n << "x" << sh.k << " " << arch;
+    }
+}
+
