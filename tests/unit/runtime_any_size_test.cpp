@@ -299,6 +299,29 @@ TEST(AnySize, TheDocsSoftmaxRuns) {
   expectNear(dev->download<float>(out, x.size()), want, 1e-5, "softmax_781");
 }
 
+// Blocks of 48 x 40 with K steps of 24, pipelined through cp.async rings of
+// their padded tiles (64 x 64, 32), on mma.sync (sm_80) and wgmma (sm_90a),
+// under the sim's race check; M, N, K ragged against the blocks.
+TEST(AnySize, PipelinedMatmulWithBlocksOfAnySize) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const int M = 100, N = 90, K = 77;
+  auto a = tk::test::exactHalfInputs(size_t(M) * K), b = tk::test::exactHalfInputs(size_t(K) * N);
+  std::vector<double> want(size_t(M) * N, 0.0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int q = 0; q < K; ++q) want[size_t(i) * N + j] += double(a[size_t(i) * K + q]) * b[size_t(q) * N + j];
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    tk::CompileOptions opts;
+    opts.archs = {arch};
+    opts.emitPtx = false;
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "matmul_loop", opts));
+    tk::Buffer c = poisoned(*dev, size_t(M) * N, NAN);
+    (*dev)(k, {tk::test::cdiv(M, 48), tk::test::cdiv(N, 40)}, dev->upload(tk::test::f16Values(a)),
+           dev->upload(tk::test::f16Values(b)), c, int32_t(M), int32_t(N), int32_t(K));
+    expectNear(dev->download<float>(c, want.size()), want, 0, arch);
+  }
+}
+
 TEST(AnySize, PrintShowsOnlyTheTile) {
   auto dev = tk::Device::open("sim");
   std::vector<std::string> out;
@@ -319,7 +342,7 @@ TEST(AnySize, PrintShowsOnlyTheTile) {
 TEST(AnySizePtx, PaddedKernelsPassPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried", "cube"})
+  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried", "cube", "matmul_loop"})
     for (const char *arch : {"sm_80", "sm_90a"}) {
       tk::CompileOptions opts;
       opts.archs = {arch};
