@@ -1,6 +1,7 @@
 // libFuzzer target for the front end: any bytes go through load, the AST
-// dump, every kernel's lowering with its defaults, and diagnostic
-// rendering. A crash, a hang, or IR the verifier rejects is a bug.
+// dump, every kernel's lowering with its defaults, pad-tiles (tiles of any
+// size become powers of two), and diagnostic rendering. A crash, a hang, or
+// IR the verifier rejects is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "ir/Verifier.h"
+#include "ir/passes/Passes.h"
 #include "lang/Frontend.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -29,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string err;
     if (!tk::ir::verifyFunction(*fn, err)) {
       fprintf(stderr, "front end produced invalid IR: %s\n", err.c_str());
+      abort();
+    }
+    tk::ir::padTiles(*fn);
+    if (!tk::ir::verifyFunction(*fn, err)) {
+      fprintf(stderr, "pad-tiles produced invalid IR: %s\n", err.c_str());
       abort();
     }
   }
