@@ -17,6 +17,7 @@
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
 #include "runtime_TestUtil.h"
+#include "tk/fp8.h"
 #include "tk/runtime.h"
 
 namespace {
@@ -322,6 +323,32 @@ TEST(AnySize, PipelinedMatmulWithBlocksOfAnySize) {
   }
 }
 
+TEST(AnySize, ControlFlowIntsBoolsAndFp8) {
+  auto dev = tk::Device::open("sim");
+  for (int n : {1, 3, 100, 781}) {
+    const int rows = 3;
+    tk::Kernel k = dev->load(compile("mixed", {{"N", s(n)}}));
+    auto x = randomInts(size_t(rows) * n, -3, 3);  // ties for the largest and smallest
+    std::vector<uint8_t> q;
+    for (int32_t v : randomInts(n, 0, 253)) q.push_back(uint8_t(v >= 0x7f ? v + 1 : v));  // no NaN codes
+    tk::Buffer big = poisoned(*dev, 1, -7), small = poisoned(*dev, 1, -7), counts = poisoned(*dev, n, -7),
+               total = poisoned(*dev, 1, NAN);
+    (*dev)(k, {1}, dev->upload(x), dev->upload(q), big, small, counts, total, int32_t(rows));
+    std::vector<int32_t> acc(n, 0), wcounts(n);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < n; ++c) acc[c] += 2 * x[size_t(r) * n + c];
+    int32_t positive = 0;
+    for (int c = n - 1; c >= 0; --c) wcounts[c] = positive += acc[c] > 0;
+    double wtotal = 0;
+    for (uint8_t b : q) wtotal += tk::fp8BitsToFloat(b, tk::kE4M3);
+    const std::string what = "N " + s(n);
+    EXPECT_EQ(dev->download<int32_t>(big, 1)[0], int32_t(std::max_element(acc.begin(), acc.end()) - acc.begin())) << what;
+    EXPECT_EQ(dev->download<int32_t>(small, 1)[0], int32_t(std::min_element(acc.begin(), acc.end()) - acc.begin())) << what;
+    EXPECT_EQ(dev->download<int32_t>(counts, n), wcounts) << what;
+    expectNear(dev->download<float>(total, 1), {wtotal}, 1e-5, what + " fp8 sum");
+  }
+}
+
 TEST(AnySize, PrintShowsOnlyTheTile) {
   auto dev = tk::Device::open("sim");
   std::vector<std::string> out;
@@ -342,7 +369,7 @@ TEST(AnySize, PrintShowsOnlyTheTile) {
 TEST(AnySizePtx, PaddedKernelsPassPtxas) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   if (!toolkit.hasPtxas()) GTEST_SKIP() << "no ptxas: the CUDA toolkit was not found (CUDA_HOME, /usr/local/cuda)";
-  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried", "cube", "matmul_loop"})
+  for (const char *kernel : {"rows", "recurrence", "matmul", "matmul_f16", "selection", "reshape_2d", "carried", "cube", "matmul_loop", "mixed"})
     for (const char *arch : {"sm_80", "sm_90a"}) {
       tk::CompileOptions opts;
       opts.archs = {arch};
