@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 
+#include "tk/error.h"
 #include "tk/fp8.h"
 
 namespace tk::lower {
@@ -88,6 +89,12 @@ llvm::Value *Target::floatToFp8(llvm::IRBuilderBase &b, llvm::Value *f, ir::Scal
 
 llvm::Value *Target::fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::ScalarKind k) const {
   return lower::fp8ToFloat(b, code, k);
+}
+
+std::vector<llvm::Value *> Target::mmaM16N8K32Fp8(llvm::IRBuilderBase &, bool, const std::vector<llvm::Value *> &,
+                                                  const std::vector<llvm::Value *> &,
+                                                  const std::vector<llvm::Value *> &) const {
+  throw tk::InternalError("this target does not multiply fp8 on mma.sync (usesFp8Mma() is false)");
 }
 
 }  // namespace tk::lower

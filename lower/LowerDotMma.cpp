@@ -70,16 +70,34 @@ std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64
   return out;
 }
 
+// The fp8 tile an f16 dot operand was cast from (emulate-fp8 widens an fp8
+// dot so), else null.
+static const ir::Value *fp8Source(const ir::Value *v) {
+  const ir::Op *def = v->definingOp();
+  if (!def || !def->is(ir::OpKind::Cast) || v->type().elem.scalar != ir::ScalarKind::F16) return nullptr;
+  const ir::Value *src = def->operand(0);
+  return !src->type().isPtr() && ir::isFp8(src->type().elem.scalar) ? src : nullptr;
+}
+
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
-  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
+  // A dot of fp8 tiles arrives as a dot of their f16 casts. Where the target
+  // multiplies fp8 (archUsesFp8Mma: sm_89) and K is whole k32 steps, the codes
+  // themselves are staged, half the bytes, and multiplied by the fp8 mma:
+  // the same products (f16 holds every fp8 value), half the instructions.
+  const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
+  const bool fp8 = target_.usesFp8Mma() && fp8A && fp8B && *mmaKind(op) == MmaKind::F16 &&
+                   fp8A->type().elem == fp8B->type().elem && op.operand(0)->type().shape[1] % 32 == 0;
+  const ir::Value *opA = fp8 ? fp8A : op.operand(0), *opB = fp8 ? fp8B : op.operand(1);
+  const bool e5m2 = fp8 && fp8A->type().elem.scalar == ir::ScalarKind::F8E5M2;
+  const ir::Type &at = opA->type(), &bt = opB->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const MmaKind kind = *mmaKind(op);
-  const bool bf16 = kind == MmaKind::BF16, halves = kind == MmaKind::F16 || bf16;
-  llvm::Type *half = elemType(at.elem);  // the staged element (f16, bf16, f32 holding tf32, i8)
+  const bool bf16 = kind == MmaKind::BF16, halves = !fp8 && (kind == MmaKind::F16 || bf16);
+  llvm::Type *half = elemType(at.elem);  // the staged element (f16, bf16, f32 holding tf32, i8, fp8)
   const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(half));
   const ir::Layout &l = *rt.layout;
   const int wm = l.warpsPerCTA[0], wn = l.warpsPerCTA[1];
-  const int64_t kStep = mmaK(kind), kHalf = 16 / elt;  // k per step, and per 16 bytes
+  const int64_t kStep = fp8 ? 32 : mmaK(kind), kHalf = 16 / elt;  // k per step, and per 16 bytes
   // Warps past N's n8 tiles repeat them (mmaLayout): wnReal distinct columns of warps.
   const int64_t wnReal = std::min<int64_t>(wn, N / 8);
   const int64_t tilesM = M / (16 * wm), tilesN = std::max<int64_t>(1, N / (8 * wn)), steps = K / kStep;
@@ -87,8 +105,8 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // async_wait before it was the barrier); the others are staged from
   // registers into scratch, in the same layout. B is held transposed ([N,
   // K]) for tf32 and s8, and where its ring stores it so (LowerPipeline.cpp).
-  const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
-  const bool regA = !ringA && aFromRegisters(op);
+  const ir::Op *ringA = fp8 ? nullptr : inPlaceOperand(opA), *ringB = fp8 ? nullptr : inPlaceOperand(opB);
+  const bool regA = !fp8 && !ringA && aFromRegisters(op);
   const bool bT = !halves || (ringB && rings_.at(ringB->intAttr("buffer")).transposed);
   const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
                          slotB = bT ? sharedSlotLayout(N, K, elt) : sharedSlotLayout(K, N, elt);
@@ -107,8 +125,8 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   useScratch(static_cast<int>(scratchBytes));
   std::function<llvm::Value *(llvm::Value *)> convert;
   if (kind == MmaKind::TF32) convert = [&](llvm::Value *x) { return target_.roundToTf32(b_, x); };
-  if (!ringA && !regA) stageTile(op.operand(0), base, strideA, at.elem, op.loc(), convert);
-  if (!ringB) stageTile(op.operand(1), baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/bT);
+  if (!ringA && !regA) stageTile(opA, base, strideA, at.elem, op.loc(), convert);
+  if (!ringB) stageTile(opB, baseB, strideB, bt.elem, op.loc(), convert, /*transposed=*/bT);
   if (scratchBytes) barrier(op.loc());
 
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
@@ -145,6 +163,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
 
   auto mma = [&](const std::vector<llvm::Value *> &a, const std::vector<llvm::Value *> &bf,
                  const std::vector<llvm::Value *> &c) {
+    if (fp8) return target_.mmaM16N8K32Fp8(b_, e5m2, a, bf, c);
     switch (kind) {
       case MmaKind::TF32:
         return target_.mmaM16N8K8Tf32(b_, a, bf, c);

@@ -82,6 +82,13 @@ enum class AtomicRmwOp { Add, Max, Min, UMax, UMin, Exch, And, Or, Xor };
 // the sim's Target answer hasWgmma() by it; the compiler lays a kernel out
 // for wgmma when one of its archs is one (lower/Layouts.h, rowWarps).
 inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
+// The archs where tk multiplies fp8 tiles with mma.sync's fp8 form
+// (usesFp8Mma). sm_89, sm_90 and sm_90a all have the instruction (PTX ISA
+// 8.4); on sm_89 it took stdlib matmul_fp8 from 114 to 72 registers (with a
+// launch's facts), but on sm_90 ptxas took more (80 -> 94, and 4 bytes of
+// spill without facts) while B is staged transposed byte by byte, so sm_90
+// keeps the f16 mma for now, and sm_90a runs fp8 dots on wgmma's f16 form.
+inline bool archUsesFp8Mma(const std::string &arch) { return arch == "sm_89"; }
 
 class Target {
  public:
@@ -183,6 +190,15 @@ class Target {
   virtual std::vector<llvm::Value *> mmaM16N8K32S8(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
                                                    const std::vector<llvm::Value *> &bFrag,
                                                    const std::vector<llvm::Value *> &c) const = 0;
+  // mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (both
+  // operands of one kind, `e5m2` or e4m3): D = A * B + C on a 16x32 A, 32x8
+  // B and 16x8 C/D; per lane 4 i32 of A and 2 of B in mmaM16N8K32S8's
+  // fragments (four fp8 codes each, the first in the low byte), 4 f32 of C.
+  // Products exact, sums in f32. Only where usesFp8Mma() holds.
+  virtual std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, bool e5m2,
+                                                    const std::vector<llvm::Value *> &a,
+                                                    const std::vector<llvm::Value *> &bFrag,
+                                                    const std::vector<llvm::Value *> &c) const;
   // cvt.rna.tf32.f32: the f32 `x` rounded to tf32 (10 mantissa bits, to
   // nearest, ties away from zero), returned as the i32 register that holds
   // it (f32 bits whose low 13 are zero): an A or B register of
@@ -209,6 +225,9 @@ class Target {
   // Whether the machine lowered for runs wgmma (sm_90a; the sim when it
   // emulates sm_90a): the lowering picks wgmma or mma.sync by it.
   virtual bool hasWgmma() const { return false; }
+  // Whether fp8 dots multiply their codes with mmaM16N8K32Fp8 rather than
+  // their f16 values (archUsesFp8Mma; lower/LowerDotMma.cpp).
+  virtual bool usesFp8Mma() const { return false; }
   // The shared-state-space address (i32) of `ptr`, a pointer in
   // sharedAddressSpace(): what a descriptor's start address holds.
   virtual llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const = 0;

@@ -11,6 +11,7 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -21,6 +22,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -67,10 +69,20 @@ static CodeGenOptLevel codegenLevel(int opt) {
   }
 }
 
-static std::unique_ptr<TargetMachine> makeTargetMachine(const std::string &arch, int opt) {
+// PTX ISA 8.0 (what sm_90 needs), or the newer version `m` asks for
+// through kMinPtxFlag (fp8 mma: 8.4); LLVM 19 writes up to 8.5.
+static std::string ptxFeature(const Module &m) {
+  int64_t version = 80;
+  if (auto *v = mdconst::extract_or_null<ConstantInt>(m.getModuleFlag(kMinPtxFlag)))
+    version = std::max<int64_t>(version, v->getSExtValue());
+  if (version > 85) throw tk::InternalError("a module asks for PTX ISA " + std::to_string(version) + ", past LLVM 19's 8.5");
+  return "+ptx" + std::to_string(version);
+}
+
+static std::unique_ptr<TargetMachine> makeTargetMachine(const std::string &arch, const std::string &ptx, int opt) {
   TargetOptions to;
   return std::unique_ptr<TargetMachine>(nvptxTarget().createTargetMachine(
-      "nvptx64-nvidia-cuda", arch, "+ptx80", to, std::nullopt, std::nullopt, codegenLevel(opt)));
+      "nvptx64-nvidia-cuda", arch, ptx, to, std::nullopt, std::nullopt, codegenLevel(opt)));
 }
 
 // libdevice's bytes, read once per path and kept for the process: parsing is
@@ -194,7 +206,7 @@ static std::unique_ptr<TargetMachine> optimizeForArch(Module &m, const CodegenOp
   if (!m.getTargetTriple().empty() && Triple(m.getTargetTriple()).getArch() != Triple::nvptx64)
     throw tk::Error("module '" + m.getModuleIdentifier() + "' targets " + m.getTargetTriple() +
                                 ", not nvptx64-nvidia-cuda");
-  std::unique_ptr<TargetMachine> tm = makeTargetMachine(o.arch, o.optLevel);
+  std::unique_ptr<TargetMachine> tm = makeTargetMachine(o.arch, ptxFeature(m), o.optLevel);
   m.setTargetTriple(tm->getTargetTriple().str());
   m.setDataLayout(tm->createDataLayout());
 

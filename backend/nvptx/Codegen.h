@@ -25,6 +25,11 @@ struct CodegenOptions {
   bool libdeviceEnabled() const { return useLibdevice && toolkit.hasLibdevice(); }
 };
 
+// A module flag (an integer, merged by Max) naming the PTX ISA version a
+// module needs past the 8.0 tk emits, as 84 for 8.4: set by the Target call
+// that emits such an instruction (fp8 mma), read by the code generator.
+inline constexpr const char *kMinPtxFlag = "tk.min_ptx";
+
 // The architectures LLVM 19's NVPTX backend and tk support.
 const std::vector<std::string> &validArches();
 // Throws tk::Error naming the valid ones when `arch` is not one.

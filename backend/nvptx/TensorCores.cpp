@@ -3,6 +3,7 @@
 // intrinsics for, written as inline PTX (FACTS.md). Apart from the rest of
 // the target because the matrix paths grow on their own (docs/backends.md).
 #include "backend/nvptx/NvptxTarget.h"
+#include "backend/nvptx/Codegen.h"
 #include "tk/error.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -111,6 +112,34 @@ std::vector<Value *> NvptxTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vec
                                                 const std::vector<Value *> &bFrag,
                                                 const std::vector<Value *> &c) const {
   return nvptxMma(b, "mmaM16N8K32S8", Intrinsic::nvvm_mma_m16n8k32_row_col_s8, true, a, bFrag, c);
+}
+
+// LLVM 19 has no fp8 mma intrinsic: inline PTX, which needs PTX ISA 8.4.
+// The module records that (kMinPtxFlag), and the code generator raises
+// the PTX version for it alone (Codegen.cpp): every other kernel keeps 8.0.
+std::vector<Value *> NvptxTarget::mmaM16N8K32Fp8(IRBuilderBase &b, bool e5m2, const std::vector<Value *> &a,
+                                                 const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  if (!usesFp8Mma()) throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: " + arch_ + " has no fp8 mma");
+  bool ok = a.size() == 4 && bFrag.size() == 2 && c.size() == 4;
+  for (Value *x : a) ok = ok && x->getType()->isIntegerTy(32);
+  for (Value *x : bFrag) ok = ok && x->getType()->isIntegerTy(32);
+  for (Value *x : c) ok = ok && x->getType()->isFloatTy();
+  if (!ok) throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: want 4 i32 of A, 2 i32 of B and 4 f32 of C");
+  const std::string ty = e5m2 ? "e5m2" : "e4m3";
+  const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + ty + "." + ty +
+                           ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  std::vector<Type *> params(6, b.getInt32Ty());
+  params.insert(params.end(), 4, b.getFloatTy());
+  std::vector<Value *> args(a);
+  args.insert(args.end(), bFrag.begin(), bFrag.end());
+  args.insert(args.end(), c.begin(), c.end());
+  auto *fty = FunctionType::get(StructType::get(b.getContext(), std::vector<Type *>(4, b.getFloatTy())), params, false);
+  auto *asmFn = InlineAsm::get(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*hasSideEffects=*/false);
+  CallInst *call = b.CreateCall(asmFn, args);
+  call->addFnAttr(Attribute::Convergent);
+  Module &m = *b.GetInsertBlock()->getModule();
+  if (!m.getModuleFlag(kMinPtxFlag)) m.addModuleFlag(Module::Max, kMinPtxFlag, 84);
+  return registersOf(b, call);
 }
 
 Value *NvptxTarget::roundToTf32(IRBuilderBase &b, Value *x) const {

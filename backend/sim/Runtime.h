@@ -60,7 +60,7 @@ enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 // The mma.sync shapes the sim runs, by input type (the last argument of
 // __tk_sim_mma): m16n8k16 f16 and bf16, m16n8k8 tf32 (f32 accumulators),
 // m16n8k32 s8 (s32 accumulators, passed as f32 bits).
-enum MmaType : uint32_t { kMmaF16 = 0, kMmaBf16 = 1, kMmaTf32 = 2, kMmaS8 = 3 };
+enum MmaType : uint32_t { kMmaF16 = 0, kMmaBf16 = 1, kMmaTf32 = 2, kMmaS8 = 3, kMmaE4M3 = 4, kMmaE5M2 = 5 };
 
 // A lane's operands and results at ldmatrix or mma (WarpCollective.cpp).
 struct MatrixOperands {

@@ -289,6 +289,11 @@ std::vector<Value *> SimTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vecto
                                               const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
   return simMma(b, "mmaM16N8K32S8", kMmaS8, a, bFrag, c);
 }
+std::vector<Value *> SimTarget::mmaM16N8K32Fp8(IRBuilderBase &b, bool e5m2, const std::vector<Value *> &a,
+                                               const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+  if (!usesFp8Mma()) throw tk::InternalError("SimTarget::mmaM16N8K32Fp8: " + arch_ + " has no fp8 mma");
+  return simMma(b, "mmaM16N8K32Fp8", e5m2 ? kMmaE5M2 : kMmaE4M3, a, bFrag, c);
+}
 
 // cvt.rna.tf32.f32 in plain IR: add half of the dropped 13 bits' weight to
 // the magnitude (ties away from zero; a carry into the exponent rounds up,

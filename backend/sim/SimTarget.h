@@ -98,7 +98,11 @@ class SimTarget : public lower::Target {
                                            const std::vector<llvm::Value *> &c) const override;
   llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const override;
+  std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, bool e5m2, const std::vector<llvm::Value *> &a,
+                                            const std::vector<llvm::Value *> &bFrag,
+                                            const std::vector<llvm::Value *> &c) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
+  bool usesFp8Mma() const override { return lower::archUsesFp8Mma(arch_); }
   bool locatesIntegerArithmetic() const override { return true; }  // for sim:overflow (InstrumentOverflow.h)
   // The offset from the block's shared base: the sim's shared window starts
   // at address 0, as a GPU's dynamic shared memory does.

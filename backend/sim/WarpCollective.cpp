@@ -13,6 +13,7 @@
 
 #include "backend/sim/Coalescing.h"
 #include "backend/sim/Wgmma.h"
+#include "tk/fp8.h"
 #include "tk/gpu.h"
 
 namespace tk::sim {
@@ -133,6 +134,9 @@ float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); 
 //   A: a0 (g, 4t..4t+3), a1 (g+8, 4t..4t+3), a2 (g, 4t+16..4t+19), a3 (g+8, 4t+16..4t+19)
 //   B: b0 (4t..4t+3, g), b1 (4t+16..4t+19, g)
 // Sums wrap modulo 2^32 (no .satfinite), so the order does not matter.
+// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}x2.f32 (sm_89+): the same
+// fragments with fp8 codes for s8 (tk/fp8.h decodes them), C and D f32;
+// products are exact in f32 and summed as above.
 // In every shape each register covers 4 bytes of k, and C/D are alike.
 template <typename Acc, typename Value>
 void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
@@ -185,6 +189,13 @@ void runMma(ThreadCtx *lanes) {
     case kMmaS8:
       return multiply<int32_t>(
           lanes, 32, [](uint32_t reg, int e) { return double(int8_t(uint8_t(reg >> (8 * e)))); }, 4);
+    case kMmaE4M3:
+    case kMmaE5M2: {
+      const tk::Fp8Format &fmt = lanes[0].mx.kind == kMmaE5M2 ? tk::kE5M2 : tk::kE4M3;
+      return multiply<float>(
+          lanes, 32, [&fmt](uint32_t reg, int e) { return double(tk::fp8BitsToFloat(uint8_t(reg >> (8 * e)), fmt)); },
+          4);
+    }
     default: {
       const bool bf16 = lanes[0].mx.kind == kMmaBf16;
       return multiply<float>(
@@ -217,6 +228,8 @@ std::string warpCollectiveName(const ThreadCtx &t) {
     case WarpOp::Mma:
       return t.mx.kind == kMmaTf32 ? "mma.m16n8k8.tf32"
              : t.mx.kind == kMmaS8 ? "mma.m16n8k32.s8"
+             : t.mx.kind == kMmaE4M3 ? "mma.m16n8k32.e4m3"
+             : t.mx.kind == kMmaE5M2 ? "mma.m16n8k32.e5m2"
                                    : std::string("mma.m16n8k16.") + (t.mx.kind == kMmaBf16 ? "bf16" : "f16");
     case WarpOp::Wgmma:
       return wgmmaName(t);

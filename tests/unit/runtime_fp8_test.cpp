@@ -181,13 +181,19 @@ TEST(Fp8, StdlibMatmulFp8AgainstDouble) {
     int m, n, k;
     bool transB;
   };
+  // sm_80 multiplies the f16 values on m16n8k16; sm_89 the codes on the fp8
+  // m16n8k32 (lower/Target.h, archUsesFp8Mma), where K is whole k32 steps.
+  for (const char *arch : {"sm_80", "sm_89"})
   for (const char *type : {"f8e4m3", "f8e5m2"})
     for (Size sz : {Size{1, 1, 1, false}, Size{130, 67, 100, false}, Size{33, 70, 64, true}}) {
       const tk::Fp8Format &f = std::string(type) == "f8e4m3" ? tk::kE4M3 : tk::kE5M2;
-      const std::string what = std::string(type) + " " + std::to_string(sz.m) + "x" + std::to_string(sz.n) + "x" +
-                               std::to_string(sz.k) + (sz.transB ? " B^T" : "");
-      tk::Kernel kern = dev->load(
-          tk::test::compileForSim(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_fp8", 4, {{"T", type}}));
+      const std::string what = std::string(arch) + " " + type + " " + std::to_string(sz.m) + "x" +
+                               std::to_string(sz.n) + "x" + std::to_string(sz.k) + (sz.transB ? " B^T" : "");
+      tk::CompileOptions opts;
+      opts.archs = {arch};
+      opts.emitPtx = false;
+      opts.defines = {{"T", type}};
+      tk::Kernel kern = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_fp8", opts));
       std::vector<uint8_t> a, b;
       for (float v : tk::test::randomFloats(size_t(sz.m) * sz.k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, f));
       for (float v : tk::test::randomFloats(size_t(sz.k) * sz.n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, f));
@@ -259,11 +265,18 @@ TEST(Fp8, PtxAssemblesWithPtxas) {
       const size_t cvts = count(b.ptx.at(arch), "cvt.rn.satfinite.e4m3x2.f32") +
                           count(b.ptx.at(arch), "cvt.rn.satfinite.e5m2x2.f32") +
                           count(b.ptx.at(arch), "cvt.rn.f16x2.e4m3x2") + count(b.ptx.at(arch), "cvt.rn.f16x2.e5m2x2");
-      if (arch == "sm_90" || arch == "sm_90a") {
+      // The fp8 mma (sm_89: lower/Target.h, archUsesFp8Mma) takes
+      // matmul_fp8's codes as they are, and needs PTX ISA 8.4, in that module
+      // alone.
+      const bool fp8Mma = std::string(kernel) == "matmul_fp8" && arch == "sm_89";
+      if ((arch == "sm_90" || arch == "sm_90a") && !fp8Mma) {
         EXPECT_GT(cvts, 0u) << kernel << " " << arch;
       } else {
         EXPECT_EQ(cvts, 0u) << kernel << " " << arch;
       }
+      EXPECT_EQ(count(b.ptx.at(arch), "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32") > 0, fp8Mma)
+          << kernel << " " << arch;
+      EXPECT_NE(b.ptx.at(arch).find(fp8Mma ? ".version 8.4" : ".version 8.0"), std::string::npos) << kernel << " " << arch;
       if (!toolkit.hasPtxas()) continue;
       tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(b.ptx.at(arch), arch, toolkit);
       ASSERT_TRUE(info.ran) << info.log;
@@ -276,12 +289,13 @@ TEST(Fp8, PtxAssemblesWithPtxas) {
 // With a launch's facts (sizes and strides multiples of 16, unit inner
 // strides) matmul_fp8's operand loads go through cp.async rings although a
 // cast to f16 stands between each load and the dot (the ring holds the
-// fp8 bytes; the cast reads the slot): exact as above, race-free, both archs.
+// fp8 bytes; the cast reads the slot): exact as above, race-free, on
+// mma.sync f16 (sm_80), fp8 (sm_89) and wgmma (sm_90a).
 TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
   auto dev = tk::Device::open("sim:racecheck");
   const std::string file = TK_SOURCE_DIR + "/stdlib/matmul.tk";
   const int m = 128, n = 64, k = 96;
-  for (const char *arch : {"sm_80", "sm_90a"}) {
+  for (const char *arch : {"sm_80", "sm_89", "sm_90a"}) {
     std::vector<uint8_t> a, b;
     for (float v : tk::test::randomFloats(size_t(m) * k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
     for (float v : tk::test::randomFloats(size_t(k) * n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
