@@ -278,12 +278,7 @@ std::vector<Compiler::PaddedTile> Compiler::paddedTiles(const std::string &path,
   std::vector<PaddedTile> out;
   for (ir::Op *op : s.fn->walk())
     for (const ir::Value *v : op->results()) {
-      PaddedTile t{op->loc().str(), v->type().shape, {}};
-      for (int64_t d : t.shape) {
-        int64_t p = 1;
-        while (p < d) p <<= 1;
-        t.padded.push_back(p);
-      }
+      PaddedTile t{op->loc().str(), v->type().shape, ir::paddedShape(v->type().shape)};
       const bool seen = std::any_of(out.begin(), out.end(), [&](const PaddedTile &o) {
         return o.loc == t.loc && o.shape == t.shape;
       });

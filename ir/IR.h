@@ -66,6 +66,23 @@ struct ElemType {
 // addresses, bounded so that bad input cannot nest types without end.
 constexpr int kMaxPtrDepth = 2;
 
+// Whether `v` is a positive power of two (layout fields, vector widths,
+// alignments, padded tile dims).
+inline bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+// The size pad-tiles gives a tile dim of `d` (ir/passes/PadTiles.cpp): the
+// smallest power of two at least `d` (2^62 for anything past it, which no
+// tile limit admits), and a shape with every dim so padded.
+inline int64_t paddedDim(int64_t d) {
+  int64_t p = 1;
+  while (p < d && p < (int64_t{1} << 62)) p <<= 1;
+  return p;
+}
+inline std::vector<int64_t> paddedShape(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out;
+  for (int64_t d : shape) out.push_back(paddedDim(d));
+  return out;
+}
+
 // A value's type: an element and a shape. An empty shape is a scalar (or a
 // scalar pointer); otherwise a tile with static dims of any positive size,
 // powers of two once pad-tiles has run (layouts hold powers of two only). A tile may

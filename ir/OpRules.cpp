@@ -16,7 +16,6 @@ namespace {
 // The widest vector assign-layouts makes: 16 bytes of i8.
 constexpr int64_t kMaxVec = 16;
 
-bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 bool sameShapeAndLayout(const Type &a, const Type &b) { return a.shape == b.shape && sameLayout(a.layout, b.layout); }
 
@@ -81,7 +80,7 @@ std::string OpRules::vectorAttrProblem(const Op &op) {
     if (it == op.attrs().end()) continue;
     if (!std::holds_alternative<int64_t>(it->second)) return std::string("'") + name + "' must be an integer";
     const int64_t v = std::get<int64_t>(it->second);
-    if (std::string(name) == "vec" && (!isPow2(v) || v > kMaxVec))
+    if (std::string(name) == "vec" && (!isPowerOfTwo(v) || v > kMaxVec))
       return "'vec' = " + std::to_string(v) + " must be a power of two from 1 to " + std::to_string(kMaxVec);
     if (std::string(name) == "mask_run" && v < 1) return "'mask_run' = " + std::to_string(v) + " must be positive";
   }

@@ -23,7 +23,6 @@ namespace {
 // CTA's registers anyway, and the limit keeps shape arithmetic far from overflow.
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 
-bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 class Verifier {
  public:
@@ -68,7 +67,7 @@ class Verifier {
         return "#blocked fields must each have " + std::to_string(rank) + " entries (the tile's rank)";
     int64_t threads = 1, warps = 1;
     for (int i = 0; i < rank; ++i) {
-      if (!isPow2(l.sizePerThread[i]) || !isPow2(l.threadsPerWarp[i]) || !isPow2(l.warpsPerCTA[i]))
+      if (!isPowerOfTwo(l.sizePerThread[i]) || !isPowerOfTwo(l.threadsPerWarp[i]) || !isPowerOfTwo(l.warpsPerCTA[i]))
         return "#blocked sizes must be powers of two";
       threads *= l.threadsPerWarp[i];
       warps *= l.warpsPerCTA[i];
@@ -92,10 +91,9 @@ class Verifier {
     for (int64_t d : t.shape) {
       // Any size until pad-tiles pads it; a layout holds powers of two only.
       if (d < 1) return "tile dims must be positive: " + t.str();
-      if (t.layout && !isPow2(d)) return "a tile with a layout has power-of-two dims (pad-tiles pads them): " + t.str();
+      if (t.layout && !isPowerOfTwo(d)) return "a tile with a layout has power-of-two dims (pad-tiles pads them): " + t.str();
       // Checked per dim so the product cannot overflow; padded, as it will be.
-      int64_t p = 1;
-      while (p < d && p <= kMaxTileElements) p <<= 1;
+      const int64_t p = paddedDim(d);
       if (p > kMaxTileElements || (elements *= p) > kMaxTileElements)
         return "a tile may hold at most " + std::to_string(kMaxTileElements) + " elements: " + t.str();
     }
@@ -120,7 +118,7 @@ class Verifier {
       if (!p.empty()) fnError("parameter " + names()(arg) + ": " + p);
       if (i < fn_.params.size() && fn_.params[i].align) {
         if (!arg->type().isPtr()) fnError("parameter " + names()(arg) + ": only pointers have an alignment");
-        else if (!isPow2(fn_.params[i].align)) fnError("parameter " + names()(arg) + ": alignment must be a power of two");
+        else if (!isPowerOfTwo(fn_.params[i].align)) fnError("parameter " + names()(arg) + ": alignment must be a power of two");
       }
       visible_.insert(arg);
     }

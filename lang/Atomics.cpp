@@ -2,8 +2,6 @@
 // `atomic_cas`, with Triton's `sem:` and `scope:`. Each element's update
 // happens once, whatever the layout; the result is the old values, of the
 // pointer's shape. The names and type rules are ir/Atomics.h's.
-#include <algorithm>
-
 #include "ir/Atomics.h"
 #include "lang/IRGen.h"
 
@@ -130,7 +128,7 @@ TV IRGen::atomicCall(const ast::Expr &e) {
   }
   // pad-tiles keeps a tile's padding out of memory through the op's mask;
   // atomic_cas has none.
-  if (cas && std::any_of(shape->begin(), shape->end(), [](int64_t d) { return (d & (d - 1)) != 0; })) {
+  if (cas && ir::paddedShape(*shape) != *shape) {
     error(e.loc, "'atomic_cas' on a tile whose dims are not all powers of two (" + shapeStr(*shape) +
                      ") is not supported yet: pad the tile and mask it with 'where' on the values");
     return invalid();

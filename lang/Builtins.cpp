@@ -117,8 +117,7 @@ bool IRGen::checkTileShape(const std::vector<int64_t> &shape, const ast::Loc &lo
       error(loc, "tile dimensions must be positive, not " + std::to_string(d));
       return false;
     }
-    int64_t p = 1;
-    while (p < d && p <= kMaxTileElements) p <<= 1;
+    const int64_t p = ir::paddedDim(d);
     if (p > kMaxTileElements || (n *= p) > kMaxTileElements) {
       error(loc, "a tile of shape " + shapeStr(shape) + " is too large (the limit is " +
                      std::to_string(kMaxTileElements) + " elements)");
@@ -335,11 +334,9 @@ TV IRGen::valueCall(const ast::Expr &e, const std::vector<const ast::Expr *> &po
     if (pos.size() == 2) b = constInt(*posExprs[1], pos[1], "the end of 'arange'");
     if (!a || (pos.size() == 2 && !b)) return invalid();
     int64_t start = pos.size() == 2 ? *a : 0, end = pos.size() == 2 ? *b : *a;
-    int64_t paddedEnd = start + 1;  // pad-tiles' end: start + the size rounded up to a power of two
-    while (end > start && paddedEnd - start < end - start && paddedEnd - start <= kMaxTileElements)
-      paddedEnd = start + 2 * (paddedEnd - start);
+    // pad-tiles moves the end to start + the padded size: that must fit too.
     if (!fitsIn(start, ScalarKind::I32) || !fitsIn(end, ScalarKind::I32) || end <= start ||
-        !fitsIn(paddedEnd, ScalarKind::I32)) {
+        !fitsIn(start + ir::paddedDim(end - start), ScalarKind::I32)) {
       error(e.loc, "'arange' needs start < end within i32, not [" + std::to_string(start) + ", " +
                        std::to_string(end) + ")");
       return invalid();

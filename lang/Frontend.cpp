@@ -236,7 +236,7 @@ void resolveGenericParam(const ast::Param &p, const std::vector<ConstBinding> &c
   if (p.type.ptrDepth == 0) return;
   ps.align = p.hasAlign ? p.align : 16;
   int64_t elemBytes = ir::ElemType{*kind, static_cast<uint8_t>(p.type.ptrDepth)}.pointee().bytes();
-  if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes)) {
+  if (p.hasAlign && (!ir::isPowerOfTwo(p.align) || p.align < elemBytes)) {
     diags.error(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
                                 std::to_string(elemBytes) + " (the size of " + p.type.name + " = " + typeText(*kind) + ")");
     ok = false;
@@ -355,7 +355,7 @@ static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKi
     }
     const ast::Expr *n = call.args.size() == 1 && call.argNames[0].empty() ? call.args[0].get() : nullptr;
     if (!n || n->kind != ast::ExprKind::Int || n->intValue < 2 || n->intValue > (int64_t{1} << 30) ||
-        !isPow2(n->intValue)) {
+        !ir::isPowerOfTwo(n->intValue)) {
       fail("@multiple_of takes one power of two from 2 to 2^30, e.g. @multiple_of(16)");
       continue;
     }
@@ -447,7 +447,7 @@ void Frontend::checkDecls() {
         // A `**f32` parameter is a buffer of 8-byte addresses.
         int64_t elemBytes = ir::ElemType{*kind, static_cast<uint8_t>(p.type.ptrDepth)}.pointee().bytes();
         ps.align = p.hasAlign ? p.align : 16;
-        if (p.hasAlign && (!isPow2(p.align) || p.align < elemBytes))
+        if (p.hasAlign && (!ir::isPowerOfTwo(p.align) || p.align < elemBytes))
           fail(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
                                std::to_string(elemBytes) + " (the size of " + p.type.name + ")");
       }

@@ -16,8 +16,6 @@
 
 namespace tk::lang {
 
-inline bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 // The rules for a launch's num_warps (tk::validNumWarps, include/tk/gpu.h)
 // and num_stages, for lowerKernel and @tune alike.
 std::string badNumWarps(const std::string &text);

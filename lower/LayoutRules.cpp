@@ -80,9 +80,8 @@ bool wantsDotRowsInWarps(ir::Function &fn) {
 
 void requirePaddedTiles(ir::Function &fn) {
   auto check = [&](const ir::Value *v) {
-    for (int64_t d : v->type().shape)
-      if ((d & (d - 1)) != 0)
-        throw tk::InternalError("a tile of type " + v->type().str() + " reached layout assignment: run pad-tiles first");
+    if (ir::paddedShape(v->type().shape) != v->type().shape)
+      throw tk::InternalError("a tile of type " + v->type().str() + " reached layout assignment: run pad-tiles first");
   };
   for (ir::Op *op : fn.walk()) {
     for (const ir::Value *r : op->results()) check(r);

@@ -84,14 +84,16 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // multiplies fp8 (archUsesFp8Mma: sm_89) and K is whole k32 steps, the codes
   // themselves are staged, half the bytes, and multiplied by the fp8 mma:
   // the same products (f16 holds every fp8 value), half the instructions.
+  // (The tile IR stays one for every arch of a bundle, so the choice is the
+  // lowering's, as fragmentA reads an A through its cast from f32.)
+  const MmaKind kind = *mmaKind(op);
   const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
-  const bool fp8 = target_.usesFp8Mma() && fp8A && fp8B && *mmaKind(op) == MmaKind::F16 &&
+  const bool fp8 = target_.usesFp8Mma() && fp8A && fp8B && kind == MmaKind::F16 &&
                    fp8A->type().elem == fp8B->type().elem && op.operand(0)->type().shape[1] % 32 == 0;
   const ir::Value *opA = fp8 ? fp8A : op.operand(0), *opB = fp8 ? fp8B : op.operand(1);
   const bool e5m2 = fp8 && fp8A->type().elem.scalar == ir::ScalarKind::F8E5M2;
   const ir::Type &at = opA->type(), &bt = opB->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const MmaKind kind = *mmaKind(op);
   const bool bf16 = kind == MmaKind::BF16, halves = !fp8 && (kind == MmaKind::F16 || bf16);
   llvm::Type *half = elemType(at.elem);  // the staged element (f16, bf16, f32 holding tf32, i8, fp8)
   const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(half));

@@ -56,22 +56,29 @@ std::vector<Value *> NvptxTarget::ldmatrix(IRBuilderBase &b, Value *rowAddress, 
   return registersOf(b, call);
 }
 
+// Every mma.sync form takes 4 i32 of A and 2 of B per lane, and 4 C
+// accumulators: f32, or i32 for s8 (`intAcc`).
+static void checkMmaFragments(const std::string &name, const std::vector<Value *> &a,
+                              const std::vector<Value *> &bFrag, const std::vector<Value *> &c, bool intAcc) {
+  auto check = [&](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
+    bool ok = v.size() == n;
+    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
+    if (!ok)
+      throw tk::InternalError("NvptxTarget::" + name + ": " + what + " must be " + std::to_string(n) +
+                              (f32 ? " f32" : " i32") + " values");
+  };
+  check(a, 4, false, "A");
+  check(bFrag, 2, false, "B");
+  check(c, 4, !intAcc, "C");
+}
+
 // Both variants return a {float x 4}. f16 operands are <2 x half>, bf16 ones
 // i32 (LLVM 19's IntrinsicsNVVM.td): the same bits, so f16 is a bitcast.
 // `.f32.f32` (D and C types) is the f16-input, f32-accumulate form; the
 // `.f32.f16` intrinsic builds but ptxas rejects what it prints.
 std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const std::vector<Value *> &a,
                                               const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
-  auto check = [](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
-    bool ok = v.size() == n;
-    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
-    if (!ok)
-      throw tk::InternalError(std::string("NvptxTarget::mmaM16N8K16: ") + what + " must be " + std::to_string(n) +
-                                  (f32 ? " f32" : " i32") + " values");
-  };
-  check(a, 4, false, "A");
-  check(bFrag, 2, false, "B");
-  check(c, 4, true, "C");
+  checkMmaFragments("mmaM16N8K16", a, bFrag, c, /*intAcc=*/false);
   Type *pair = FixedVectorType::get(b.getHalfTy(), 2);
   std::vector<Value *> args;
   for (const std::vector<Value *> *part : {&a, &bFrag})
@@ -86,16 +93,7 @@ std::vector<Value *> NvptxTarget::mmaM16N8K16(IRBuilderBase &b, bool bf16, const
 static std::vector<Value *> nvptxMma(IRBuilderBase &b, const char *name, Intrinsic::ID id, bool intAcc,
                                      const std::vector<Value *> &a, const std::vector<Value *> &bFrag,
                                      const std::vector<Value *> &c) {
-  auto check = [&](const std::vector<Value *> &v, size_t n, bool f32, const char *what) {
-    bool ok = v.size() == n;
-    for (Value *x : v) ok = ok && (f32 ? x->getType()->isFloatTy() : x->getType()->isIntegerTy(32));
-    if (!ok)
-      throw tk::InternalError(std::string("NvptxTarget::") + name + ": " + what + " must be " + std::to_string(n) +
-                                  (f32 ? " f32" : " i32") + " values");
-  };
-  check(a, 4, false, "A");
-  check(bFrag, 2, false, "B");
-  check(c, 4, !intAcc, "C");
+  checkMmaFragments(name, a, bFrag, c, intAcc);
   std::vector<Value *> args(a);
   args.insert(args.end(), bFrag.begin(), bFrag.end());
   args.insert(args.end(), c.begin(), c.end());
@@ -120,11 +118,7 @@ std::vector<Value *> NvptxTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vec
 std::vector<Value *> NvptxTarget::mmaM16N8K32Fp8(IRBuilderBase &b, bool e5m2, const std::vector<Value *> &a,
                                                  const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
   if (!usesFp8Mma()) throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: " + arch_ + " has no fp8 mma");
-  bool ok = a.size() == 4 && bFrag.size() == 2 && c.size() == 4;
-  for (Value *x : a) ok = ok && x->getType()->isIntegerTy(32);
-  for (Value *x : bFrag) ok = ok && x->getType()->isIntegerTy(32);
-  for (Value *x : c) ok = ok && x->getType()->isFloatTy();
-  if (!ok) throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: want 4 i32 of A, 2 i32 of B and 4 f32 of C");
+  checkMmaFragments("mmaM16N8K32Fp8", a, bFrag, c, /*intAcc=*/false);
   const std::string ty = e5m2 ? "e5m2" : "e4m3";
   const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + ty + "." + ty +
                            ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";

@@ -26,18 +26,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-int64_t roundUp(int64_t d) {
-  int64_t p = 1;
-  while (p < d) p <<= 1;
-  return p;
-}
-
-Shape roundUp(const Shape &s) {
-  Shape out;
-  for (int64_t d : s) out.push_back(roundUp(d));
-  return out;
-}
-
 int64_t product(const Shape &s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -101,7 +89,7 @@ class TilePadder {
   void pad(Value *v) {
     const Type &t = v->type();
     if (!t.isTile()) return;
-    Shape p = roundUp(t.shape);
+    Shape p = paddedShape(t.shape);
     if (p == t.shape) return;
     logical_[v] = t.shape;
     v->setType(t.withShape(p));
