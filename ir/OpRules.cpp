@@ -218,7 +218,10 @@ void OpRules::tileOp(const Op &op) {
     }
     case OpKind::Dot: {  // a[M,K] @ b[K,N] + acc[M,N]; the result is the acc's type
       const Type &a = operandType(0), &b = operandType(1), &acc = operandType(2);
-      if (a.rank() != 2 || b.rank() != 2 || a.isPtr() || a.elem != b.elem)
+      // One element type, or two 8-bit float formats (e4m3 by e5m2, as fp8
+      // tensor cores multiply them).
+      const bool mixedFp8 = isFp8(a.elem.scalar) && isFp8(b.elem.scalar) && !a.isPtr() && !b.isPtr();
+      if (a.rank() != 2 || b.rank() != 2 || a.isPtr() || (a.elem != b.elem && !mixedFp8))
         return opError(op, "operands must be 2-D tiles of one element type, not " + a.str() + " and " + b.str());
       if (a.shape[1] != b.shape[0])
         return opError(op, "inner dims differ: " + shapeStr(a.shape) + " and " + shapeStr(b.shape));

@@ -77,9 +77,12 @@ TV IRGen::dotCall(const ast::Expr &e) {
     }
   }
   const ScalarKind in = a.type.elem.scalar;
-  if (b.type.elem.scalar != in) {
+  // f8e4m3 by f8e5m2 is a product fp8 tensor cores take as it is (Triton
+  // allows it too); other pairs convert one side first.
+  if (b.type.elem.scalar != in && !(ir::isFp8(in) && ir::isFp8(b.type.elem.scalar))) {
     error(e.loc, "'dot' of " + typeName(a) + " and " + typeName(b) +
-                     ": both operands must have one element type (cast one with 'as')");
+                     ": both operands must have one element type (cast one with 'as'; only the two fp8 formats "
+                     "mix)");
     return invalid();
   }
   const auto accElem = dotAccElem(in);

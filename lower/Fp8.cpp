@@ -91,7 +91,8 @@ llvm::Value *Target::fp8ToFloat(llvm::IRBuilderBase &b, llvm::Value *code, ir::S
   return lower::fp8ToFloat(b, code, k);
 }
 
-std::vector<llvm::Value *> Target::mmaM16N8K32Fp8(llvm::IRBuilderBase &, bool, const std::vector<llvm::Value *> &,
+std::vector<llvm::Value *> Target::mmaM16N8K32Fp8(llvm::IRBuilderBase &, ir::ScalarKind, ir::ScalarKind,
+                                                  const std::vector<llvm::Value *> &,
                                                   const std::vector<llvm::Value *> &,
                                                   const std::vector<llvm::Value *> &) const {
   throw tk::InternalError("this target does not multiply fp8 on mma.sync (usesFp8Mma() is false)");

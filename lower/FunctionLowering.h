@@ -96,6 +96,10 @@ class FunctionLowering {
   Regs lowerDotWgmma(ir::Op &op);
   // Whether `op` is a dot lowerDot sends to lowerDotWgmma.
   bool dotOnWgmma(const ir::Op &op) const;
+  // The tile such a dot's operand `k` (0: a, 1: b) stages or reads in
+  // place: the operand, or for fp8 codes (wgmmaPlan's elemBytes 1) the
+  // tile its cast to f16 widened.
+  const ir::Value *wgmmaOperand(const ir::Op &op, size_t k) const;
   // The wgmma part of a dot whose A and B are staged at shared pointers
   // `baseA` and `baseB` in the layouts wgmmaOffsetA/B give: wgmma.fence, an
   // mma_async per m64 block and k16 step, commit, wait 0. Returns the
@@ -188,9 +192,11 @@ class FunctionLowering {
                  bool transposed = false);
 
   // LowerDotWgmma.cpp helpers
+  // Writes 2-D tile `v` at base + offsetOf(row, col); dim `contiguous` is
+  // the one whose consecutive elements sit at consecutive addresses.
   void stageForWgmma(const ir::Value *v, llvm::Value *base,
                      const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &offsetOf,
-                     const ir::Location &loc);
+                     const ir::Location &loc, int contiguous = 1);
   llvm::Value *wgmmaDescriptor(llvm::Value *at, uint32_t leadingBytes, uint32_t strideBytes, int swizzleBytes);
 
   // LowerReduce.cpp helpers
@@ -261,5 +267,9 @@ class FunctionLowering {
   std::map<const ir::Op *, int> wgmmaPending_;
   std::map<const ir::Op *, std::vector<size_t>> drainAfter_;
 };
+
+// The fp8 tile an f16 dot operand was cast from (emulate-fp8 widens an fp8
+// dot so), else null (LowerDotMma.cpp).
+const ir::Value *fp8Source(const ir::Value *v);
 
 }  // namespace tk::lower

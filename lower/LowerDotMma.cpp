@@ -70,9 +70,7 @@ std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64
   return out;
 }
 
-// The fp8 tile an f16 dot operand was cast from (emulate-fp8 widens an fp8
-// dot so), else null.
-static const ir::Value *fp8Source(const ir::Value *v) {
+const ir::Value *fp8Source(const ir::Value *v) {
   const ir::Op *def = v->definingOp();
   if (!def || !def->is(ir::OpKind::Cast) || v->type().elem.scalar != ir::ScalarKind::F16) return nullptr;
   const ir::Value *src = def->operand(0);
@@ -89,9 +87,8 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const MmaKind kind = *mmaKind(op);
   const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
   const bool fp8 = target_.usesFp8Mma() && fp8A && fp8B && kind == MmaKind::F16 &&
-                   fp8A->type().elem == fp8B->type().elem && op.operand(0)->type().shape[1] % 32 == 0;
+                   op.operand(0)->type().shape[1] % 32 == 0;
   const ir::Value *opA = fp8 ? fp8A : op.operand(0), *opB = fp8 ? fp8B : op.operand(1);
-  const bool e5m2 = fp8 && fp8A->type().elem.scalar == ir::ScalarKind::F8E5M2;
   const ir::Type &at = opA->type(), &bt = opB->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const bool bf16 = kind == MmaKind::BF16, halves = !fp8 && (kind == MmaKind::F16 || bf16);
@@ -165,7 +162,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
 
   auto mma = [&](const std::vector<llvm::Value *> &a, const std::vector<llvm::Value *> &bf,
                  const std::vector<llvm::Value *> &c) {
-    if (fp8) return target_.mmaM16N8K32Fp8(b_, e5m2, a, bf, c);
+    if (fp8) return target_.mmaM16N8K32Fp8(b_, opA->type().elem.scalar, opB->type().elem.scalar, a, bf, c);
     switch (kind) {
       case MmaKind::TF32:
         return target_.mmaM16N8K8Tf32(b_, a, bf, c);

@@ -46,12 +46,22 @@ WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
   p.M = at.shape[0];
   p.K = at.shape[1];
   p.N = bt.shape[1];
-  p.bf16 = at.elem.scalar == ir::ScalarKind::BF16;
+  p.atype = p.btype = at.elem.scalar;
   p.warpgroups = numWarps / 4;
-  p.swizzleA = wgmmaSwizzleFor(p.K);
-  p.swizzleB = wgmmaSwizzleFor(p.N);
-  p.bytesA = p.M * p.K * 2;
-  p.bytesB = p.K * p.N * 2;
+  // A dot of fp8 tiles multiplies the codes where K is whole k32 steps: the
+  // same products (f16 holds every fp8 value), half the bytes staged and
+  // half the instructions. The ISA reads them K-major only, B included.
+  const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
+  if (fp8A && fp8B && p.K % 32 == 0) {
+    p.atype = fp8A->type().elem.scalar;
+    p.btype = fp8B->type().elem.scalar;
+    p.elemBytes = 1;
+    p.kMajorB = true;
+  }
+  p.swizzleA = wgmmaSwizzleFor(p.K, p.elemBytes);
+  p.swizzleB = p.kMajorB ? wgmmaSwizzleFor(p.K, p.elemBytes) : wgmmaSwizzleFor(p.N);
+  p.bytesA = p.M * p.K * p.elemBytes;
+  p.bytesB = p.K * p.N * p.elemBytes;
   return p;
 }
 
@@ -82,17 +92,19 @@ llvm::Value *FunctionLowering::wgmmaOffsetB(const WgmmaPlan &p, llvm::Value *row
   return lower::wgmmaOffsetB(ar, p, row, col);
 }
 
-// Writes 2-D tile `v` (already f16/bf16) at base + offsetOf(row, col): a
-// vector per run of up to 8 elements contiguous along dim 1, which the
-// layouts above keep inside one 16-byte chunk.
+// Writes 2-D tile `v` (f16/bf16, or fp8 codes) at base + offsetOf(row, col):
+// a vector per run of up to 16 bytes contiguous along dim `contiguous` in
+// the thread and in shared memory, which the layouts above keep inside one
+// 16-byte chunk.
 void FunctionLowering::stageForWgmma(const ir::Value *v, llvm::Value *base,
                                      const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &offsetOf,
-                                     const ir::Location &loc) {
+                                     const ir::Location &loc, int contiguous) {
   const ir::Type &t = v->type();
   llvm::Type *ty = elemType(t.elem);
   RegisterMap rm(t.layout, t.shape);
   const ir::Layout &l = *rm.root().blocked;
-  const int sv = l.order[0] == 1 ? std::min(rm.contiguousPerThread(1), 8) : 1;
+  const int width = static_cast<int>(module_.getDataLayout().getTypeAllocSize(ty));
+  const int sv = l.order[0] == contiguous ? std::min(rm.contiguousPerThread(contiguous), 16 / width) : 1;
   std::vector<llvm::Value *> addresses;
   Regs vals;
   const Regs &src = regs(v);
@@ -124,12 +136,12 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
                                   llvm::Value *baseB, Regs acc, const ir::Location &loc, int pending,
                                   const ir::Value *a) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
-  const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K / 16;
+  const int64_t Mg = p.M / p.warpgroups, blocks = Mg / 64, steps = p.K * p.elemBytes / 32;
   RegisterMap rm(resultType.layout, resultType.shape);
   // This thread's warpgroup region of A: wgmmaOperandA's offset for
   // warpgroup 0, from there.
   llvm::Value *gi = b_.CreateUDiv(warp_, i32(4));
-  llvm::Value *regionA = a ? nullptr : b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * 2)));
+  llvm::Value *regionA = a ? nullptr : b_.CreateGEP(b_.getInt8Ty(), baseA, b_.CreateMul(gi, i32(Mg * p.K * p.elemBytes)));
   // The sim names a failing wgmma by its call's !tk.loc: the last call the
   // Target emitted.
   auto locate = [&] {
@@ -158,10 +170,12 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
       // thread's m16 tiles 2 blk and 2 blk + 1 of its rows (warp w4 supplies
       // rows 16 w4 .. of the block as wgmma places them, as the staging does).
       if (a)
-        d = target_.wgmmaMmaAsyncRegA(b_, static_cast<int>(p.N), p.bf16, /*transB=*/!p.kMajorB,
+        d = target_.wgmmaMmaAsyncRegA(b_, static_cast<int>(p.N), p.atype == ir::ScalarKind::BF16,
+                                      /*transB=*/!p.kMajorB,
                                       fragmentA(a, blk, ks), descB, d);
       else
-        d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.bf16, /*transA=*/false, /*transB=*/!p.kMajorB,
+        d = target_.wgmmaMmaAsync(b_, static_cast<int>(p.N), p.atype, p.btype, /*transA=*/false,
+                                  /*transB=*/!p.kMajorB,
                                   descriptor(regionA, wgmmaOperandA(p, 0, blk, ks)), descB, d);
       locate();
       for (size_t i = 0; i < reg.size(); ++i) acc[reg[i]] = d[i];
@@ -171,14 +185,20 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
   return target_.wgmmaWaitGroup(b_, pending, acc);
 }
 
+const ir::Value *FunctionLowering::wgmmaOperand(const ir::Op &op, size_t k) const {
+  return wgmmaPlan(op, fn_.numWarps()).elemBytes == 1 ? fp8Source(op.operand(k)) : op.operand(k);
+}
+
 // An operand a pipelined loop left in a ring slot is read there: the slot
 // has the operand's layout of the header (planRings), and the loop's async_wait
 // fenced the copies for the async proxy before its barrier. The others are
 // staged from registers into scratch.
 Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
   WgmmaPlan p = wgmmaPlan(op, fn_.numWarps());
-  const ir::Op *ringA = inPlaceOperand(op.operand(0)), *ringB = inPlaceOperand(op.operand(1));
-  const bool regA = !ringA && aFromRegisters(op);
+  const bool fp8 = p.elemBytes == 1;
+  const ir::Value *opA = wgmmaOperand(op, 0), *opB = wgmmaOperand(op, 1);
+  const ir::Op *ringA = inPlaceOperand(opA), *ringB = inPlaceOperand(opB);
+  const bool regA = !fp8 && !ringA && aFromRegisters(op);
   // A B ring may hold B K-major (planRings): read it the way it was written.
   if (ringB) {
     const WgmmaPlan &r = rings_.at(ringB->intAttr("buffer")).plan;
@@ -198,10 +218,11 @@ Regs FunctionLowering::lowerDotWgmma(ir::Op &op) {
             : b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(ringA || regA ? 0 : static_cast<uint32_t>(p.bytesA)));
   if (!ringA && !regA)
     stageForWgmma(
-        op.operand(0), baseA, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
+        opA, baseA, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetA(p, r, c); }, op.loc());
   if (!ringB)
     stageForWgmma(
-        op.operand(1), baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc());
+        opB, baseB, [&](llvm::Value *r, llvm::Value *c) { return wgmmaOffsetB(p, r, c); }, op.loc(),
+        p.kMajorB ? 0 : 1);
   if (staged) {
     // Every thread's generic-proxy stores, fenced for the async proxy, then
     // ordered before every warpgroup's reads by the barrier.

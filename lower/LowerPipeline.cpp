@@ -54,11 +54,26 @@ void FunctionLowering::planRings() {
   // need its own swizzled address held across the loop, which costs more
   // than loading the slot and staging it (the 128 x 128 x 32 matmul with
   // run-time strides on sm_90a: 332 bytes of spill stores, against 68).
+  // An fp8 tile reaches its dots through emulate-fp8's casts to f16, which
+  // read nothing where wgmma multiplies the codes (wgmmaOperand): the slot is
+  // read in place by those dots, on wgmma only.
   auto uses = ir::computeUses(fn_);
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
-    const auto &users = uses[op->result()];
-    bool mma = !users.empty(), wgmma = !users.empty();
+    std::vector<std::pair<ir::Op *, size_t>> users;
+    bool throughCasts = false;
+    for (const auto &[user, index] : uses[op->result()]) {
+      if (!user->is(ir::OpKind::Cast) || fp8Source(user->result()) != op->result()) {
+        users.push_back({user, index});
+        continue;
+      }
+      throughCasts = true;
+      const auto &castUses = uses[user->result()];
+      if (castUses.empty()) users.push_back({user, index});  // not a dot: not in place
+      for (const auto &[dot, i] : castUses)
+        users.push_back({dot, dot->is(ir::OpKind::Dot) && wgmmaOperand(*dot, i) == op->result() ? i : 2});
+    }
+    bool mma = !users.empty() && !throughCasts, wgmma = !users.empty();
     int operand = -1;
     WgmmaPlan plan;
     for (const auto &[user, index] : users) {
@@ -92,7 +107,7 @@ void FunctionLowering::planRings() {
     if (wgmma && operand == 1 && alongColumns(op->intAttr("buffer"))) {
       WgmmaPlan k = plan;
       k.kMajorB = true;
-      k.swizzleB = wgmmaSwizzleFor(plan.K);
+      k.swizzleB = wgmmaSwizzleFor(plan.K, plan.elemBytes);
       if (copiesFit(k)) plan = k;
     }
     wgmma = wgmma && copiesFit(plan);
@@ -105,7 +120,7 @@ void FunctionLowering::planRings() {
       // The swizzle patterns repeat every 1024 bytes of address.
       r.slot.bytes = alignedUp(operand == 0 ? plan.bytesA : plan.bytesB, 1024);
       // Its copies run along dim 0 (lowerAsyncCopy), each at wgmmaOffsetB.
-      r.transposed = plan.kMajorB;
+      r.transposed = operand == 1 && plan.kMajorB;
       wgmmaRings_ = true;
     }
   }
@@ -177,7 +192,7 @@ void FunctionLowering::planWgmmaInFlight() {
     // The groups each ring lets stay in flight: S - 1 - ahead.
     int pending = 7;
     for (size_t k = 0; k < 2; ++k) {
-      const ir::Op *slot = inPlaceOperand(dot->operand(k));
+      const ir::Op *slot = inPlaceOperand(wgmmaOperand(*dot, k));
       if (!slot || slot->parentBlock() != &body) {
         pending = 0;
         break;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/Atomics.h"
+#include "ir/IR.h"
 #include "ir/MemoryHints.h"
 
 namespace llvm {
@@ -89,6 +90,20 @@ inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
 // spill without facts) while B is staged transposed byte by byte, so sm_90
 // keeps the f16 mma for now, and sm_90a runs fp8 dots on wgmma's f16 form.
 inline bool archUsesFp8Mma(const std::string &arch) { return arch == "sm_89"; }
+
+// The element types wgmma.mma_async multiplies (PTX ISA, "wgmma.mma_async"):
+// f16 or bf16 with itself, transposed either way; the 8-bit floats in any
+// pair, K-major only (the ISA transposes 16-bit types alone). k per
+// instruction: 32 bytes of each row, 16 or 32 elements.
+inline bool wgmmaInputsValid(ir::ScalarKind a, ir::ScalarKind b, bool transA, bool transB) {
+  if (a == ir::ScalarKind::F16 || a == ir::ScalarKind::BF16) return a == b;
+  return ir::isFp8(a) && ir::isFp8(b) && !transA && !transB;
+}
+inline int wgmmaK(ir::ScalarKind a) { return ir::isFp8(a) ? 32 : 16; }
+// PTX's name of a wgmma element type: f16, bf16, e4m3, e5m2.
+inline const char *wgmmaTypeName(ir::ScalarKind k) {
+  return k == ir::ScalarKind::BF16 ? "bf16" : k == ir::ScalarKind::F8E4M3 ? "e4m3" : k == ir::ScalarKind::F8E5M2 ? "e5m2" : "f16";
+}
 
 class Target {
  public:
@@ -190,12 +205,13 @@ class Target {
   virtual std::vector<llvm::Value *> mmaM16N8K32S8(llvm::IRBuilderBase &b, const std::vector<llvm::Value *> &a,
                                                    const std::vector<llvm::Value *> &bFrag,
                                                    const std::vector<llvm::Value *> &c) const = 0;
-  // mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (both
-  // operands of one kind, `e5m2` or e4m3): D = A * B + C on a 16x32 A, 32x8
-  // B and 16x8 C/D; per lane 4 i32 of A and 2 of B in mmaM16N8K32S8's
-  // fragments (four fp8 codes each, the first in the low byte), 4 f32 of C.
-  // Products exact, sums in f32. Only where usesFp8Mma() holds.
-  virtual std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, bool e5m2,
+  // mma.sync.aligned.m16n8k32.row.col.f32.{atype}.{btype}.f32 (each
+  // f8e4m3 or f8e5m2): D = A * B + C on a 16x32 A, 32x8 B and 16x8 C/D; per
+  // lane 4 i32 of A and 2 of B in mmaM16N8K32S8's fragments (four fp8 codes
+  // each, the first in the low byte), 4 f32 of C. Products exact, sums in
+  // f32. Only where usesFp8Mma() holds.
+  virtual std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, ir::ScalarKind atype,
+                                                    ir::ScalarKind btype,
                                                     const std::vector<llvm::Value *> &a,
                                                     const std::vector<llvm::Value *> &bFrag,
                                                     const std::vector<llvm::Value *> &c) const;
@@ -238,14 +254,17 @@ class Target {
   // wgmma.fence.sync.aligned: before the first wgmma.mma_async, and whenever
   // the accumulator registers were written by other instructions.
   virtual void wgmmaFence(llvm::IRBuilderBase &b) const = 0;
-  // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{f16,bf16}.{f16,bf16}: D = A B
-  // + D on a 64x16 A and a 16xn B (n a multiple of 8 up to 256), both read
-  // through descriptors (i64); `transA` / `transB` pick M-major A / N-major B
-  // (else K-major). `acc` is the thread's n / 2 f32 accumulators in the ISA's
-  // D fragment layout; returns them as the instruction leaves them, which
-  // may be read only after a wgmmaWaitGroup that covers it (they are still
-  // valid inputs of the next wgmma.mma_async).
-  virtual std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+  // wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{atype}.{btype}: D = A B + D
+  // on a 64xk A and a kxn B (n a multiple of 8 up to 256), both read through
+  // descriptors (i64). The element types (wgmmaInputsValid): f16 or bf16,
+  // the same for both, k = 16, where `transA` / `transB` pick M-major A /
+  // N-major B (else K-major); or f8e4m3 / f8e5m2 in any pair, k = 32, both
+  // K-major. `acc` is the thread's n / 2 f32 accumulators in the ISA's D
+  // fragment layout; returns them as the instruction leaves them, which may
+  // be read only after a wgmmaWaitGroup that covers it (they are still valid
+  // inputs of the next wgmma.mma_async).
+  virtual std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, ir::ScalarKind atype,
+                                                   ir::ScalarKind btype, bool transA, bool transB,
                                                    llvm::Value *descA, llvm::Value *descB,
                                                    const std::vector<llvm::Value *> &acc) const = 0;
   // The same with A from registers: `a` is the thread's 4 i32 registers of

@@ -73,7 +73,8 @@ class NvptxTarget : public lower::Target {
   // wgmma on sm_90a: LLVM 19 has no intrinsics for it, so each instruction
   // is inline PTX with side effects (never moved across the barrier and
   // fences around it); accumulators are tied in/out "f" registers.
-  std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, bool e5m2, const std::vector<llvm::Value *> &a,
+  std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, ir::ScalarKind atype, ir::ScalarKind btype,
+                                            const std::vector<llvm::Value *> &a,
                                             const std::vector<llvm::Value *> &bFrag,
                                             const std::vector<llvm::Value *> &c) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
@@ -81,7 +82,8 @@ class NvptxTarget : public lower::Target {
   llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;
   void fenceProxyAsync(llvm::IRBuilderBase &b) const override;
   void wgmmaFence(llvm::IRBuilderBase &b) const override;
-  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, ir::ScalarKind atype, ir::ScalarKind btype,
+                                           bool transA, bool transB,
                                            llvm::Value *descA, llvm::Value *descB,
                                            const std::vector<llvm::Value *> &acc) const override;
   std::vector<llvm::Value *> wgmmaMmaAsyncRegA(llvm::IRBuilderBase &b, int n, bool bf16, bool transB,

@@ -115,12 +115,15 @@ std::vector<Value *> NvptxTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vec
 // LLVM 19 has no fp8 mma intrinsic: inline PTX, which needs PTX ISA 8.4.
 // The module records that (kMinPtxFlag), and the code generator raises
 // the PTX version for it alone (Codegen.cpp): every other kernel keeps 8.0.
-std::vector<Value *> NvptxTarget::mmaM16N8K32Fp8(IRBuilderBase &b, bool e5m2, const std::vector<Value *> &a,
-                                                 const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
+std::vector<Value *> NvptxTarget::mmaM16N8K32Fp8(IRBuilderBase &b, ir::ScalarKind atype, ir::ScalarKind btype,
+                                                 const std::vector<Value *> &a, const std::vector<Value *> &bFrag,
+                                                 const std::vector<Value *> &c) const {
   if (!usesFp8Mma()) throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: " + arch_ + " has no fp8 mma");
+  if (!ir::isFp8(atype) || !ir::isFp8(btype))
+    throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: operands must be f8e4m3 or f8e5m2");
   checkMmaFragments("mmaM16N8K32Fp8", a, bFrag, c, /*intAcc=*/false);
-  const std::string ty = e5m2 ? "e5m2" : "e4m3";
-  const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + ty + "." + ty +
+  const std::string text = std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + lower::wgmmaTypeName(atype) + "." +
+                           lower::wgmmaTypeName(btype) +
                            ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
   std::vector<Type *> params(6, b.getInt32Ty());
   params.insert(params.end(), 4, b.getFloatTy());
@@ -224,22 +227,30 @@ static std::vector<Value *> checkedAccumulators(const std::vector<Value *> &acc,
 }
 
 // {d0, .., d(n/2-1)}, descA, descB, p (scale-d: 1, so D accumulates),
-// imm-scale-a 1, imm-scale-b 1, imm-trans-a, imm-trans-b.
-std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
-                                                Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+// imm-scale-a 1, imm-scale-b 1, and for the 16-bit types imm-trans-a,
+// imm-trans-b (the 8-bit floats have no transpose operands).
+std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, ir::ScalarKind atype,
+                                                ir::ScalarKind btype, bool transA, bool transB, Value *descA,
+                                                Value *descB, const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
     throw tk::InternalError("NvptxTarget::wgmmaMmaAsync: n " + std::to_string(n) +
                                 " is not a multiple of 8 in [8, 256]");
+  if (!lower::wgmmaInputsValid(atype, btype, transA, transB))
+    throw tk::InternalError(std::string("NvptxTarget::wgmmaMmaAsync: no wgmma multiplies ") +
+                            lower::wgmmaTypeName(atype) + (transA ? "^T" : "") + " by " +
+                            lower::wgmmaTypeName(btype) + (transB ? "^T" : ""));
   const size_t k = size_t(n / 2);
   checkedAccumulators(acc, k, "wgmmaMmaAsync");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
     throw tk::InternalError("NvptxTarget::wgmmaMmaAsync: descriptors must be i64");
-  const std::string ty = bf16 ? "bf16" : "f16";
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(k + 2) + ", 0;\n" +
-                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {";
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
+                     std::to_string(lower::wgmmaK(atype)) + ".f32." + lower::wgmmaTypeName(atype) + "." +
+                     lower::wgmmaTypeName(btype) + " {";
   for (size_t i = 0; i < k; ++i) text += (i ? ", $" : "$") + std::to_string(i);
-  text += "}, $" + std::to_string(k) + ", $" + std::to_string(k + 1) + ", p, 1, 1, " + (transA ? "1" : "0") + ", " +
-          (transB ? "1" : "0") + ";\n}";
+  text += "}, $" + std::to_string(k) + ", $" + std::to_string(k + 1) + ", p, 1, 1";
+  if (!ir::isFp8(atype)) text += std::string(", ") + (transA ? "1" : "0") + ", " + (transB ? "1" : "0");
+  text += ";\n}";
   std::vector<Type *> outs(k, b.getFloatTy());
   std::vector<Type *> params{b.getInt64Ty(), b.getInt64Ty(), b.getInt32Ty()};
   params.insert(params.end(), k, b.getFloatTy());

@@ -60,7 +60,17 @@ enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 // The mma.sync shapes the sim runs, by input type (the last argument of
 // __tk_sim_mma): m16n8k16 f16 and bf16, m16n8k8 tf32 (f32 accumulators),
 // m16n8k32 s8 (s32 accumulators, passed as f32 bits).
-enum MmaType : uint32_t { kMmaF16 = 0, kMmaBf16 = 1, kMmaTf32 = 2, kMmaS8 = 3, kMmaE4M3 = 4, kMmaE5M2 = 5 };
+// (kMmaE4M3E5M2: A e4m3 by B e5m2, and the other way round.)
+enum MmaType : uint32_t {
+  kMmaF16 = 0,
+  kMmaBf16 = 1,
+  kMmaTf32 = 2,
+  kMmaS8 = 3,
+  kMmaE4M3 = 4,
+  kMmaE5M2 = 5,
+  kMmaE4M3E5M2 = 6,
+  kMmaE5M2E4M3 = 7,
+};
 
 // A lane's operands and results at ldmatrix or mma (WarpCollective.cpp).
 struct MatrixOperands {
@@ -78,10 +88,23 @@ struct MatrixOperands {
 // its group, a thread's accumulator registers hold tokens (signalling NaNs
 // naming an entry of `results`), so reading them early gives NaN, as the
 // ISA leaves it undefined.
+// The bits of its `flags` (__tk_sim_wgmma's last operand): the element types
+// (f16 unless a bit says otherwise, A's fp8 bits for A, B's for B), the
+// operands' majorness and A's source.
+enum WgmmaFlags : uint32_t {
+  kWgmmaBf16 = 1,
+  kWgmmaMMajorA = 2,
+  kWgmmaNMajorB = 4,
+  kWgmmaRegA = 8,
+  kWgmmaE4m3A = 16,
+  kWgmmaE5m2A = 32,
+  kWgmmaE4m3B = 64,
+  kWgmmaE5m2B = 128,
+};
 struct WgmmaThread {
   uint64_t descA = 0, descB = 0;
-  uint32_t n = 0, flags = 0;  // flags: 1 bf16, 2 M-major A, 4 N-major B, 8 A from registers
-  uint32_t a[4] = {};         // A's register fragment (flag 8), from __tk_sim_wgmma_a
+  uint32_t n = 0, flags = 0;  // WgmmaFlags
+  uint32_t a[4] = {};         // A's register fragment (kWgmmaRegA), from __tk_sim_wgmma_a
   float *acc = nullptr;       // the thread's n / 2 accumulators (in: C, out: tokens)
   // Results are numbered from the launch's start on (a token names its
   // number mod 2^16): `results` holds those from `base` on, the completed

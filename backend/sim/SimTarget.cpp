@@ -289,10 +289,15 @@ std::vector<Value *> SimTarget::mmaM16N8K32S8(IRBuilderBase &b, const std::vecto
                                               const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
   return simMma(b, "mmaM16N8K32S8", kMmaS8, a, bFrag, c);
 }
-std::vector<Value *> SimTarget::mmaM16N8K32Fp8(IRBuilderBase &b, bool e5m2, const std::vector<Value *> &a,
+std::vector<Value *> SimTarget::mmaM16N8K32Fp8(IRBuilderBase &b, ir::ScalarKind atype, ir::ScalarKind btype,
+                                               const std::vector<Value *> &a,
                                                const std::vector<Value *> &bFrag, const std::vector<Value *> &c) const {
   if (!usesFp8Mma()) throw tk::InternalError("SimTarget::mmaM16N8K32Fp8: " + arch_ + " has no fp8 mma");
-  return simMma(b, "mmaM16N8K32Fp8", e5m2 ? kMmaE5M2 : kMmaE4M3, a, bFrag, c);
+  if (!ir::isFp8(atype) || !ir::isFp8(btype))
+    throw tk::InternalError("SimTarget::mmaM16N8K32Fp8: operands must be f8e4m3 or f8e5m2");
+  const bool e5A = atype == ir::ScalarKind::F8E5M2, e5B = btype == ir::ScalarKind::F8E5M2;
+  const MmaType kind = e5A == e5B ? (e5A ? kMmaE5M2 : kMmaE4M3) : e5A ? kMmaE5M2E4M3 : kMmaE4M3E5M2;
+  return simMma(b, "mmaM16N8K32Fp8", kind, a, bFrag, c);
 }
 
 // cvt.rna.tf32.f32 in plain IR: add half of the dropped 13 bits' weight to
@@ -366,11 +371,16 @@ static std::vector<Value *> reload(IRBuilderBase &b, Value *array, size_t n) {
   return out;
 }
 
-std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
-                                              Value *descA, Value *descB, const std::vector<Value *> &acc) const {
+std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, ir::ScalarKind atype, ir::ScalarKind btype,
+                                              bool transA, bool transB, Value *descA, Value *descB,
+                                              const std::vector<Value *> &acc) const {
   if (n < 8 || n > 256 || n % 8)
     throw tk::InternalError("SimTarget::wgmmaMmaAsync: n " + std::to_string(n) +
                                 " is not a multiple of 8 in [8, 256]");
+  if (!lower::wgmmaInputsValid(atype, btype, transA, transB))
+    throw tk::InternalError(std::string("SimTarget::wgmmaMmaAsync: no wgmma multiplies ") +
+                            lower::wgmmaTypeName(atype) + (transA ? "^T" : "") + " by " +
+                            lower::wgmmaTypeName(btype) + (transB ? "^T" : ""));
   if (acc.size() != size_t(n / 2))
     throw tk::InternalError("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
@@ -378,7 +388,12 @@ std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, bool bf16
   Value *array = spill(b, acc, "wgmmaMmaAsync");
   Type *i32 = b.getInt32Ty(), *i64 = b.getInt64Ty();
   Function *fn = collectiveFn(moduleOf(b), kFnWgmma, b.getVoidTy(), {i64, i64, b.getPtrTy(0), i32, i32});
-  const int flags = (bf16 ? 1 : 0) | (transA ? 2 : 0) | (transB ? 4 : 0);
+  auto fp8 = [](ir::ScalarKind k, uint32_t e4m3, uint32_t e5m2) {
+    return k == ir::ScalarKind::F8E4M3 ? e4m3 : k == ir::ScalarKind::F8E5M2 ? e5m2 : 0u;
+  };
+  const uint32_t flags = (atype == ir::ScalarKind::BF16 ? kWgmmaBf16 : 0u) | (transA ? kWgmmaMMajorA : 0u) |
+                         (transB ? kWgmmaNMajorB : 0u) | fp8(atype, kWgmmaE4m3A, kWgmmaE5m2A) |
+                         fp8(btype, kWgmmaE4m3B, kWgmmaE5m2B);
   b.CreateCall(fn, {descA, descB, array, b.getInt32(n), b.getInt32(flags)});
   return reload(b, array, acc.size());
 }
@@ -400,7 +415,7 @@ std::vector<Value *> SimTarget::wgmmaMmaAsyncRegA(IRBuilderBase &b, int n, bool 
   b.CreateCall(handA, a);
   Value *array = spill(b, acc, "wgmmaMmaAsyncRegA");
   Function *fn = collectiveFn(moduleOf(b), kFnWgmma, b.getVoidTy(), {i64, i64, b.getPtrTy(0), i32, i32});
-  const int flags = (bf16 ? 1 : 0) | (transB ? 4 : 0) | 8;
+  const uint32_t flags = (bf16 ? kWgmmaBf16 : 0u) | (transB ? kWgmmaNMajorB : 0u) | kWgmmaRegA;
   b.CreateCall(fn, {b.getInt64(0), descB, array, b.getInt32(n), b.getInt32(flags)});
   return reload(b, array, acc.size());
 }

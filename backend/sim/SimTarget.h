@@ -26,10 +26,10 @@ inline constexpr const char *kFnLdmatrix = "__tk_sim_ldmatrix";
 inline constexpr const char *kFnMma = "__tk_sim_mma";
 // wgmma (sm_90a, backend/sim/Wgmma.cpp): void __tk_sim_wgmma(i64 descA,
 // i64 descB, ptr acc, i32 n, i32 flags) is a warpgroup collective that reads
-// and writes the thread's n / 2 accumulators at `acc` (flags: 1 bf16, 2
-// M-major A, 4 N-major B, 8 A from registers); void __tk_sim_wgmma_a(i32 a0,
+// and writes the thread's n / 2 accumulators at `acc` (flags: Runtime.h's
+// WgmmaFlags); void __tk_sim_wgmma_a(i32 a0,
 // i32 a1, i32 a2, i32 a3) hands the thread's A registers to the wgmma call
-// that follows it (flag 8; its descA is then 0); void __tk_sim_wgmma_wait(i32
+// that follows it (kWgmmaRegA; its descA is then 0); void __tk_sim_wgmma_wait(i32
 // pending, ptr acc, i32 count), __tk_sim_wgmma_fence(), __tk_sim_wgmma_commit()
 // and __tk_sim_fence_proxy_async() are per-thread.
 inline constexpr const char *kFnWgmma = "__tk_sim_wgmma";
@@ -98,7 +98,8 @@ class SimTarget : public lower::Target {
                                            const std::vector<llvm::Value *> &c) const override;
   llvm::Value *roundToTf32(llvm::IRBuilderBase &b, llvm::Value *x) const override;
   llvm::Value *packHalves(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi, bool bf16) const override;
-  std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, bool e5m2, const std::vector<llvm::Value *> &a,
+  std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, ir::ScalarKind atype, ir::ScalarKind btype,
+                                            const std::vector<llvm::Value *> &a,
                                             const std::vector<llvm::Value *> &bFrag,
                                             const std::vector<llvm::Value *> &c) const override;
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
@@ -111,7 +112,8 @@ class SimTarget : public lower::Target {
   void wgmmaFence(llvm::IRBuilderBase &b) const override;
   // The accumulators travel through a stack array of the function (one per
   // function, in its entry block), which the runtime reads and rewrites.
-  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, bool bf16, bool transA, bool transB,
+  std::vector<llvm::Value *> wgmmaMmaAsync(llvm::IRBuilderBase &b, int n, ir::ScalarKind atype, ir::ScalarKind btype,
+                                           bool transA, bool transB,
                                            llvm::Value *descA, llvm::Value *descB,
                                            const std::vector<llvm::Value *> &acc) const override;
   std::vector<llvm::Value *> wgmmaMmaAsyncRegA(llvm::IRBuilderBase &b, int n, bool bf16, bool transB,

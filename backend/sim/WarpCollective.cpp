@@ -138,8 +138,8 @@ float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); 
 // fragments with fp8 codes for s8 (tk/fp8.h decodes them), C and D f32;
 // products are exact in f32 and summed as above.
 // In every shape each register covers 4 bytes of k, and C/D are alike.
-template <typename Acc, typename Value>
-void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
+template <typename Acc, typename Value, typename ValueB>
+void multiply(ThreadCtx *lanes, int K, Value value, int perReg, ValueB valueB) {
   double A[16][32], B[32][8];
   Acc C[16][8];
   for (uint32_t l = 0; l < kWarpSize; ++l) {
@@ -152,8 +152,8 @@ void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
       A[g + 8][k] = value(x.a[1], e);
       A[g][k + half] = value(x.a[2], e);
       A[g + 8][k + half] = value(x.a[3], e);
-      B[k][g] = value(x.b[0], e);
-      B[k + half][g] = value(x.b[1], e);
+      B[k][g] = valueB(x.b[0], e);
+      B[k + half][g] = valueB(x.b[1], e);
     }
     for (int h = 0; h < 2; ++h) {
       C[g][2 * t + h] = std::bit_cast<Acc>(x.c[h]);
@@ -181,6 +181,12 @@ void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
   }
 }
 
+template <typename Acc, typename Value>
+void multiply(ThreadCtx *lanes, int K, Value value, int perReg) {
+  multiply<Acc>(lanes, K, value, perReg, value);
+}
+
+
 void runMma(ThreadCtx *lanes) {
   switch (lanes[0].mx.kind) {
     case kMmaTf32:
@@ -190,11 +196,16 @@ void runMma(ThreadCtx *lanes) {
       return multiply<int32_t>(
           lanes, 32, [](uint32_t reg, int e) { return double(int8_t(uint8_t(reg >> (8 * e)))); }, 4);
     case kMmaE4M3:
-    case kMmaE5M2: {
-      const tk::Fp8Format &fmt = lanes[0].mx.kind == kMmaE5M2 ? tk::kE5M2 : tk::kE4M3;
-      return multiply<float>(
-          lanes, 32, [&fmt](uint32_t reg, int e) { return double(tk::fp8BitsToFloat(uint8_t(reg >> (8 * e)), fmt)); },
-          4);
+    case kMmaE5M2:
+    case kMmaE4M3E5M2:
+    case kMmaE5M2E4M3: {
+      const uint32_t kind = lanes[0].mx.kind;
+      const tk::Fp8Format &fa = kind == kMmaE5M2 || kind == kMmaE5M2E4M3 ? tk::kE5M2 : tk::kE4M3;
+      const tk::Fp8Format &fb = kind == kMmaE5M2 || kind == kMmaE4M3E5M2 ? tk::kE5M2 : tk::kE4M3;
+      auto codes = [](const tk::Fp8Format &f) {
+        return [&f](uint32_t reg, int e) { return double(tk::fp8BitsToFloat(uint8_t(reg >> (8 * e)), f)); };
+      };
+      return multiply<float>(lanes, 32, codes(fa), 4, codes(fb));
     }
     default: {
       const bool bf16 = lanes[0].mx.kind == kMmaBf16;
@@ -230,6 +241,8 @@ std::string warpCollectiveName(const ThreadCtx &t) {
              : t.mx.kind == kMmaS8 ? "mma.m16n8k32.s8"
              : t.mx.kind == kMmaE4M3 ? "mma.m16n8k32.e4m3"
              : t.mx.kind == kMmaE5M2 ? "mma.m16n8k32.e5m2"
+             : t.mx.kind == kMmaE4M3E5M2 ? "mma.m16n8k32.e4m3.e5m2"
+             : t.mx.kind == kMmaE5M2E4M3 ? "mma.m16n8k32.e5m2.e4m3"
                                    : std::string("mma.m16n8k16.") + (t.mx.kind == kMmaBf16 ? "bf16" : "f16");
     case WarpOp::Wgmma:
       return wgmmaName(t);

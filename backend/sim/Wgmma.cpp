@@ -1,8 +1,9 @@
 // wgmma.mma_async on the sim, with the PTX ISA's semantics: the descriptors
-// are decoded into shared-memory addresses, A (64x16) and B (16xn) are read
-// there when the warpgroup issues it, and D = A B + C lands in each thread's
-// registers in the ISA's D fragment layout for m64nNk16 with .f32
-// accumulators -- warp w of the warpgroup owns rows 16w .. 16w + 15, and
+// are decoded into shared-memory addresses, A (64xk) and B (kxn; k = 16 for
+// f16/bf16, 32 for the 8-bit floats: 32 bytes of each row either way) are
+// read there when the warpgroup issues it, and D = A B + C lands in each
+// thread's registers in the ISA's D fragment layout for m64nNk{16,32} with
+// .f32 accumulators -- warp w of the warpgroup owns rows 16w .. 16w + 15, and
 // within a warp the layout of mma.m16n8's C fragment, repeated per n8:
 //   d[4j + 0, 1]: row 16w + g,     columns 8j + 2t, 8j + 2t + 1
 //   d[4j + 2, 3]: row 16w + g + 8, columns 8j + 2t, 8j + 2t + 1
@@ -10,6 +11,7 @@
 // wait_group that completes the instruction's group; until then the
 // registers hold tokens (see WgmmaThread).
 #include "backend/sim/Wgmma.h"
+#include "tk/fp8.h"
 #include "tk/gpu.h"
 
 #include <algorithm>
@@ -39,6 +41,24 @@ bool isToken(float v) { return (std::bit_cast<uint32_t>(v) & kTokenMask) == kTok
 
 float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
 
+// An operand's element type, from the instruction's flags.
+enum class Elem { F16, BF16, E4M3, E5M2 };
+Elem elemA(uint32_t flags) {
+  return flags & kWgmmaE4m3A ? Elem::E4M3 : flags & kWgmmaE5m2A ? Elem::E5M2 : flags & kWgmmaBf16 ? Elem::BF16 : Elem::F16;
+}
+Elem elemB(uint32_t flags) {
+  return flags & kWgmmaE4m3B ? Elem::E4M3 : flags & kWgmmaE5m2B ? Elem::E5M2 : flags & kWgmmaBf16 ? Elem::BF16 : Elem::F16;
+}
+uint32_t elemBytes(Elem e) { return e == Elem::E4M3 || e == Elem::E5M2 ? 1 : 2; }
+// Element q of a 16-byte row read from shared memory.
+float decode(const uint8_t *row, uint32_t q, Elem e) {
+  if (e == Elem::E4M3) return tk::fp8BitsToFloat(row[q], tk::kE4M3);
+  if (e == Elem::E5M2) return tk::fp8BitsToFloat(row[q], tk::kE5M2);
+  uint16_t h;
+  std::memcpy(&h, row + 2 * q, 2);
+  return e == Elem::BF16 ? bf16ToFloat(h) : halfBitsToFloat(h);
+}
+
 std::string where(const BlockCtx &b, const ThreadCtx &t) {
   return siteSuffix(*b.launch, t.warpSite) + " in " + blockName(b);
 }
@@ -53,7 +73,7 @@ bool sameWgmma(const ThreadCtx &x, const ThreadCtx &y) {
 // A (64x16) from the 128 threads' register fragments: warp w4 holds rows
 // 16 w4 .. 16 w4 + 15; register q of lane (g, t) holds row 16 w4 + g +
 // 8 (q % 2), columns 8 (q / 2) + 2t and + 1, the first in the low half.
-void registerFragmentA(const ThreadCtx *threads, bool bf16, float (&A)[64][16]) {
+void registerFragmentA(const ThreadCtx *threads, bool bf16, float (&A)[64][32]) {
   for (uint32_t i = 0; i < 128; ++i) {
     const uint32_t w4 = i / kWarpSize, g = (i % kWarpSize) / 4, t = i % 4;
     for (uint32_t q = 0; q < 4; ++q)
@@ -71,7 +91,11 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
   LaunchCtx &l = *b.launch;
   const ThreadCtx &t0 = threads[0];
   const uint32_t n = t0.wg.n, site = t0.warpSite;
-  const bool bf16 = t0.wg.flags & 1, mA = t0.wg.flags & 2, mB = t0.wg.flags & 4, regA = t0.wg.flags & 8;
+  const uint32_t flags = t0.wg.flags;
+  const bool bf16 = flags & kWgmmaBf16, mA = flags & kWgmmaMMajorA, mB = flags & kWgmmaNMajorB,
+             regA = flags & kWgmmaRegA;
+  const Elem ea = elemA(flags), eb = elemB(flags);
+  const uint32_t K = 32 / elemBytes(ea);
   const std::string head = "kernel " + l.kernel->name + ": " + wgmmaName(t0) + where(b, t0) + ", warpgroup " +
                            std::to_string(t0.warp / 4) + ": ";
   const MatrixDescriptor dA = decodeDescriptor(t0.wg.descA), dB = decodeDescriptor(t0.wg.descB);
@@ -105,20 +129,21 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
   }
 
   // A and B through their descriptors: one 16-byte row of a core matrix (8
-  // elements along the operand's contiguous dim) at a time.
-  float A[64][16], B[16][256];
+  // or 16 elements along the operand's contiguous dim) at a time.
+  float A[64][32], B[32][256];
   uint64_t requests = 0, wavefronts = 0;
   bool ok = true;
   std::vector<uint32_t> chunks;  // the 16-byte chunks it reads, until its wait
-  auto read = [&](const MatrixDescriptor &d, bool mnMajor, uint32_t extent, auto &&store) {
+  auto read = [&](const MatrixDescriptor &d, bool mnMajor, Elem e, uint32_t extent, auto &&store) {
+    const uint32_t per = 16 / elemBytes(e);  // elements per 16 bytes
     for (uint32_t mg = 0; mg < extent / 8 && ok; ++mg)
       for (uint32_t kh = 0; kh < 2 && ok; ++kh) {
         uint64_t words[32];
         for (uint32_t r = 0; r < 8; ++r) {
           // K-major: row r of the core matrix is mn = 8 mg + r, k = 8 kh .. +7;
           // MN-major: it is k = 8 kh + r, mn = 8 mg .. +7.
-          const uint32_t mn = mnMajor ? 8 * mg : 8 * mg + r, k = mnMajor ? 8 * kh + r : 8 * kh;
-          const uint32_t a = operandAddress(d, mnMajor, mn, k);
+          const uint32_t mn = mnMajor ? 8 * mg : 8 * mg + r, k = mnMajor ? 8 * kh + r : per * kh;
+          const uint32_t a = operandAddress(d, mnMajor, mn, k, elemBytes(e));
           if (uint64_t(a) + 16 > b.sharedBytes) {
             ok = false;
             return l.fail(head + "out-of-bounds read of 16 bytes at shared offset " + std::to_string(a) +
@@ -129,12 +154,8 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
             if (w.race.access(t0.tid, site, /*write=*/false, a, 16, race)) l.fail(raceMessage(b, race));
           }
           chunks.push_back(a / 16);
-          uint16_t e[8];
-          std::memcpy(e, b.shared + a, 16);
-          for (uint32_t q = 0; q < 8; ++q) {
-            float v = bf16 ? bf16ToFloat(e[q]) : halfBitsToFloat(e[q]);
-            store(mnMajor ? mn + q : mn, mnMajor ? k : k + q, v);
-          }
+          for (uint32_t q = 0; q < per; ++q)
+            store(mnMajor ? mn + q : mn, mnMajor ? k : k + q, decode(reinterpret_cast<const uint8_t *>(b.shared) + a, q, e));
           for (uint32_t q = 0; q < 4; ++q) words[4 * r + q] = a / 4 + q;
         }
         std::sort(words, words + 32);
@@ -146,8 +167,8 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
   if (regA)
     registerFragmentA(threads, bf16, A);
   else
-    read(dA, mA, 64, [&](uint32_t m, uint32_t k, float v) { A[m][k] = v; });
-  read(dB, mB, n, [&](uint32_t col, uint32_t k, float v) { B[k][col] = v; });
+    read(dA, mA, ea, 64, [&](uint32_t m, uint32_t k, float v) { A[m][k] = v; });
+  read(dB, mB, eb, n, [&](uint32_t col, uint32_t k, float v) { B[k][col] = v; });
   if (!ok) return;
   b.counters.sharedRequests += requests;
   b.counters.sharedWavefronts += wavefronts;
@@ -172,9 +193,9 @@ void execute(Simulator::Worker &w, ThreadCtx *threads) {
       size_t at;
       float c = s.acc[r];
       if (isToken(c)) c = heldResult(s, c, at) ? s.results[at] : std::bit_cast<float>(0x7fc00000u);
-      // Products of f16/bf16 values are exact in f32, added in k order (a
-      // GPU's order and intermediate rounding are unspecified).
-      for (uint32_t k = 0; k < 16; ++k) c = c + A[row][k] * B[k][col];
+      // Products of f16/bf16/fp8 values are exact in f32, added in k order
+      // (a GPU's order and intermediate rounding are unspecified).
+      for (uint32_t k = 0; k < K; ++k) c = c + A[row][k] * B[k][col];
       s.results.push_back(c);
       s.acc[r] = token(s.base + s.results.size() - 1);
     }
@@ -206,11 +227,12 @@ MatrixDescriptor decodeDescriptor(uint64_t d) {
 //   K-major, S:     ((8, m), (16))   : ((S, SBO), (2))
 //   MN-major, none: ((T, m), (8, 2)) : ((2, SBO), (16, LBO))
 //   MN-major, S:    ((E, m), (8, 2)) : ((2, LBO), (S, SBO))
-uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k) {
-  const uint32_t S = d.swizzleBytes;
+// K-major layouts are the same in bytes for 1-byte elements (T = 16).
+uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k, uint32_t elemBytes) {
+  const uint32_t S = d.swizzleBytes, kb = k * elemBytes;
   uint32_t a = d.start;
-  if (!mnMajor && !S) a += mn / 8 * d.strideBytes + mn % 8 * 16 + k / 8 * d.leadingBytes + k % 8 * 2;
-  if (!mnMajor && S) a += mn / 8 * d.strideBytes + mn % 8 * S + k * 2;
+  if (!mnMajor && !S) a += mn / 8 * d.strideBytes + mn % 8 * 16 + kb / 16 * d.leadingBytes + kb % 16;
+  if (!mnMajor && S) a += mn / 8 * d.strideBytes + mn % 8 * S + kb;
   if (mnMajor && !S) a += mn / 8 * d.strideBytes + mn % 8 * 2 + k / 8 * d.leadingBytes + k % 8 * 16;
   if (mnMajor && S) a += mn / (S / 2) * d.leadingBytes + mn % (S / 2) * 2 + k / 8 * d.strideBytes + k % 8 * S;
   if (S) a ^= (a >> 7 & (S / 16 - 1)) << 4;
@@ -218,7 +240,11 @@ uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, ui
 }
 
 std::string wgmmaName(const ThreadCtx &t) {
-  return "wgmma.mma_async.m64n" + std::to_string(t.wg.n) + "k16." + ((t.wg.flags & 1) ? "bf16" : "f16");
+  static const char *names[] = {"f16", "bf16", "e4m3", "e5m2"};
+  const Elem a = elemA(t.wg.flags), b = elemB(t.wg.flags);
+  std::string name = "wgmma.mma_async.m64n" + std::to_string(t.wg.n) + "k" + std::to_string(32 / elemBytes(a)) + "." +
+                     names[int(a)];
+  return a == b ? name : name + "." + names[int(b)];
 }
 
 Resume arriveAtWgmma(Simulator::Worker &w, uint32_t warp) {

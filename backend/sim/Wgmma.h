@@ -22,11 +22,12 @@ struct MatrixDescriptor {
 MatrixDescriptor decodeDescriptor(uint64_t d);
 
 // The shared-window byte address of element (mn, k) of a wgmma operand read
-// through `d`: mn is A's row m or B's column n, k in 0..15; `mnMajor` for an
-// M-major A or N-major B ("Shared Memory Matrix Layout": the canonical
-// layouts, then the swizzle XORs address bits [4, 4 + log2(S / 16)) with bits
-// [7, 7 + log2(S / 16)) for an S-byte swizzle).
-uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k);
+// through `d`: mn is A's row m or B's column n, k in 0..15 (0..31 for 1-byte
+// elements, K-major only); `mnMajor` for an M-major A or N-major B ("Shared
+// Memory Matrix Layout": the canonical layouts, then the swizzle XORs address
+// bits [4, 4 + log2(S / 16)) with bits [7, 7 + log2(S / 16)) for an S-byte
+// swizzle).
+uint32_t operandAddress(const MatrixDescriptor &d, bool mnMajor, uint32_t mn, uint32_t k, uint32_t elemBytes = 2);
 
 // The whole warp `warp` of the worker's block waits at wgmma.mma_async: the
 // warps to resume now, [firstWarp, firstWarp + count); none while the rest
@@ -48,7 +49,7 @@ void wgmmaCommit(ThreadCtx &t);
 // wgmma.mma_async still reads any of those bytes (BlockCtx::wgmmaReading).
 void checkWgmmaOverwrite(ThreadCtx &t, uint64_t offset, uint64_t bytes, const std::function<std::string()> &what);
 
-// "wgmma.mma_async.m64n128k16.f16" for messages.
+// "wgmma.mma_async.m64n128k16.f16" (k32.e4m3.e5m2 for mixed fp8) for messages.
 std::string wgmmaName(const ThreadCtx &t);
 
 }  // namespace tk::sim

@@ -96,8 +96,9 @@ TEST_P(MmaPerArch, LdmatrixAndMmaEmitAndAssemble) {
 INSTANTIATE_TEST_SUITE_P(Arches, MmaPerArch, ::testing::Values("sm_80", "sm_90"));
 
 // 128 threads: shared memory written, fence.proxy.async, barrier;
-// accumulators from the thread id; wgmma.fence; two chained m64n{n}k16
-// (f16, then bf16 with N-major B); commit; wait 0; D stored.
+// accumulators from the thread id; wgmma.fence; chained m64n{n}k16 (f16,
+// then bf16 with N-major B), m64n{n}k32 (e4m3 x e5m2, K-major), and f16
+// with A from registers; commit; wait 0; D stored.
 Kernel wgmmaKernel(const NvptxTarget &t, int n) {
   Kernel k;
   k.m = std::make_unique<Module>("wg", *k.ctx);
@@ -117,8 +118,10 @@ Kernel wgmmaKernel(const NvptxTarget &t, int n) {
   Value *descB = b.CreateOr(start, b.getInt64(uint64_t(1024 >> 4) << 32 | uint64_t(4096 >> 4) << 16 | uint64_t(1) << 62));
   std::vector<Value *> acc(size_t(n / 2), b.CreateSIToFP(tid, b.getFloatTy()));
   t.wgmmaFence(b);
-  acc = t.wgmmaMmaAsync(b, n, false, false, false, descA, descB, acc);
-  acc = t.wgmmaMmaAsync(b, n, true, false, true, descA, descB, acc);
+  using tk::ir::ScalarKind;
+  acc = t.wgmmaMmaAsync(b, n, ScalarKind::F16, ScalarKind::F16, false, false, descA, descB, acc);
+  acc = t.wgmmaMmaAsync(b, n, ScalarKind::BF16, ScalarKind::BF16, false, true, descA, descB, acc);
+  acc = t.wgmmaMmaAsync(b, n, ScalarKind::F8E4M3, ScalarKind::F8E5M2, false, false, descA, descB, acc);
   std::vector<Value *> aRegs;
   for (int q = 0; q < 4; ++q) aRegs.push_back(b.CreateAdd(tid, b.getInt32(q)));
   aRegs[3] = t.packHalves(b, acc[0], acc[1], false);
@@ -147,6 +150,7 @@ TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
           std::string("cvt.rn.f16x2.f32"),
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.f16.f16",
           "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16",
+          "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k32.f32.e4m3.e5m2",
           std::string("wgmma.commit_group.sync.aligned;"), std::string("wgmma.wait_group.sync.aligned 0;"),
           std::string(".extern .shared .align 1024")})
       EXPECT_TRUE(contains(ptx, want)) << "no " << want << "\n" << ptx;
@@ -154,6 +158,11 @@ TEST(NvptxWgmma, EmitsAndAssemblesForSm90a) {
     EXPECT_TRUE(std::regex_search(
         ptx, std::regex(R"(m64n)" + std::to_string(n) + R"(k16\.f32\.bf16\.bf16 \{(%f\d+, ){)" + std::to_string(n / 2 - 1) +
                         R"(}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;)")))
+        << ptx;
+    // The 8-bit floats take no transpose immediates.
+    EXPECT_TRUE(std::regex_search(
+        ptx, std::regex(R"(m64n)" + std::to_string(n) + R"(k32\.f32\.e4m3\.e5m2 \{(%f\d+, ){)" + std::to_string(n / 2 - 1) +
+                        R"(}%f\d+\}, %rd\d+, %rd\d+, p, 1, 1;)")))
         << ptx;
     // A from registers: four .b32, then descB, scale-d and imm-trans-b only.
     EXPECT_TRUE(std::regex_search(
@@ -188,9 +197,17 @@ TEST(NvptxMma, BadArgumentsThrow) {
   EXPECT_EQ(t.ldmatrix(b, shared, 1, true).size(), 1u);
   Value *d64 = b.getInt64(0);
   std::vector<Value *> f64(64, ConstantFP::get(b.getFloatTy(), 0.0));
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 12, false, false, false, d64, d64, f64), tk::InternalError);
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, d64, d64, f4), tk::InternalError);
-  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, false, false, false, b.getInt32(0), d64, f64), tk::InternalError);
+  using tk::ir::ScalarKind;
+  const ScalarKind h = ScalarKind::F16, e4 = ScalarKind::F8E4M3;
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 12, h, h, false, false, d64, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, h, h, false, false, d64, d64, f4), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, h, h, false, false, b.getInt32(0), d64, f64), tk::InternalError);
+  // No mixed 16-bit types, no f16 by fp8, no transposed fp8, no f32.
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, h, ScalarKind::BF16, false, false, d64, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, h, e4, false, false, d64, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, e4, e4, false, true, d64, d64, f64), tk::InternalError);
+  EXPECT_THROW(t.wgmmaMmaAsync(b, 128, ScalarKind::F32, ScalarKind::F32, false, false, d64, d64, f64),
+               tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i2, d64, f64), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, b.getInt32(0), f64), tk::InternalError);
   EXPECT_THROW(t.wgmmaMmaAsyncRegA(b, 128, false, false, i4, d64, f4), tk::InternalError);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
@@ -182,8 +183,9 @@ TEST(Fp8, StdlibMatmulFp8AgainstDouble) {
     bool transB;
   };
   // sm_80 multiplies the f16 values on m16n8k16; sm_89 the codes on the fp8
-  // m16n8k32 (lower/Target.h, archUsesFp8Mma), where K is whole k32 steps.
-  for (const char *arch : {"sm_80", "sm_89"})
+  // m16n8k32 (lower/Target.h, archUsesFp8Mma), where K is whole k32 steps;
+  // sm_90a on wgmma's m64nNk32 fp8 form (lower/Wgmma.h), B staged K-major.
+  for (const char *arch : {"sm_80", "sm_89", "sm_90a"})
   for (const char *type : {"f8e4m3", "f8e5m2"})
     for (Size sz : {Size{1, 1, 1, false}, Size{130, 67, 100, false}, Size{33, 70, 64, true}}) {
       const tk::Fp8Format &f = std::string(type) == "f8e4m3" ? tk::kE4M3 : tk::kE5M2;
@@ -245,6 +247,95 @@ TEST(Fp8, TritonDotKeywordsAsWritten) {
     }
 }
 
+// Two warpgroups (128x128x64 tiles, 8 warps) on wgmma's fp8 form: each
+// warpgroup's A region lies M/2 rows of codes past the last; ragged sizes
+// (K not a multiple of BLOCK_K), unit strides known (the gpu kit's config),
+// B either way, e5m2.
+TEST(Fp8, StdlibMatmulFp8TwoWarpgroupsOnWgmma) {
+  auto dev = tk::Device::open("sim:racecheck");
+  const std::string file = TK_SOURCE_DIR + "/stdlib/matmul.tk";
+  const int m = 130, n = 67, k = 100;
+  for (bool transB : {false, true}) {
+    const std::string what = transB ? "B^T" : "B";
+    std::vector<uint8_t> a, b;
+    for (float v : tk::test::randomFloats(size_t(m) * k, -100, 100)) a.push_back(tk::floatToFp8Bits(v, tk::kE5M2));
+    for (float v : tk::test::randomFloats(size_t(k) * n, -100, 100)) b.push_back(tk::floatToFp8Bits(v, tk::kE5M2));
+    const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
+    tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN)),
+               dsa = dev->upload(sa), dsb = dev->upload(sb);
+    const int sbk = transB ? 1 : n, sbn = transB ? k : 1;
+    const std::vector<tk::Arg> args = {da, db, dc, dsa, dsb, int32_t(m), int32_t(n), int32_t(k), int32_t(k),
+                                       int32_t(1), int32_t(sbk), int32_t(sbn), int32_t(n), int32_t(1)};
+    tk::CompileOptions o;
+    o.archs = {"sm_90a"};
+    o.numWarps = 8;
+    o.numStages = 3;
+    o.defines = {{"T", "f8e5m2"}, {"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "64"}};
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", o.defines), args);
+    tk::Bundle bundle = tk::Compiler::compileFile(file, "matmul_fp8", o);
+    EXPECT_NE(bundle.ptx.at("sm_90a").find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"), std::string::npos)
+        << what;
+    dev->launch(dev->load(bundle), {uint32_t(tk::test::cdiv(m, 128) * tk::test::cdiv(n, 128))}, args);
+    auto c = dev->download<float>(dc, size_t(m) * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double want = 0, mag = 0;
+        for (int kk = 0; kk < k; ++kk) {
+          const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE5M2)) *
+                           tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], tk::kE5M2);
+          want += p;
+          mag += std::fabs(p);
+        }
+        const double scale = double(sa[i]) * sb[j];
+        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
+      }
+  }
+}
+
+// e4m3 by e5m2: the f16 mma on sm_80, the mixed fp8 forms of mma.sync on
+// sm_89 and of wgmma on sm_90a (ptxas accepts both); exact up to f32
+// accumulation at ragged sizes, K masked inside the tile.
+TEST(Fp8, MixedFormatDotAgainstDouble) {
+  auto dev = tk::Device::open("sim");
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  for (const char *arch : {"sm_80", "sm_89", "sm_90a"}) {
+    tk::CompileOptions opts;
+    opts.archs = {arch};
+    tk::Bundle bundle = tk::Compiler::compileFile(kFile, "dot_mixed", opts);
+    const std::string &ptx = bundle.ptx.at(arch);
+    EXPECT_EQ(ptx.find("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32") != std::string::npos,
+              std::string(arch) == "sm_89");
+    EXPECT_EQ(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") != std::string::npos,
+              std::string(arch) == "sm_90a");
+    if (toolkit.hasPtxas()) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, arch, toolkit);
+      EXPECT_TRUE(info.ran) << arch << "\n" << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << arch << "\n" << info.log;
+    }
+    for (auto [m, n, k] : {std::tuple{64, 64, 64}, std::tuple{1, 1, 1}, std::tuple{37, 50, 45}}) {
+      const std::string what = std::string(arch) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                               std::to_string(k);
+      std::vector<uint8_t> a, b;
+      for (float v : tk::test::randomFloats(size_t(m) * k, -300, 300)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
+      for (float v : tk::test::randomFloats(size_t(k) * n, -3000, 3000)) b.push_back(tk::floatToFp8Bits(v, tk::kE5M2));
+      tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN));
+      (*dev)(dev->load(bundle), {1}, da, db, dc, int32_t(m), int32_t(n), int32_t(k));
+      auto c = dev->download<float>(dc, size_t(m) * n);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          double want = 0, mag = 0;
+          for (int kk = 0; kk < k; ++kk) {
+            const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE4M3)) *
+                             tk::fp8BitsToFloat(b[size_t(kk) * n + j], tk::kE5M2);
+            want += p;
+            mag += std::fabs(p);
+          }
+          ASSERT_NEAR(c[size_t(i) * n + j], want, 1e-6 * (mag + 1)) << what << " at " << i << "," << j;
+        }
+    }
+  }
+}
+
 // sm_90 and sm_90a convert with cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 and
 // cvt.rn.f16x2.{e4m3x2,e5m2x2} (NvptxTarget::floatToFp8 / fp8ToFloat), the
 // older archs and sm_89 (whose cvt needs PTX ISA 8.1) with lower/Fp8.h's
@@ -267,9 +358,12 @@ TEST(Fp8, PtxAssemblesWithPtxas) {
                           count(b.ptx.at(arch), "cvt.rn.f16x2.e4m3x2") + count(b.ptx.at(arch), "cvt.rn.f16x2.e5m2x2");
       // The fp8 mma (sm_89: lower/Target.h, archUsesFp8Mma) takes
       // matmul_fp8's codes as they are, and needs PTX ISA 8.4, in that module
-      // alone.
-      const bool fp8Mma = std::string(kernel) == "matmul_fp8" && arch == "sm_89";
-      if ((arch == "sm_90" || arch == "sm_90a") && !fp8Mma) {
+      // alone; so does sm_90a's fp8 wgmma, in PTX ISA 8.0.
+      const bool matmul = std::string(kernel) == "matmul_fp8";
+      const bool fp8Mma = matmul && arch == "sm_89", fp8Wgmma = matmul && arch == "sm_90a";
+      EXPECT_EQ(count(b.ptx.at(arch), "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") > 0, fp8Wgmma)
+          << kernel << " " << arch;
+      if ((arch == "sm_90" || arch == "sm_90a") && !fp8Mma && !fp8Wgmma) {
         EXPECT_GT(cvts, 0u) << kernel << " " << arch;
       } else {
         EXPECT_EQ(cvts, 0u) << kernel << " " << arch;
@@ -290,26 +384,37 @@ TEST(Fp8, PtxAssemblesWithPtxas) {
 // strides) matmul_fp8's operand loads go through cp.async rings although a
 // cast to f16 stands between each load and the dot (the ring holds the
 // fp8 bytes; the cast reads the slot): exact as above, race-free, on
-// mma.sync f16 (sm_80), fp8 (sm_89) and wgmma (sm_90a).
+// mma.sync f16 (sm_80), fp8 (sm_89) and wgmma's fp8 form (sm_90a), which
+// reads both rings in place when B is stored [N, K] (K-major, as fp8 GEMMs
+// take it: no st.shared at all) and stages a row-major B K-major.
 TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
   auto dev = tk::Device::open("sim:racecheck");
   const std::string file = TK_SOURCE_DIR + "/stdlib/matmul.tk";
   const int m = 128, n = 64, k = 96;
+  for (bool transB : {false, true})
   for (const char *arch : {"sm_80", "sm_89", "sm_90a"}) {
+    const std::string what = std::string(arch) + (transB ? " B^T" : "");
     std::vector<uint8_t> a, b;
     for (float v : tk::test::randomFloats(size_t(m) * k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
     for (float v : tk::test::randomFloats(size_t(k) * n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
     const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
     tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN)),
                dsa = dev->upload(sa), dsb = dev->upload(sb);
+    // B is [K, N]; transposed, it is stored [N, K].
+    const int sbk = transB ? 1 : n, sbn = transB ? k : 1;
     const std::vector<tk::Arg> args = {da, db, dc, dsa, dsb, int32_t(m), int32_t(n), int32_t(k), int32_t(k),
-                                       int32_t(1), int32_t(n), int32_t(1), int32_t(n), int32_t(1)};
+                                       int32_t(1), int32_t(sbk), int32_t(sbn), int32_t(n), int32_t(1)};
     tk::CompileOptions o;
     o.archs = {arch};
     o.numStages = 3;
     o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", {}), args);
     tk::Bundle bundle = tk::Compiler::compileFile(file, "matmul_fp8", o);
-    EXPECT_NE(bundle.ptx.at(arch).find("cp.async"), std::string::npos) << arch;
+    const std::string &ptx = bundle.ptx.at(arch);
+    EXPECT_NE(ptx.find("cp.async"), std::string::npos) << what;
+    if (std::string(arch) == "sm_90a") {
+      EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"), std::string::npos) << what;
+      EXPECT_EQ(ptx.find("st.shared") == std::string::npos, transB) << what;
+    }
     dev->launch(dev->load(bundle), {uint32_t((m / 64) * (n / 64))}, args);
     auto c = dev->download<float>(dc, size_t(m) * n);
     for (int i = 0; i < m; ++i)
@@ -317,12 +422,12 @@ TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
         double want = 0, mag = 0;
         for (int kk = 0; kk < k; ++kk) {
           const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE4M3)) *
-                           tk::fp8BitsToFloat(b[size_t(kk) * n + j], tk::kE4M3);
+                           tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], tk::kE4M3);
           want += p;
           mag += std::fabs(p);
         }
         const double scale = double(sa[i]) * sb[j];
-        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << arch << " at " << i << "," << j;
+        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
       }
   }
 }

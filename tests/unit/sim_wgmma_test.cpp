@@ -13,6 +13,7 @@
 #include "backend/sim/Wgmma.h"
 #include "lower/Wgmma.h"
 #include "tests/unit/sim_KernelBuilder.h"
+#include "tk/fp8.h"
 
 namespace tk::sim::test {
 namespace {
@@ -48,11 +49,13 @@ int rowXor(int S, int r) { return S == 128 ? r % 8 : S == 64 ? (r / 2) % 4 : (r 
 
 // Byte offset (from a pattern-aligned start) of element (mn, k) of an
 // operand, from the canonical layouts ("Shared Memory Matrix Layout"): core
-// matrices of 8 rows x 16 bytes; K-major rows run along k, MN-major rows
-// along m or n; S the swizzle width (0: none).
-uint32_t figureOffset(bool mnMajor, int S, uint32_t lbo, uint32_t sbo, int mn, int k) {
-  if (!mnMajor && !S) return mn / 8 * sbo + mn % 8 * 16 + k / 8 * lbo + k % 8 * 2;
-  if (!mnMajor) return mn / 8 * sbo + mn % 8 * S + 16 * ((k / 8) ^ rowXor(S, mn % 8)) + k % 8 * 2;
+// matrices of 8 rows x 16 bytes; K-major rows run along k (2-byte elements,
+// or 1-byte ones with `bytes` 1), MN-major rows along m or n; S the swizzle
+// width (0: none).
+uint32_t figureOffset(bool mnMajor, int S, uint32_t lbo, uint32_t sbo, int mn, int k, int bytes = 2) {
+  const int kb = k * bytes;
+  if (!mnMajor && !S) return mn / 8 * sbo + mn % 8 * 16 + kb / 16 * lbo + kb % 16;
+  if (!mnMajor) return mn / 8 * sbo + mn % 8 * S + 16 * ((kb / 16) ^ rowXor(S, mn % 8)) + kb % 16;
   if (!S) return mn / 8 * sbo + mn % 8 * 2 + k / 8 * lbo + k % 8 * 16;
   const int E = S / 2;  // elements per row
   return mn / E * lbo + k / 8 * sbo + k % 8 * S + 16 * (((mn % E) / 8) ^ rowXor(S, k % 8)) + mn % 8 * 2;
@@ -118,6 +121,12 @@ struct Case {
   bool storeBeforeWait = false;  // every thread writes a word of A between commit and wait
   int threads = 128;
   bool regA = false;  // A from registers (wgmmaMmaAsyncRegA), its shared bytes garbage
+  // 8-bit floats (k32, K-major only): A e4m3 or e5m2, B likewise.
+  bool fp8 = false, e5m2A = false, e5m2B = false;
+  int k() const { return fp8 ? 32 : 16; }
+  ir::ScalarKind typeA() const { return fp8 ? (e5m2A ? ir::ScalarKind::F8E5M2 : ir::ScalarKind::F8E4M3) : type16(); }
+  ir::ScalarKind typeB() const { return fp8 ? (e5m2B ? ir::ScalarKind::F8E5M2 : ir::ScalarKind::F8E4M3) : type16(); }
+  ir::ScalarKind type16() const { return bf16 ? ir::ScalarKind::BF16 : ir::ScalarKind::F16; }
 };
 
 // Unswizzled: core matrices 128 bytes, the next k8 at LBO = 128, the next 8
@@ -164,7 +173,7 @@ std::unique_ptr<Program> wgmmaKernel(const Case &c, int words) {
   for (int q = 0; q < 4 && c.regA; ++q)
     aRegs.push_back(k.load(k.i32(), k.gep(k.i32(), k.arg(4), b.CreateAdd(b.CreateMul(tid, b.getInt32(4)), b.getInt32(q)))));
   std::vector<Value *> d = c.regA ? t.wgmmaMmaAsyncRegA(b, c.n, c.bf16, c.mB, aRegs, dB, acc)
-                                  : t.wgmmaMmaAsync(b, c.n, c.bf16, c.mA, c.mB, dA, dB, acc);
+                                  : t.wgmmaMmaAsync(b, c.n, c.typeA(), c.typeB(), c.mA, c.mB, dA, dB, acc);
   t.wgmmaCommitGroup(b);
   if (c.storeBeforeWait)
     k.sharedStore(b.getInt32(0), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(c.startA / 4))), 4, "over.tk:9:5");
@@ -187,21 +196,37 @@ struct WgRun {
   Counters counters;
 };
 
-// Runs `c` on A [64x16], B [16xn] and C [64xn] (row-major), laid out in
+const tk::Fp8Format &fp8Format(bool e5m2) { return e5m2 ? tk::kE5M2 : tk::kE4M3; }
+
+// Runs `c` on A [64xk], B [kxn] and C [64xn] (row-major), laid out in
 // shared memory by the figures.
 WgRun runWgmma(const Case &c, const std::vector<float> &A, const std::vector<float> &B, const std::vector<float> &C,
                bool raceCheck = false) {
   const int bytes = 16384, words = bytes / 4;  // A in [0, 8192), B in [8192, 16384)
-  std::vector<uint16_t> image(bytes / 2, 0);
+  const int K = c.k(), eb = c.fp8 ? 1 : 2;
+  std::vector<uint8_t> image(bytes, 0);
+  auto place = [&](size_t at, float v, bool e5m2) {
+    if (at + eb > image.size()) return;  // a case that reads out of bounds places only what fits
+    if (c.fp8) {
+      image[at] = tk::floatToFp8Bits(v, fp8Format(e5m2));
+      return;
+    }
+    const uint16_t h = bits16(v, c.bf16);
+    std::memcpy(&image[at], &h, 2);
+  };
   for (int m = 0; m < 64; ++m)
-    for (int kk = 0; kk < 16; ++kk)
-      image[(c.startA + figureOffset(c.mA, c.swizzleA, lboOf(c, false), sboOf(c, false), m, kk)) / 2] =
-          c.regA ? uint16_t(0x7e00) : bits16(A[m * 16 + kk], c.bf16);
-  for (int kk = 0; kk < 16; ++kk)
+    for (int kk = 0; kk < K; ++kk) {
+      const size_t at = c.startA + figureOffset(c.mA, c.swizzleA, lboOf(c, false), sboOf(c, false), m, kk, eb);
+      if (c.regA) {
+        image[at] = 0x00, image[at + 1] = 0x7e;  // a NaN, never read
+      } else {
+        place(at, A[m * K + kk], c.e5m2A);
+      }
+    }
+  for (int kk = 0; kk < K; ++kk)
     for (int n = 0; n < c.n; ++n)
-      if (size_t at = (c.startB + figureOffset(c.mB, c.swizzleB, lboOf(c, true), sboOf(c, true), n, kk)) / 2;
-          at < image.size())  // a case that reads out of bounds places only what fits
-        image[at] = bits16(B[kk * c.n + n], c.bf16);
+      place(c.startB + figureOffset(c.mB, c.swizzleB, lboOf(c, true), sboOf(c, true), n, kk, eb), B[kk * c.n + n],
+            c.e5m2B);
   auto prog = wgmmaKernel(c, words);
   Simulator sim(1);
   Buffer<uint32_t> img(sim.memory(), words);
@@ -258,17 +283,27 @@ std::vector<float> randomMatrix(std::mt19937 &rng, int count, bool bf16) {
   return m;
 }
 
+// Values of an fp8 format, from random codes (NaNs excluded).
+std::vector<float> randomFp8Matrix(std::mt19937 &rng, int count, bool e5m2) {
+  std::uniform_int_distribution<int> code(0, 255);
+  std::vector<float> m;
+  while (int(m.size()) < count)
+    if (float v = tk::fp8BitsToFloat(uint8_t(code(rng)), fp8Format(e5m2)); std::isfinite(v)) m.push_back(v);
+  return m;
+}
+
 void expectProduct(const WgRun &r, const Case &c, const std::vector<float> &A, const std::vector<float> &B,
                    const std::vector<float> &C) {
   ASSERT_EQ(r.error, "");
+  const int K = c.k();
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < c.n; ++n) {
       double want = C[m * c.n + n], mag = std::fabs(want);
-      for (int kk = 0; kk < 16; ++kk) {
-        want += double(A[m * 16 + kk]) * B[kk * c.n + n];
-        mag += std::fabs(double(A[m * 16 + kk]) * B[kk * c.n + n]);
+      for (int kk = 0; kk < K; ++kk) {
+        want += double(A[m * K + kk]) * B[kk * c.n + n];
+        mag += std::fabs(double(A[m * K + kk]) * B[kk * c.n + n]);
       }
-      ASSERT_LE(std::fabs(r.D[m * c.n + n] - want), 17 * 0x1p-24 * mag)
+      ASSERT_LE(std::fabs(r.D[m * c.n + n] - want), (K + 1) * 0x1p-24 * mag)
           << "D[" << m << "][" << n << "] = " << r.D[m * c.n + n] << ", want " << want;
     }
 }
@@ -299,6 +334,31 @@ TEST(SimWgmma, EveryLayoutAndFragmentMatchesADoubleProduct) {
     // Before the wait the registers hold no value (NaN here).
     for (float v : r.early) ASSERT_TRUE(std::isnan(v));
   }
+}
+
+// The 8-bit floats, k32 and K-major: every pair of formats, each swizzle, B
+// unswizzled too; random codes over each format's whole range (subnormals,
+// zeros of both signs, the largest finite values).
+TEST(SimWgmma, Fp8OperandsMatchADoubleProduct) {
+  std::mt19937 rng(26);
+  for (bool e5m2A : {false, true})
+    for (bool e5m2B : {false, true})
+      for (int s : {0, 32, 64, 128}) {
+        Case c;
+        c.fp8 = true;
+        c.e5m2A = e5m2A;
+        c.e5m2B = e5m2B;
+        c.mA = c.mB = false;
+        c.swizzleA = s;
+        c.swizzleB = s == 128 ? 0 : 128;  // B: 128B, or none against A's 128B
+        c.n = 64;
+        SCOPED_TRACE(std::string(e5m2A ? "e5m2" : "e4m3") + " x " + (e5m2B ? "e5m2" : "e4m3") + ", swizzle A " +
+                     std::to_string(c.swizzleA) + "B, B " + std::to_string(c.swizzleB) + "B");
+        auto A = randomFp8Matrix(rng, 64 * 32, e5m2A), B = randomFp8Matrix(rng, 32 * c.n, e5m2B),
+             C = randomMatrix(rng, 64 * c.n, false);
+        WgRun r = runWgmma(c, A, B, C, /*raceCheck=*/true);
+        expectProduct(r, c, A, B, C);
+      }
 }
 
 // A from registers: the product of the fragments the threads hold, A's
@@ -334,9 +394,9 @@ TEST(SimWgmma, WaitGroupCompletesTheOldestGroups) {
   Value *dA = b.getInt64(descriptor(0, 128, 256, 0)), *dB = b.getInt64(descriptor(4096, 128, 256, 0));
   std::vector<Value *> zeros(8, llvm::ConstantFP::get(k.f32(), 0.0)), ones(8, llvm::ConstantFP::get(k.f32(), 1.0));
   t.wgmmaFence(b);
-  std::vector<Value *> first = t.wgmmaMmaAsync(b, 16, false, false, false, dA, dB, zeros);
+  std::vector<Value *> first = t.wgmmaMmaAsync(b, 16, ir::ScalarKind::F16, ir::ScalarKind::F16, false, false, dA, dB, zeros);
   t.wgmmaCommitGroup(b);
-  std::vector<Value *> second = t.wgmmaMmaAsync(b, 16, false, false, false, dA, dB, ones);
+  std::vector<Value *> second = t.wgmmaMmaAsync(b, 16, ir::ScalarKind::F16, ir::ScalarKind::F16, false, false, dA, dB, ones);
   t.wgmmaCommitGroup(b);
   std::vector<Value *> both = first;
   both.insert(both.end(), second.begin(), second.end());
@@ -400,7 +460,7 @@ TEST(SimWgmma, AGroupInFlightAcrossALongLoop) {
       acc.push_back(phis.back());
     }
     t.wgmmaFence(b);
-    acc = t.wgmmaMmaAsync(b, n, false, false, false, dA, dB, acc);
+    acc = t.wgmmaMmaAsync(b, n, ir::ScalarKind::F16, ir::ScalarKind::F16, false, false, dA, dB, acc);
     t.wgmmaCommitGroup(b);
     acc = t.wgmmaWaitGroup(b, 1, acc);
     Value *next = b.CreateAdd(i, b.getInt32(1));
