@@ -158,14 +158,19 @@ std::vector<Case> allCases() {
   mb.tensorCores = true;
   cases.push_back(mb);
 
-  // fp8 operands widened to f16 in registers (not yet fp8 tensor cores).
-  Case mf{"matmul_fp8", "matmul.tk", "matmul_fp8", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "64"}}};
-  mf.numWarps = 8;
-  mf.make = [](const Size &s) { return matmulFp8(s.at(0), s.at(1), s.at(2)); };
-  mf.checkSizes = {{1, 1, 1}, {130, 67, 100}};
-  mf.realistic = {4096, 4096, 4096};
-  mf.tensorCores = true;
-  cases.push_back(mf);
+  // fp8 codes on wgmma's fp8 form on sm_90a (f16 tensor cores on sm_80):
+  // B row-major, staged K-major through registers, and B stored [N, K]
+  // (_bt), read in place from its cp.async ring as torch._scaled_mm's is.
+  for (bool bt : {false, true}) {
+    Case mf{bt ? "matmul_fp8_bt" : "matmul_fp8", "matmul.tk", "matmul_fp8",
+            {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "64"}}};
+    mf.numWarps = 8;
+    mf.make = [bt](const Size &s) { return matmulFp8(s.at(0), s.at(1), s.at(2), bt); };
+    mf.checkSizes = {{1, 1, 1}, {130, 67, 100}};
+    mf.realistic = {4096, 4096, 4096};
+    mf.tensorCores = true;
+    cases.push_back(mf);
+  }
   for (int d : {64, 128})
     for (bool causal : {false, true}) cases.push_back(attentionCase(d, causal));
   return cases;

@@ -149,7 +149,7 @@ std::unique_ptr<Problem> quantizeRows(int64_t rows, int64_t d);
 // kit.tk's f16 tiled transpose (ProblemsTensorCore.cpp).
 std::unique_ptr<Problem> transpose(int64_t m, int64_t n);
 // stdlib matmul_fp8 on f8e4m3 operands with row and column scales (ProblemsTensorCore.cpp).
-std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k);
+std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor);
 // batch 0: stdlib matmul (a bias pointer, unused); else matmul_batched.
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 0);
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal);

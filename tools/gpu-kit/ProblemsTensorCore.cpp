@@ -110,15 +110,17 @@ class Matmul final : public Problem {
 };
 
 // stdlib matmul_fp8: C[M, N] f32 = (A[M, K] @ B[K, N]) * sa[:, None] * sb[None, :]
-// for f8e4m3 A and B, row-major; errors relative to the scaled sum of |a||b|.
+// for f8e4m3 A and B, A row-major, B row-major or (bColumnMajor) stored
+// [N, K] as fp8 GEMMs take it; errors relative to the scaled sum of |a||b|.
 class MatmulFp8 final : public Problem {
  public:
-  MatmulFp8(int64_t m, int64_t n, int64_t k) : m_(m), n_(n), k_(k) {}
+  MatmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor)
+      : m_(m), n_(n), k_(k), sbk_(bColumnMajor ? 1 : n), sbn_(bColumnMajor ? k : 1) {}
   std::vector<int64_t> dims() const override { return {m_, n_, k_}; }
   std::string dtype() const override { return "f8e4m3"; }
   std::map<std::string, int64_t> ints() const override {
     return {{"M", m_}, {"N", n_}, {"K", k_}, {"stride_am", k_}, {"stride_ak", 1},
-            {"stride_bk", n_}, {"stride_bn", 1}, {"stride_cm", n_}, {"stride_cn", 1}};
+            {"stride_bk", sbk_}, {"stride_bn", sbn_}, {"stride_cm", n_}, {"stride_cn", 1}};
   }
   void setup(tk::Device &dev, Rng &rng) override {
     for (auto *v : {&a_, &b_}) {
@@ -136,7 +138,7 @@ class MatmulFp8 final : public Problem {
   }
   std::vector<tk::Arg> args() const override {
     const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
-    return {da_, db_, c_, dsa_, dsb_, i(m_), i(n_), i(k_), i(k_), i(1), i(n_), i(1), i(n_), i(1)};
+    return {da_, db_, c_, dsa_, dsb_, i(m_), i(n_), i(k_), i(k_), i(1), i(sbk_), i(sbn_), i(n_), i(1)};
   }
   Check check(tk::Device &dev) override {
     std::vector<float> got = dev.download<float>(c_, size_t(m_ * n_));
@@ -145,7 +147,7 @@ class MatmulFp8 final : public Problem {
       const int64_t r = e / n_, c = e % n_;
       double ref = 0, scale = 0;
       for (int64_t k = 0; k < k_; ++k) {
-        const double p = double(a_[size_t(r * k_ + k)].toFloat()) * b_[size_t(k * n_ + c)].toFloat();
+        const double p = double(a_[size_t(r * k_ + k)].toFloat()) * b_[size_t(k * sbk_ + c * sbn_)].toFloat();
         ref += p, scale += std::fabs(p);
       }
       const double s = double(sa_[size_t(r)]) * sb_[size_t(c)];
@@ -158,7 +160,7 @@ class MatmulFp8 final : public Problem {
   double flops() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
 
  private:
-  int64_t m_, n_, k_;
+  int64_t m_, n_, k_, sbk_, sbn_;
   std::vector<tk::Float8e4m3> a_, b_;
   std::vector<float> sa_, sb_;
   std::vector<int64_t> picks_;
@@ -304,7 +306,9 @@ std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) 
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
   return std::make_unique<Attention>(heads, l, d, causal);
 }
-std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k) { return std::make_unique<MatmulFp8>(m, n, k); }
+std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor) {
+  return std::make_unique<MatmulFp8>(m, n, k, bColumnMajor);
+}
 std::unique_ptr<Problem> transpose(int64_t m, int64_t n) { return std::make_unique<Transpose>(m, n); }
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim) { return std::make_unique<Similarity>(samples, dim); }
 

@@ -654,6 +654,7 @@ PROBLEMS = {
     "quantize_fp8_rows": peers_quantize_fp8_rows,
     "transpose": peers_transpose,
     "matmul_fp8": peers_matmul_fp8,
+    "matmul_fp8_bt": peers_matmul_fp8,
     "matmul": peers_matmul,
     "attention_d64": peers_attention,
     "attention_d64_causal": peers_attention,
@@ -691,7 +692,7 @@ def shrink(prob):
         p["shape"] = [5, 1500]
     elif name == "transpose":
         p["shape"] = [130, 67]
-    elif name == "matmul_fp8":
+    elif name in ("matmul_fp8", "matmul_fp8_bt"):
         p["shape"] = [130, 67, 100]
     elif name == "matmul":
         p["shape"] = [130, 67, 100]
