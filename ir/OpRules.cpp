@@ -433,8 +433,10 @@ void OpRules::memoryOp(const Op &op) {
       for (size_t i = 1; i < (cas ? 3u : 2u); ++i)
         if (operandType(i) != pointee)
           return opError(op, "operand " + std::to_string(i) + " must be " + pointee.str() + ", not " + operandType(i).str());
-      if (!cas && op.numOperands() > 2) {
-        const Type &mask = operandType(2);
+      // atomic_rmw's mask is operand 2; compare-and-swap's is 3 (pad-tiles
+      // masks a padded tile's padding with it).
+      if (op.numOperands() > (cas ? 3u : 2u)) {
+        const Type &mask = operandType(cas ? 3 : 2);
         if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
           return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
       }

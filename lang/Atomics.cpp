@@ -126,13 +126,6 @@ TV IRGen::atomicCall(const ast::Expr &e) {
                      shapeStr(ptr.type.shape) + "; the values and mask must fit the pointers' shape");
     return invalid();
   }
-  // pad-tiles keeps a tile's padding out of memory through the op's mask;
-  // atomic_cas has none.
-  if (cas && ir::paddedShape(*shape) != *shape) {
-    error(e.loc, "'atomic_cas' on a tile whose dims are not all powers of two (" + shapeStr(*shape) +
-                     ") is not supported yet: pad the tile and mask it with 'where' on the values");
-    return invalid();
-  }
   const Type vt = Type::scalar(k).withShape(*shape);
   std::vector<ir::Value *> ops = {ptr.v};
   for (size_t i = 1; i < pos.size(); ++i) ops.push_back(coerce(pos[i], vt, posE[i]->loc));

@@ -31,7 +31,8 @@ Regs FunctionLowering::lowerAtomic(ir::Op &op) {
   const Regs &ptrs = regs(op.operand(0));
   const Regs &a = regs(op.operand(1));
   const Regs *b = cas ? &regs(op.operand(2)) : nullptr;
-  const Regs *mask = !cas && op.numOperands() > 2 ? &regs(op.operand(2)) : nullptr;
+  const size_t maskAt = cas ? 3 : 2;
+  const Regs *mask = op.numOperands() > maskAt ? &regs(op.operand(maskAt)) : nullptr;
   const ir::AtomicSem sem = ir::atomicSemOf(op);
   const bool scalar = !pt.isTile();
   llvm::Value *owner = nullptr;

@@ -180,6 +180,7 @@ class TilePadder {
     switch (op.kind()) {
       case OpKind::Load: maskAccess(b, op, 1); return false;
       case OpKind::Store: case OpKind::AtomicRmw: maskAccess(b, op, 2); return false;
+      case OpKind::AtomicCas: maskAccess(b, op, 3); return false;
       case OpKind::Reduce: {
         const int axis = static_cast<int>(op.intAttr("axis"));
         Value *x = op.operand(0);

@@ -217,6 +217,24 @@ TEST(AnySize, LoopsAtomicsAndAssertsSeeOnlyTheTile) {
   }
 }
 
+// atomic_cas has no mask in the language; pad-tiles gives it one, so the
+// padding never swaps (slot holds exactly N words: the sim faults on any
+// other). Of the two programs, exactly one finds each slot free.
+TEST(AnySize, CompareAndSwapTouchesOnlyTheTile) {
+  auto dev = tk::Device::open("sim");
+  for (int n : {1, 3, 100, 781}) {
+    tk::Kernel k = dev->load(compile("claim", {{"N", s(n)}}));
+    tk::Buffer slot = dev->upload(std::vector<int32_t>(n, 0)), old = dev->upload(std::vector<int32_t>(2 * n, -7));
+    (*dev)(k, {2}, slot, old);
+    auto sl = dev->download<int32_t>(slot, n), ol = dev->download<int32_t>(old, 2 * n);
+    for (int c = 0; c < n; ++c) {
+      const int32_t a = ol[size_t(c)], b = ol[size_t(n + c)];
+      ASSERT_TRUE((a == 0 && b == 1 && sl[c] == 1) || (b == 0 && a == 2 && sl[c] == 2))
+          << "N " << n << " slot " << c << ": " << sl[c] << ", olds " << a << " and " << b;
+    }
+  }
+}
+
 TEST(AnySize, RankThreeAlongEveryDim) {
   auto dev = tk::Device::open("sim");
   struct Shape {
