@@ -182,6 +182,13 @@ TV IRGen::genCall(const ast::Expr &e) {
     if (auto fn = fnTable_->fns.find(name);
         fn != fnTable_->fns.end() && fnTable_->visible(e.loc.file, fn->second->loc.file))
       return fnCall(e, *fn->second);
+  // load(d, [offsets]) and store(d, [offsets], v): a list second is a
+  // descriptor's block offsets (a list is otherwise only a shape).
+  if ((name == "load" || name == "store") && !e.args.empty() &&
+      ((e.args.size() >= 2 && e.argNames[1].empty() && e.args[1]->kind == ast::ExprKind::List) ||
+       (e.args[0]->kind == ast::ExprKind::Name && lookup(e.args[0]->text) &&
+        lookup(e.args[0]->text)->value.k == TV::K::Desc)))
+    return descriptorAccess(e);
   bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
   if ((name == "min" || name == "max") && twoPositional) return minMaxOfTwo(e);
   const std::optional<BuiltinGroup> group = builtinGroup(name);
@@ -196,6 +203,7 @@ TV IRGen::genCall(const ast::Expr &e) {
       case BuiltinGroup::Debug: return debugCall(e);
       case BuiltinGroup::Random: return randomCall(e);
       case BuiltinGroup::Shape: return shapeCall(e);
+      case BuiltinGroup::Descriptor: return makeTensorDescriptor(e);
       case BuiltinGroup::Later: case BuiltinGroup::StaticRange: break;
     }
   // A fn of a file the call does not see, named like no built-in (a built-in

@@ -48,6 +48,11 @@ TV IRGen::constant(ConstValue c, ScalarKind k, bool weak) const {
 }
 
 std::string IRGen::typeName(const TV &x) const {
+  if (x.k == TV::K::Desc) {
+    std::string s = "a tensor descriptor of " + x.elems[0].type.elem.pointee().str() + " blocks [";
+    for (size_t i = 0; i < x.block.size(); ++i) s += (i ? ", " : "") + std::to_string(x.block[i]);
+    return s + "]";
+  }
   if (x.k == TV::K::Tuple) {
     std::string s = "(";
     for (size_t i = 0; i < x.elems.size(); ++i) s += (i ? ", " : "") + typeName(x.elems[i]);
@@ -247,6 +252,11 @@ TV IRGen::asValue(TV v, const ast::Expr &e) {
     error(e.loc, quoted(e.text) + " does not produce a value");
     return invalid();
   }
+  if (v.k == TV::K::Desc) {
+    error(e.loc, typeName(v) + " is not a value: load through it, load(d, [offsets]), or store through it, "
+                               "store(d, [offsets], tile)");
+    return invalid();
+  }
   return v;
 }
 
@@ -391,8 +401,8 @@ TV IRGen::genBinary(const ast::Expr &e) {
   TV a = genExpr(*e.args[0]);
   TV b = genExpr(*e.args[1]);
   if (!a.ok() || !b.ok()) return invalid();
-  if (a.k == TV::K::Tuple || b.k == TV::K::Tuple)
-    return asValue(a.k == TV::K::Tuple ? a : b, *e.args[a.k == TV::K::Tuple ? 0 : 1]);
+  auto aggregate = [](const TV &x) { return x.k == TV::K::Tuple || x.k == TV::K::Desc; };
+  if (aggregate(a) || aggregate(b)) return asValue(aggregate(a) ? a : b, *e.args[aggregate(a) ? 0 : 1]);
   auto notValue = [](const TV &x) { return x.k == TV::K::Str || x.k == TV::K::TypeArg; };
   if ((notValue(a) || notValue(b)) && (e.text == "==" || e.text == "!=")) return compareAtCompileTime(e, a, b);
   if (notValue(a) || notValue(b)) {

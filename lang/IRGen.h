@@ -41,7 +41,7 @@ constexpr int kMaxTileRank = 4;
 
 // The result of lowering an expression.
 struct TV {
-  enum class K { Invalid, Value, Void, TypeArg, Str, Tuple } k = K::Invalid;
+  enum class K { Invalid, Value, Void, TypeArg, Str, Tuple, Desc } k = K::Invalid;
   ir::Type type;                  // Value: its type (a weak literal: the type it takes alone)
   bool weak = false;              // an untyped literal (always a scalar constant)
   std::optional<ConstValue> cst;  // scalars known at compile time
@@ -49,6 +49,11 @@ struct TV {
   ir::ScalarKind typeArg = ir::ScalarKind::I32;  // TypeArg: a type written as an argument
   std::string str;                               // Str: a string literal or string const
   std::vector<TV> elems;                         // Tuple: its elements (flattened away before the IR)
+  // Desc, a tensor descriptor (TensorDescriptors.cpp): elems are the base
+  // pointer, then the shape's and the strides' scalars; `block` the block
+  // shape, `str` the padding ("zero" or "nan"). A compile-time aggregate:
+  // nothing of it reaches the IR but its loads and stores.
+  std::vector<int64_t> block;
 
   bool ok() const { return k != K::Invalid; }
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
@@ -68,7 +73,9 @@ ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
 // of its imports), by name. `bad`: fns whose signature has errors (already
 // reported), so calls to them stay quiet.
 // How genCall generates a built-in of lang/BuiltinTable.def's TK_BUILTIN entries.
-enum class BuiltinGroup { Later, Random, Shape, Reduce, Scan, Combine, Select, Dot, Atomic, Debug, StaticAssert, StaticRange };
+enum class BuiltinGroup {
+  Later, Random, Shape, Reduce, Scan, Combine, Select, Dot, Atomic, Debug, StaticAssert, StaticRange, Descriptor
+};
 
 struct FnTable {
   std::map<std::string, const ast::Decl *> fns;
@@ -311,6 +318,10 @@ class IRGen {
   TV atomicCall(const ast::Expr &e);
   // rand randn randint: Triton's Philox 4x32 stream (Random.cpp).
   TV randomCall(const ast::Expr &e);
+  // TensorDescriptors.cpp: make_tensor_descriptor, and load(d, [offsets])
+  // / store(d, [offsets], value) through one.
+  TV makeTensorDescriptor(const ast::Expr &e);
+  TV descriptorAccess(const ast::Expr &e);
   std::array<ir::Value *, 4> philox(ir::Value *seed, ir::Value *counter, int64_t rounds, const ast::Loc &loc);
   // print and assert (Debug.cpp).
   TV debugCall(const ast::Expr &e);

@@ -67,7 +67,13 @@ void IRGen::genStmt(const ast::Stmt &s) {
         return;
       }
       TV v = genExpr(*s.value);
-      if (v.k != TV::K::Tuple) v = asValue(v, *s.value);
+      // A tensor descriptor is bound once: a `var` could be merged at a loop
+      // or branch, which a compile-time aggregate cannot be.
+      if (v.k == TV::K::Desc && s.kind == ast::StmtKind::Var) {
+        error(s.value->loc, "a tensor descriptor is bound with 'let', not 'var'");
+        v = invalid();
+      }
+      if (v.k != TV::K::Tuple && v.k != TV::K::Desc) v = asValue(v, *s.value);
       // A `var` holds its type until reassigned: a literal takes its default
       // type here rather than adapting at each use.
       if (s.kind == ast::StmtKind::Var && v.ok() && v.weak) v.weak = false;

@@ -347,11 +347,25 @@ postfix:
     for (auto &i : $3) $$->args.push_back(std::move(i));
     $$ = ctx.finish(std::move($$));
   }
-/* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`);
-   `x.to(T, bitcast: b)` carries b as the cast's second operand;
-   `fp_downcast_rounding: "rtne"` is tk's rounding anyway. */
+/* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`,
+   `load(` and `store(`); `x.to(T, bitcast: b)` carries b as the cast's
+   second operand; `fp_downcast_rounding: "rtne"` is tk's rounding anyway.
+   A tensor descriptor's `d.load([..])` and `d.store([..], t)` are the calls
+   `load(d, [..])` and `store(d, [..], t)`. */
 | postfix DOT IDENT LPAREN args_opt RPAREN {
     const size_t n = $5.args.size();
+    if ($3 == "load" || $3 == "store") {
+      $$ = ctx.leaf(ExprKind::Call, ctx.loc(@3), $3);
+      $$->args.push_back(std::move($1));
+      $$->argNames.push_back("");
+      $$->argNameLocs.push_back(ctx.loc(@1));
+      for (size_t i = 0; i < n; ++i) {
+        $$->args.push_back(std::move($5.args[i]));
+        $$->argNames.push_back($5.names[i]);
+        $$->argNameLocs.push_back($5.nameLocs[i]);
+      }
+      $$ = ctx.finish(std::move($$));
+    } else {
     const bool rounding = n == 2 && $5.names[1] == "fp_downcast_rounding";
     if (rounding && ($5.args[1]->kind != ExprKind::String || $5.args[1]->text != "rtne")) {
       ctx.diags().error($5.args[1]->loc, "fp_downcast_rounding of '.to(...)' takes \"rtne\" (round to nearest even, "
@@ -367,6 +381,7 @@ postfix:
       $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
     }
     $$ = ctx.finish(std::move($$));
+    }
   }
 ;
 

@@ -245,9 +245,10 @@ LexResult Lexer::run() {
         push(kind, tok, YYCURSOR);
         continue;
       }
-      // `x.to(T)`, Triton's cast, right after an operand: the only '.' that is
-      // a token. Any other stays an unexpected character, with its note.
-      "." / "to" [ \t]* "(" {
+      // `x.to(T)`, Triton's cast, and a tensor descriptor's `d.load([..])` /
+      // `d.store([..], t)`, right after an operand: the only '.'s that are
+      // tokens. Any other stays an unexpected character, with its note.
+      "." / ("to" | "load" | "store") [ \t]* "(" {
         if (!out_.tokens.empty()) {
           const Tok prev = out_.tokens.back().kind;
           if (prev == Tok::Ident || prev == Tok::Int || prev == Tok::Float || prev == Tok::RParen ||

@@ -31,6 +31,7 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_selection_test.cpp
   # Tiles whose dims are not powers of two, every kind of op (tests/kernels/any_size.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_any_size_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_descriptor_test.cpp
   # f8e4m3/f8e5m2: conversions against tk/fp8.h bit for bit, arithmetic (tests/kernels/fp8.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_fp8_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp
