@@ -49,6 +49,32 @@ TEST(TensorDescriptor, MatmulAtRaggedSizesOnEveryTensorCore) {
   }
 }
 
+// Tutorial 09's persistent form: 3 programs walk 3 x 2 tiles (and 1 x 1:
+// two programs find no tile), sm_80 and sm_90a's code.
+TEST(TensorDescriptor, PersistentMatmulWalksEveryTile) {
+  auto dev = tk::Device::open("sim");
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    tk::CompileOptions opts;
+    opts.archs = {arch};
+    tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "matmul_persistent", opts));
+    for (auto [m, n, kk] : {std::tuple{130, 100, 70}, std::tuple{5, 3, 2}}) {
+      const std::string what = std::string(arch) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                               std::to_string(kk);
+      auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
+      tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)),
+                 dc = dev->upload(std::vector<float>(size_t(m) * n, NAN));
+      (*dev)(k, {3}, da, db, dc, int32_t(m), int32_t(n), int32_t(kk));
+      auto c = dev->download<float>(dc, size_t(m) * n);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          double want = 0;
+          for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
+          ASSERT_EQ(c[size_t(i) * n + j], want) << what << " at " << i << "," << j;
+        }
+    }
+  }
+}
+
 TEST(TensorDescriptor, RankThreeWindowPadsWithNanAndStoresOnlyInside) {
   auto dev = tk::Device::open("sim");
   tk::Kernel k = dev->load(tk::test::compileForSim(kFile, "window", 4));
