@@ -18,6 +18,18 @@ namespace {
 
 const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/descriptors.tk";
 
+// c [m, n] == A [m, k] @ B [k, n] (row-major): exactHalfInputs' products
+// and sums are exact in f32 in any order.
+void expectProduct(const std::vector<float> &c, const std::vector<float> &a, const std::vector<float> &b, int m, int n,
+                   int k, const std::string &what) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int q = 0; q < k; ++q) want += double(a[size_t(i) * k + q]) * b[size_t(q) * n + j];
+      ASSERT_EQ(c[size_t(i) * n + j], want) << what << " at " << i << "," << j;
+    }
+}
+
 TEST(TensorDescriptor, MatmulAtRaggedSizesOnEveryTensorCore) {
   auto dev = tk::Device::open("sim");
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
@@ -38,13 +50,7 @@ TEST(TensorDescriptor, MatmulAtRaggedSizesOnEveryTensorCore) {
       tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)),
                  dc = dev->upload(std::vector<float>(size_t(m) * n, NAN));
       (*dev)(k, {tk::test::cdiv(m, 64), tk::test::cdiv(n, 64)}, da, db, dc, int32_t(m), int32_t(n), int32_t(kk));
-      auto c = dev->download<float>(dc, size_t(m) * n);
-      for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) {
-          double want = 0;
-          for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
-          ASSERT_EQ(c[size_t(i) * n + j], want) << what << " at " << i << "," << j;
-        }
+      expectProduct(dev->download<float>(dc, size_t(m) * n), a, b, m, n, kk, what);
     }
   }
 }
@@ -64,13 +70,7 @@ TEST(TensorDescriptor, PersistentMatmulWalksEveryTile) {
       tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)),
                  dc = dev->upload(std::vector<float>(size_t(m) * n, NAN));
       (*dev)(k, {3}, da, db, dc, int32_t(m), int32_t(n), int32_t(kk));
-      auto c = dev->download<float>(dc, size_t(m) * n);
-      for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) {
-          double want = 0;
-          for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
-          ASSERT_EQ(c[size_t(i) * n + j], want) << what << " at " << i << "," << j;
-        }
+      expectProduct(dev->download<float>(dc, size_t(m) * n), a, b, m, n, kk, what);
     }
   }
 }

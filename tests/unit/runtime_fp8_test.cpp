@@ -173,6 +173,50 @@ TEST(Fp8, StdlibQuantizeRowsMatchesTheHostStepForStep) {
       }
 }
 
+// c [m, n] against (A [m, k] @ B) * sa[:, None] * sb[None, :] in double, B
+// element (kk, j) at kk * sbk + j * sbn, both operands codes of `f`: exact
+// products, so within f32 accumulation of the scaled sum of |a b|.
+void expectScaledFp8Product(const std::vector<float> &c, const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                            const std::vector<float> &sa, const std::vector<float> &sb, int m, int n, int k, int sbk,
+                            int sbn, const tk::Fp8Format &f, const std::string &what) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0, mag = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        const double p =
+            double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], f)) * tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], f);
+        want += p;
+        mag += std::fabs(p);
+      }
+      const double scale = double(sa[i]) * sb[j];
+      ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
+    }
+}
+
+// A matmul_fp8 problem on `dev`: A [m, k] and B [k, n] (stored [n, k] with
+// transB) of random codes of `f` within +-range, scales in [0.5, 2], C
+// poisoned; `args` are the kernel's, unit strides but B's.
+struct Fp8Gemm {
+  Fp8Gemm(tk::Device &dev, int m, int n, int k, bool transB, const tk::Fp8Format &f, float range)
+      : m(m), n(n), k(k), sbk(transB ? 1 : n), sbn(transB ? k : 1), f(f) {
+    for (float v : tk::test::randomFloats(size_t(m) * k, -range, range)) a.push_back(tk::floatToFp8Bits(v, f));
+    for (float v : tk::test::randomFloats(size_t(k) * n, -range, range)) b.push_back(tk::floatToFp8Bits(v, f));
+    sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
+    c = dev.upload(std::vector<float>(size_t(m) * n, NAN));
+    args = {dev.upload(a), dev.upload(b), c, dev.upload(sa), dev.upload(sb), int32_t(m), int32_t(n), int32_t(k),
+            int32_t(k), int32_t(1), int32_t(sbk), int32_t(sbn), int32_t(n), int32_t(1)};
+  }
+  void expectResult(tk::Device &dev, const std::string &what) const {
+    expectScaledFp8Product(dev.download<float>(c, size_t(m) * n), a, b, sa, sb, m, n, k, sbk, sbn, f, what);
+  }
+  int m, n, k, sbk, sbn;
+  const tk::Fp8Format &f;
+  std::vector<uint8_t> a, b;
+  std::vector<float> sa, sb;
+  tk::Buffer c;
+  std::vector<tk::Arg> args;
+};
+
 // stdlib matmul_fp8: the products of fp8 values are exact, so the result is
 // within f32 accumulation of a double reference; ragged sizes, B transposed
 // through its strides, both formats.
@@ -207,19 +251,8 @@ TEST(Fp8, StdlibMatmulFp8AgainstDouble) {
       const uint32_t grid = tk::test::cdiv(sz.m, 64) * tk::test::cdiv(sz.n, 64);
       (*dev)(kern, {grid}, da, db, dc, dsa, dsb, int32_t(sz.m), int32_t(sz.n), int32_t(sz.k), int32_t(sz.k), int32_t(1),
              int32_t(sbk), int32_t(sbn), int32_t(sz.n), int32_t(1));
-      auto c = dev->download<float>(dc, size_t(sz.m) * sz.n);
-      for (int i = 0; i < sz.m; ++i)
-        for (int j = 0; j < sz.n; ++j) {
-          double want = 0, mag = 0;
-          for (int kk = 0; kk < sz.k; ++kk) {
-            const double p = double(tk::fp8BitsToFloat(a[size_t(i) * sz.k + kk], f)) *
-                             tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], f);
-            want += p;
-            mag += std::fabs(p);
-          }
-          const double scale = double(sa[i]) * sb[j];
-          ASSERT_NEAR(c[size_t(i) * sz.n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
-        }
+      expectScaledFp8Product(dev->download<float>(dc, size_t(sz.m) * sz.n), a, b, sa, sb, sz.m, sz.n, sz.k, sbk, sbn,
+                             f, what);
     }
 }
 
@@ -257,38 +290,18 @@ TEST(Fp8, StdlibMatmulFp8TwoWarpgroupsOnWgmma) {
   const int m = 130, n = 67, k = 100;
   for (bool transB : {false, true}) {
     const std::string what = transB ? "B^T" : "B";
-    std::vector<uint8_t> a, b;
-    for (float v : tk::test::randomFloats(size_t(m) * k, -100, 100)) a.push_back(tk::floatToFp8Bits(v, tk::kE5M2));
-    for (float v : tk::test::randomFloats(size_t(k) * n, -100, 100)) b.push_back(tk::floatToFp8Bits(v, tk::kE5M2));
-    const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
-    tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN)),
-               dsa = dev->upload(sa), dsb = dev->upload(sb);
-    const int sbk = transB ? 1 : n, sbn = transB ? k : 1;
-    const std::vector<tk::Arg> args = {da, db, dc, dsa, dsb, int32_t(m), int32_t(n), int32_t(k), int32_t(k),
-                                       int32_t(1), int32_t(sbk), int32_t(sbn), int32_t(n), int32_t(1)};
+    Fp8Gemm g(*dev, m, n, k, transB, tk::kE5M2, 100);
     tk::CompileOptions o;
     o.archs = {"sm_90a"};
     o.numWarps = 8;
     o.numStages = 3;
     o.defines = {{"T", "f8e5m2"}, {"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "64"}};
-    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", o.defines), args);
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", o.defines), g.args);
     tk::Bundle bundle = tk::Compiler::compileFile(file, "matmul_fp8", o);
     EXPECT_NE(bundle.ptx.at("sm_90a").find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"), std::string::npos)
         << what;
-    dev->launch(dev->load(bundle), {uint32_t(tk::test::cdiv(m, 128) * tk::test::cdiv(n, 128))}, args);
-    auto c = dev->download<float>(dc, size_t(m) * n);
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double want = 0, mag = 0;
-        for (int kk = 0; kk < k; ++kk) {
-          const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE5M2)) *
-                           tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], tk::kE5M2);
-          want += p;
-          mag += std::fabs(p);
-        }
-        const double scale = double(sa[i]) * sb[j];
-        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
-      }
+    dev->launch(dev->load(bundle), {uint32_t(tk::test::cdiv(m, 128) * tk::test::cdiv(n, 128))}, g.args);
+    g.expectResult(*dev, what);
   }
 }
 
@@ -394,20 +407,11 @@ TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
   for (bool transB : {false, true})
   for (const char *arch : {"sm_80", "sm_89", "sm_90a"}) {
     const std::string what = std::string(arch) + (transB ? " B^T" : "");
-    std::vector<uint8_t> a, b;
-    for (float v : tk::test::randomFloats(size_t(m) * k, -8, 8)) a.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
-    for (float v : tk::test::randomFloats(size_t(k) * n, -8, 8)) b.push_back(tk::floatToFp8Bits(v, tk::kE4M3));
-    const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
-    tk::Buffer da = dev->upload(a), db = dev->upload(b), dc = dev->upload(std::vector<float>(size_t(m) * n, NAN)),
-               dsa = dev->upload(sa), dsb = dev->upload(sb);
-    // B is [K, N]; transposed, it is stored [N, K].
-    const int sbk = transB ? 1 : n, sbn = transB ? k : 1;
-    const std::vector<tk::Arg> args = {da, db, dc, dsa, dsb, int32_t(m), int32_t(n), int32_t(k), int32_t(k),
-                                       int32_t(1), int32_t(sbk), int32_t(sbn), int32_t(n), int32_t(1)};
+    Fp8Gemm g(*dev, m, n, k, transB, tk::kE4M3, 8);
     tk::CompileOptions o;
     o.archs = {arch};
     o.numStages = 3;
-    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", {}), args);
+    o.assume = tk::launchSpecialisation(tk::Compiler::signature(file, "matmul_fp8", {}), g.args);
     tk::Bundle bundle = tk::Compiler::compileFile(file, "matmul_fp8", o);
     const std::string &ptx = bundle.ptx.at(arch);
     EXPECT_NE(ptx.find("cp.async"), std::string::npos) << what;
@@ -415,19 +419,7 @@ TEST(Fp8, StdlibMatmulFp8PipelinedWithFacts) {
       EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"), std::string::npos) << what;
       EXPECT_EQ(ptx.find("st.shared") == std::string::npos, transB) << what;
     }
-    dev->launch(dev->load(bundle), {uint32_t((m / 64) * (n / 64))}, args);
-    auto c = dev->download<float>(dc, size_t(m) * n);
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double want = 0, mag = 0;
-        for (int kk = 0; kk < k; ++kk) {
-          const double p = double(tk::fp8BitsToFloat(a[size_t(i) * k + kk], tk::kE4M3)) *
-                           tk::fp8BitsToFloat(b[size_t(kk) * sbk + size_t(j) * sbn], tk::kE4M3);
-          want += p;
-          mag += std::fabs(p);
-        }
-        const double scale = double(sa[i]) * sb[j];
-        ASSERT_NEAR(c[size_t(i) * n + j], want * scale, 1e-5 * (mag * scale + 1)) << what << " at " << i << "," << j;
-      }
+    dev->launch(dev->load(bundle), {uint32_t((m / 64) * (n / 64))}, g.args);
+    g.expectResult(*dev, what);
   }
 }
