@@ -140,6 +140,14 @@ void Device::setRaceCheck(bool on) { impl_->setRaceCheck(on); }
 void Device::setPrintSink(std::function<void(const std::string &)> sink) { impl_->setPrintSink(std::move(sink)); }
 std::string Device::name() const { return impl_->name(); }
 DeviceProperties Device::properties() const { return impl_->properties(); }
+
+Dim3 Dim3::perSm(const Device &dev, uint32_t perSm) {
+  const int sms = dev.properties().multiprocessors;
+  if (sms <= 0 || perSm == 0)
+    throw Error("Dim3::perSm: " + dev.properties().name + " reports " + std::to_string(sms) +
+                " multiprocessors and " + std::to_string(perSm) + " programs per multiprocessor were asked for");
+  return {uint32_t(sms) * perSm, 1, 1};
+}
 size_t Device::liveBytes() const { return impl_->live; }
 size_t Device::peakBytes() const { return impl_->peak; }
 void Device::resetPeakBytes() { impl_->peak = impl_->live.load(); }

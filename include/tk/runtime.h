@@ -88,6 +88,9 @@ class Buffer {
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
+  // A persistent kernel's grid: `perSm` programs per multiprocessor of
+  // `dev` (its SMs; the sim's workers), along x. Defined with Device below.
+  static Dim3 perSm(const Device &dev, uint32_t perSm = 1);
 };
 
 // What a device is (Device::properties): on a GPU, the Driver API's

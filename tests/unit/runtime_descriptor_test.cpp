@@ -55,21 +55,28 @@ TEST(TensorDescriptor, MatmulAtRaggedSizesOnEveryTensorCore) {
   }
 }
 
-// Tutorial 09's persistent form: 3 programs walk 3 x 2 tiles (and 1 x 1:
-// two programs find no tile), sm_80 and sm_90a's code.
+// Tutorial 09's persistent form: one program per multiprocessor (the sim's
+// workers: Dim3::perSm, NUM_SMS the same count) walks 3 x 2 tiles, and 1 x 1
+// (the others find no tile); and 3 programs by hand. sm_80 and sm_90a code.
 TEST(TensorDescriptor, PersistentMatmulWalksEveryTile) {
   auto dev = tk::Device::open("sim");
+  const tk::Dim3 perSm = tk::Dim3::perSm(*dev);
+  ASSERT_EQ(perSm.x, uint32_t(dev->properties().multiprocessors));
+  EXPECT_EQ(tk::Dim3::perSm(*dev, 2).x, 2 * perSm.x);
+  EXPECT_THROW(tk::Dim3::perSm(*dev, 0), tk::Error);
+  for (uint32_t programs : {perSm.x, 3u})
   for (const char *arch : {"sm_80", "sm_90a"}) {
     tk::CompileOptions opts;
     opts.archs = {arch};
+    opts.defines = {{"NUM_SMS", std::to_string(programs)}};
     tk::Kernel k = dev->load(tk::Compiler::compileFile(kFile, "matmul_persistent", opts));
     for (auto [m, n, kk] : {std::tuple{130, 100, 70}, std::tuple{5, 3, 2}}) {
-      const std::string what = std::string(arch) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                               std::to_string(kk);
+      const std::string what = std::string(arch) + " " + std::to_string(programs) + " programs " +
+                               std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(kk);
       auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
       tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b)),
                  dc = dev->upload(std::vector<float>(size_t(m) * n, NAN));
-      (*dev)(k, {3}, da, db, dc, int32_t(m), int32_t(n), int32_t(kk));
+      (*dev)(k, {programs}, da, db, dc, int32_t(m), int32_t(n), int32_t(kk));
       expectProduct(dev->download<float>(dc, size_t(m) * n), a, b, m, n, kk, what);
     }
   }
