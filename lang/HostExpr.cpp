@@ -264,6 +264,7 @@ Kind binaryKind(const Expr &e, Kind a, Kind b) {
 }
 
 Kind callKind(const Expr &e, const std::vector<Kind> &args) {
+  if (e.text == "num_sms") return Kind::Int;
   for (Kind k : args) {
     if (e.text == "cdiv" && k != Kind::Int)
       fail(e, "cdiv needs integers, not " + kindName(k) + "," + in(e));
@@ -360,6 +361,11 @@ class Evaluator {
       kinds.push_back(args.back().kind);
     }
     Kind k = callKind(e, kinds);
+    if (e.text == "num_sms") {
+      std::optional<HostValue> sms = lookup_(kNumSmsName);
+      if (!sms) fail(e, "num_sms() needs the device the kernel launches on, and none is known here," + in(e));
+      return *sms;
+    }
     if (e.text == "abs") {
       if (k == Kind::Float) return HostValue::ofFloat(std::fabs(args[0].f));
       return HostValue::ofInt(args[0].i == INT64_MIN ? checked(e, true, 0) : args[0].i < 0 ? -args[0].i : args[0].i);

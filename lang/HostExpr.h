@@ -21,6 +21,11 @@ namespace ast {
 struct Expr;
 }
 
+// The name under which a host expression's caller gives `num_sms()`, the
+// launching device's multiprocessor count (no name a user can write: it
+// has parentheses). Without it, `num_sms()` is an error naming why.
+inline constexpr const char *kNumSmsName = "num_sms()";
+
 // A value a host expression computes.
 struct HostValue {
   enum class Kind { Int, Float, Bool } kind = Kind::Int;

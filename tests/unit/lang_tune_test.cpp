@@ -75,6 +75,21 @@ TEST(HostExpr, CdivMinMaxAbs) {
   EXPECT_EQ(eval("abs(-1.5)").f, 1.5);
 }
 
+// num_sms(): the caller's device count under the reserved name; none
+// known, a precise error (a prune predicate has no device).
+TEST(HostExpr, NumSmsIsTheCallersDevice) {
+  const std::map<std::string, HostValue> h100 = {{tk::lang::kNumSmsName, HostValue::ofInt(132)},
+                                                 {"M", HostValue::ofInt(4096)}};
+  EXPECT_EQ(evalInt("num_sms()", h100), 132);
+  EXPECT_EQ(evalInt("min(num_sms(), cdiv(M, 128) * cdiv(M, 128))", h100), 132);
+  EXPECT_EQ(evalInt("min(num_sms(), cdiv(M, 1024))", h100), 4);
+  EXPECT_EQ(evalError("num_sms() * 2"),
+            "num_sms() needs the device the kernel launches on, and none is known here, in 'num_sms()'");
+  EXPECT_EQ(evalError("num_sms(1)", h100), "num_sms takes 0 arguments, not 1, in 'num_sms(1)'");
+  // Not a name a user can write.
+  EXPECT_EQ(evalError("num_sms", h100).rfind("unknown name 'num_sms'", 0), 0u);
+}
+
 TEST(HostExpr, IntOpFloatPromotes) {
   HostValue v = eval("n / 2.0", {{"n", HostValue::ofInt(5)}});
   EXPECT_EQ(v.kind, Kind::Float);

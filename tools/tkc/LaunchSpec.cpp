@@ -426,6 +426,7 @@ void LaunchSpec::reset(tk::Device &dev, const Bound &b) const {
 
 tk::Dim3 LaunchSpec::gridForConsts(const std::map<std::string, std::string> &consts) const {
   auto lookup = [&](const std::string &name) -> std::optional<HostValue> {
+    if (name == tk::lang::kNumSmsName) return numSms > 0 ? std::optional(HostValue::ofInt(numSms)) : std::nullopt;
     if (auto s = scalars.find(name); s != scalars.end()) return s->second;
     if (const ArgSpec *a = find(name); a && a->isBuffer)
       throw tk::Error("'" + name + "' is a buffer; the grid can use the scalar args and consts");

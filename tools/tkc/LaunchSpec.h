@@ -94,6 +94,9 @@ struct LaunchSpec {
   // when one fails, is not an integer, or is out of range (x in [1, 2^31-1],
   // y and z in [1, 65535]).
   tk::Dim3 gridForConsts(const std::map<std::string, std::string> &consts) const;
+  // The launching device's multiprocessors, what `num_sms()` gives a grid
+  // (set once the device is open; 0: unknown, and num_sms() an error).
+  int numSms = 0;
   tk::Dim3 grid(const tk::Bundle &bundle) const;  // its const params' values
 
   // Downloads the buffers that have an `>out.npy` and adds them to `out`,

@@ -277,7 +277,9 @@ int runReport(const ReportOptions &o) {
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   // The report always runs on the sim: its counters are the measurement.
+  // num_sms() in the grid is the modelled GPU's, whose time it estimates.
   std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
+  spec.numSms = r.gpu->sms;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.numStages = o.numStages;

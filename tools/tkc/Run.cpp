@@ -94,6 +94,7 @@ int runRun(const RunOptions &o) {
   auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
+  spec.numSms = dev->properties().multiprocessors;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";

@@ -90,6 +90,7 @@ int runTune(const TuneCli &o) {
   space.prune = o.prune;
 
   std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
+  spec.numSms = dev->properties().multiprocessors;
   std::vector<tk::KernelParam> launchParams;
   std::vector<tk::Arg> scalarsOnly;  // buffers left empty, their sizes given: enough for the cache
   std::vector<size_t> bufferBytes;
