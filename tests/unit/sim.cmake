@@ -17,6 +17,6 @@ tk_add_unit_test(sim_tests
   LIBS tk_sim tk_llvm LABEL sim)
 # mma.sync m16n8k8 (tf32) and m16n8k32 (s8), cvt.rna.tf32.f32.
 tk_add_unit_test(sim_mma_shapes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_mma_shapes_test.cpp LIBS tk_sim tk_llvm LABEL sim)
-tk_add_unit_test(sim_wgmma_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp LIBS tk_sim tk_llvm LABEL sim)
+tk_add_unit_test(sim_wgmma_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp LIBS tk_sim tk_llvm LABEL sim)
 # Instruction counts and sampled launches through the public launcher API.
 tk_add_unit_test(sim_device_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp LIBS tk LABEL sim)

@@ -1,8 +1,9 @@
-// tk sim's wgmma against the PTX ISA, restated here apart from backend/sim:
-// the matrix descriptor's bit fields, the shared-memory layouts of each
-// swizzle mode as the ISA's figures draw them (16-byte chunk c of row r
-// stored at chunk c ^ f(r)), the D fragment layout of m64nNk16 with f32
-// accumulators, completion at wait_group, and the errors and counters.
+// tk sim's wgmma.mma_async run against the PTX ISA's tables
+// (tests/unit/sim_wgmma_tables.h): products of operands laid out in every
+// swizzle mode as the ISA's figures draw them, f16/bf16/fp8 and A from
+// registers, the D fragment layout of m64nNk16 with f32 accumulators,
+// completion at wait_group, and the errors and counters.
+// sim_wgmma_layout_test.cpp checks the addressing alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,97 +14,13 @@
 #include "backend/sim/Wgmma.h"
 #include "lower/Wgmma.h"
 #include "tests/unit/sim_KernelBuilder.h"
+#include "tests/unit/sim_wgmma_tables.h"
 #include "tk/fp8.h"
 
 namespace tk::sim::test {
 namespace {
 
 using llvm::Value;
-
-// ---- the ISA's tables ------------------------------------------------------
-
-// "Matrix Descriptor Format": bits 0-13 start, 16-29 LBO, 32-45 SBO (each
-// (x & 0x3FFFF) >> 4), 49-51 base offset, 62-63 swizzle mode (0 none, 1
-// 128-byte, 2 64-byte, 3 32-byte).
-uint64_t descriptor(uint32_t start, uint32_t lbo, uint32_t sbo, int mode, uint32_t baseOffset = 0) {
-  auto enc = [](uint32_t x) { return uint64_t((x & 0x3ffff) >> 4); };
-  return enc(start) | enc(lbo) << 16 | enc(sbo) << 32 | uint64_t(baseOffset) << 49 | uint64_t(mode) << 62;
-}
-// Fills the first `bytes` of shared memory with 1.0 as f16 (each of the 128
-// threads a word per 512 bytes), then fences for the async proxy and waits
-// at a barrier, so wgmma reads all-ones operands.
-void fillSharedWithOnes(KernelBuilder &k, llvm::Value *tid, llvm::Value *smem, int bytes) {
-  auto &b = k.b();
-  for (int j = 0; j < bytes / 4 / 128; ++j)
-    k.sharedStore(b.getInt32(0x3c003c00), k.gep(k.i32(), smem, b.CreateAdd(tid, b.getInt32(128 * j))), 4);
-  k.target().fenceProxyAsync(b);
-  k.target().barrier(b);
-}
-
-int modeOf(int swizzleBytes) { return swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0; }
-
-// The figures' swizzle: in an S-byte-swizzled layout, row r (of S bytes) of
-// the repeating pattern keeps its 16-byte chunk c at chunk c ^ rowXor(S, r).
-// 128B: 8 rows, chunk ^ r; 64B: rows in pairs, ^ r / 2; 32B: in fours, ^ r / 4.
-int rowXor(int S, int r) { return S == 128 ? r % 8 : S == 64 ? (r / 2) % 4 : (r / 4) % 2; }
-
-// Byte offset (from a pattern-aligned start) of element (mn, k) of an
-// operand, from the canonical layouts ("Shared Memory Matrix Layout"): core
-// matrices of 8 rows x 16 bytes; K-major rows run along k (2-byte elements,
-// or 1-byte ones with `bytes` 1), MN-major rows along m or n; S the swizzle
-// width (0: none).
-uint32_t figureOffset(bool mnMajor, int S, uint32_t lbo, uint32_t sbo, int mn, int k, int bytes = 2) {
-  const int kb = k * bytes;
-  if (!mnMajor && !S) return mn / 8 * sbo + mn % 8 * 16 + kb / 16 * lbo + kb % 16;
-  if (!mnMajor) return mn / 8 * sbo + mn % 8 * S + 16 * ((kb / 16) ^ rowXor(S, mn % 8)) + kb % 16;
-  if (!S) return mn / 8 * sbo + mn % 8 * 2 + k / 8 * lbo + k % 8 * 16;
-  const int E = S / 2;  // elements per row
-  return mn / E * lbo + k / 8 * sbo + k % 8 * S + 16 * (((mn % E) / 8) ^ rowXor(S, k % 8)) + mn % 8 * 2;
-}
-
-// D of m64nNk16 (.f32): register i of lane `lane` in warp w of the
-// warpgroup is row 16w + g + 8 ((i % 4) / 2), column 8 (i / 4) + 2t + i % 2.
-struct RowCol {
-  int row, col;
-};
-RowCol dElement(int warp, int lane, int i) {
-  int g = lane / 4, t = lane % 4;
-  return {16 * warp + g + 8 * ((i % 4) / 2), 8 * (i / 4) + 2 * t + i % 2};
-}
-
-TEST(SimWgmma, DescriptorFieldsDecode) {
-  for (int S : {0, 32, 64, 128}) {
-    MatrixDescriptor d = decodeDescriptor(descriptor(0x2a40, 4096, 1024, modeOf(S), 0));
-    EXPECT_EQ(d.start, 0x2a40u);
-    EXPECT_EQ(d.leadingBytes, 4096u);
-    EXPECT_EQ(d.strideBytes, 1024u);
-    EXPECT_EQ(d.baseOffset, 0u);
-    EXPECT_EQ(d.swizzleBytes, uint32_t(S));
-  }
-  EXPECT_EQ(decodeDescriptor(descriptor(16, 16, 16, 1, 5)).baseOffset, 5u);
-  // Addresses are 18 bits, stored >> 4.
-  EXPECT_EQ(decodeDescriptor(descriptor(0x40000 + 0x3ff0, 0, 0, 0)).start, 0x3ff0u);
-  // The lowering's constant fields are the same bits.
-  for (int S : {0, 32, 64, 128})
-    EXPECT_EQ(lower::wgmmaDescriptorBits(4096, 1024, S), descriptor(0, 4096, 1024, modeOf(S)));
-}
-
-TEST(SimWgmma, OperandAddressesFollowTheFigures) {
-  for (bool mnMajor : {false, true})
-    for (int S : {0, 32, 64, 128}) {
-      const uint32_t lbo = mnMajor && S ? 4096 : 256, sbo = S ? 8 * S : 128;
-      MatrixDescriptor d = decodeDescriptor(descriptor(2048, lbo, sbo, modeOf(S)));
-      for (int mn = 0; mn < 256; ++mn)
-        for (int k = 0; k < 16; ++k)
-          ASSERT_EQ(operandAddress(d, mnMajor, uint32_t(mn), uint32_t(k)),
-                    2048 + figureOffset(mnMajor, S, lbo, sbo, mn, k))
-              << (mnMajor ? "MN" : "K") << "-major, swizzle " << S << ", element (" << mn << ", " << k << ")";
-    }
-  // K-major 128B: advancing the start by 32 bytes (the next k16 of a 64-wide
-  // row) keeps the pattern of the rows: chunk 2 of row 3 is chunk 1.
-  MatrixDescriptor d = decodeDescriptor(descriptor(32, 16, 1024, 1));
-  EXPECT_EQ(operandAddress(d, false, 3, 0), 3u * 128 + 16 * (2 ^ 3));
-}
 
 // ---- wgmma.mma_async through the runtime ------------------------------------
 
@@ -549,85 +466,6 @@ TEST(SimWgmma, FaultsAreLaunchErrors) {
   c.threads = 64;
   EXPECT_NE(runWgmma(c, A, B, C).error.find("the block has 2 warps; wgmma needs the 4 warps of warpgroup 0"),
             std::string::npos);
-}
-
-// The lowering's operand layouts (lower/Wgmma.h: where a pipelined loop's
-// cp.async writes a ring slot, or the staging stores write scratch) against
-// what its descriptors make the sim read: every element of A and B is at one
-// byte offset, the offsets tile the region without overlap, 8 elements along
-// the contiguous dim share a 16-byte chunk (one cp.async), and operand
-// element (mn, k) of each wgmma's descriptors is the logical element the
-// layout put there -- A's row permuted so that D lands in mmaLayout's
-// registers (LowerDotWgmma.cpp: row 8v + g + 8W(2b + h) is physical row
-// 16 w4 + 8h + g of block b of warpgroup v / 4).
-TEST(SimWgmma, RingSlotLayoutIsWhatTheDescriptorsRead) {
-  struct Shape {
-    int64_t M, N, K;
-    int warpgroups;
-  };
-  for (Shape s : {Shape{128, 128, 32, 1}, Shape{64, 64, 16, 1}, Shape{128, 256, 64, 2}, Shape{256, 48, 128, 2},
-                  Shape{64, 16, 32, 1}}) {
-    SCOPED_TRACE(std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + ", " +
-                 std::to_string(s.warpgroups) + " warpgroups");
-    lower::WgmmaPlan p;
-    p.M = s.M, p.N = s.N, p.K = s.K, p.warpgroups = s.warpgroups;
-    auto widest = [](int64_t elems) { return (elems * 2) % 128 == 0 ? 128 : (elems * 2) % 64 == 0 ? 64 : 32; };
-    p.swizzleA = widest(s.K), p.swizzleB = widest(s.N);
-    p.bytesA = s.M * s.K * 2, p.bytesB = s.K * s.N * 2;
-    lower::IntArith ia;
-    auto tiles = [&](int64_t rows, int64_t cols, int64_t bytes, auto &&offset) {
-      std::vector<int> seen(size_t(bytes / 2), 0);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) {
-          const int64_t o = offset(r, c);
-          ASSERT_TRUE(o >= 0 && o + 2 <= bytes && o % 2 == 0) << r << ", " << c << " at " << o;
-          ++seen[size_t(o / 2)];
-          EXPECT_EQ(o / 16, offset(r, c / 8 * 8) / 16) << "element " << r << ", " << c << " leaves its chunk";
-        }
-      for (int n : seen) ASSERT_EQ(n, 1);
-    };
-    auto offA = [&](int64_t r, int64_t c) { return lower::wgmmaOffsetA(ia, p, r, c); };
-    auto offB = [&](int64_t r, int64_t c) { return lower::wgmmaOffsetB(ia, p, r, c); };
-    tiles(s.M, s.K, p.bytesA, offA);
-    tiles(s.K, s.N, p.bytesB, offB);
-    // B K-major (a ring copied along k, kMajorB): 8 elements along k share
-    // a chunk, and the descriptors read it with imm-trans-b 0.
-    lower::WgmmaPlan q = p;
-    q.kMajorB = true, q.swizzleB = widest(s.K);
-    auto offBk = [&](int64_t r, int64_t c) { return lower::wgmmaOffsetB(ia, q, r, c); };
-    tiles(s.N, s.K, q.bytesB, [&](int64_t n, int64_t k) { return offBk(k, n); });
-    const int64_t W = 4 * s.warpgroups;
-    for (int64_t ks = 0; ks < s.K / 16; ++ks) {
-      const lower::WgmmaOperand ok = lower::wgmmaOperandB(q, ks);
-      ASSERT_EQ(ok.offset >> 7 & (ok.swizzleBytes / 16 - 1), 0) << "K-major B starts inside a swizzle pattern";
-      const MatrixDescriptor dBk = decodeDescriptor(
-          uint64_t(ok.offset >> 4) | lower::wgmmaDescriptorBits(ok.leadingBytes, ok.strideBytes, ok.swizzleBytes));
-      for (uint32_t k = 0; k < 16; ++k)
-        for (uint32_t n = 0; n < s.N; ++n)
-          ASSERT_EQ(operandAddress(dBk, /*mnMajor=*/false, n, k), offBk(16 * ks + k, n))
-              << "K-major B k " << 16 * ks + k;
-      const lower::WgmmaOperand ob = lower::wgmmaOperandB(p, ks);
-      ASSERT_EQ(ob.offset >> 7 & (ob.swizzleBytes / 16 - 1), 0) << "B starts inside a swizzle pattern";
-      const MatrixDescriptor dB = decodeDescriptor(
-          uint64_t(ob.offset >> 4) | lower::wgmmaDescriptorBits(ob.leadingBytes, ob.strideBytes, ob.swizzleBytes));
-      for (uint32_t k = 0; k < 16; ++k)
-        for (uint32_t n = 0; n < s.N; ++n)
-          ASSERT_EQ(operandAddress(dB, /*mnMajor=*/true, n, k), offB(16 * ks + k, n)) << "B k " << 16 * ks + k;
-      for (int gi = 0; gi < s.warpgroups; ++gi)
-        for (int64_t blk = 0; blk < s.M / s.warpgroups / 64; ++blk) {
-          const lower::WgmmaOperand oa = lower::wgmmaOperandA(p, gi, blk, ks);
-          const MatrixDescriptor dA = decodeDescriptor(
-              uint64_t(oa.offset >> 4) | lower::wgmmaDescriptorBits(oa.leadingBytes, oa.strideBytes, oa.swizzleBytes));
-          for (uint32_t mn = 0; mn < 64; ++mn) {
-            const int64_t w4 = mn / 16, h = mn % 16 / 8, g = mn % 8;
-            const int64_t row = 8 * (4 * gi + w4) + g + 8 * W * (2 * blk + h);
-            for (uint32_t k = 0; k < 16; ++k)
-              ASSERT_EQ(operandAddress(dA, /*mnMajor=*/false, mn, k), offA(row, 16 * ks + k))
-                  << "A row " << row << " k " << 16 * ks + k;
-          }
-        }
-    }
-  }
 }
 
 }  // namespace
