@@ -184,11 +184,12 @@ TV IRGen::genCall(const ast::Expr &e) {
       return fnCall(e, *fn->second);
   // load(d, [offsets]) and store(d, [offsets], v): a list second is a
   // descriptor's block offsets (a list is otherwise only a shape).
-  if ((name == "load" || name == "store") && !e.args.empty() &&
-      ((e.args.size() >= 2 && e.argNames[1].empty() && e.args[1]->kind == ast::ExprKind::List) ||
-       (e.args[0]->kind == ast::ExprKind::Name && lookup(e.args[0]->text) &&
-        lookup(e.args[0]->text)->value.k == TV::K::Desc)))
-    return descriptorAccess(e);
+  if ((name == "load" || name == "store") && !e.args.empty()) {
+    const Binding *first = e.args[0]->kind == ast::ExprKind::Name ? lookup(e.args[0]->text) : nullptr;
+    if ((e.args.size() >= 2 && e.argNames[1].empty() && e.args[1]->kind == ast::ExprKind::List) ||
+        (first && first->value.k == TV::K::Desc))
+      return descriptorAccess(e);
+  }
   bool twoPositional = e.args.size() == 2 && e.argNames[0].empty() && e.argNames[1].empty();
   if ((name == "min" || name == "max") && twoPositional) return minMaxOfTwo(e);
   const std::optional<BuiltinGroup> group = builtinGroup(name);

@@ -77,6 +77,10 @@ const ir::Value *fp8Source(const ir::Value *v) {
   return !src->type().isPtr() && ir::isFp8(src->type().elem.scalar) ? src : nullptr;
 }
 
+bool multipliesFp8Codes(const ir::Op &op) {
+  return fp8Source(op.operand(0)) && fp8Source(op.operand(1)) && op.operand(0)->type().shape[1] % 32 == 0;
+}
+
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // A dot of fp8 tiles arrives as a dot of their f16 casts. Where the target
   // multiplies fp8 (archUsesFp8Mma: sm_89) and K is whole k32 steps, the codes
@@ -85,10 +89,9 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // (The tile IR stays one for every arch of a bundle, so the choice is the
   // lowering's, as fragmentA reads an A through its cast from f32.)
   const MmaKind kind = *mmaKind(op);
-  const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
-  const bool fp8 = target_.usesFp8Mma() && fp8A && fp8B && kind == MmaKind::F16 &&
-                   op.operand(0)->type().shape[1] % 32 == 0;
-  const ir::Value *opA = fp8 ? fp8A : op.operand(0), *opB = fp8 ? fp8B : op.operand(1);
+  const bool fp8 = target_.usesFp8Mma() && kind == MmaKind::F16 && multipliesFp8Codes(op);
+  const ir::Value *opA = fp8 ? fp8Source(op.operand(0)) : op.operand(0),
+                  *opB = fp8 ? fp8Source(op.operand(1)) : op.operand(1);
   const ir::Type &at = opA->type(), &bt = opB->type(), &rt = op.result()->type();
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const bool bf16 = kind == MmaKind::BF16, halves = !fp8 && (kind == MmaKind::F16 || bf16);

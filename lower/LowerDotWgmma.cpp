@@ -51,10 +51,9 @@ WgmmaPlan wgmmaPlan(const ir::Op &op, int numWarps) {
   // A dot of fp8 tiles multiplies the codes where K is whole k32 steps: the
   // same products (f16 holds every fp8 value), half the bytes staged and
   // half the instructions. The ISA reads them K-major only, B included.
-  const ir::Value *fp8A = fp8Source(op.operand(0)), *fp8B = fp8Source(op.operand(1));
-  if (fp8A && fp8B && p.K % 32 == 0) {
-    p.atype = fp8A->type().elem.scalar;
-    p.btype = fp8B->type().elem.scalar;
+  if (multipliesFp8Codes(op)) {
+    p.atype = fp8Source(op.operand(0))->type().elem.scalar;
+    p.btype = fp8Source(op.operand(1))->type().elem.scalar;
     p.elemBytes = 1;
     p.kMajorB = true;
   }
@@ -186,7 +185,7 @@ Regs FunctionLowering::issueWgmma(const WgmmaPlan &p, const ir::Type &resultType
 }
 
 const ir::Value *FunctionLowering::wgmmaOperand(const ir::Op &op, size_t k) const {
-  return wgmmaPlan(op, fn_.numWarps()).elemBytes == 1 ? fp8Source(op.operand(k)) : op.operand(k);
+  return multipliesFp8Codes(op) ? fp8Source(op.operand(k)) : op.operand(k);
 }
 
 // An operand a pipelined loop left in a ring slot is read there: the slot

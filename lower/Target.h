@@ -88,7 +88,8 @@ inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
 // 8.4); on sm_89 it took stdlib matmul_fp8 from 114 to 72 registers (with a
 // launch's facts), but on sm_90 ptxas took more (80 -> 94, and 4 bytes of
 // spill without facts) while B is staged transposed byte by byte, so sm_90
-// keeps the f16 mma for now, and sm_90a runs fp8 dots on wgmma's f16 form.
+// keeps the f16 mma for now; sm_90a runs fp8 dots on wgmma's fp8 form
+// (lower/Wgmma.h).
 inline bool archUsesFp8Mma(const std::string &arch) { return arch == "sm_89"; }
 
 // The element types wgmma.mma_async multiplies (PTX ISA, "wgmma.mma_async"):
@@ -100,8 +101,8 @@ inline bool wgmmaInputsValid(ir::ScalarKind a, ir::ScalarKind b, bool transA, bo
   return ir::isFp8(a) && ir::isFp8(b) && !transA && !transB;
 }
 inline int wgmmaK(ir::ScalarKind a) { return ir::isFp8(a) ? 32 : 16; }
-// PTX's name of a wgmma element type: f16, bf16, e4m3, e5m2.
-inline const char *wgmmaTypeName(ir::ScalarKind k) {
+// PTX's name of an mma.sync or wgmma element type: f16, bf16, e4m3, e5m2.
+inline const char *ptxTypeName(ir::ScalarKind k) {
   return k == ir::ScalarKind::BF16 ? "bf16" : k == ir::ScalarKind::F8E4M3 ? "e4m3" : k == ir::ScalarKind::F8E5M2 ? "e5m2" : "f16";
 }
 

@@ -70,13 +70,14 @@ class NvptxTarget : public lower::Target {
   void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
   void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
 
-  // wgmma on sm_90a: LLVM 19 has no intrinsics for it, so each instruction
-  // is inline PTX with side effects (never moved across the barrier and
-  // fences around it); accumulators are tied in/out "f" registers.
+  // fp8 mma.sync (sm_89): inline PTX, ISA 8.4 (TensorCores.cpp).
   std::vector<llvm::Value *> mmaM16N8K32Fp8(llvm::IRBuilderBase &b, ir::ScalarKind atype, ir::ScalarKind btype,
                                             const std::vector<llvm::Value *> &a,
                                             const std::vector<llvm::Value *> &bFrag,
                                             const std::vector<llvm::Value *> &c) const override;
+  // wgmma on sm_90a: LLVM 19 has no intrinsics for it, so each instruction
+  // is inline PTX with side effects (never moved across the barrier and
+  // fences around it); accumulators are tied in/out "f" registers.
   bool hasWgmma() const override { return lower::archHasWgmma(arch_); }
   bool usesFp8Mma() const override { return lower::archUsesFp8Mma(arch_); }
   llvm::Value *sharedWindowAddress(llvm::IRBuilderBase &b, llvm::Value *ptr) const override;

@@ -122,8 +122,8 @@ std::vector<Value *> NvptxTarget::mmaM16N8K32Fp8(IRBuilderBase &b, ir::ScalarKin
   if (!ir::isFp8(atype) || !ir::isFp8(btype))
     throw tk::InternalError("NvptxTarget::mmaM16N8K32Fp8: operands must be f8e4m3 or f8e5m2");
   checkMmaFragments("mmaM16N8K32Fp8", a, bFrag, c, /*intAcc=*/false);
-  const std::string text = std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + lower::wgmmaTypeName(atype) + "." +
-                           lower::wgmmaTypeName(btype) +
+  const std::string text = std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + lower::ptxTypeName(atype) + "." +
+                           lower::ptxTypeName(btype) +
                            ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
   std::vector<Type *> params(6, b.getInt32Ty());
   params.insert(params.end(), 4, b.getFloatTy());
@@ -237,16 +237,16 @@ std::vector<Value *> NvptxTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, ir::Sca
                                 " is not a multiple of 8 in [8, 256]");
   if (!lower::wgmmaInputsValid(atype, btype, transA, transB))
     throw tk::InternalError(std::string("NvptxTarget::wgmmaMmaAsync: no wgmma multiplies ") +
-                            lower::wgmmaTypeName(atype) + (transA ? "^T" : "") + " by " +
-                            lower::wgmmaTypeName(btype) + (transB ? "^T" : ""));
+                            lower::ptxTypeName(atype) + (transA ? "^T" : "") + " by " +
+                            lower::ptxTypeName(btype) + (transB ? "^T" : ""));
   const size_t k = size_t(n / 2);
   checkedAccumulators(acc, k, "wgmmaMmaAsync");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))
     throw tk::InternalError("NvptxTarget::wgmmaMmaAsync: descriptors must be i64");
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(k + 2) + ", 0;\n" +
                      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
-                     std::to_string(lower::wgmmaK(atype)) + ".f32." + lower::wgmmaTypeName(atype) + "." +
-                     lower::wgmmaTypeName(btype) + " {";
+                     std::to_string(lower::wgmmaK(atype)) + ".f32." + lower::ptxTypeName(atype) + "." +
+                     lower::ptxTypeName(btype) + " {";
   for (size_t i = 0; i < k; ++i) text += (i ? ", $" : "$") + std::to_string(i);
   text += "}, $" + std::to_string(k) + ", $" + std::to_string(k + 1) + ", p, 1, 1";
   if (!ir::isFp8(atype)) text += std::string(", ") + (transA ? "1" : "0") + ", " + (transB ? "1" : "0");

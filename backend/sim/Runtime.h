@@ -83,12 +83,7 @@ struct MatrixOperands {
   uint32_t out[4] = {};  // the lane's result registers (of mma: D's f32 or i32 bits)
 };
 
-// A thread's wgmma state (Wgmma.cpp): the operands of the wgmma.mma_async it
-// waits at, and the results of those in flight. Until a wait_group completes
-// its group, a thread's accumulator registers hold tokens (signalling NaNs
-// naming an entry of `results`), so reading them early gives NaN, as the
-// ISA leaves it undefined.
-// The bits of its `flags` (__tk_sim_wgmma's last operand): the element types
+// The bits of WgmmaThread::flags (__tk_sim_wgmma's last operand): the element types
 // (f16 unless a bit says otherwise, A's fp8 bits for A, B's for B), the
 // operands' majorness and A's source.
 enum WgmmaFlags : uint32_t {
@@ -101,6 +96,11 @@ enum WgmmaFlags : uint32_t {
   kWgmmaE4m3B = 64,
   kWgmmaE5m2B = 128,
 };
+// A thread's wgmma state (Wgmma.cpp): the operands of the wgmma.mma_async it
+// waits at, and the results of those in flight. Until a wait_group completes
+// its group, a thread's accumulator registers hold tokens (signalling NaNs
+// naming an entry of `results`), so reading them early gives NaN, as the
+// ISA leaves it undefined.
 struct WgmmaThread {
   uint64_t descA = 0, descB = 0;
   uint32_t n = 0, flags = 0;  // WgmmaFlags

@@ -379,8 +379,8 @@ std::vector<Value *> SimTarget::wgmmaMmaAsync(IRBuilderBase &b, int n, ir::Scala
                                 " is not a multiple of 8 in [8, 256]");
   if (!lower::wgmmaInputsValid(atype, btype, transA, transB))
     throw tk::InternalError(std::string("SimTarget::wgmmaMmaAsync: no wgmma multiplies ") +
-                            lower::wgmmaTypeName(atype) + (transA ? "^T" : "") + " by " +
-                            lower::wgmmaTypeName(btype) + (transB ? "^T" : ""));
+                            lower::ptxTypeName(atype) + (transA ? "^T" : "") + " by " +
+                            lower::ptxTypeName(btype) + (transB ? "^T" : ""));
   if (acc.size() != size_t(n / 2))
     throw tk::InternalError("SimTarget::wgmmaMmaAsync: want " + std::to_string(n / 2) + " accumulators");
   if (!descA->getType()->isIntegerTy(64) || !descB->getType()->isIntegerTy(64))

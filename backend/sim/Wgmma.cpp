@@ -43,12 +43,11 @@ float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); 
 
 // An operand's element type, from the instruction's flags.
 enum class Elem { F16, BF16, E4M3, E5M2 };
-Elem elemA(uint32_t flags) {
-  return flags & kWgmmaE4m3A ? Elem::E4M3 : flags & kWgmmaE5m2A ? Elem::E5M2 : flags & kWgmmaBf16 ? Elem::BF16 : Elem::F16;
+Elem elemOf(uint32_t flags, uint32_t e4m3, uint32_t e5m2) {
+  return flags & e4m3 ? Elem::E4M3 : flags & e5m2 ? Elem::E5M2 : flags & kWgmmaBf16 ? Elem::BF16 : Elem::F16;
 }
-Elem elemB(uint32_t flags) {
-  return flags & kWgmmaE4m3B ? Elem::E4M3 : flags & kWgmmaE5m2B ? Elem::E5M2 : flags & kWgmmaBf16 ? Elem::BF16 : Elem::F16;
-}
+Elem elemA(uint32_t flags) { return elemOf(flags, kWgmmaE4m3A, kWgmmaE5m2A); }
+Elem elemB(uint32_t flags) { return elemOf(flags, kWgmmaE4m3B, kWgmmaE5m2B); }
 uint32_t elemBytes(Elem e) { return e == Elem::E4M3 || e == Elem::E5M2 ? 1 : 2; }
 // Element q of a 16-byte row read from shared memory.
 float decode(const uint8_t *row, uint32_t q, Elem e) {
