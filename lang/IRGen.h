@@ -322,6 +322,7 @@ class IRGen {
   // / store(d, [offsets], value) through one.
   TV makeTensorDescriptor(const ast::Expr &e);
   TV descriptorAccess(const ast::Expr &e);
+  TV descriptorScalar(const ast::Expr &x, ir::ScalarKind k, const std::string &what);
   std::array<ir::Value *, 4> philox(ir::Value *seed, ir::Value *counter, int64_t rounds, const ast::Loc &loc);
   // print and assert (Debug.cpp).
   TV debugCall(const ast::Expr &e);

@@ -31,6 +31,21 @@ namespace {
 constexpr size_t kMaxRank = 5;  // TMA's limit, kept so a program ports to it unchanged
 }  // namespace
 
+// `x` as a `k` scalar (i32: a size or offset; i64: a stride): an integer
+// scalar, i64 only where `k` is, a literal that fits; else an error naming
+// `what` and an invalid TV.
+TV IRGen::descriptorScalar(const ast::Expr &x, ScalarKind k, const std::string &what) {
+  TV v = genValue(x);
+  if (!v.ok()) return invalid();
+  if (v.type.isTile() || !v.type.isInt() || v.type.isBool() || v.type.isPtr() ||
+      (k == ScalarKind::I32 && !v.weak && v.type.elem.scalar == ScalarKind::I64)) {
+    error(x.loc, what + " takes " + (k == ScalarKind::I32 ? "i32" : "integer") + " scalars, not " + typeName(v));
+    return invalid();
+  }
+  if (v.weak && !checkWeakFits(v, k, x.loc)) return invalid();
+  return value(coerce(v, Type::scalar(k), x.loc));
+}
+
 TV IRGen::makeTensorDescriptor(const ast::Expr &e) {
   const std::string usage =
       "make_tensor_descriptor(base, shape: [..], strides: [..], block_shape: [..], padding: \"zero\" or \"nan\")";
@@ -101,16 +116,9 @@ TV IRGen::makeTensorDescriptor(const ast::Expr &e) {
   for (auto [exprs, k, what] : {std::tuple{&*shapeE, ScalarKind::I32, "shape"},
                                 std::tuple{&*strideE, ScalarKind::I64, "strides"}})
     for (const ast::Expr *x : *exprs) {
-      TV v = genValue(*x);
+      TV v = descriptorScalar(*x, k, std::string("the ") + what + " of a tensor descriptor");
       if (!v.ok()) return invalid();
-      if (v.type.isTile() || !v.type.isInt() || v.type.isBool() || v.type.isPtr() ||
-          (k == ScalarKind::I32 && !v.weak && v.type.elem.scalar == ScalarKind::I64)) {
-        error(x->loc, std::string("the ") + what + " of a tensor descriptor takes " +
-                          (k == ScalarKind::I32 ? "i32" : "integer") + " scalars, not " + typeName(v));
-        return invalid();
-      }
-      if (v.weak && !checkWeakFits(v, k, x->loc)) return invalid();
-      d.elems.push_back(value(coerce(v, Type::scalar(k), x->loc)));
+      d.elems.push_back(v);
     }
   for (const ast::Expr *x : *blockE) {
     auto b = constInt(*x, genValue(*x), "a dimension of a descriptor's block_shape");
@@ -171,14 +179,8 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
   const ast::Loc &loc = e.loc;
   TV offset, mask;
   for (size_t i = 0; i < rank; ++i) {
-    TV o = genValue(*offs.args[i]);
+    TV o = descriptorScalar(*offs.args[i], ScalarKind::I32, "a descriptor's offset");
     if (!o.ok()) return invalid();
-    if (o.type.isTile() || !o.type.isInt() || o.type.isBool() || o.type.isPtr() ||
-        (!o.weak && o.type.elem.scalar == ScalarKind::I64)) {
-      error(offs.args[i]->loc, "a descriptor's offset is an i32 scalar, not " + typeName(o));
-      return invalid();
-    }
-    if (o.weak && !checkWeakFits(o, ScalarKind::I32, offs.args[i]->loc)) return invalid();
     // The block's indices along dim i, shaped [1, .., B_i, .., 1].
     ir::Value *range = emit(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {d.block[i]}), loc,
                             {{"start", int64_t{0}}, {"end", d.block[i]}});
@@ -188,7 +190,7 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
       s.insert(s.begin() + int64_t(j), 1);
       range = emit(OpKind::ExpandDims, {range}, range->type().withShape(s), loc, {{"axis", int64_t(j)}});
     }
-    TV index = binaryOp("+", value(coerce(o, Type::scalar(ScalarKind::I32), loc)), value(range), loc);
+    TV index = binaryOp("+", o, value(range), loc);
     TV wide = value(coerce(index, index.type.withScalar(ScalarKind::I64), loc));
     TV term = binaryOp("*", wide, d.elems[1 + rank + i], loc);
     TV inside = binaryOp("&&", binaryOp(">=", index, constant(ConstValue::ofInt(0), ScalarKind::I32, true), loc),
