@@ -32,7 +32,6 @@
 namespace tk::ir {
 
 enum class FoldOp { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Max, Min };
-enum class FoldCmp { Eq, Ne, Lt, Le, Gt, Ge };
 
 // `v` wrapped to `bits` (1 to 64): sign-extended, i1 as 0 or 1.
 int64_t wrapInt(int64_t v, int bits);
@@ -53,14 +52,14 @@ std::optional<double> foldFloat(FoldOp op, double a, double b);
 std::optional<double> roundFloat(double d, ScalarKind k);
 
 template <typename T>
-bool foldCompare(FoldCmp p, T a, T b) {
+bool foldCompare(CmpPredicate p, T a, T b) {
   switch (p) {
-    case FoldCmp::Eq: return a == b;
-    case FoldCmp::Ne: return a != b;
-    case FoldCmp::Lt: return a < b;
-    case FoldCmp::Le: return a <= b;
-    case FoldCmp::Gt: return a > b;
-    case FoldCmp::Ge: return a >= b;
+    case CmpPredicate::Eq: return a == b;
+    case CmpPredicate::Ne: return a != b;
+    case CmpPredicate::Lt: return a < b;
+    case CmpPredicate::Le: return a <= b;
+    case CmpPredicate::Gt: return a > b;
+    case CmpPredicate::Ge: return a >= b;
   }
   return false;
 }

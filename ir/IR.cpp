@@ -296,6 +296,17 @@ const std::string &Op::strAttr(const std::string &k) const {
   throw tk::InternalError("attribute '" + k + "' is not a string");
 }
 
+void Op::badEnumAttr(const std::string &k, const char *what) const {
+  throw tk::InternalError("op '" + std::string(info().mnemonic) + "': attribute '" + k + "' is not a " + what);
+}
+
+std::string choicesText(std::span<const char *const> names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "\"" + names[i] + "\"";
+  return out;
+}
+
 // ---------------------------------------------------------------- blocks
 
 Block::~Block() {
@@ -361,14 +372,9 @@ std::vector<int> transOrder(const Op &trans) {
   return order;
 }
 
-bool isReduceKind(const std::string &k) {
-  return k == "sum" || k == "max" || k == "min" || k == "argmax" || k == "argmin" || k == "xor_sum";
-}
-
-std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in) {
-  if (!isReduceKind(kind)) return std::nullopt;
-  if (kind == "argmax" || kind == "argmin") return ScalarKind::I32;
-  if (kind != "sum") return in;
+ScalarKind reduceResultElem(ReduceKind kind, ScalarKind in) {
+  if (kind == ReduceKind::Argmax || kind == ReduceKind::Argmin) return ScalarKind::I32;
+  if (kind != ReduceKind::Sum) return in;
   switch (in) {
     case ScalarKind::I1: case ScalarKind::I8: case ScalarKind::I16: return ScalarKind::I32;
     case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: return ScalarKind::F32;

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/Enums.h"
 #include "ir/Layout.h"
 #include "syntax/Location.h"
 
@@ -147,6 +148,11 @@ using Location = tk::Location;
 // Attribute values: integers, floats, strings, integer lists.
 using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
 std::string attrStr(const Attr &a);
+// An enum value as the attribute that spells it: {"predicate", attrOf(CmpPredicate::Lt)}.
+template <class E>
+Attr attrOf(E v) {
+  return std::string(enumName(v));
+}
 
 class Op;
 class Block;
@@ -238,6 +244,20 @@ class Op {
   double floatAttr(const std::string &k) const;     // accepts an int attr too
   const std::string &strAttr(const std::string &k) const;
   void setAttr(const std::string &k, Attr v) { attrs_[k] = std::move(v); }
+  // An enum-valued attribute (ir/Enums.def) as its enum; throws
+  // tk::InternalError where it is absent or not a spelling, which the
+  // verifier rules out for a declared attribute (Ops.def's TK_OP_ATTR).
+  template <class E>
+  E enumAttr(const std::string &k) const {
+    if (std::optional<E> v = parseEnum<E>(strAttr(k))) return *v;
+    badEnumAttr(k, EnumInfo<E>::what);
+  }
+  // The same where the attribute is optional: nullopt when absent.
+  template <class E>
+  std::optional<E> optionalEnumAttr(const std::string &k) const {
+    if (!hasAttr(k)) return std::nullopt;
+    return enumAttr<E>(k);
+  }
 
   // Regions (structured control flow): `for` has its body, `if` its two
   // branches; each ends with a `yield`.
@@ -249,6 +269,7 @@ class Op {
 
  private:
   friend class Value;
+  [[noreturn]] void badEnumAttr(const std::string &k, const char *what) const;
   void linkOperands();
   void unlinkOperands();
 
@@ -327,11 +348,10 @@ class Module {
 
 // ---------------------------------------------------------------- helpers
 
-// `reduce` kinds, and the element a reduction of `in` gives: sums of bool,
-// i8 and i16 accumulate in i32 and of f16/bf16 in f32; arg-reductions give
-// i32 indices; max and min keep the element. Null for an unknown kind.
-bool isReduceKind(const std::string &kind);
-std::optional<ScalarKind> reduceResultElem(const std::string &kind, ScalarKind in);
+// The element a reduction of `in` gives: sums of bool, i8 and i16 accumulate
+// in i32 and of f16/bf16/fp8 in f32; arg-reductions give i32 indices; max,
+// min and xor_sum keep the element. A scan's element is its sum's.
+ScalarKind reduceResultElem(ReduceKind kind, ScalarKind in);
 
 // The permutation a `trans` op applies: result dim i is operand dim
 // order[i]. Its `order` attribute, else the operand's dims reversed (the

@@ -3,6 +3,7 @@
 #include "ir/OpDocs.h"
 
 #include "ir/IR.h"
+#include "ir/OpAttrs.h"
 
 namespace tk::ir {
 
@@ -119,6 +120,17 @@ std::string opReferenceMarkdown() {
     md += "| `" + std::string(info.mnemonic) + "` | " + operandCount(info) + " | " + (info.numResults < 0 ? "any" : info.numResults ? "yes" : "—") +
           " | " + traits(info.traits) + " | " + cell(info.doc) + " | " + cell(form) + " |\n";
   }
+  // The attributes, as Ops.def declares them (the verifier checks presence
+  // and kind from the same lines).
+  md += "\n### Attributes\n\n"
+        "Each op's attributes, as `ir/Ops.def` declares them: the verifier checks that a required one is there and "
+        "that each has its kind; an attribute nothing declares is carried and ignored.\n\n"
+        "| op | attribute | value | required | meaning |\n"
+        "| --- | --- | --- | --- | --- |\n";
+  for (const OpInfo &info : allOps())
+    for (const AttrDecl &d : declaredAttrs(info.kind))
+      md += "| `" + std::string(info.mnemonic) + "` | `" + d.name + "` | " + cell(attrKindText(d)) + " | " +
+            (d.required ? "yes" : "no") + " | " + cell(d.doc) + " |\n";
   return md;
 }
 

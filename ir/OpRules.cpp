@@ -46,13 +46,9 @@ void OpRules::check(const Op &op) {
   }
 }
 
+// A declared integer attribute (present, checked) within [lo, hi].
 void OpRules::checkAxis(const Op &op, const char *name, int64_t lo, int64_t hi) {
-  auto it = op.attrs().find(name);
-  if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) {
-    opError(op, std::string("needs an integer attribute '") + name + "'");
-    return;
-  }
-  int64_t v = std::get<int64_t>(it->second);
+  const int64_t v = op.intAttr(name);
   if (v < lo || v > hi)
     opError(op, std::string("'") + name + "' = " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
                     std::to_string(hi) + "]");
@@ -72,18 +68,16 @@ void OpRules::checkSameAsResult(const Op &op, bool (*ok)(const Type &), const ch
 // assign-layouts' vector attributes of a load, store or async_copy, as the
 // lowering relies on them: `vec` groups a thread's registers into runs (a
 // width that does not divide their power-of-two count walks off the end),
-// `mask_run` and `mask_prefix` are integers. A bundle or .tir file may
-// carry anything, so they are checked here, not trusted.
+// `mask_run` is positive. A bundle or .tir file may carry anything, so they
+// are checked here, not trusted.
 std::string OpRules::vectorAttrProblem(const Op &op) {
-  for (const char *name : {"vec", "mask_run", "mask_prefix"}) {
-    auto it = op.attrs().find(name);
-    if (it == op.attrs().end()) continue;
-    if (!std::holds_alternative<int64_t>(it->second)) return std::string("'") + name + "' must be an integer";
-    const int64_t v = std::get<int64_t>(it->second);
-    if (std::string(name) == "vec" && (!isPowerOfTwo(v) || v > kMaxVec))
+  if (op.hasAttr("vec")) {
+    const int64_t v = op.intAttr("vec");
+    if (!isPowerOfTwo(v) || v > kMaxVec)
       return "'vec' = " + std::to_string(v) + " must be a power of two from 1 to " + std::to_string(kMaxVec);
-    if (std::string(name) == "mask_run" && v < 1) return "'mask_run' = " + std::to_string(v) + " must be positive";
   }
+  if (op.hasAttr("mask_run") && op.intAttr("mask_run") < 1)
+    return "'mask_run' = " + std::to_string(op.intAttr("mask_run")) + " must be positive";
   return "";
 }
 
@@ -94,7 +88,6 @@ void OpRules::tileOp(const Op &op) {
   switch (op.kind()) {
     case OpKind::Constant: {
       auto it = op.attrs().find("value");
-      if (it == op.attrs().end()) return opError(op, "needs a 'value' attribute");
       if (rt->isPtr()) return opError(op, "cannot make a pointer constant");
       if (rt->isFloat() && !std::holds_alternative<double>(it->second))
         return opError(op, "a " + rt->str() + " constant needs a float 'value'");
@@ -115,11 +108,7 @@ void OpRules::tileOp(const Op &op) {
       if (*rt != Type::scalar(ScalarKind::I32)) opError(op, "result must be i32, not " + rt->str());
       return;
     case OpKind::Arange: {
-      auto s = op.attrs().find("start"), e = op.attrs().find("end");
-      if (s == op.attrs().end() || e == op.attrs().end() || !std::holds_alternative<int64_t>(s->second) ||
-          !std::holds_alternative<int64_t>(e->second))
-        return opError(op, "needs integer attributes 'start' and 'end'");
-      int64_t start = std::get<int64_t>(s->second), end = std::get<int64_t>(e->second);
+      const int64_t start = op.intAttr("start"), end = op.intAttr("end");
       if (end <= start) return opError(op, "'end' must be greater than 'start'");
       if (rt->elem != ElemType{ScalarKind::I32, false} || rt->shape != std::vector<int64_t>{end - start})
         opError(op, "result must be tile<" + std::to_string(end - start) + "xi32>, not " + rt->str());
@@ -144,8 +133,7 @@ void OpRules::tileOp(const Op &op) {
       const Type &src = operandType(0);
       if (!src.isTile()) return opError(op, "operand must be a tile, not " + src.str());
       checkAxis(op, "axis", 0, src.rank());
-      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-      int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+      const int64_t axis = op.intAttr("axis");
       if (axis < 0 || axis > src.rank()) return;
       std::vector<int64_t> want = src.shape;
       want.insert(want.begin() + axis, 1);
@@ -182,18 +170,14 @@ void OpRules::tileOp(const Op &op) {
       const Type &src = operandType(0);
       if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
       checkAxis(op, "axis", 0, src.rank() - 1);
-      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-      int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+      const int64_t axis = op.intAttr("axis");
       if (axis < 0 || axis >= src.rank()) return;
-      auto kind = op.attrs().find("kind");
-      if (kind == op.attrs().end() || !std::holds_alternative<std::string>(kind->second) ||
-          !isReduceKind(std::get<std::string>(kind->second)))
-        return opError(op, "needs a 'kind' attribute: \"sum\", \"max\", \"min\", \"argmax\", \"argmin\" or \"xor_sum\"");
-      if (kind->second == Attr(std::string("xor_sum")) && (!src.isInt() || src.isBool()))
+      const ReduceKind kind = op.enumAttr<ReduceKind>("kind");
+      if (kind == ReduceKind::XorSum && (!src.isInt() || src.isBool()))
         return opError(op, "xor_sum works on integers, not " + src.str());
       std::vector<int64_t> want = src.shape;
       want.erase(want.begin() + axis);
-      ScalarKind elem = *reduceResultElem(std::get<std::string>(kind->second), src.elem.scalar);
+      const ScalarKind elem = reduceResultElem(kind, src.elem.scalar);
       if (rt->shape != want || rt->elem != ElemType{elem, false})
         opError(op, "result must have shape " + shapeStr(want) + " and element " + scalarName(elem) + ", not " +
                         rt->str());
@@ -206,12 +190,7 @@ void OpRules::tileOp(const Op &op) {
       const Type &src = operandType(0);
       if (!src.isTile() || src.isPtr()) return opError(op, "operand must be a tile of numbers, not " + src.str());
       checkAxis(op, "axis", 0, src.rank() - 1);
-      auto kind = op.attrs().find("kind");
-      if (kind == op.attrs().end() || (kind->second != Attr(std::string("sum")) && kind->second != Attr(std::string("prod"))))
-        return opError(op, "needs a 'kind' attribute: \"sum\" or \"prod\"");
-      if (op.hasAttr("reverse") && op.attrs().at("reverse") != Attr(int64_t{0}) && op.attrs().at("reverse") != Attr(int64_t{1}))
-        return opError(op, "'reverse' must be 0 or 1");
-      Type want = src.withScalar(*reduceResultElem("sum", src.elem.scalar));
+      Type want = src.withScalar(reduceResultElem(ReduceKind::Sum, src.elem.scalar));
       if (rt->shape != want.shape || rt->elem != want.elem || !sameLayout(rt->layout, src.layout))
         opError(op, "result must be " + want.str() + ", not " + rt->str());
       return;
@@ -237,12 +216,8 @@ void OpRules::tileOp(const Op &op) {
         return opError(op, "the accumulator must be " + shapeStr({a.shape[0], b.shape[1]}) + " of " + scalarName(*want) +
                                ", not " + acc.str());
       if (*rt != acc) opError(op, "result must have the accumulator's type " + acc.str() + ", not " + rt->str());
-      if (auto p = op.attrs().find("input_precision"); p != op.attrs().end()) {
-        if (p->second != Attr(std::string("tf32")) && p->second != Attr(std::string("ieee")))
-          opError(op, "input_precision must be \"tf32\" or \"ieee\"");
-        else if (in != ScalarKind::F32)
-          opError(op, std::string("input_precision applies to f32 operands, not ") + scalarName(in));
-      }
+      if (op.hasAttr("input_precision") && in != ScalarKind::F32)
+        opError(op, std::string("input_precision applies to f32 operands, not ") + scalarName(in));
       return;
     }
     case OpKind::ConvertLayout:
@@ -299,11 +274,6 @@ void OpRules::valueOp(const Op &op) {
       return;
 
     case OpKind::Cmp: {
-      static const std::set<std::string> preds = {"eq", "ne", "lt", "le", "gt", "ge"};
-      auto it = op.attrs().find("predicate");
-      if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second) ||
-          !preds.count(std::get<std::string>(it->second)))
-        opError(op, "needs a 'predicate' attribute, one of \"eq\" \"ne\" \"lt\" \"le\" \"gt\" \"ge\"");
       if (operandType(0) != operandType(1))
         return opError(op, "operands differ in type: " + operandType(0).str() + " and " + operandType(1).str());
       if (!rt->isBool() || !sameShapeAndLayout(*rt, operandType(0)))
@@ -353,8 +323,7 @@ void OpRules::selectionOp(const Op &op) {
         return opError(op, "needs a tile and an index tile of the same rank, not " + src.str() + " and " + idx.str());
       if (!idx.isInt() || idx.isBool() || idx.isPtr()) return opError(op, "the index must be a tile of integers, not " + idx.str());
       checkAxis(op, "axis", 0, src.rank() - 1);
-      if (!op.hasAttr("axis") || !std::holds_alternative<int64_t>(op.attrs().at("axis"))) return;
-      const int64_t axis = std::get<int64_t>(op.attrs().at("axis"));
+      const int64_t axis = op.intAttr("axis");
       for (int d = 0; d < src.rank(); ++d)
         if (d != axis && src.shape[d] != idx.shape[d])
           return opError(op, "the index must have the tile's size in every dim but the axis, not " + idx.str());
@@ -369,10 +338,8 @@ void OpRules::selectionOp(const Op &op) {
       if (op.numOperands() == 2 && (operandType(1).shape != x.shape || !operandType(1).isBool()))
         return opError(op, "the mask must be a tile of i1 of the input's shape, not " + operandType(1).str());
       checkAxis(op, "bins", 1, int64_t{1} << 20);
-      if (op.hasAttr("bins") && std::holds_alternative<int64_t>(op.attrs().at("bins")) &&
-          (rt->shape != std::vector<int64_t>{std::get<int64_t>(op.attrs().at("bins"))} || rt->elem != ElemType{ScalarKind::I32, false}))
-        opError(op, "result must be " + Type::tile({ScalarKind::I32, false}, {std::get<int64_t>(op.attrs().at("bins"))}).str() +
-                        ", not " + rt->str());
+      const Type want = Type::tile({ScalarKind::I32, false}, {op.intAttr("bins")});
+      if (rt->shape != want.shape || rt->elem != want.elem) opError(op, "result must be " + want.str() + ", not " + rt->str());
       return;
     }
     case OpKind::Sort: {
@@ -386,9 +353,6 @@ void OpRules::selectionOp(const Op &op) {
       }
       if (op.numResults() != op.numOperands()) return opError(op, "needs one result per operand");
       checkAxis(op, "axis", 0, first.rank() - 1);
-      if (op.hasAttr("descending") && op.attrs().at("descending") != Attr(int64_t{0}) &&
-          op.attrs().at("descending") != Attr(int64_t{1}))
-        opError(op, "'descending' must be 0 or 1");
       return;
     }
     default:
@@ -440,40 +404,21 @@ void OpRules::memoryOp(const Op &op) {
         if (!mask.isBool() || !sameShapeAndLayout(mask, ptr))
           return opError(op, "mask must be " + ptr.withScalar(ScalarKind::I1).str() + ", not " + mask.str());
       }
-      // sem and scope are optional (the defaults); present, they must be names.
-      if (op.hasAttr("sem") && !(std::holds_alternative<std::string>(op.attrs().at("sem")) &&
-                                 parseAtomicSem(op.strAttr("sem"))))
-        return opError(op, "'sem' must be \"relaxed\", \"acquire\", \"release\" or \"acq_rel\"");
-      if (op.hasAttr("scope") && !(std::holds_alternative<std::string>(op.attrs().at("scope")) &&
-                                   parseAtomicScope(op.strAttr("scope"))))
-        return opError(op, "'scope' must be \"cta\", \"gpu\" or \"sys\"");
       const ScalarKind k = ptr.elem.scalar;
-      std::optional<AtomicKind> kind;
-      if (!cas) {
-        auto it = op.attrs().find("kind");
-        if (it != op.attrs().end() && std::holds_alternative<std::string>(it->second))
-          kind = parseAtomicKind(std::get<std::string>(it->second));
-        if (!kind)
-          return opError(op, "needs a 'kind' attribute: \"add\", \"max\", \"min\", \"xchg\", \"and\", \"or\" or "
-                             "\"xor\"");
-      }
+      const std::optional<AtomicKind> kind = cas ? std::nullopt : std::optional(op.enumAttr<AtomicKind>("kind"));
       if (!atomicTakes(kind, k))
-        opError(op, std::string(cas ? "compare-and-swap" : "atomic " + std::string(atomicKindInfo(*kind).name)) +
+        opError(op, std::string(cas ? "compare-and-swap" : "atomic " + std::string(enumName(*kind))) +
                         " works on " + atomicTypesText(kind) + ", not " + scalarName(k));
       return;
     }
     case OpKind::Print:
-    case OpKind::Assert: {  // a string attribute; assert's operand is bool
-      const char *attr = op.is(OpKind::Print) ? "prefix" : "message";
-      auto it = op.attrs().find(attr);
-      if (it == op.attrs().end() || !std::holds_alternative<std::string>(it->second))
-        return opError(op, std::string("needs a string '") + attr + "' attribute");
+    case OpKind::Assert: {  // assert's operand is bool
       if (op.is(OpKind::Assert) && !operandType(0).isBool())
         opError(op, "condition must be i1 or a tile of i1, not " + operandType(0).str());
       if (op.is(OpKind::Print) && op.hasAttr("extent")) {  // pad-tiles': the real shapes of the tile operands
         const auto *extent = std::get_if<std::vector<int64_t>>(&op.attrs().at("extent"));
         size_t at = 0;
-        bool ok = extent != nullptr;
+        bool ok = true;
         for (size_t i = 0; ok && i < op.numOperands(); ++i)
           for (int64_t d : operandType(i).shape) ok = at < extent->size() && (*extent)[at] >= 1 && (*extent)[at++] <= d;
         if (!ok || at != extent->size())
@@ -495,29 +440,20 @@ void OpRules::memoryOp(const Op &op) {
         if (!mask.isBool() || !sameShapeAndLayout(mask, operandType(0)))
           return opError(op, "mask must be " + operandType(0).withScalar(ScalarKind::I1).str() + ", not " + mask.str());
       }
-      auto intAttr = [&](const char *k) -> std::optional<int64_t> {
-        auto it = op.attrs().find(k);
-        if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second)) return std::nullopt;
-        return std::get<int64_t>(it->second);
-      };
       if (std::string bad = vectorAttrProblem(op); !bad.empty()) return opError(op, bad);
-      std::optional<int64_t> buffer = intAttr("buffer"), stages = intAttr("stages");
-      if (!buffer || *buffer < 0 || !stages || *stages < 1)
-        return opError(op, "needs integer attributes 'buffer' (>= 0) and 'stages' (>= 1)");
+      const int64_t buffer = op.intAttr("buffer"), stages = op.intAttr("stages");
+      if (buffer < 0 || stages < 1) return opError(op, "needs integer attributes 'buffer' (>= 0) and 'stages' (>= 1)");
       // Every op naming a ring agrees on its slot's shape and element and its stages.
-      auto [it, fresh] = rings_.emplace(*buffer, std::make_pair(tile.withLayout(nullptr), *stages));
-      if (!fresh && (it->second.first != tile.withLayout(nullptr) || it->second.second != *stages))
-        opError(op, "ring " + std::to_string(*buffer) + " has slots of " + it->second.first.str() + " in " +
+      auto [it, fresh] = rings_.emplace(buffer, std::make_pair(tile.withLayout(nullptr), stages));
+      if (!fresh && (it->second.first != tile.withLayout(nullptr) || it->second.second != stages))
+        opError(op, "ring " + std::to_string(buffer) + " has slots of " + it->second.first.str() + " in " +
                         std::to_string(it->second.second) + " stages elsewhere, not " + tile.withLayout(nullptr).str() +
-                        " in " + std::to_string(*stages));
+                        " in " + std::to_string(stages));
       return;
     }
-    case OpKind::AsyncWait: {
-      auto it = op.attrs().find("pending");
-      if (it == op.attrs().end() || !std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 0)
-        opError(op, "needs an integer 'pending' attribute (>= 0)");
+    case OpKind::AsyncWait:
+      if (op.intAttr("pending") < 0) opError(op, "needs an integer 'pending' attribute (>= 0)");
       return;
-    }
     default:
       return;
   }

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/OpAttrs.h"
 #include "ir/OpRules.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -186,6 +187,9 @@ class Verifier {
         return;
       }
     }
+    // Attribute presence and kinds, from Ops.def: every rule below reads the
+    // declared attributes as what they declare.
+    if (std::string bad = checkDeclaredAttrs(op); !bad.empty()) return opError(op, bad);
     if (op.is(OpKind::For) || op.is(OpKind::If) || op.is(OpKind::While)) {
       checkControlFlow(op);
       return;
@@ -228,14 +232,9 @@ class Verifier {
       if (!t.isTile() || t.isPtr() || t.shape != first.shape)
         return opError(op, "operands must be tiles of numbers of one shape, not " + t.str());
     }
-    auto axis = op.attrs().find("axis");
-    if (axis == op.attrs().end() || !std::holds_alternative<int64_t>(axis->second) ||
-        std::get<int64_t>(axis->second) < 0 || std::get<int64_t>(axis->second) >= first.rank())
-      return opError(op, "needs an integer attribute 'axis' in [0, " + std::to_string(first.rank() - 1) + "]");
-    const int64_t k = std::get<int64_t>(axis->second);
-    if (op.is(OpKind::ScanCombine) && op.hasAttr("reverse") && op.attrs().at("reverse") != Attr(int64_t{0}) &&
-        op.attrs().at("reverse") != Attr(int64_t{1}))
-      opError(op, "'reverse' must be 0 or 1");
+    const int64_t k = op.intAttr("axis");
+    if (k < 0 || k >= first.rank())
+      return opError(op, "'axis' = " + std::to_string(k) + " is not in [0, " + std::to_string(first.rank() - 1) + "]");
     if (op.numResults() != n)
       return opError(op, "has " + std::to_string(n) + " operands for " + std::to_string(op.numResults()) + " results");
     for (size_t i = 0; i < n; ++i) {

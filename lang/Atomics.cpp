@@ -1,7 +1,7 @@
 // Atomics on global memory: `atomic_add max min xchg and or xor` and
 // `atomic_cas`, with Triton's `sem:` and `scope:`. Each element's update
 // happens once, whatever the layout; the result is the old values, of the
-// pointer's shape. The names and type rules are ir/Atomics.h's.
+// pointer's shape. The names are ir/Enums.def's, the type rules ir/Atomics.h's.
 #include "ir/Atomics.h"
 #include "lang/IRGen.h"
 
@@ -11,25 +11,13 @@ using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 
-namespace {
-
-// `"a", "b" or "c"`: the names an error offers.
-template <size_t N>
-std::string nameList(const char *const (&names)[N]) {
-  std::string s;
-  for (size_t i = 0; i < N; ++i) s += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + "\"" + names[i] + "\"";
-  return s;
-}
-
-}  // namespace
-
 // grammar (a call): atomic_OP(ptr, value [, mask: m] [, sem: STRING] [, scope: STRING])
 //                 | atomic_cas(ptr, expected, value [, sem: STRING] [, scope: STRING])
 // with OP one of add max min xchg and or xor.
 TV IRGen::atomicCall(const ast::Expr &e) {
   const std::string &name = e.text;
   const bool cas = name == "atomic_cas";
-  const std::optional<ir::AtomicKind> kind = cas ? std::nullopt : ir::parseAtomicKind(name.substr(7));
+  const std::optional<ir::AtomicKind> kind = cas ? std::nullopt : ir::parseEnum<ir::AtomicKind>(name.substr(7));
   const std::string usage = cas ? "atomic_cas(ptr, expected, value, sem:, scope:)"
                                 : name + "(ptr, value, mask: m, sem:, scope:)";
   const size_t npos = cas ? 3u : 2u;
@@ -82,8 +70,8 @@ TV IRGen::atomicCall(const ast::Expr &e) {
   const std::string seqCst = semE && semE->text == "seq_cst"
                                  ? " (PTX atomics have no seq_cst form; Triton has none either)"
                                  : "";
-  if (!literal(semE, "sem", nameList(ir::kAtomicSemNames), ir::parseAtomicSem, sem, seqCst) ||
-      !literal(scopeE, "scope", nameList(ir::kAtomicScopeNames), ir::parseAtomicScope, scope, ""))
+  if (!literal(semE, "sem", ir::enumChoices<ir::AtomicSem>(), ir::parseEnum<ir::AtomicSem>, sem, seqCst) ||
+      !literal(scopeE, "scope", ir::enumChoices<ir::AtomicScope>(), ir::parseEnum<ir::AtomicScope>, scope, ""))
     return invalid();
 
   std::vector<TV> pos;
@@ -132,9 +120,8 @@ TV IRGen::atomicCall(const ast::Expr &e) {
   if (maskE) ops.push_back(coerce(mask, vt.withScalar(ScalarKind::I1), maskE->loc));
   for (ir::Value *v : ops)
     if (!v) return invalid();
-  std::map<std::string, ir::Attr> attrs = {{"sem", std::string(ir::atomicSemName(sem))},
-                                           {"scope", std::string(ir::atomicScopeName(scope))}};
-  if (kind) attrs["kind"] = std::string(ir::atomicKindInfo(*kind).name);
+  std::map<std::string, ir::Attr> attrs = {{"sem", ir::attrOf(sem)}, {"scope", ir::attrOf(scope)}};
+  if (kind) attrs["kind"] = ir::attrOf(*kind);
   return value(emit(cas ? OpKind::AtomicCas : OpKind::AtomicRmw, ops, vt, e.loc, attrs));
 }
 

@@ -278,13 +278,15 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
 // iv < ub for a positive step, iv > ub for a negative one (known or not).
 ir::Value *IRGen::rangeCondition(ir::Value *iv, const RangeBounds &range, const ast::Loc &loc) {
   const Type i1 = Type::scalar(ScalarKind::I1);
-  auto cmp = [&](ir::Value *a, ir::Value *b, const char *p) {
-    return emit(OpKind::Cmp, {a, b}, i1, loc, {{"predicate", std::string(p)}});
+  using ir::CmpPredicate;
+  auto cmp = [&](ir::Value *a, ir::Value *b, CmpPredicate p) {
+    return emit(OpKind::Cmp, {a, b}, i1, loc, {{"predicate", ir::attrOf(p)}});
   };
-  if (range.stepSign) return cmp(iv, range.ub, range.stepSign > 0 ? "lt" : "gt");
+  if (range.stepSign) return cmp(iv, range.ub, range.stepSign > 0 ? CmpPredicate::Lt : CmpPredicate::Gt);
   ir::Value *zero = emitConst(ConstValue::ofInt(0), range.type, loc);
-  ir::Value *up = emit(OpKind::And, {cmp(range.step, zero, "gt"), cmp(iv, range.ub, "lt")}, i1, loc);
-  ir::Value *down = emit(OpKind::And, {cmp(range.step, zero, "lt"), cmp(iv, range.ub, "gt")}, i1, loc);
+  ir::Value *up = emit(OpKind::And, {cmp(range.step, zero, CmpPredicate::Gt), cmp(iv, range.ub, CmpPredicate::Lt)}, i1, loc);
+  ir::Value *down =
+      emit(OpKind::And, {cmp(range.step, zero, CmpPredicate::Lt), cmp(iv, range.ub, CmpPredicate::Gt)}, i1, loc);
   return emit(OpKind::Or, {up, down}, i1, loc);
 }
 

@@ -132,15 +132,16 @@ TV IRGen::dotCall(const ast::Expr &e) {
   // input_precision: "tf32" lets an f32 dot round its operands to tf32 and
   // run on tensor cores; "ieee" (the default, docs/language.md) keeps f32.
   std::map<std::string, ir::Attr> attrs;
-  if (tf32) attrs["input_precision"] = std::string("tf32");
+  if (tf32) attrs["input_precision"] = ir::attrOf(ir::InputPrecision::Tf32);
   if (precisione) {
+    const std::string choices = ir::enumChoices<ir::InputPrecision>();
     if (precisione->kind != ast::ExprKind::String) {
-      error(precisione->loc, "'input_precision' of 'dot' must be a string: \"ieee\" or \"tf32\"");
+      error(precisione->loc, "'input_precision' of 'dot' must be a string: " + choices);
       return invalid();
     }
-    const std::string &p = precisione->text;
-    if (p != "ieee" && p != "tf32") {
-      error(precisione->loc, "unknown 'input_precision' " + quoted(p) + " of 'dot': want \"ieee\" or \"tf32\"");
+    const std::optional<ir::InputPrecision> p = ir::parseEnum<ir::InputPrecision>(precisione->text);
+    if (!p) {
+      error(precisione->loc, "unknown 'input_precision' " + quoted(precisione->text) + " of 'dot': want " + choices);
       return invalid();
     }
     if (in != ScalarKind::F32) {
@@ -148,7 +149,7 @@ TV IRGen::dotCall(const ast::Expr &e) {
             std::string("'input_precision' of 'dot' applies to f32 operands, not ") + ir::scalarName(in));
       return invalid();
     }
-    if (p == "tf32") attrs["input_precision"] = std::string("tf32");
+    if (*p == ir::InputPrecision::Tf32) attrs["input_precision"] = ir::attrOf(*p);
   }
   const int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
   if (b.type.shape[0] != K) {

@@ -5,17 +5,17 @@
 //   store(p, v, cache_modifier: ".cs")
 //   load(p, volatile: true)
 // Each is a compile-time value (a literal or a const parameter); the ops
-// carry them as attributes (ir/Ops.def's axis_hint; ir/MemoryHints.h lists
-// what PTX takes).
+// carry them as attributes (ir/Ops.def's axis_hint; ir/Enums.def lists the
+// cache operators and eviction policies PTX takes).
 #include "ir/MemoryHints.h"
 #include "lang/IRGen.h"
 
 namespace tk::lang {
 
 namespace {
-std::string choices(const std::vector<std::string> &names, const std::string &prefix) {
+std::string choices(std::span<const char *const> names, const std::string &prefix) {
   std::string s;
-  for (const std::string &n : names) s += (s.empty() ? "\"" : ", \"") + prefix + n + "\"";
+  for (const char *n : names) s += (s.empty() ? "\"" : ", \"") + prefix + n + "\"";
   return s;
 }
 }  // namespace
@@ -26,7 +26,7 @@ std::optional<std::map<std::string, ir::Attr>> IRGen::memoryHints(const std::str
   std::map<std::string, ir::Attr> attrs;
   bool ok = true;
   // A string hint: "" is no hint; else `prefix` + one of `names`.
-  auto text = [&](const char *arg, const char *attr, const std::string &prefix, const std::vector<std::string> &names) {
+  auto text = [&](const char *arg, const char *attr, const std::string &prefix, std::span<const char *const> names) {
     auto it = named.find(arg);
     if (it == named.end()) return;
     const ast::Expr &e = *it->second;
@@ -43,16 +43,16 @@ std::optional<std::map<std::string, ir::Attr>> IRGen::memoryHints(const std::str
       return;
     }
     if (v.str.empty()) return;
-    for (const std::string &n : names)
+    for (const char *n : names)
       if (v.str == prefix + n) {
-        attrs[attr] = n;
+        attrs[attr] = std::string(n);
         return;
       }
     error(e.loc, "unknown " + std::string(arg) + " " + quoted(v.str) + " for " + quoted(call) + ": " + want);
     ok = false;
   };
-  text("cache_modifier", "cache", ".", load ? ir::loadCacheOperators() : ir::storeCacheOperators());
-  text("eviction_policy", "evict", "evict_", ir::evictionPolicies());
+  text("cache_modifier", "cache", ".", load ? ir::enumNames<ir::LoadCache>() : ir::enumNames<ir::StoreCache>());
+  text("eviction_policy", "evict", "evict_", ir::enumNames<ir::Eviction>());
   if (auto it = named.find("volatile"); it != named.end()) {
     const ast::Expr &e = *it->second;
     named.erase(it);

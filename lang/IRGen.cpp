@@ -450,14 +450,6 @@ OpKind arithOp(const std::string &op) {
   return OpKind::Cmp;
 }
 
-const char *predicate(const std::string &op) {
-  if (op == "<") return "lt";
-  if (op == "<=") return "le";
-  if (op == ">") return "gt";
-  if (op == ">=") return "ge";
-  if (op == "==") return "eq";
-  return "ne";
-}
 }  // namespace
 
 // `op` is a source operator, or "max"/"min" for maximum()/minimum().
@@ -523,7 +515,7 @@ TV IRGen::binaryOp(const std::string &op, TV a, TV b, const ast::Loc &loc) {
   ir::Value *va = coerce(a, t, loc), *vb = coerce(b, t, loc);
   if (compare)
     return value(emit(OpKind::Cmp, {va, vb}, t.withScalar(ScalarKind::I1), loc,
-                      {{"predicate", std::string(predicate(op))}}));
+                      {{"predicate", ir::attrOf(comparisonOf(op).value_or(ir::CmpPredicate::Ne))}}));
   return value(emit(arithOp(op), {va, vb}, t, loc));
 }
 

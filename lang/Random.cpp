@@ -159,7 +159,7 @@ TV IRGen::randomCall(const ast::Expr &e) {
   const Type f = t.withScalar(ScalarKind::F32);
   auto uniform = [&](ir::Value *x) {
     ir::Value *negative = emit(OpKind::Cmp, {x, emitConst(ConstValue::ofInt(0), t, e.loc)}, t.withScalar(ScalarKind::I1),
-                               e.loc, {{"predicate", std::string("lt")}});
+                               e.loc, {{"predicate", ir::attrOf(ir::CmpPredicate::Lt)}});
     ir::Value *folded = emit(OpKind::Select, {negative, emit(OpKind::Not, {x}, t, e.loc), x}, t, e.loc);
     ir::Value *asFloat = emit(OpKind::Cast, {folded}, f, e.loc);
     return emit(OpKind::Mul, {asFloat, emitConst(ConstValue::ofFloat(variantOf(k).uniformScale), f, e.loc)}, f, e.loc);

@@ -58,13 +58,14 @@ bool IRGen::tileAxisArgs(const ast::Expr &e, const std::string &verb, const std:
 
 // grammar (a call): NAME '(' x [',' axis] [',' axis: A] [',' keep_dims: B] ')'
 TV IRGen::reduceCall(const ast::Expr &e) {
-  const std::string &kind = e.text;
+  const std::string &name = e.text;
+  const ir::ReduceKind kind = *ir::parseEnum<ir::ReduceKind>(name);  // the builtin is the kind (Builtins.cpp)
   TileAxisArgs args;
-  if (!tileAxisArgs(e, "reduce", kind + "(x, axis: k, keep_dims: false)", {"keep_dims"}, args)) return invalid();
+  if (!tileAxisArgs(e, "reduce", name + "(x, axis: k, keep_dims: false)", {"keep_dims"}, args)) return invalid();
   const TV &x = args.x;
   const int rank = x.type.rank();
   // Triton's xor_sum: integers only, in their own type.
-  if (kind == "xor_sum" && (!x.type.isInt() || x.type.isBool())) {
+  if (kind == ir::ReduceKind::XorSum && (!x.type.isInt() || x.type.isBool())) {
     error(e.loc, "'xor_sum' needs a tile of integers, not " + typeName(x));
     return invalid();
   }
@@ -74,8 +75,8 @@ TV IRGen::reduceCall(const ast::Expr &e) {
   if (args.axis) {
     axes.push_back(*args.axis);
   } else {
-    if ((kind == "argmax" || kind == "argmin") && rank > 1) {
-      error(e.loc, quoted(kind) + " of a " + std::to_string(rank) + "-D tile needs an axis");
+    if ((kind == ir::ReduceKind::Argmax || kind == ir::ReduceKind::Argmin) && rank > 1) {
+      error(e.loc, quoted(name) + " of a " + std::to_string(rank) + "-D tile needs an axis");
       return invalid();
     }
     for (int d = rank - 1; d >= 0; --d) axes.push_back(d);  // innermost first keeps axis numbers valid
@@ -87,8 +88,8 @@ TV IRGen::reduceCall(const ast::Expr &e) {
     ir::Type t = v->type();
     std::vector<int64_t> shape = t.shape;
     shape.erase(shape.begin() + axis);
-    ir::Type rt = ir::Type::tile(ir::ElemType{*ir::reduceResultElem(kind, t.elem.scalar), false}, shape);
-    v = emit(OpKind::Reduce, {v}, rt, e.loc, {{"axis", int64_t(axis)}, {"kind", kind}});
+    ir::Type rt = ir::Type::tile(ir::ElemType{ir::reduceResultElem(kind, t.elem.scalar), false}, shape);
+    v = emit(OpKind::Reduce, {v}, rt, e.loc, {{"axis", int64_t(axis)}, {"kind", ir::attrOf(kind)}});
   }
   if (*keep) v = keepDims(v, axes, e.loc);
   return value(v);

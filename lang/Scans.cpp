@@ -20,9 +20,9 @@ TV IRGen::scanCall(const ast::Expr &e) {
   const int64_t axis = args.axis.value_or(0);
   ir::Value *v = coerce(x, x.type, e.loc);
   if (!v) return invalid();
-  ir::Type rt = v->type().withScalar(*ir::reduceResultElem("sum", v->type().elem.scalar));
-  const std::string kind = e.text == "cumprod" ? "prod" : "sum";
-  std::map<std::string, ir::Attr> attrs = {{"axis", axis}, {"kind", kind}};
+  ir::Type rt = v->type().withScalar(ir::reduceResultElem(ir::ReduceKind::Sum, v->type().elem.scalar));
+  const ir::ScanKind kind = e.text == "cumprod" ? ir::ScanKind::Prod : ir::ScanKind::Sum;
+  std::map<std::string, ir::Attr> attrs = {{"axis", axis}, {"kind", ir::attrOf(kind)}};
   if (*reverse) attrs["reverse"] = int64_t{1};  // from the end (Triton's reverse=True)
   return value(emit(OpKind::Scan, {v}, rt, e.loc, attrs));
 }

@@ -219,19 +219,19 @@ std::optional<std::array<TV, 2>> IRGen::splitHalves(const ast::Expr &e, TV x) {
   for (int64_t half = 0; half < 2; ++half) {
     ir::Value *which = emit(OpKind::Constant, {}, index->type(), e.loc, {{"value", half}});
     ir::Value *mine = emit(OpKind::Cmp, {index, which}, index->type().withScalar(ScalarKind::I1), e.loc,
-                           {{"predicate", std::string("eq")}});
+                           {{"predicate", ir::attrOf(ir::CmpPredicate::Eq)}});
     ir::Value *kept = emit(OpKind::Select,
                            {coerce(value(mine), t->type().withScalar(ScalarKind::I1), e.loc), t,
                             coerce(value(identity), t->type(), e.loc)},
                            t->type(), e.loc);
     std::vector<int64_t> shape = t->type().shape;
     shape.pop_back();
-    const ScalarKind sumKind = *ir::reduceResultElem("sum", k);
+    const ScalarKind sumKind = ir::reduceResultElem(ir::ReduceKind::Sum, k);
     ir::Value *v = emit(OpKind::Reduce, {kept}, Type::tile({sumKind, false}, shape), e.loc,
-                        {{"axis", int64_t(axis)}, {"kind", std::string("sum")}});
+                        {{"axis", int64_t(axis)}, {"kind", ir::attrOf(ir::ReduceKind::Sum)}});
     if (elem == ScalarKind::I1) {
       ir::Value *zero = emit(OpKind::Constant, {}, v->type(), e.loc, {{"value", int64_t{0}}});
-      v = emit(OpKind::Cmp, {v, zero}, v->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("ne")}});
+      v = emit(OpKind::Cmp, {v, zero}, v->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", ir::attrOf(ir::CmpPredicate::Ne)}});
     } else if (sumKind != elem) {
       v = emit(OpKind::Cast, {v}, v->type().withScalar(elem), e.loc);
     }
@@ -263,7 +263,7 @@ TV IRGen::joinCall(const ast::Expr &e, TV a, TV b) {
                       {{"start", int64_t{0}}, {"end", int64_t{2}}});
   ir::Value *zero = emit(OpKind::Constant, {}, k->type(), e.loc, {{"value", int64_t{0}}});
   TV first = value(
-      emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", std::string("eq")}}));
+      emit(OpKind::Cmp, {k, zero}, k->type().withScalar(ScalarKind::I1), e.loc, {{"predicate", ir::attrOf(ir::CmpPredicate::Eq)}}));
   return whereCall(e, first, lastAxis(a), lastAxis(b));
 }
 

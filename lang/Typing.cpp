@@ -83,17 +83,17 @@ std::optional<ConstValue> convertConst(ConstValue v, ScalarKind to) {
   return ConstValue::ofInt(i);
 }
 
-namespace {
-std::optional<ir::FoldCmp> comparisonOf(const std::string &op) {
-  if (op == "<") return ir::FoldCmp::Lt;
-  if (op == "<=") return ir::FoldCmp::Le;
-  if (op == ">") return ir::FoldCmp::Gt;
-  if (op == ">=") return ir::FoldCmp::Ge;
-  if (op == "==") return ir::FoldCmp::Eq;
-  if (op == "!=") return ir::FoldCmp::Ne;
+std::optional<ir::CmpPredicate> comparisonOf(const std::string &op) {
+  if (op == "<") return ir::CmpPredicate::Lt;
+  if (op == "<=") return ir::CmpPredicate::Le;
+  if (op == ">") return ir::CmpPredicate::Gt;
+  if (op == ">=") return ir::CmpPredicate::Ge;
+  if (op == "==") return ir::CmpPredicate::Eq;
+  if (op == "!=") return ir::CmpPredicate::Ne;
   return std::nullopt;
 }
 
+namespace {
 std::optional<ir::FoldOp> foldOpOf(const std::string &op) {
   if (op == "+") return ir::FoldOp::Add;
   if (op == "-") return ir::FoldOp::Sub;

@@ -59,6 +59,9 @@ std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &
                                                     const std::vector<int64_t> &b);
 std::string shapeStr(const std::vector<int64_t> &shape);  // "[64, 32]"
 
+// The predicate of a comparison operator (`<` is lt); nullopt for any other.
+std::optional<ir::CmpPredicate> comparisonOf(const std::string &op);
+
 // Converts a constant of kind `from` to kind `to` (value semantics of a
 // cast). Nullopt when the value is out of the target's range (float->int).
 std::optional<ConstValue> convertConst(ConstValue v, ir::ScalarKind to);

@@ -232,8 +232,9 @@ class LayoutAssigner {
     if (def->is(OpKind::Broadcast) && def->operand(0)->type().shape[dim] == v->type().shape[dim])
       return prefixMask(def->operand(0), dim, vec, depth + 1);
     if (!def->is(OpKind::Cmp) || !def->operand(0)->type().isInt()) return false;
-    const std::string &p = def->strAttr("predicate");
-    const bool less = p == "lt" || p == "le", greater = p == "gt" || p == "ge";
+    const ir::CmpPredicate p = def->enumAttr<ir::CmpPredicate>("predicate");
+    const bool less = p == ir::CmpPredicate::Lt || p == ir::CmpPredicate::Le;
+    const bool greater = p == ir::CmpPredicate::Gt || p == ir::CmpPredicate::Ge;
     if (!less && !greater) return false;
     const Value *rising = def->operand(less ? 0 : 1), *bound = def->operand(less ? 1 : 0);
     return axis_.get(rising).contiguity[dim] >= vec && axis_.get(bound).constancy[dim] >= vec;

@@ -302,8 +302,9 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       // D % 16 == 0 is one value per 16 elements, and a vector access under
       // it needs no per-element fallback. Likewise y > x, x >= y, y <= x.
       AxisInfo r = constancyOfOperands();
-      const std::string pred = op.strAttr("predicate");
-      const bool ltLike = pred == "lt" || pred == "ge", gtLike = pred == "gt" || pred == "le";
+      const ir::CmpPredicate pred = op.enumAttr<ir::CmpPredicate>("predicate");
+      const bool ltLike = pred == ir::CmpPredicate::Lt || pred == ir::CmpPredicate::Ge;
+      const bool gtLike = pred == ir::CmpPredicate::Gt || pred == ir::CmpPredicate::Le;
       if (!ltLike && !gtLike) return r;
       const AxisInfo &x = ltLike ? in(0) : in(1), &y = ltLike ? in(1) : in(0);
       for (size_t d = 0; d < r.constancy.size(); ++d) {

@@ -71,8 +71,7 @@ std::optional<MmaKind> mmaKind(const ir::Op &op) {
   if (in == ir::ScalarKind::F16 && out == ir::ScalarKind::F32) return MmaKind::F16;
   if (in == ir::ScalarKind::BF16 && out == ir::ScalarKind::F32) return MmaKind::BF16;
   if (in == ir::ScalarKind::I8 && out == ir::ScalarKind::I32) return MmaKind::S8;
-  auto p = op.attrs().find("input_precision");
-  if (in == ir::ScalarKind::F32 && p != op.attrs().end() && p->second == ir::Attr(std::string("tf32")))
+  if (in == ir::ScalarKind::F32 && op.optionalEnumAttr<ir::InputPrecision>("input_precision") == ir::InputPrecision::Tf32)
     return MmaKind::TF32;
   return std::nullopt;
 }

@@ -70,7 +70,7 @@ llvm::Value *FunctionLowering::atomicElement(const ir::Op &op, llvm::Value *ptr,
   auto tag = [&](llvm::Instruction &i) { tagGlobal(&i, op.loc()); };
   if (op.is(ir::OpKind::AtomicCas)) return target_.atomicCas(b_, ptr, a, b, sem, scope, tag);
   llvm::Type *ty = a->getType();
-  const ir::AtomicKind kind = *ir::parseAtomicKind(op.strAttr("kind"));
+  const ir::AtomicKind kind = op.enumAttr<ir::AtomicKind>("kind");
   const bool fp = ty->isFloatingPointTy();
   llvm::Type *ity = b_.getIntNTy(ty->getPrimitiveSizeInBits());
   auto rmw = [&](AtomicRmwOp o, llvm::Value *v) { return target_.atomicRmw(b_, o, ptr, v, sem, scope, tag); };

@@ -40,16 +40,16 @@ namespace {
 // The built-in kinds' combining step on (value) or (value, index).
 class Combiner {
  public:
-  Combiner(llvm::IRBuilder<> &b, const std::string &kind, bool isFloat, bool isBool)
+  Combiner(llvm::IRBuilder<> &b, ir::ReduceKind kind, bool isFloat, bool isBool)
       : b_(b), kind_(kind), isFloat_(isFloat), isBool_(isBool) {}
 
-  bool isArg() const { return kind_ == "argmax" || kind_ == "argmin"; }
+  bool isArg() const { return kind_ == ir::ReduceKind::Argmax || kind_ == ir::ReduceKind::Argmin; }
 
   FunctionLowering::Vals operator()(const FunctionLowering::Vals &a, const FunctionLowering::Vals &c) const {
-    if (kind_ == "sum") return {isFloat_ ? b_.CreateFAdd(a[0], c[0]) : b_.CreateAdd(a[0], c[0])};
-    if (kind_ == "xor_sum") return {b_.CreateXor(a[0], c[0])};
-    if (kind_ == "max" || kind_ == "min") {
-      bool mx = kind_ == "max";
+    if (kind_ == ir::ReduceKind::Sum) return {isFloat_ ? b_.CreateFAdd(a[0], c[0]) : b_.CreateAdd(a[0], c[0])};
+    if (kind_ == ir::ReduceKind::XorSum) return {b_.CreateXor(a[0], c[0])};
+    if (kind_ == ir::ReduceKind::Max || kind_ == ir::ReduceKind::Min) {
+      bool mx = kind_ == ir::ReduceKind::Max;
       llvm::Intrinsic::ID id = isFloat_ ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
                                : isBool_ ? (mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
                                          : (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
@@ -60,7 +60,7 @@ class Combiner {
     // and NaNs tie with each other: an order on (value, index) whatever the
     // reduction's tree, so the index is the first of the largest number's
     // (of a NaN-only row, 0).
-    bool mx = kind_ == "argmax";
+    bool mx = kind_ == ir::ReduceKind::Argmax;
     llvm::Value *better, *same;
     if (isFloat_) {
       llvm::Value *aNaN = b_.CreateFCmpUNO(a[0], a[0]), *cNaN = b_.CreateFCmpUNO(c[0], c[0]);
@@ -78,7 +78,7 @@ class Combiner {
 
  private:
   llvm::IRBuilder<> &b_;
-  std::string kind_;
+  ir::ReduceKind kind_;
   bool isFloat_, isBool_;
 };
 
@@ -86,9 +86,10 @@ class Combiner {
 
 Regs FunctionLowering::lowerReduce(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
-  const std::string &kind = op.strAttr("kind");
+  const ir::ReduceKind kind = op.enumAttr<ir::ReduceKind>("kind");
   const int axis = static_cast<int>(op.intAttr("axis"));
-  const ir::ElemType accElem{kind == "sum" ? *ir::reduceResultElem(kind, st.elem.scalar) : st.elem.scalar, false};
+  const ir::ElemType accElem{kind == ir::ReduceKind::Sum ? ir::reduceResultElem(kind, st.elem.scalar) : st.elem.scalar,
+                             false};
   const Combiner combine(b_, kind, ir::isFloat(accElem.scalar), accElem.scalar == ir::ScalarKind::I1);
   RegisterMap in(st.layout, st.shape);
   std::vector<Regs> src(combine.isArg() ? 2 : 1);

@@ -18,9 +18,7 @@ namespace tk::lower {
 Regs FunctionLowering::lowerScan(ir::Op &op) {
   const ir::Type &st = op.operand(0)->type();
   const ir::Type &rt = op.result()->type();
-  const std::string &kind = op.strAttr("kind");
-  if (kind != "sum" && kind != "prod") throw tk::InternalError("lowering: scan kind " + kind);
-  const bool prod = kind == "prod";
+  const bool prod = op.enumAttr<ir::ScanKind>("kind") == ir::ScanKind::Prod;
   const ir::ElemType acc = rt.elem;  // sums of narrow types accumulate wide (ir::reduceResultElem)
   const bool isFloat = ir::isFloat(acc.scalar);
   Combine add = [&](const Vals &a, const Vals &c) -> Vals {

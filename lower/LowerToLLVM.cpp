@@ -309,24 +309,21 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
       return isFloat ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a[0], a[1])
                      : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a[0], a[1]);
     case OpKind::Cmp: {
-      const std::string &p = op.strAttr("predicate");
-      if (isFloat) {
-        llvm::CmpInst::Predicate pr = p == "eq" ? llvm::CmpInst::FCMP_OEQ
-                                      : p == "ne" ? llvm::CmpInst::FCMP_UNE
-                                      : p == "lt" ? llvm::CmpInst::FCMP_OLT
-                                      : p == "le" ? llvm::CmpInst::FCMP_OLE
-                                      : p == "gt" ? llvm::CmpInst::FCMP_OGT
-                                                  : llvm::CmpInst::FCMP_OGE;
-        return b_.CreateFCmp(pr, a[0], a[1]);
-      }
+      using P = llvm::CmpInst::Predicate;
+      using ir::CmpPredicate;
+      // Floats compare ordered, but for ne (true for NaN, as C's !=);
+      // bools and pointers unsigned.
       const bool u = t0.isBool() || t0.isPtr();
-      llvm::CmpInst::Predicate pr = p == "eq" ? llvm::CmpInst::ICMP_EQ
-                                    : p == "ne" ? llvm::CmpInst::ICMP_NE
-                                    : p == "lt" ? (u ? llvm::CmpInst::ICMP_ULT : llvm::CmpInst::ICMP_SLT)
-                                    : p == "le" ? (u ? llvm::CmpInst::ICMP_ULE : llvm::CmpInst::ICMP_SLE)
-                                    : p == "gt" ? (u ? llvm::CmpInst::ICMP_UGT : llvm::CmpInst::ICMP_SGT)
-                                                : (u ? llvm::CmpInst::ICMP_UGE : llvm::CmpInst::ICMP_SGE);
-      return b_.CreateICmp(pr, a[0], a[1]);
+      P pr = P::BAD_ICMP_PREDICATE;
+      switch (op.enumAttr<CmpPredicate>("predicate")) {
+        case CmpPredicate::Eq: pr = isFloat ? P::FCMP_OEQ : P::ICMP_EQ; break;
+        case CmpPredicate::Ne: pr = isFloat ? P::FCMP_UNE : P::ICMP_NE; break;
+        case CmpPredicate::Lt: pr = isFloat ? P::FCMP_OLT : u ? P::ICMP_ULT : P::ICMP_SLT; break;
+        case CmpPredicate::Le: pr = isFloat ? P::FCMP_OLE : u ? P::ICMP_ULE : P::ICMP_SLE; break;
+        case CmpPredicate::Gt: pr = isFloat ? P::FCMP_OGT : u ? P::ICMP_UGT : P::ICMP_SGT; break;
+        case CmpPredicate::Ge: pr = isFloat ? P::FCMP_OGE : u ? P::ICMP_UGE : P::ICMP_SGE; break;
+      }
+      return isFloat ? b_.CreateFCmp(pr, a[0], a[1]) : b_.CreateICmp(pr, a[0], a[1]);
     }
     case OpKind::Select: return b_.CreateSelect(a[0], a[1], a[2]);
     case OpKind::Cast: return castScalar(a[0], t0.elem, op.result()->type().elem);

@@ -207,7 +207,7 @@ class LoopPipeliner {
     auto mapped = [&](Value *v) { return map.count(v) ? map[v] : v; };
     b.setLoc(loop_.loc());
     Value *inRange = b.value(OpKind::Cmp, {iv, loop_.operand(1)}, ir::Type::scalar(ir::ScalarKind::I1),
-                             {{"predicate", std::string(step_ > 0 ? "lt" : "gt")}});
+                             {{"predicate", ir::attrOf(step_ > 0 ? ir::CmpPredicate::Lt : ir::CmpPredicate::Gt)}});
     for (Op *load : loads) {
       b.setLoc(load->loc());
       const ir::Type maskType = load->operand(0)->type().withScalar(ir::ScalarKind::I1);
@@ -288,12 +288,12 @@ class LoopPipeliner {
     Value *write;
     if (back == 1) {
       Value *isFirst = issue.value(OpKind::Cmp, {slot, zero}, ir::Type::scalar(ir::ScalarKind::I1),
-                                   {{"predicate", std::string("eq")}});
+                                   {{"predicate", ir::attrOf(ir::CmpPredicate::Eq)}});
       write = issue.value(OpKind::Select,
                           {isFirst, issue.constInt(stages_ - 1, i32), issue.value(OpKind::Sub, {slot, one}, i32)}, i32);
     } else {
       Value *wraps = issue.value(OpKind::Cmp, {slot, issue.constInt(back, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
-                                 {{"predicate", std::string("lt")}});
+                                 {{"predicate", ir::attrOf(ir::CmpPredicate::Lt)}});
       write = issue.value(OpKind::Select,
                           {wraps, issue.value(OpKind::Add, {slot, issue.constInt(ahead_, i32)}, i32),
                            issue.value(OpKind::Sub, {slot, issue.constInt(back, i32)}, i32)},
@@ -303,7 +303,7 @@ class LoopPipeliner {
     issue.setLoc(loop_.loc());
     Value *next = issue.value(OpKind::Add, {slot, one}, i32);
     Value *wraps = issue.value(OpKind::Cmp, {next, issue.constInt(stages_, i32)}, ir::Type::scalar(ir::ScalarKind::I1),
-                               {{"predicate", std::string("eq")}});
+                               {{"predicate", ir::attrOf(ir::CmpPredicate::Eq)}});
     next = issue.value(OpKind::Select, {wraps, zero, next}, i32);
     std::vector<Value *> yielded = yield->operands();
     yielded.push_back(next);

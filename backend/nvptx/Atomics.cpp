@@ -48,9 +48,9 @@ AtomType atomType(AtomicRmwOp op, Type *t) {
   throw tk::InternalError("NvptxTarget::atomicRmw: unknown op");
 }
 
-// `atom.acq_rel.gpu.global`: the names are PTX's qualifiers (ir/Atomics.h).
+// `atom.acq_rel.gpu.global`: the names are PTX's qualifiers (ir/Enums.def).
 std::string atomPrefix(ir::AtomicSem sem, ir::AtomicScope scope) {
-  return std::string("atom.") + ir::atomicSemName(sem) + "." + ir::atomicScopeName(scope) + ".global";
+  return std::string("atom.") + ir::enumName(sem) + "." + ir::enumName(scope) + ".global";
 }
 
 // A side effect with a memory clobber: never dropped when its result is

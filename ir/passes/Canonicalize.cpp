@@ -124,17 +124,13 @@ std::optional<double> foldFloatBinary(OpKind kind, double a, double b) {
   return op ? foldFloat(*op, a, b) : std::nullopt;
 }
 
-std::optional<bool> foldCmp(const std::string &pred, const Const &a, const Const &b, ScalarKind k) {
-  static const std::map<std::string, FoldCmp> preds = {{"eq", FoldCmp::Eq}, {"ne", FoldCmp::Ne}, {"lt", FoldCmp::Lt},
-                                                       {"le", FoldCmp::Le}, {"gt", FoldCmp::Gt}, {"ge", FoldCmp::Ge}};
-  auto p = preds.find(pred);
-  if (p == preds.end()) return std::nullopt;
+std::optional<bool> foldCmp(CmpPredicate p, const Const &a, const Const &b, ScalarKind k) {
   if (a.isFloat) {
     if (std::isnan(a.f) || std::isnan(b.f)) return std::nullopt;
-    return foldCompare(p->second, a.f, b.f);
+    return foldCompare(p, a.f, b.f);
   }
-  if (bitWidth(k) == 1 && pred != "eq" && pred != "ne") return std::nullopt;
-  return foldCompare(p->second, a.i, b.i);
+  if (bitWidth(k) == 1 && p != CmpPredicate::Eq && p != CmpPredicate::Ne) return std::nullopt;
+  return foldCompare(p, a.i, b.i);
 }
 
 Rewrite foldCast(const Const &c, const Type &from, const Type &to) {
@@ -179,9 +175,7 @@ Rewrite foldConstants(const Op &op) {
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::ConvertLayout:
       return cs[0].isFloat ? Rewrite::floatConst(cs[0].f) : Rewrite::intConst(cs[0].i);
     case OpKind::Cmp: {
-      auto pred = op.attrs().find("predicate");
-      if (pred == op.attrs().end() || !std::holds_alternative<std::string>(pred->second)) return {};
-      auto r = foldCmp(std::get<std::string>(pred->second), cs[0], cs[1], op.operand(0)->type().elem.scalar);
+      auto r = foldCmp(op.enumAttr<CmpPredicate>("predicate"), cs[0], cs[1], op.operand(0)->type().elem.scalar);
       return r ? Rewrite::intConst(*r ? 1 : 0) : Rewrite{};
     }
     case OpKind::Cast:

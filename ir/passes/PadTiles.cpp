@@ -64,12 +64,15 @@ Attr lowest(ScalarKind k) {
 // What a reduction of `kind` ignores. Floats: -0.0 for sums (x + -0.0 is x,
 // -0.0 included), NaN for max/min and their args (they ignore NaN, and an
 // arg-reduction's NaNs tie, the smaller index winning).
-Attr reduceIdentity(const std::string &kind, ScalarKind k) {
+Attr reduceIdentity(ReduceKind kind, ScalarKind k) {
   const bool fp = isFloat(k);
-  if (kind == "sum" || kind == "xor_sum") return fp ? Attr(-0.0) : Attr(int64_t{0});
-  if (kind == "prod") return fp ? Attr(1.0) : Attr(int64_t{1});
+  if (kind == ReduceKind::Sum || kind == ReduceKind::XorSum) return fp ? Attr(-0.0) : Attr(int64_t{0});
   if (fp) return std::numeric_limits<double>::quiet_NaN();
-  return kind == "max" || kind == "argmax" ? lowest(k) : highest(k);
+  return kind == ReduceKind::Max || kind == ReduceKind::Argmax ? lowest(k) : highest(k);
+}
+Attr scanIdentity(ScanKind kind, ScalarKind k) {
+  if (kind == ScanKind::Prod) return isFloat(k) ? Attr(1.0) : Attr(int64_t{1});
+  return isFloat(k) ? Attr(-0.0) : Attr(int64_t{0});
 }
 
 class TilePadder {
@@ -118,7 +121,7 @@ class TilePadder {
   }
   Value *binary(Builder &b, OpKind k, Value *x, Value *y) { return b.value(k, {x, y}, x->type()); }
   Value *less(Builder &b, Value *x, Value *y) {
-    return b.value(OpKind::Cmp, {x, y}, x->type().withScalar(ScalarKind::I1), {{"predicate", std::string("lt")}});
+    return b.value(OpKind::Cmp, {x, y}, x->type().withScalar(ScalarKind::I1), {{"predicate", attrOf(CmpPredicate::Lt)}});
   }
   Value *select(Builder &b, Value *c, Value *x, Value *y) { return b.value(OpKind::Select, {c, x, y}, x->type()); }
 
@@ -185,7 +188,7 @@ class TilePadder {
         const int axis = static_cast<int>(op.intAttr("axis"));
         Value *x = op.operand(0);
         if (paddedAlong(x, axis))
-          op.setOperand(0, fillAlong(b, x, axis, reduceIdentity(op.strAttr("kind"), x->type().elem.scalar)));
+          op.setOperand(0, fillAlong(b, x, axis, reduceIdentity(op.enumAttr<ReduceKind>("kind"), x->type().elem.scalar)));
         return false;
       }
       case OpKind::Scan: {
@@ -193,7 +196,7 @@ class TilePadder {
         Value *x = op.operand(0);
         // A forward scan's padding comes after every real element.
         if (reversed(op) && paddedAlong(x, axis))
-          op.setOperand(0, fillAlong(b, x, axis, reduceIdentity(op.strAttr("kind"), x->type().elem.scalar)));
+          op.setOperand(0, fillAlong(b, x, axis, scanIdentity(op.enumAttr<ScanKind>("kind"), x->type().elem.scalar)));
         return false;
       }
       case OpKind::ReduceCombine: case OpKind::ScanCombine: {

@@ -70,10 +70,10 @@ TEST(Fold, FloatsFoldInDoubleRoundToF32AndLeaveHalfTypes) {
 }
 
 TEST(Fold, ComparisonsOrderAsIeee) {
-  EXPECT_TRUE(foldCompare(FoldCmp::Lt, -1, 0));
-  EXPECT_FALSE(foldCompare(FoldCmp::Eq, double(NAN), double(NAN)));
-  EXPECT_TRUE(foldCompare(FoldCmp::Ne, double(NAN), double(NAN)));
-  EXPECT_FALSE(foldCompare(FoldCmp::Ge, double(NAN), 1.0));
+  EXPECT_TRUE(foldCompare(CmpPredicate::Lt, -1, 0));
+  EXPECT_FALSE(foldCompare(CmpPredicate::Eq, double(NAN), double(NAN)));
+  EXPECT_TRUE(foldCompare(CmpPredicate::Ne, double(NAN), double(NAN)));
+  EXPECT_FALSE(foldCompare(CmpPredicate::Ge, double(NAN), 1.0));
 }
 
 }  // namespace

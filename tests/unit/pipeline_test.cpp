@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "ir/OpAttrs.h"
+#include "lang/Frontend.h"
 #include "runtime/DeviceImpl.h"
 #include "tk/compiler.h"
 #include "tk/error.h"
@@ -95,3 +98,47 @@ TEST(Pipeline, ALoadForAnotherArchLowersTheBundlesTileIr) {
 }
 
 }  // namespace
+
+// ir/Ops.def declares each op's attributes once; every attribute the front
+// end and the tile passes put on an op is one it declares, so the verifier's
+// presence and kind checks (ir/OpAttrs.cpp) and docs/ir.md's table cover
+// all of them. Every kernel of the stdlib and the kernel tests, for an
+// mma.sync arch and a wgmma one.
+TEST(Pipeline, EveryAttributeOnAnOpIsDeclaredByIt) {
+  namespace fs = std::filesystem;
+  std::set<std::string> seen;
+  int kernels = 0;
+  for (const char *dir : {"/stdlib", "/tests/kernels"}) {
+    for (const auto &entry : fs::directory_iterator(std::string(TK_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() != ".tk") continue;
+      tk::lang::DiagnosticEngine diags;
+      tk::lang::Frontend fe(diags);
+      if (!fe.loadFile(entry.path().string())) continue;  // tests/kernels holds some files meant to fail
+      for (const tk::lang::KernelSig &k : fe.kernels()) {
+        tk::CompileOptions opts;
+        opts.archs = {"sm_80", "sm_90a"};
+        tk::lang::KernelSig sig;
+        tk::ir::Module m;
+        try {
+          m.functions.push_back(tk::pipeline::frontEnd(fe, k.name, opts, sig));
+          tk::pipeline::runTilePasses(m, k.name, opts);
+        } catch (const tk::CompileError &) {
+          continue;  // a kernel whose defaults do not compile alone (its test passes -D)
+        }
+        ++kernels;
+        for (tk::ir::Op *op : m.functions[0]->walk())
+          for (const auto &[name, value] : op->attrs()) {
+            bool declared = false;
+            for (const tk::ir::AttrDecl &d : tk::ir::declaredAttrs(op->kind())) declared |= name == d.name;
+            EXPECT_TRUE(declared) << k.name << " (" << entry.path().filename().string() << "): '" << op->info().mnemonic
+                                  << "' carries '" << name << "', which ir/Ops.def does not declare for it";
+            seen.insert(std::string(op->info().mnemonic) + "." + name);
+          }
+      }
+    }
+  }
+  EXPECT_GE(kernels, 100);
+  // What the walk must have met for the check to mean something.
+  for (const char *a : {"cmp.predicate", "reduce.kind", "load.vec", "async_copy.buffer", "shared_load.stages"})
+    EXPECT_TRUE(seen.count(a)) << a;
+}

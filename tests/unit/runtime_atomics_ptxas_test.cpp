@@ -18,7 +18,7 @@ std::string kernelSource(const std::string &sem, const std::string &scope) {
   std::string s = "kernel k_" + sem + "_" + scope + "(pi: *i32, pl: *i64, pf: *f32, pd: *f64, fv: f32, dv: f64) {\n";
   s += "    let o = arange(128);\n    let m = o < 100;\n";
   for (const char *op : {"add", "max", "min", "xchg", "and", "or", "xor"}) {
-    const bool floats = tk::ir::atomicKindInfo(*tk::ir::parseAtomicKind(op)).floats;
+    const bool floats = tk::ir::atomicTakesFloats(*tk::ir::parseEnum<tk::ir::AtomicKind>(op));
     for (const char *p : {"pi", "pl", "pf", "pd"}) {
       const bool fp = p[1] == 'f' || p[1] == 'd';
       if (fp && !floats) continue;
@@ -42,8 +42,8 @@ const char *const kInstructions[] = {
 TEST(AtomicsPtxas, EveryOpSemAndScopeAssemblesForSm80AndSm90) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   int assembled = 0;
-  for (const char *sem : tk::ir::kAtomicSemNames) {
-    for (const char *scope : tk::ir::kAtomicScopeNames) {
+  for (const char *sem : tk::ir::enumNames<tk::ir::AtomicSem>()) {
+    for (const char *scope : tk::ir::enumNames<tk::ir::AtomicScope>()) {
       const std::string name = std::string("k_") + sem + "_" + scope;
       tk::CompileOptions opts;
       opts.archs = {"sm_80", "sm_90"};
