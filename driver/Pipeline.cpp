@@ -5,7 +5,7 @@
 //   .tk source
 //     lang::Frontend: lex, parse                                   [tokens] [ast]
 //     frontEnd: lang::Frontend::lowerKernel (semantic analysis,
-//       specialisation -> tile IR), then num_stages, row_warps      [tir-raw]
+//       specialisation -> tile IR), then num_stages, wgmma          [tir-raw]
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
@@ -51,9 +51,10 @@ std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &ke
   if (!fn || fe.diags().hasErrors()) throw CompileError(fe.diags().render());
   // The tile pipeline reads it (pipeline-dot-operands); the IR's text keeps it.
   fn->attrs["num_stages"] = int64_t{opts.numStages};
-  // Dots take wgmma's accumulator layout when an arch runs wgmma; the others
-  // then run mma.sync in it (lower/Layouts.h, tensorCoreLayout).
-  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->attrs["row_warps"] = int64_t{1};
+  // A target fact the tile passes read: assign-layouts lays dots out for
+  // wgmma when an arch runs it (the others then run mma.sync in that
+  // layout, lower/Layouts.h tensorCoreLayout).
+  if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->setFlag("wgmma", true);
   return fn;
 }
 

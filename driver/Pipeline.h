@@ -26,7 +26,7 @@ namespace tk::pipeline {
 
 // Kernel `kernel` of the file `fe` loaded, specialised on opts' defines,
 // num_warps and assumed integer facts, as tile IR without layouts, with the
-// attributes the tile passes read (num_stages, row_warps); `sig` receives
+// attributes the tile passes read (num_stages, wgmma); `sig` receives
 // its signature. Throws CompileError with every diagnostic.
 std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &kernel, const CompileOptions &opts,
                                        lang::KernelSig &sig);

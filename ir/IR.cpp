@@ -327,12 +327,19 @@ Block::iterator Block::find(const Op *op) {
   return std::find_if(ops_.begin(), ops_.end(), [&](const std::unique_ptr<Op> &o) { return o.get() == op; });
 }
 
-int Function::numWarps() const {
-  auto it = attrs.find("num_warps");
+namespace {
+int64_t intOr(const std::map<std::string, Attr> &attrs, const char *name, int64_t otherwise) {
+  auto it = attrs.find(name);
   if (it != attrs.end())
-    if (auto *i = std::get_if<int64_t>(&it->second)) return static_cast<int>(*i);
-  return 4;
+    if (auto *i = std::get_if<int64_t>(&it->second)) return *i;
+  return otherwise;
 }
+}  // namespace
+
+int Function::numWarps() const { return static_cast<int>(intOr(attrs, "num_warps", 4)); }
+int Function::numStages() const { return static_cast<int>(intOr(attrs, "num_stages", 1)); }
+bool Function::wgmma() const { return intOr(attrs, "wgmma", 0) != 0; }
+bool Function::rowWarps() const { return intOr(attrs, "row_warps", 0) != 0; }
 
 Value *Function::addParam(const std::string &pname, Type t, int64_t align) {
   params.push_back(Param{pname, align});

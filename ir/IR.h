@@ -334,7 +334,12 @@ class Function {
   std::map<std::string, Attr> attrs;  // num_warps, source file, const values...
   Location loc;
 
-  int numWarps() const;  // attrs["num_warps"], default 4
+  // The kernel attributes Ops.def declares (TK_KERNEL_ATTR), typed.
+  int numWarps() const;   // num_warps, default 4
+  int numStages() const;  // num_stages, default 1
+  bool wgmma() const;     // an arch compiled for runs wgmma (the driver's)
+  bool rowWarps() const;  // dots take warps [numWarps, 1] (assign-layouts')
+  void setFlag(const std::string &name, bool on) { attrs[name] = int64_t{on}; }
   Value *addParam(const std::string &name, Type t, int64_t align = 0);
   // Every op, nested regions included, in program order.
   std::vector<Op *> walk();

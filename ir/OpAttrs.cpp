@@ -19,6 +19,11 @@ const AttrDecl kDecls[] = {
 #include "ir/Ops.def"
 };
 
+const AttrDecl kKernelDecls[] = {
+#define TK_KERNEL_ATTR(NAME, KIND, DOC) {OpKind::Return, NAME, AttrKind::KIND, Optional, DOC},
+#include "ir/Ops.def"
+};
+
 constexpr size_t kNumOps = 0
 #define TK_OP(E, M, MIN, MAX, RES, TRAITS, DOC) +1
 #include "ir/Ops.def"
@@ -74,10 +79,11 @@ std::span<const AttrDecl> declaredAttrs(OpKind k) {
   return index.byOp[static_cast<size_t>(k)];
 }
 
-std::string checkDeclaredAttrs(const Op &op) {
-  for (const AttrDecl &d : declaredAttrs(op.kind())) {
-    auto it = op.attrs().find(d.name);
-    if (it == op.attrs().end()) {
+namespace {
+std::string checkAttrs(std::span<const AttrDecl> decls, const std::map<std::string, Attr> &attrs) {
+  for (const AttrDecl &d : decls) {
+    auto it = attrs.find(d.name);
+    if (it == attrs.end()) {
       if (d.required) return "needs " + wanted(d);
       continue;
     }
@@ -85,6 +91,13 @@ std::string checkDeclaredAttrs(const Op &op) {
   }
   return "";
 }
+}  // namespace
+
+std::string checkDeclaredAttrs(const Op &op) { return checkAttrs(declaredAttrs(op.kind()), op.attrs()); }
+
+std::span<const AttrDecl> declaredKernelAttrs() { return kKernelDecls; }
+
+std::string checkKernelAttrs(const Function &fn) { return checkAttrs(kKernelDecls, fn.attrs); }
 
 std::string attrKindText(const AttrDecl &d) {
   switch (d.kind) {

@@ -1,6 +1,6 @@
-// The attributes each op declares (ir/Ops.def's TK_OP_ATTR and
-// TK_OP_ENUM_ATTR lines) as data: what the verifier checks an op's
-// attributes against and docs/ir.md lists.
+// The attributes each op and each kernel declares (ir/Ops.def's TK_OP_ATTR,
+// TK_OP_ENUM_ATTR and TK_KERNEL_ATTR lines) as data: what the verifier
+// checks attributes against and docs/ir.md lists.
 #pragma once
 
 #include <span>
@@ -14,7 +14,7 @@ namespace tk::ir {
 enum class AttrKind { Int, Float, Number, String, IntList, Flag, Enum };
 
 struct AttrDecl {
-  OpKind op;
+  OpKind op;  // a kernel attribute's is unused
   const char *name;
   AttrKind kind;
   bool required;
@@ -31,6 +31,11 @@ std::span<const AttrDecl> declaredAttrs(OpKind k);
 // or one whose value is not of its kind ("" when none). Undeclared
 // attributes are not looked at.
 std::string checkDeclaredAttrs(const Op &op);
+
+// The attributes a kernel may carry (TK_KERNEL_ATTR), all optional, and the
+// first problem with `fn`'s ("" when none).
+std::span<const AttrDecl> declaredKernelAttrs();
+std::string checkKernelAttrs(const Function &fn);
 
 // "integer", "0 or 1", `"sum" or "prod"`: a kind as docs and messages name it.
 std::string attrKindText(const AttrDecl &d);

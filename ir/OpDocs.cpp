@@ -131,6 +131,12 @@ std::string opReferenceMarkdown() {
     for (const AttrDecl &d : declaredAttrs(info.kind))
       md += "| `" + std::string(info.mnemonic) + "` | `" + d.name + "` | " + cell(attrKindText(d)) + " | " +
             (d.required ? "yes" : "no") + " | " + cell(d.doc) + " |\n";
+  md += "\nA kernel's own attributes (`kernel @k(...) {num_warps = 4, ...}`), each optional, beside `const.NAME` for "
+        "each const parameter:\n\n"
+        "| attribute | value | meaning |\n"
+        "| --- | --- | --- |\n";
+  for (const AttrDecl &d : declaredKernelAttrs())
+    md += "| `" + std::string(d.name) + "` | " + cell(attrKindText(d)) + " | " + cell(d.doc) + " |\n";
   return md;
 }
 

@@ -113,6 +113,7 @@ class Verifier {
     if (fn_.params.size() != fn_.body.arguments().size())
       fnError(std::to_string(fn_.params.size()) + " params describe " + std::to_string(fn_.body.arguments().size()) +
               " body arguments");
+    if (std::string bad = checkKernelAttrs(fn_); !bad.empty()) fnError(bad);
     for (size_t i = 0; i < fn_.body.arguments().size(); ++i) {
       const Value *arg = fn_.body.argument(i);
       std::string p = typeProblem(arg->type());

@@ -592,8 +592,9 @@ class LayoutAssigner {
 
 bool assignLayouts(ir::Function &fn) {
   requirePaddedTiles(fn);
-  // Rows whole in each warp keep a row reduction or a chained dot's a in the warp (sm_80: attention 128/155, bwd 132/168).
-  if (wantsDotRowsInWarps(fn)) fn.attrs["row_warps"] = int64_t{1};
+  // Dots take warps [num_warps, 1] for wgmma, and anywhere rows whole in each warp keep a row reduction or a chained
+  // dot's a in the warp (sm_80: attention 128/155, bwd 132/168). The one place that decides it.
+  if (fn.wgmma() || wantsDotRowsInWarps(fn)) fn.setFlag("row_warps", true);
   LayoutAssigner(fn).run();
   return true;
 }

@@ -57,10 +57,6 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t k
   return ir::Layout::blocked({1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }
 
-bool rowWarps(const ir::Function &fn) {
-  auto it = fn.attrs.find("row_warps");
-  return it != fn.attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second) != 0;
-}
 
 ir::LayoutRef wgmmaLayout(int numWarps) { return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0}); }
 
@@ -86,7 +82,7 @@ ir::LayoutRef tensorCoreLayout(const ir::Op &op, const ir::Function &fn) {
   const ir::Type &a = op.operand(0)->type(), &b = op.operand(1)->type();
   const int numWarps = fn.numWarps();
   const bool halves = *kind == MmaKind::F16 || *kind == MmaKind::BF16;
-  if (halves && rowWarps(fn) && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
+  if (halves && fn.rowWarps() && wgmmaShape(a.shape[0], b.shape[1], a.shape[1], numWarps)) return wgmmaLayout(numWarps);
   return mmaLayout(a.shape[0], b.shape[1], a.shape[1], numWarps, mmaK(*kind));
 }
 

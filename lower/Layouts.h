@@ -41,12 +41,6 @@ int64_t mmaK(MmaKind k);  // 16, 16, 8, 32
 // 256 (so B's rows take a 32-byte swizzle at least), K a multiple of 16.
 bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps);
 
-// Whether `fn`'s dots take warps [numWarps, 1] where wgmma could run them:
-// its `row_warps` attribute, which the compiler sets when one of the archs
-// it compiles for runs wgmma (archHasWgmma, lower/Target.h), and
-// assign-layouts when a dot's result is reduced along its rows (a warp then
-// holds whole rows, so the reduction needs no exchange between warps).
-bool rowWarps(const ir::Function &fn);
 // mmaLayout's register layout with warps [numWarps, 1]: on sm_90a exactly
 // wgmma's D fragments once A's rows are permuted as they are staged
 // (LowerDotWgmma.cpp).
@@ -54,7 +48,9 @@ ir::LayoutRef wgmmaLayout(int numWarps);
 
 // The result layout of a dot that runs on tensor cores -- f16 x f16 or bf16
 // x bf16 into f32, a shape of whole m16n8k16 tiles -- else null: in a
-// function with rowWarps, wgmmaLayout for a shape wgmma can take, else
+// function with row_warps (ir::Function::rowWarps, which assign-layouts
+// decides: an arch runs wgmma, or a dot's rows are reduced, so a warp holding
+// whole rows needs no exchange), wgmmaLayout for a shape wgmma can take, else
 // mmaLayout. mma.sync runs either (with warps [numWarps, 1] each warp loads
 // more B fragments: 240 registers against 223 for the 128 x 128 x 32 matmul
 // on sm_80, docs/perf.md), so one tile IR serves every arch of a bundle; a

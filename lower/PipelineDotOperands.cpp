@@ -131,7 +131,7 @@ class LoopPipeliner {
   // facts and its layouts, and otherwise waits for every group, which is
   // right at any distance.
   bool keepsWgmmaGroup(const std::vector<Op *> &loads) const {
-    if (!fn_.attrs.count("row_warps")) return false;
+    if (!fn_.wgmma()) return false;
     const Op *dot = nullptr;
     for (const auto &op : body_.ops()) {
       if (op->is(OpKind::Dot)) {
@@ -470,10 +470,7 @@ bool inductCarriedPointers(ir::Function &fn, Op &loop) {
 }  // namespace
 
 bool pipelineDotOperands(ir::Function &fn) {
-  auto it = fn.attrs.find("num_stages");
-  const int stages = it != fn.attrs.end() && std::holds_alternative<int64_t>(it->second)
-                         ? static_cast<int>(std::get<int64_t>(it->second))
-                         : 1;
+  const int stages = fn.numStages();
   if (stages < 2) return false;
   int64_t nextBuffer = 0;
   std::vector<Op *> loops;

@@ -18,8 +18,8 @@
 //   after      async_wait {pending = 0}
 //
 // A loop whose one dot can run on wgmma and keep its group in flight (the
-// function is laid out for an arch with wgmma -- its `row_warps` attribute
-// at this point -- f16/bf16 of a shape wgmma takes, a and b both pipelined,
+// function is compiled for an arch with wgmma -- its `wgmma` attribute --
+// f16/bf16 of a shape wgmma takes, a and b both pipelined,
 // its accumulator carried from one iteration to the next and nowhere else)
 // runs its copies S-2 iterations ahead when S >= 3 instead of S-1: then the
 // slot iteration i refills is the one iteration i-2 read, so the dot may

@@ -81,7 +81,8 @@ enum class AtomicRmwOp { Add, Max, Min, UMax, UMin, Exch, And, Or, Xor };
 
 // The archs with warpgroup tensor cores (wgmma): sm_90a. NvptxTarget and
 // the sim's Target answer hasWgmma() by it; the compiler lays a kernel out
-// for wgmma when one of its archs is one (lower/Layouts.h, rowWarps).
+// for wgmma when one of its archs is one (the kernel attribute `wgmma`,
+// which assign-layouts reads).
 inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
 // The archs where tk multiplies fp8 tiles with mma.sync's fp8 form
 // (usesFp8Mma). sm_89, sm_90 and sm_90a all have the instruction (PTX ISA
