@@ -15,6 +15,8 @@
 // look through the inline asm's scope, hence the text.
 #include "backend/nvptx/AccessPredicates.h"
 
+#include "backend/nvptx/MaskedAccess.h"
+
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Dominators.h>
@@ -182,45 +184,7 @@ class PredicateText {
   std::map<Value *, std::string> names_;
 };
 
-// `text` with its operand `$drop` removed: later operands move down by one.
-std::string dropOperand(const std::string &text, unsigned drop) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '$' || i + 1 >= text.size() || !isdigit(static_cast<unsigned char>(text[i + 1]))) {
-      out += text[i];
-      continue;
-    }
-    size_t j = i + 1;
-    unsigned n = 0;
-    while (j < text.size() && isdigit(static_cast<unsigned char>(text[j]))) n = n * 10 + unsigned(text[j++] - '0');
-    out += "$" + std::to_string(n > drop ? n - 1 : n);
-    i = j - 1;
-  }
-  return out;
-}
-
 const char *kRegDecl[][2] = {{"p", ".pred"}, {"h", ".b16"}, {"r", ".b32"}, {"l", ".b64"}};
-
-// The comma-separated constraints of an asm with `drop` removed and `extra`
-// (",r,l,...": the leaves, inputs after every other) added before the clobbers.
-std::string rewriteConstraints(const std::string &constraints, unsigned drop, const std::string &extra) {
-  std::vector<std::string> parts;
-  for (size_t i = 0;;) {
-    const size_t j = constraints.find(',', i);
-    parts.push_back(constraints.substr(i, j == std::string::npos ? std::string::npos : j - i));
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  parts.erase(parts.begin() + drop);
-  std::string out;
-  bool added = false;
-  for (const std::string &c : parts) {
-    if (!added && c.rfind("~{", 0) == 0) out += extra, added = true;
-    out += (out.empty() ? "" : ",") + c;
-  }
-  if (!added) out += extra;
-  return out;
-}
 
 // `v` and the i1s it is built from through and/or/xor and LLVM's logical
 // selects (the element's compares and their combinations).
@@ -267,42 +231,37 @@ bool loopInvariantMask(CallInst *call, const LoopInfo &loops) {
 // back to %tid.x and %ctaid.x it also took 79 registers on sm_80, not 76).
 constexpr int kStoreDepth = 8, kLoadDepth = 2;
 
-void rewrite(CallInst *call) {
+void rewrite(CallInst *call, const MaskedAccess &access) {
   auto *asmFn = cast<InlineAsm>(call->getCalledOperand());
-  const std::string text = asmFn->getAsmString();
-  // The asm's outputs come first: the loaded words (none for a store), then
-  // the pointer, then the predicate.
   Type *ret = call->getType();
-  const unsigned outputs = ret->isVoidTy() ? 0 : ret->isStructTy() ? ret->getStructNumElements() : 1;
-  const unsigned predOperand = outputs + 1;
-  const std::string prefix = "@$" + std::to_string(predOperand) + " ";
-  if (text.rfind(prefix, 0) != 0) return;  // not the shape maskedLoad/maskedStore emits
+  const unsigned outputs = access.load ? access.words : 0;
   Value *pred = call->getArgOperand(1);
   if (auto *c = dyn_cast<ConstantInt>(pred)) {
-    if (c->isZero() && ret->isVoidTy()) call->eraseFromParent();  // never stores: a lane known in bounds
+    if (c->isZero() && !access.load) call->eraseFromParent();  // never stores: a lane known in bounds
     return;
   }
   std::vector<Value *> args;
   for (unsigned i = 0; i < call->arg_size(); ++i)
     if (i != 1) args.push_back(call->getArgOperand(i));
   PredicateText p(outputs + static_cast<unsigned>(args.size()));
-  const std::string q = p.operand(pred, ret->isVoidTy() ? kStoreDepth : kLoadDepth);
+  const std::string q = p.operand(pred, access.load ? kLoadDepth : kStoreDepth);
   if (p.leaves.size() == 1 && p.leaves[0] == pred) return;  // nothing to recompute
   std::string body = "{\n\t";
   for (const auto &[cls, type] : kRegDecl)
     if (unsigned n = p.temps[cls[0]])
       body += std::string(".reg ") + type + " %tk" + cls + "<" + std::to_string(n) + ">;\n\t";
-  body += p.code + "@" + q + " " + dropOperand(text.substr(prefix.size()), predOperand) + "\n\t}";
-
-  const std::string constraints = rewriteConstraints(asmFn->getConstraintString(), predOperand, p.constraints);
+  // The same access without its predicate operand, under the recomputed one.
+  body += p.code + access.text(/*predicated=*/false, "@" + q + " ") + "\n\t}";
+  const std::string constraints = access.constraints(/*predicated=*/false, p.constraints);
   for (Value *leaf : p.leaves) args.push_back(leaf);
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
   auto *fn = InlineAsm::get(FunctionType::get(ret, params, false), body, constraints, asmFn->hasSideEffects());
-  CallInst *access = CallInst::Create(fn->getFunctionType(), fn, args, "", call->getIterator());
-  access->setAttributes(call->getAttributes());
-  access->copyMetadata(*call);
-  call->replaceAllUsesWith(access);
+  CallInst *rendered = CallInst::Create(fn->getFunctionType(), fn, args, "", call->getIterator());
+  rendered->setAttributes(call->getAttributes());
+  rendered->copyMetadata(*call);
+  MaskedAccess::detachFrom(*rendered);  // its predicate is no operand now: done
+  call->replaceAllUsesWith(rendered);
   call->eraseFromParent();
   RecursivelyDeleteTriviallyDeadInstructions(pred);  // the mask where nothing else uses it
 }
@@ -316,10 +275,8 @@ void recomputeAccessPredicates(Module &m) {
     std::vector<CallInst *> loads, stores;
     for (BasicBlock &bb : f)
       for (Instruction &i : bb)
-        if (auto *call = dyn_cast<CallInst>(&i); call && call->isInlineAsm()) {
-          if (call->getMetadata(kMaskedLoadMD)) loads.push_back(call);
-          if (call->getMetadata(kMaskedStoreMD)) stores.push_back(call);
-        }
+        if (auto *call = dyn_cast<CallInst>(&i); call && call->isInlineAsm())
+          if (std::optional<MaskedAccess> a = MaskedAccess::of(*call)) (a->load ? loads : stores).push_back(call);
     if (loads.empty() && stores.empty()) continue;
     // Decided before any rewrite, on the masks as LLVM left them.
     std::set<Value *> loadMasks;
@@ -333,7 +290,7 @@ void recomputeAccessPredicates(Module &m) {
       if (isa<Constant>(mask) || sharedWithLoad(mask, loadMasks)) calls.push_back(store);
     }
   }
-  for (CallInst *call : calls) rewrite(call);
+  for (CallInst *call : calls) rewrite(call, *MaskedAccess::of(*call));
 }
 
 }  // namespace tk::nvptx

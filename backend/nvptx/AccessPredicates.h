@@ -7,14 +7,12 @@ class Module;
 
 namespace tk::nvptx {
 
-// Metadata NvptxTarget::maskedStore and maskedLoad put on their inline asm calls.
-inline constexpr const char *kMaskedStoreMD = "tk.masked_store";
-inline constexpr const char *kMaskedLoadMD = "tk.masked_load";
-
 // After optimisation, moves the predicate computation of each masked store
 // whose mask a masked load shares, and of each masked load in a loop whose
 // mask is computed outside it, into the access's inline asm, so no predicate
-// stays live from a masked load to its store or across a loop.
+// stays live from a masked load to its store or across a loop. The accesses
+// are the calls NvptxTarget marked with their MaskedAccess; each is rendered
+// again from it, with the predicate's computation in front.
 void recomputeAccessPredicates(llvm::Module &m);
 
 }  // namespace tk::nvptx

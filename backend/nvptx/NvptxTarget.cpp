@@ -15,7 +15,7 @@
 #include <stdexcept>
 
 #include "backend/nvptx/ApproxMath.h"
-#include "backend/nvptx/AccessPredicates.h"
+#include "backend/nvptx/MaskedAccess.h"
 #include "tk/gpu.h"
 
 namespace tk::nvptx {
@@ -167,14 +167,6 @@ Value *fromWords(IRBuilderBase &b, Value *v, Type *ty) {
 
 std::string vectorSuffix(const Words &w) { return w.count == 1 ? "" : ".v" + std::to_string(w.count); }
 
-// "{$first, ..., $first+count-1}" (or "$first" for one register).
-std::string operandList(unsigned first, unsigned count) {
-  if (count == 1) return "$" + std::to_string(first);
-  std::string s = "{";
-  for (unsigned i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
-  return s + "}";
-}
-
 // LLVM's own rule for ld.global.nc (NVPTXISelDAGToDAG's canLowerToLDG): every
 // object the pointer may be based on is a noalias, read-only kernel parameter.
 bool readOnlyGlobal(Value *ptr) {
@@ -214,9 +206,13 @@ Value *l2Policy(IRBuilderBase &b, const std::string &evict) {
   return call;
 }
 
-// The predicate prefix `@$i ` of an access, none for an unmasked one.
-std::string guardText(Value *pred, unsigned operand) {
-  return pred ? "@$" + std::to_string(operand) + " " : "";
+// The access as structure (backend/nvptx/MaskedAccess.h), and its inline
+// asm with the predicate an operand where there is one.
+MaskedAccess maskedAccess(bool load, const std::string &opcode, const Words &w, bool policy) {
+  return MaskedAccess{load, opcode + vectorSuffix(w) + "." + w.ptxType, w.count, w.constraint[0], policy};
+}
+std::string guardOf(const MaskedAccess &a, Value *pred) {
+  return pred ? "@$" + std::to_string(a.predicateOperand()) + " " : "";
 }
 }  // namespace
 
@@ -234,16 +230,7 @@ Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pr
   // the policy (the predicate and the policy where there is one).
   const bool nc = !hints.isVolatile && (hints.cache.empty() || hints.cache == "ca" || hints.cache == "cg" ||
                                         hints.cache == "cs") && readOnlyGlobal(ptr);
-  const unsigned policyOperand = 2 * n + (pred ? 2 : 1);
-  std::string text = guardText(pred, n + 1) + accessOpcode("ld", hints, nc) + vectorSuffix(w) + "." + w.ptxType +
-                     " " + operandList(0, n) + ", [$" + std::to_string(n) + "]" +
-                     (hints.evict.empty() ? "" : ", $" + std::to_string(policyOperand)) + ";";
-  std::string constraints;
-  for (unsigned i = 0; i < n; ++i) constraints += std::string("=") + w.constraint + ",";
-  constraints += pred ? "l,b" : "l";
-  for (unsigned i = 0; i < n; ++i) constraints += "," + std::to_string(i);
-  if (!hints.evict.empty()) constraints += ",l";
-  constraints += ",~{memory}";
+  const MaskedAccess access = maskedAccess(true, accessOpcode("ld", hints, nc), w, !hints.evict.empty());
 
   std::vector<Type *> results(n, w.word);
   Type *ret = n == 1 ? w.word : static_cast<Type *>(StructType::get(b.getContext(), results));
@@ -254,14 +241,15 @@ Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pr
   if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
-  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), text, constraints, hints.isVolatile);
+  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), access.text(pred != nullptr, guardOf(access, pred)),
+                               access.constraints(pred != nullptr), hints.isVolatile);
   CallInst *call = b.CreateCall(asmFn, args);
   if (!hints.isVolatile) {
     call->setOnlyReadsMemory();
     call->addFnAttr(Attribute::WillReturn);
   }
   call->setDoesNotThrow();
-  if (pred) call->setMetadata(kMaskedLoadMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates may rewrite it
+  if (pred) access.attachTo(*call);  // recomputeAccessPredicates may render it again
   tag(*call);
   Value *loaded = call;
   if (n > 1) {
@@ -278,14 +266,7 @@ void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value 
   Words w = wordsOf(b, value->getType(), align, "maskedStore");
   const unsigned n = w.count;
   // Operands: the pointer, the predicate, the n words, the policy.
-  const unsigned first = pred ? 2 : 1;
-  std::string text = guardText(pred, 1) + accessOpcode("st", hints, false) + vectorSuffix(w) + "." + w.ptxType +
-                     " [$0], " + operandList(first, n) +
-                     (hints.evict.empty() ? "" : ", $" + std::to_string(first + n)) + ";";
-  std::string constraints = pred ? "l,b" : "l";
-  for (unsigned i = 0; i < n; ++i) constraints += std::string(",") + w.constraint;
-  if (!hints.evict.empty()) constraints += ",l";
-  constraints += ",~{memory}";
+  const MaskedAccess access = maskedAccess(false, accessOpcode("st", hints, false), w, !hints.evict.empty());
   std::vector<Value *> args{ptr};
   if (pred) args.push_back(pred);
   Value *words = toWords(b, value, w);
@@ -293,12 +274,12 @@ void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value 
   if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
-  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), text, constraints,
-                               /*hasSideEffects=*/true);
+  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), access.text(pred != nullptr, guardOf(access, pred)),
+                               access.constraints(pred != nullptr), /*hasSideEffects=*/true);
   CallInst *call = b.CreateCall(asmFn, args);
   if (!hints.isVolatile) call->setOnlyWritesMemory();
   call->setDoesNotThrow();
-  if (pred) call->setMetadata(kMaskedStoreMD, MDNode::get(b.getContext(), {}));  // recomputeAccessPredicates rewrites it
+  if (pred) access.attachTo(*call);  // recomputeAccessPredicates may render it again
   tag(*call);
 }
 
