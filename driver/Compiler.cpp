@@ -92,6 +92,17 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
   return s;
 }
 
+// A file's only kernel, as nvcc compiles a file whole; a file of several
+// must name one.
+std::string onlyKernel(const Loaded &l, const std::string &path) {
+  const std::vector<lang::KernelSig> &kernels = l.fe->kernels();
+  if (kernels.size() == 1) return kernels[0].name;
+  std::string names;
+  for (const lang::KernelSig &k : kernels) names += (names.empty() ? "" : ", ") + k.name;
+  if (kernels.empty()) throw Error(path + " defines no kernel");
+  throw Error(path + " defines " + std::to_string(kernels.size()) + " kernels (" + names + "): choose one by name");
+}
+
 bool isTirFile(const std::string &path) { return path.size() > 4 && path.compare(path.size() - 4, 4, ".tir") == 0; }
 
 // True when every tile value has a layout: the tile pipeline already ran.
@@ -212,7 +223,7 @@ Bundle Compiler::compileSource(const std::string &source, const std::string &fil
 }
 
 std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage,
-                           const CompileOptions &opts) {
+                           const CompileOptions &opts, std::vector<std::string> *dependencies) {
   checkPrintAfter(opts);
   const bool tir = isTirFile(path);
   Loaded l;
@@ -223,6 +234,7 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
     l.fe->loadFile(path);
     std::string text = stage == Stage::Tokens ? l.fe->dumpTokens() : l.fe->dumpAst();
     if (l.diags.hasErrors()) throw CompileError(l.diags.render());
+    if (dependencies) *dependencies = l.diags.sources().files();
     return text;
   }
   Specialised s;
@@ -231,10 +243,13 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
       throw Error("--emit bundle needs the .tk source: a bundle carries the kernel's signature, which '" + path +
                   "' does not");
     s = loadTir(path, kernel, opts, stage != Stage::TirRaw);
+    if (dependencies) *dependencies = {path};
   } else {
     load(l, nullptr, path, opts);
-    if (stage == Stage::Bundle) return build(l, path, kernel, opts).toJson();
-    s = specialise(l, path, kernel, opts, stage != Stage::TirRaw);
+    if (dependencies) *dependencies = l.diags.sources().files();
+    const std::string chosen = kernel.empty() ? onlyKernel(l, path) : kernel;
+    if (stage == Stage::Bundle) return build(l, path, chosen, opts).toJson();
+    s = specialise(l, path, chosen, opts, stage != Stage::TirRaw);
   }
   if (stage == Stage::TirRaw || stage == Stage::Tir) return ir::printFunction(*s.fn);
   const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();

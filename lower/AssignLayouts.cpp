@@ -592,9 +592,7 @@ class LayoutAssigner {
 
 bool assignLayouts(ir::Function &fn) {
   requirePaddedTiles(fn);
-  // Dots take warps [num_warps, 1] for wgmma, and anywhere rows whole in each warp keep a row reduction or a chained
-  // dot's a in the warp (sm_80: attention 128/155, bwd 132/168). The one place that decides it.
-  if (fn.wgmma() || wantsDotRowsInWarps(fn)) fn.setFlag("row_warps", true);
+  decideRowWarps(fn);
   LayoutAssigner(fn).run();
   return true;
 }

@@ -52,9 +52,9 @@ LayoutRef alongOneRun(const LayoutRef &l, const std::vector<int64_t> &shape, int
   return ir::Layout::blocked(spt, l->threadsPerWarp, l->warpsPerCTA, l->order);
 }
 
-// Whether some reduction along dim 1 of a 2-D tile reads (through up to 8
-// ops, and what loops and ifs yield) the result of a dot: softmax over a
-// row of scores.
+namespace {
+// Whether some reduction along dim 1 of a 2-D tile, or a dot's a, reads
+// (through up to 8 ops, and what loops and ifs yield) the result of a dot.
 bool wantsDotRowsInWarps(ir::Function &fn) {
   std::function<bool(const Value *, int)> fromDot = [&](const Value *v, int depth) {
     const Op *def = v->definingOp();
@@ -76,6 +76,11 @@ bool wantsDotRowsInWarps(ir::Function &fn) {
     if (op->is(OpKind::Dot) && fromDot(op->operand(0), 0)) return true;
   }
   return false;
+}
+}  // namespace
+
+void decideRowWarps(ir::Function &fn) {
+  if (fn.wgmma() || wantsDotRowsInWarps(fn)) fn.setFlag("row_warps", true);
 }
 
 void requirePaddedTiles(ir::Function &fn) {

@@ -130,9 +130,12 @@ class Compiler {
   // for the first arch, bundle JSON), or the bytes of a cubin for the first
   // arch (needs ptxas from the CUDA toolkit). A `path` ending in `.tir` is
   // printed tile IR (`--emit tir` or `tir-raw`): one without layouts runs the
-  // tile pipeline, one with them is lowered as it is.
+  // tile pipeline, one with them is lowered as it is. An empty `kernel`
+  // names a .tk file's only kernel (a tk::Error lists them where there are
+  // several). `dependencies`, where given, receives the files the source
+  // read (it and its imports; a .tir file: itself), from the same one parse.
   static std::string emit(const std::string &path, const std::string &kernel, Stage stage,
-                          const CompileOptions &opts = {});
+                          const CompileOptions &opts = {}, std::vector<std::string> *dependencies = nullptr);
   // The passes of the tile pipeline, in order, each once: what printAfter
   // may name (with "all"); others are a tk::Error listing these.
   static std::vector<std::string> pipelinePasses();

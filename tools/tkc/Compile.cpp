@@ -123,28 +123,21 @@ std::function<int()> addCompileCommand(CLI::App &app, std::vector<std::string> &
       emitCpp(e);
       return 0;
     }
-    // Without -k, a file of one kernel means that kernel (as nvcc compiles a
-    // file whole); a file of several must name one.
-    if (a->kernels.empty() && a->file.size() > 3 && a->file.compare(a->file.size() - 3, 3, ".tk") == 0) {
-      std::string names;
-      for (const auto &k : tk::Compiler::kernels(a->file, opts)) {
-        a->kernels.push_back(k.first);
-        names += (names.empty() ? "" : ", ") + k.first;
-      }
-      if (a->kernels.size() > 1)
-        throw tk::Error(a->file + " defines " + std::to_string(a->kernels.size()) + " kernels (" + names +
-                        "): choose one with -k");
-    }
-    if (a->kernels.size() != 1)
+    // Without -k, a .tk file of one kernel means that kernel (Compiler::emit
+    // chooses it, from the one parse it makes).
+    const bool tkSource = a->file.size() > 3 && a->file.compare(a->file.size() - 3, 3, ".tk") == 0;
+    if (a->kernels.size() > 1 || (a->kernels.empty() && !tkSource))
       throw tk::Error("--emit " + a->emit + " compiles one kernel: give one -k (several are for --emit cpp)");
-    const std::string &kernel = a->kernels.front();
+    const std::string kernel = a->kernels.empty() ? "" : a->kernels.front();
     if (a->emit == "cubin" && (a->output.empty() || a->output == "-")) {
       std::cerr << "tkc: error: --emit cubin writes a binary: give an output file with -o\n";
       return 1;
     }
     if (!a->depfile.empty() && (a->output.empty() || a->output == "-")) throw tk::Error("--depfile needs an output file (-o)");
-    std::vector<std::pair<std::string, std::string>> outputs = {{a->output, tk::Compiler::emit(a->file, kernel, stages.at(a->emit), opts)}};
-    if (!a->depfile.empty()) outputs.emplace_back(a->depfile, depfileText({a->output}, tk::Compiler::dependencies(a->file, opts)));
+    std::vector<std::string> read;
+    std::vector<std::pair<std::string, std::string>> outputs = {
+        {a->output, tk::Compiler::emit(a->file, kernel, stages.at(a->emit), opts, &read)}};
+    if (!a->depfile.empty()) outputs.emplace_back(a->depfile, depfileText({a->output}, read));
     return writeOutputs(std::move(outputs)) ? 0 : 1;
   };
 }
