@@ -59,12 +59,17 @@ def blank(text):
 def functions(path):
     lines = blank(open(path, encoding="utf-8", errors="replace").read()).split("\n")
     found, depth, start, name, body_depth = [], 0, None, None, None
+    signature = ""  # a declaration so far, across lines (a signature may wrap)
     for no, line in enumerate(lines, 1):
         stripped = line.strip()
-        if start is None and stripped.endswith("{") and "(" in stripped and not CONTROL.match(stripped) \
-                and "=" not in stripped.split("(")[0] and depth <= 2:
-            start, body_depth = no, depth
-            name = stripped.split("(")[0].split()[-1] if stripped.split("(")[0].split() else "?"
+        if start is None and depth <= 2:
+            signature = (signature + " " + stripped).strip()
+            head = signature.split("(")[0]
+            if stripped.endswith("{") and "(" in signature and not CONTROL.match(signature) and "=" not in head:
+                start, body_depth = no - signature.count("\n"), depth
+                name = head.split()[-1] if head.split() else "?"
+            if stripped.endswith((";", "{", "}")) or stripped.startswith("#") or not stripped:
+                signature = ""
         depth += line.count("{") - line.count("}")
         if start is not None and depth <= body_depth:
             found.append((no - start + 1, name, start))
