@@ -5,6 +5,7 @@
 // embedded as raw strings, the dispatch).
 #include "EmitCpp.h"
 #include "CppNames.h"
+#include "EmitCppPlan.h"
 #include "Depfile.h"
 #include "LaunchSpec.h"
 
@@ -24,31 +25,7 @@
 
 namespace tkc {
 
-namespace {
-
 using tk::Error;
-
-// One point a kernel is compiled at, before the integer specialisations.
-struct Config {
-  std::map<std::string, std::string> consts;  // -D values of this set
-  int numWarps = 4, numStages = 3;
-  std::map<std::string, std::string> key;  // tuning table: key argument -> value
-};
-
-// One compiled variant: a config and the facts assumed of integer arguments.
-struct Variant {
-  size_t config = 0;
-  std::map<std::string, std::string> facts;  // "1" or "16"
-  tk::Bundle bundle;
-};
-
-struct KernelPlan {
-  std::string name;
-  std::vector<tk::KernelParam> params;  // all, consts included, in order
-  std::vector<Config> configs;
-  std::vector<Variant> variants;  // by config, most specialised first
-  std::set<std::string> written;  // pointer parameters the kernel stores through
-};
 
 // The C++ type a generated launcher takes for a parameter of tk type `t`.
 std::string cppType(const std::string &t, const std::string &kernel, const std::string &param) {
@@ -67,6 +44,8 @@ std::string cppType(const std::string &t, const std::string &kernel, const std::
 }
 
 bool isIntegerType(const std::string &t) { return t == "i8" || t == "i16" || t == "i32" || t == "i64"; }
+
+namespace {
 
 // A C++ identifier from a file name: "my-kernels" -> "my_kernels".
 std::string identifier(const std::string &name) {
@@ -199,224 +178,13 @@ std::string hex64(uint64_t v) {
   return os.str();
 }
 
-// "BLOCK=256, num_warps=4" for a config's const struct fields.
-std::string describe(const Config &c, const std::vector<const tk::KernelParam *> &fields) {
-  std::string s;
-  for (const tk::KernelParam *p : fields)
-    s += p->name + "=" + (c.consts.count(p->name) ? c.consts.at(p->name) : p->value) + ", ";
-  return s + "num_warps=" + std::to_string(c.numWarps);
-}
+using Tables = std::vector<std::pair<std::string, nlohmann::json>>;
 
-// The value a config gives const `p` (its -D value or the kernel's default).
-std::string constValue(const Variant &v, const tk::KernelParam &p) {
-  for (const tk::KernelParam &q : v.bundle.params)
-    if (q.isConst && q.name == p.name) return q.value;
-  return p.value;
-}
-
-void writeKernel(const KernelPlan &k, const std::string &lib, size_t firstBundle, std::ostream &h, std::ostream &cpp,
-                 std::ostream &c) {
-  const std::string cfg = k.name + "_config";
-  // The config struct: integer and bool consts, and num_warps.
-  std::vector<const tk::KernelParam *> fields;
-  for (const tk::KernelParam &p : k.params)
-    if (p.isConst && (isIntegerType(p.type) || p.type == "bool")) fields.push_back(&p);
-  for (const tk::KernelParam &p : k.params) {
-    if (!p.isConst || std::find(fields.begin(), fields.end(), &p) != fields.end()) continue;
-    for (const Variant &v : k.variants)
-      if (constValue(v, p) != constValue(k.variants.front(), p))
-        throw Error("kernel '" + k.name + "': const parameter '" + p.name + "' of type " + p.type +
-                    " differs between variants; a generated launcher dispatches on integer and bool consts only");
-  }
-  std::vector<const tk::KernelParam *> launch, scalars;
-  for (const tk::KernelParam &p : k.params)
-    if (!p.isConst) {
-      launch.push_back(&p);
-      if (p.type[0] != '*') scalars.push_back(&p);
-    }
-  auto paramDecl = [&](const tk::KernelParam &p) {
-    std::string t = cppType(p.type, k.name, p.name);
-    if (p.type[0] == '*') return (k.written.count(p.name) ? "" : "const ") + t + " *" + p.name;
-    return t + " " + p.name;
-  };
-  std::string decls, names, scalarDecls, scalarNames;
-  for (const tk::KernelParam *p : launch) {
-    decls += ", " + paramDecl(*p);
-    names += ", " + p->name;
-  }
-  for (const tk::KernelParam *p : scalars) {
-    scalarDecls += (scalarDecls.empty() ? "" : ", ") + paramDecl(*p);
-    scalarNames += (scalarNames.empty() ? "" : ", ") + p->name;
-  }
-  std::string signature = k.name + "(";
-  for (size_t i = 0; i < k.params.size(); ++i)
-    signature += (i ? ", " : "") + std::string(k.params[i].isConst ? "const " : "") + k.params[i].name + ": " +
-                 k.params[i].type +
-                 (k.params[i].isConst && !k.params[i].value.empty() ? " = " + k.params[i].value : "");
-  signature += ")";
-
-  h << "\n// ---- " << cppComment(signature) << "\n";
-  h << "// The consts and num_warps of one compiled variant.\nstruct " << cfg << " {\n";
-  for (const tk::KernelParam *p : fields) h << "  " << cppType(p->type, k.name, p->name) << " " << p->name << ";\n";
-  h << "  int num_warps;\n};\n";
-  h << "// The config a launch with these arguments takes: "
-    << (k.configs.front().key.empty() ? "the first compiled." : "the tuning table's entry of the nearest key values.")
-    << "\n"
-    << cfg << " " << k.name << "_select(" << scalarDecls << ");\n";
-  h << "namespace " << lib << "_detail {\ntk::Status " << k.name
-    << "(uint64_t tk_header, tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls << ");\n}\n";
-  h << "// Launches the variant of `config` (a tk::Status error naming the kernel\n"
-    << "// and the argument when one is wrong or none was compiled for it).\n";
-  h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid, const " << cfg << " &config" << decls
-    << ") {\n  return " << lib << "_detail::" << k.name << "(" << lib << "_hash, s, grid, config" << names << ");\n}\n";
-  h << "// Launches the selected config (" << k.name << "_select).\n";
-  h << "inline tk::Status " << k.name << "(tk::Stream s, tk::Dim3 grid" << decls << ") {\n  return " << k.name
-    << "(s, grid, " << k.name << "_select(" << scalarNames << ")" << names << ");\n}\n";
-  // A CUDA program's own stream (CUstream, cudaStream_t) beside tk::Stream,
-  // so the launch is ordered with the program's work (Device::borrowStream).
-  h << "// The same two queued on a CUDA stream the program owns (a CUstream or cudaStream_t;\n"
-    << "// null: the legacy default stream): they return once queued (docs/aot.md).\n";
-  const std::string borrow = "  tk::Stream tk_s = device;\n  if (tk::Status tk_st = tk::aot::borrowStream(device, stream, "
-                             "tk_s); !tk_st) return tk_st;\n  return " + k.name + "(tk_s, grid";
-  h << "inline tk::Status " << k.name << "(tk::Device &device, void *stream, tk::Dim3 grid, const " << cfg
-    << " &config" << decls << ") {\n" << borrow << ", config" << names << ");\n}\n";
-  h << "inline tk::Status " << k.name << "(tk::Device &device, void *stream, tk::Dim3 grid" << decls << ") {\n"
-    << borrow << names << ");\n}\n";
-  h << "// The same with the grid computed from the selected config: gridOf(const " << cfg << " &) -> tk::Dim3.\n";
-  h << "template <class GridOf>\ninline tk::Status " << k.name << "(tk::Stream s, GridOf &&gridOf" << decls
-    << ") {\n  const " << cfg << " config = " << k.name << "_select(" << scalarNames << ");\n  return " << k.name
-    << "(s, tk::Dim3(gridOf(config)), config" << names << ");\n}\n";
-
-  // ---- the .cpp: select, then dispatch.
-  auto fieldValue = [](const Config &c, const tk::KernelParam &p) {
-    return c.consts.count(p.name) ? c.consts.at(p.name) : p.value;
-  };
-  cpp << "\n" << cfg << " " << k.name << "_select(" << scalarDecls << ") {\n";
-  for (const tk::KernelParam *p : scalars) cpp << "  (void)" << p->name << ";\n";
-  auto configInit = [&](const Config &c) {
-    std::string s = cfg + "{";
-    for (const tk::KernelParam *p : fields) s += fieldValue(c, *p) + ", ";
-    return s + std::to_string(c.numWarps) + "}";
-  };
-  if (k.configs.front().key.empty()) {
-    cpp << "  return " << configInit(k.configs.front()) << ";\n}\n";
-  } else {
-    // Nearest by summed |log2| distance of the key values: a size between two
-    // tuned sizes takes the config of the closer one.
-    cpp << "  auto tk_far = [](double a, double b) { return std::fabs(std::log2(std::max(std::fabs(a), 1.0)) - "
-           "std::log2(std::max(std::fabs(b), 1.0))) + (a == b ? 0.0 : 1e-9); };\n";
-    cpp << "  double tk_best = 1e300;\n  " << cfg << " tk_chosen = " << configInit(k.configs.front()) << ";\n";
-    for (const Config &c : k.configs) {
-      cpp << "  if (double tk_d = 0";
-      for (const auto &[name, value] : c.key) {
-        if (std::none_of(scalars.begin(), scalars.end(), [&](auto *p) { return p->name == name; }))
-          throw Error("kernel '" + k.name + "': tuning key '" + name + "' is not a scalar launch argument");
-        const std::string num = cppNumber(value, "kernel '" + k.name + "': tuning key " + name);
-        cpp << " + tk_far(double(" << name << "), " << num << ")";
-      }
-      cpp << "; tk_d < tk_best) {\n    tk_best = tk_d;\n    tk_chosen = " << configInit(c) << ";\n  }\n";
-    }
-    cpp << "  return tk_chosen;\n}\n";
-  }
-
-  std::string compiled;
-  for (const Config &c : k.configs) compiled += (compiled.empty() ? "" : "; ") + describe(c, fields);
-  cpp << "\ntk::Status " << lib << "_detail::" << k.name << "(uint64_t tk_header, tk::Stream s, tk::Dim3 grid, const "
-      << cfg << " &config" << decls << ") {\n";
-  // Pointer checks: the alignment of the first variant (every variant
-  // assumes the same of its pointers).
-  for (const tk::KernelParam *p : launch) {
-    if (p->type[0] != '*') continue;
-    cpp << "  if (!" << p->name << ") return tk::aot::nullPointer(" << cppString(k.name) << ", " << cppString(p->name) << ", "
-        << cppString(p->type) << ");\n";
-    int64_t align = 0;
-    for (const tk::KernelParam &q : k.variants.front().bundle.params)
-      if (q.name == p->name) align = q.align;
-    if (align > 1)
-      cpp << "  if (reinterpret_cast<uintptr_t>(" << p->name << ") % " << align << " != 0) return tk::aot::misaligned("
-          << cppString(k.name) << ", " << cppString(p->name) << ", " << cppString(p->type) << ", " << p->name << ", " << align
-          << ");\n";
-  }
-  // Facts: two bits per integer argument, 1: a multiple of 16, 2: equal to 1
-  // (tk::integerFact's rule).
-  std::vector<std::string> ints;
-  for (const tk::KernelParam *p : scalars)
-    if (isIntegerType(p->type)) ints.push_back(p->name);
-  cpp << "  uint64_t tk_facts = 0;\n";
-  for (size_t i = 0; i < ints.size() && i < 32; ++i)
-    cpp << "  tk_facts |= uint64_t(" << ints[i] << " == 1 ? 2 : " << ints[i] << " % 16 == 0 ? 1 : 0) << " << 2 * i
-        << ";\n";
-  cpp << "  (void)tk_facts;\n  size_t tk_variant = 0;\n";
-  for (size_t c = 0; c < k.configs.size(); ++c) {
-    cpp << "  " << (c ? "else if (" : "if (");
-    for (const tk::KernelParam *p : fields)
-      cpp << "config." << p->name << " == " << fieldValue(k.configs[c], *p) << " && ";
-    cpp << "config.num_warps == " << k.configs[c].numWarps << ") {\n";
-    bool first = true;
-    for (size_t vi = 0; vi < k.variants.size(); ++vi) {
-      const Variant &var = k.variants[vi];
-      if (var.config != c) continue;
-      uint64_t mask = 0, want = 0;
-      for (size_t i = 0; i < ints.size() && i < 32; ++i)
-        if (auto f = var.facts.find(ints[i]); f != var.facts.end()) {
-          mask |= uint64_t(3) << 2 * i;
-          want |= uint64_t(f->second == "1" ? 2 : 1) << 2 * i;
-        }
-      if (mask == 0)
-        cpp << "    " << (first ? "" : "else ") << "tk_variant = " << firstBundle + vi << ";\n";
-      else
-        cpp << "    " << (first ? "" : "else ") << "if ((tk_facts & " << mask << "ull) == " << want
-            << "ull) tk_variant = " << firstBundle + vi << ";\n";
-      first = false;
-    }
-    cpp << "  }\n";
-  }
-  cpp << "  else {\n    std::string tk_wanted;\n";
-  for (const tk::KernelParam *p : fields)
-    cpp << "    tk_wanted += \"" << p->name << "=\" + std::to_string(config." << p->name << ") + \", \";\n";
-  cpp << "    tk_wanted += \"num_warps=\" + std::to_string(config.num_warps);\n    return tk::aot::noVariant("
-      << cppString(k.name) << ", tk_wanted, " << cppString(compiled) << ");\n  }\n";
-  std::string argList;
-  for (size_t i = 0; i < launch.size(); ++i) {
-    const tk::KernelParam *p = launch[i];
-    if (p->type[0] == '*') {
-      cpp << "  const uint64_t tk_a" << i << " = reinterpret_cast<uintptr_t>(" << p->name << ");\n";
-      argList += std::string(i ? ", " : "") + "&tk_a" + std::to_string(i);
-    } else {
-      argList += std::string(i ? ", " : "") + "&" + p->name;
-    }
-  }
-  cpp << "  const void *tk_args[] = {" << (argList.empty() ? "nullptr" : argList) << "};\n";
-  cpp << "  return library().launch(s, tk_header, " << cppString(k.name) << ", tk_variant, grid, tk_args, " << launch.size() << ");\n}\n";
-
-  // The C launcher: the selected config, the Status as its code + *error.
-  c << "\n/* " << cppComment(signature) << ": the config " << k.name << "_select would choose. */\n";
-  c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error);\n";
-  cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error) {\n"
-      << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_device\"), error);\n"
-      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}"
-      << names << "), error);\n}\n";
-  c << "/* The same queued on `stream` (tk_stream_create). */\n";
-  c << "int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls << ", const char **error);\n";
-  cpp << "\nextern \"C\" int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls
-      << ", const char **error) {\n"
-      << "  if (!stream) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_stream\"), error);\n"
-      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::streamOf(stream), tk::Dim3{grid.x, grid.y, grid.z}"
-      << names << "), error);\n}\n";
-}
-
-}  // namespace
-
-void emitCpp(const EmitCppOptions &opts) {
-  if (opts.output.empty() || opts.output == "-") throw Error("--emit cpp writes two files: give -o DIR/NAME");
-  if (opts.specialise != "auto" && opts.specialise != "none")
-    throw Error("--specialise expects auto or none, got '" + opts.specialise + "'");
-  const std::filesystem::path out(opts.output);
-  const std::string base = out.filename().string();
-  const std::string lib = identifier(base);
-
-  std::vector<std::pair<std::string, nlohmann::json>> tables;
-  for (const std::string &file : opts.tuneTables) {
+// The `tkc tune --json` reports --tune-table names, each checked for the
+// fields the launcher reads.
+Tables readTuneTables(const std::vector<std::string> &files) {
+  Tables tables;
+  for (const std::string &file : files) {
     auto text = tk::cache::readFile(file);
     if (!text) throw Error("cannot read tuning table '" + file + "'");
     try {
@@ -428,7 +196,13 @@ void emitCpp(const EmitCppOptions &opts) {
       throw Error(file + ": not a tuning table from `tkc tune --json` (" + e.what() + ")");
     }
   }
+  return tables;
+}
 
+// The kernels asked for, each with its configs and every (config, integer
+// facts) variant compiled.
+std::vector<KernelPlan> planKernels(const EmitCppOptions &opts, const Tables &tables, const std::string &lib,
+                                    const std::string &base) {
   const auto declared = tk::Compiler::kernels(opts.file, opts.compile);
   std::vector<std::string> wanted;
   for (const std::string &name : opts.kernels)
@@ -473,37 +247,13 @@ void emitCpp(const EmitCppOptions &opts) {
     k.written = writtenPointers(k.variants.front().bundle);
     plans.push_back(std::move(k));
   }
+  return plans;
+}
 
-  // The hash ties the header to the bundles its .cpp embeds.
-  uint64_t hash = fnv1a("tk-emit-cpp-1");
-  for (const KernelPlan &k : plans)
-    for (const Variant &v : k.variants) hash = fnv1a(v.bundle.toJson(), hash);
-
-  std::ostringstream h, cpp;
-  const std::string source = cppComment(std::filesystem::path(opts.file).filename().string());
-  h << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-    << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include "
-       "\"tk/aot.h\"\n\n";
-  h << "// The bundles " << base << ".cpp embeds; a header from other sources is refused at load.\n";
-  h << "inline constexpr uint64_t " << lib << "_hash = " << hex64(hash) << ";\n";
-  h << "namespace " << lib
-    << "_detail {\ntk::Status load(tk::Stream s, uint64_t header);\nvoid unload(tk::Stream s);\n}\n";
-  h << "// Loads every kernel of this file on the stream's device (launches do it on first use).\n";
-  h << "inline tk::Status " << lib << "_load(tk::Stream s) { return " << lib << "_detail::load(s, " << lib
-    << "_hash); }\n";
-  h << "// Frees them there; no launch of this file may be running on that device.\n";
-  h << "inline void " << lib << "_unload(tk::Stream s) { " << lib << "_detail::unload(s); }\n";
-
-  std::ostringstream c;
-  const std::string guard = "TK_GENERATED_" + lib + "_C_H";
-  c << "/* Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-    << " * C launchers: TK_OK (0) on success, else a TK_ERROR_* code with *error set (tk/aot_c.h). */\n#ifndef " << guard << "\n#define "
-    << guard << "\n\n#include \"tk/aot_c.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-    << "int " << lib << "_load_c(tk_device *device, const char **error);\nvoid " << lib
-    << "_unload_c(tk_device *device);\n";
-  cpp << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
-      << "#include \"" << base << ".h\"\n#include \"" << base
-      << "_c.h\"\n\n#include <algorithm>\n#include <cmath>\n#include <string>\n\nnamespace {\n\n";
+// Every variant's bundle (and, with ptxas, its cubin per arch) as arrays in
+// `cpp`, their table rows in `table`; the number of variants.
+size_t embedBundles(const std::vector<KernelPlan> &plans, const EmitCppOptions &opts, std::ostringstream &cpp,
+                    std::string &table) {
   // The cubins: ptxas assembles each variant's PTX per arch, so a GPU of
   // that arch loads without the driver's JIT. Without ptxas the PTX alone
   // is embedded (and JIT-compiled once per process), as the comment says.
@@ -513,7 +263,6 @@ void emitCpp(const EmitCppOptions &opts) {
                  : std::string("// No cubins embedded (") + (opts.cubins ? "no ptxas found" : "--no-cubin") +
                        "): GPUs JIT-compile the PTX on first load.\n\n");
   size_t n = 0;
-  std::string table;
   for (const KernelPlan &k : plans)
     for (const Variant &v : k.variants) {
       std::string facts;
@@ -546,6 +295,54 @@ void emitCpp(const EmitCppOptions &opts) {
       }
       ++n;
     }
+  return n;
+}
+
+}  // namespace
+
+void emitCpp(const EmitCppOptions &opts) {
+  if (opts.output.empty() || opts.output == "-") throw Error("--emit cpp writes two files: give -o DIR/NAME");
+  if (opts.specialise != "auto" && opts.specialise != "none")
+    throw Error("--specialise expects auto or none, got '" + opts.specialise + "'");
+  const std::filesystem::path out(opts.output);
+  const std::string base = out.filename().string();
+  const std::string lib = identifier(base);
+
+  const Tables tables = readTuneTables(opts.tuneTables);
+  const std::vector<KernelPlan> plans = planKernels(opts, tables, lib, base);
+
+  // The hash ties the header to the bundles its .cpp embeds.
+  uint64_t hash = fnv1a("tk-emit-cpp-1");
+  for (const KernelPlan &k : plans)
+    for (const Variant &v : k.variants) hash = fnv1a(v.bundle.toJson(), hash);
+
+  std::ostringstream h, cpp;
+  const std::string source = cppComment(std::filesystem::path(opts.file).filename().string());
+  h << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+    << "// Needs tk::runtime; the sim too to run without a GPU.\n#pragma once\n\n#include <cstdint>\n\n#include "
+       "\"tk/aot.h\"\n\n";
+  h << "// The bundles " << base << ".cpp embeds; a header from other sources is refused at load.\n";
+  h << "inline constexpr uint64_t " << lib << "_hash = " << hex64(hash) << ";\n";
+  h << "namespace " << lib
+    << "_detail {\ntk::Status load(tk::Stream s, uint64_t header);\nvoid unload(tk::Stream s);\n}\n";
+  h << "// Loads every kernel of this file on the stream's device (launches do it on first use).\n";
+  h << "inline tk::Status " << lib << "_load(tk::Stream s) { return " << lib << "_detail::load(s, " << lib
+    << "_hash); }\n";
+  h << "// Frees them there; no launch of this file may be running on that device.\n";
+  h << "inline void " << lib << "_unload(tk::Stream s) { " << lib << "_detail::unload(s); }\n";
+
+  std::ostringstream c;
+  const std::string guard = "TK_GENERATED_" + lib + "_C_H";
+  c << "/* Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+    << " * C launchers: TK_OK (0) on success, else a TK_ERROR_* code with *error set (tk/aot_c.h). */\n#ifndef " << guard << "\n#define "
+    << guard << "\n\n#include \"tk/aot_c.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+    << "int " << lib << "_load_c(tk_device *device, const char **error);\nvoid " << lib
+    << "_unload_c(tk_device *device);\n";
+  cpp << "// Generated by `tkc compile --emit cpp` from " << source << ": do not edit (docs/aot.md).\n"
+      << "#include \"" << base << ".h\"\n#include \"" << base
+      << "_c.h\"\n\n#include <algorithm>\n#include <cmath>\n#include <string>\n\nnamespace {\n\n";
+  std::string table;
+  const size_t n = embedBundles(plans, opts, cpp, table);
   cpp << "\nconst tk::aot::EmbeddedBundle kBundles[] = {\n" << table << "};\n\n";
   cpp << "tk::aot::Library &library() {\n  static tk::aot::Library lib(" << cppString(base) << ", " << hex64(hash)
       << ", kBundles, " << n << ");\n  return lib;\n}\n\n}  // namespace\n\n";
