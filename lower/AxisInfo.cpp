@@ -153,6 +153,64 @@ static AxisInfo addLike(const AxisInfo &a, const AxisInfo &b, int64_t scaleB, bo
   return r;
 }
 
+// axis_hint: what the program asserts on top of what is proven about `x`
+// (neither is lost).
+static AxisInfo hinted(AxisInfo r, const ir::Op &op) {
+  const ir::Type &t = op.result()->type();
+  auto take = [&](const char *key, std::vector<int64_t> &field, bool withinDim) {
+    auto it = op.attrs().find(key);
+    if (it == op.attrs().end()) return;
+    const auto &v = std::get<std::vector<int64_t>>(it->second);
+    for (size_t d = 0; d < field.size() && d < v.size(); ++d) {
+      int64_t x = withinDim && t.isTile() ? std::min(v[d], t.shape[d]) : v[d];
+      field[d] = cap(std::max(field[d], x));
+    }
+  };
+  take("multiple_of", r.divisibility, false);
+  take("max_contiguous", r.contiguity, true);
+  take("max_constancy", r.constancy, true);
+  return r;
+}
+
+// x % y (integers) on top of `r`, the operands' constancy. Where x runs
+// contiguously from multiples of dx and y is one value along d, a multiple
+// of dy: over aligned groups of g = min(run, dx, dy), x0 + i wraps nowhere
+// inside a group (x0 % y is a multiple of g below y), so (x0 + i) % y =
+// x0 % y + i. Tutorial 03's `(pid_m * BLOCK_M + arange(BLOCK_M)) % M` with
+// M % 16 == 0 stays 16-contiguous, as Triton's axis analysis finds (a
+// negative x, whose remainder would be negative, is an index before the
+// buffer either way).
+static AxisInfo remainder(AxisInfo r, const AxisInfo &x, const AxisInfo &y) {
+  for (size_t d = 0; d < r.contiguity.size(); ++d) {
+    if (x.contiguity[d] <= 1) continue;
+    const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
+    if (g <= 1) continue;
+    r.contiguity[d] = g;
+    r.divisibility[d] = std::gcd(x.divisibility[d], y.elementDivisibility(d));
+  }
+  return r;
+}
+
+// a `pred` b on top of `r`, the operands' constancy. x < y where x runs
+// contiguously (from multiples of dx) and y is constant (a multiple of dy)
+// along d: over aligned groups of g = min(dx, dy), x0 + i < y iff x0 < y,
+// since x0 and y are multiples of g and 0 <= i < g. So a bounds mask like
+// `c0 + arange(B) < D` with D % 16 == 0 is one value per 16 elements, and a
+// vector access under it needs no per-element fallback. Likewise y > x,
+// x >= y, y <= x.
+static AxisInfo comparison(AxisInfo r, ir::CmpPredicate pred, const AxisInfo &a, const AxisInfo &b) {
+  const bool ltLike = pred == ir::CmpPredicate::Lt || pred == ir::CmpPredicate::Ge;
+  const bool gtLike = pred == ir::CmpPredicate::Gt || pred == ir::CmpPredicate::Le;
+  if (!ltLike && !gtLike) return r;
+  const AxisInfo &x = ltLike ? a : b, &y = ltLike ? b : a;
+  for (size_t d = 0; d < r.constancy.size(); ++d) {
+    if (x.contiguity[d] <= 1) continue;
+    const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
+    r.constancy[d] = std::max(r.constancy[d], g);
+  }
+  return r;
+}
+
 AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
   const ir::Type &t = op.result()->type();
   auto in = [&](size_t i) -> const AxisInfo & { return get(op.operand(i)); };
@@ -213,23 +271,7 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::ConvertLayout: return in(0);
-    case ir::OpKind::AxisHint: {
-      // What the program asserts, on top of what is proven (neither is lost).
-      AxisInfo r = in(0);
-      auto take = [&](const char *key, std::vector<int64_t> &field, bool withinDim) {
-        auto it = op.attrs().find(key);
-        if (it == op.attrs().end()) return;
-        const auto &v = std::get<std::vector<int64_t>>(it->second);
-        for (size_t d = 0; d < field.size() && d < v.size(); ++d) {
-          int64_t x = withinDim && t.isTile() ? std::min(v[d], t.shape[d]) : v[d];
-          field[d] = cap(std::max(field[d], x));
-        }
-      };
-      take("multiple_of", r.divisibility, false);
-      take("max_contiguous", r.contiguity, true);
-      take("max_constancy", r.constancy, true);
-      return r;
-    }
+    case ir::OpKind::AxisHint: return hinted(in(0), op);
     case ir::OpKind::Reduce: case ir::OpKind::Gather: case ir::OpKind::Histogram: return unknown(t);
     case ir::OpKind::Add:
       if (!t.isInt()) return constancyOfOperands();
@@ -260,24 +302,9 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
       return r;
     }
     case ir::OpKind::Rem: {
-      // x % y where x runs contiguously from multiples of dx and y is one
-      // value along d, a multiple of dy: over aligned groups of g = min(run,
-      // dx, dy), x0 + i wraps nowhere inside a group (x0 % y is a multiple of
-      // g below y), so (x0 + i) % y = x0 % y + i. Tutorial 03's `(pid_m *
-      // BLOCK_M + arange(BLOCK_M)) % M` with M % 16 == 0 stays 16-contiguous,
-      // as Triton's axis analysis finds (a negative x, whose remainder would
-      // be negative, is an index before the buffer either way).
       AxisInfo r = constancyOfOperands();
       if (!t.isInt()) return r;
-      const AxisInfo &x = in(0), &y = in(1);
-      for (size_t d = 0; d < r.contiguity.size(); ++d) {
-        if (x.contiguity[d] <= 1) continue;
-        const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
-        if (g <= 1) continue;
-        r.contiguity[d] = g;
-        r.divisibility[d] = std::gcd(x.divisibility[d], y.elementDivisibility(d));
-      }
-      return r;
+      return remainder(std::move(r), in(0), in(1));
     }
     case ir::OpKind::Shl: {
       AxisInfo r = constancyOfOperands();
@@ -295,24 +322,8 @@ AxisInfo AxisInfoAnalysis::visit(const ir::Op &op) const {
         return in(0);
       return constancyOfOperands();
     case ir::OpKind::Cmp: {
-      // x < y where x runs contiguously (from multiples of dx) and y is
-      // constant (a multiple of dy) along d: over aligned groups of
-      // g = min(dx, dy), x0 + i < y iff x0 < y, since x0 and y are multiples
-      // of g and 0 <= i < g. So a bounds mask like `c0 + arange(B) < D` with
-      // D % 16 == 0 is one value per 16 elements, and a vector access under
-      // it needs no per-element fallback. Likewise y > x, x >= y, y <= x.
-      AxisInfo r = constancyOfOperands();
       const ir::CmpPredicate pred = op.enumAttr<ir::CmpPredicate>("predicate");
-      const bool ltLike = pred == ir::CmpPredicate::Lt || pred == ir::CmpPredicate::Ge;
-      const bool gtLike = pred == ir::CmpPredicate::Gt || pred == ir::CmpPredicate::Le;
-      if (!ltLike && !gtLike) return r;
-      const AxisInfo &x = ltLike ? in(0) : in(1), &y = ltLike ? in(1) : in(0);
-      for (size_t d = 0; d < r.constancy.size(); ++d) {
-        if (x.contiguity[d] <= 1) continue;
-        const int64_t g = std::min({x.contiguity[d], x.divisibility[d], y.constancy[d], y.elementDivisibility(d)});
-        r.constancy[d] = std::max(r.constancy[d], g);
-      }
-      return r;
+      return comparison(constancyOfOperands(), pred, in(0), in(1));
     }
     default: return constancyOfOperands();
   }

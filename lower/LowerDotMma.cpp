@@ -81,6 +81,40 @@ bool multipliesFp8Codes(const ir::Op &op) {
   return fp8Source(op.operand(0)) && fp8Source(op.operand(1)) && op.operand(0)->type().shape[1] % 32 == 0;
 }
 
+namespace {
+// `steps` k steps on the accumulator `acc`: unrolled (`step` given the step
+// as a constant) or as a loop of one step per iteration (given the phi).
+Regs repeatSteps(llvm::IRBuilder<> &b, llvm::Function *fn, int64_t steps, bool unroll, Regs acc,
+                 const std::function<Regs(llvm::Value *, Regs)> &step) {
+  auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
+  if (unroll) {
+    for (int64_t ks = 0; ks < steps; ++ks) acc = step(i32(ks), acc);
+    return acc;
+  }
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *loop = llvm::BasicBlock::Create(b.getContext(), "mma.k", fn);
+  auto *done = llvm::BasicBlock::Create(b.getContext(), "mma.done", fn);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode *ks = b.CreatePHI(b.getInt32Ty(), 2, "ks");
+  ks->addIncoming(i32(0), pre);
+  Regs phis;
+  for (llvm::Value *v : acc) {
+    llvm::PHINode *p = b.CreatePHI(v->getType(), 2);
+    p->addIncoming(v, pre);
+    phis.push_back(p);
+  }
+  acc = step(ks, phis);
+  llvm::Value *next = b.CreateAdd(ks, i32(1));
+  llvm::BasicBlock *latch = b.GetInsertBlock();
+  ks->addIncoming(next, latch);
+  for (size_t r = 0; r < acc.size(); ++r) llvm::cast<llvm::PHINode>(phis[r])->addIncoming(acc[r], latch);
+  b.CreateCondBr(b.CreateICmpULT(next, i32(steps)), loop, done);
+  b.SetInsertPoint(done);
+  return acc;
+}
+}  // namespace
+
 Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   // A dot of fp8 tiles arrives as a dot of their f16 casts. Where the target
   // multiplies fp8 (archUsesFp8Mma: sm_89) and K is whole k32 steps, the codes
@@ -205,31 +239,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
 
   // A few steps unrolled; a long K as a loop of one step per iteration (A
   // from registers is indexed by the step: always unrolled).
-  Regs acc = regs(op.operand(2));
-  if (steps <= 4 || regA) {
-    for (int64_t ks = 0; ks < steps; ++ks) acc = step(i32(ks), acc);
-  } else {
-    llvm::BasicBlock *pre = b_.GetInsertBlock();
-    auto *loop = llvm::BasicBlock::Create(ctx_, "mma.k", llfn_);
-    auto *done = llvm::BasicBlock::Create(ctx_, "mma.done", llfn_);
-    b_.CreateBr(loop);
-    b_.SetInsertPoint(loop);
-    llvm::PHINode *ks = b_.CreatePHI(b_.getInt32Ty(), 2, "ks");
-    ks->addIncoming(i32(0), pre);
-    Regs phis;
-    for (llvm::Value *v : acc) {
-      llvm::PHINode *p = b_.CreatePHI(v->getType(), 2);
-      p->addIncoming(v, pre);
-      phis.push_back(p);
-    }
-    acc = step(ks, phis);
-    llvm::Value *next = b_.CreateAdd(ks, i32(1));
-    llvm::BasicBlock *latch = b_.GetInsertBlock();
-    ks->addIncoming(next, latch);
-    for (size_t r = 0; r < acc.size(); ++r) llvm::cast<llvm::PHINode>(phis[r])->addIncoming(acc[r], latch);
-    b_.CreateCondBr(b_.CreateICmpULT(next, i32(steps)), loop, done);
-    b_.SetInsertPoint(done);
-  }
+  Regs acc = repeatSteps(b_, llfn_, steps, steps <= 4 || regA, regs(op.operand(2)), step);
   if (scratchBytes) barrier(op.loc());  // the scratch is reused by the next exchange
   return acc;
 }

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CODE = ("syntax", "ir", "parser", "lang", "lower", "backend", "runtime", "tools", "include", "examples", "bench")
+CODE = ("syntax", "ir", "parser", "lang", "lower", "backend", "driver", "tune", "runtime", "tools", "include", "examples", "bench")
 CONTROL = re.compile(r"^\s*(if|for|while|switch|do|else|try|catch|return|namespace|struct|class|enum|union)\b")
 
 
