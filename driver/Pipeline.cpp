@@ -177,8 +177,13 @@ Llvm lowerForNvptx(ir::Function &fn, const nvptx::CodegenOptions &cg) {
 }
 
 Llvm lowerForSim(ir::Function &fn, const std::string &arch) {
-  sim::SimTarget target(arch);
-  return lowerThrough(fn, target, " for the sim");
+  Llvm out;
+  try {
+    out.lowered = sim::lowerForSim(fn, arch, *out.ctx);  // the road the sim device takes too
+  } catch (const Error &e) {
+    e.rethrowPrefixed("internal compiler error while lowering '" + fn.name + "' for the sim: ");
+  }
+  return out;
 }
 
 // ---- the back half, stage by stage -----------------------------------------

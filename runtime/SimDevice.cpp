@@ -15,7 +15,6 @@
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/Simulator.h"
 #include "ir/Verifier.h"
-#include "lower/LowerToLLVM.h"
 #include "runtime/DeviceImpl.h"
 #include "syntax/Location.h"
 #include "tk/gpu.h"
@@ -134,15 +133,11 @@ class SimDevice final : public DeviceImpl {
     if (!fn) throw Error("bundle for '" + bundle.kernel + "': its tile IR has no kernel of that name");
     auto ctx = std::make_unique<llvm::LLVMContext>();
     // The sim emulates the bundle's first arch (sm_90a: dot on wgmma).
-    sim::SimTarget target(bundle.archs.empty() ? "sm_80" : bundle.archs.front());
     lower::LoweredKernel lowered;
-    const std::string context = "bundle for '" + bundle.kernel + "': cannot lower its tile IR: ";
     try {
-      lowered = lower::lowerToLLVM(*fn, target, *ctx);
+      lowered = sim::lowerForSim(*fn, bundle.archs.empty() ? "sm_80" : bundle.archs.front(), *ctx);
     } catch (const Error &e) {  // InternalError: lowering and the Targets throw nothing else
-      e.rethrowPrefixed(context);
-    } catch (const std::logic_error &e) {  // not tk's (a map's at()): a bug as well
-      throw InternalError(context + e.what());
+      e.rethrowPrefixed("bundle for '" + bundle.kernel + "': cannot lower its tile IR: ");
     }
     std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx), program_);
     return p;

@@ -511,4 +511,13 @@ void SimTarget::assertFail(IRBuilderBase &b, const std::string &message, const s
                     b.CreateGlobalString(where, "tk.str", 0, &moduleOf(b))});
 }
 
+lower::LoweredKernel lowerForSim(ir::Function &fn, const std::string &arch, llvm::LLVMContext &ctx) {
+  const SimTarget target(arch);
+  try {
+    return lower::lowerToLLVM(fn, target, ctx);
+  } catch (const std::logic_error &e) {
+    throw InternalError(e.what());
+  }
+}
+
 }  // namespace tk::sim

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "lower/LowerToLLVM.h"
 #include "lower/Target.h"
 
 namespace tk::sim {
@@ -149,5 +150,11 @@ struct HostTarget {
   std::string triple, dataLayout;
 };
 const HostTarget &hostTarget();
+
+// The tile IR `fn` (layouts assigned) as the sim's LLVM IR for `arch`, in
+// `ctx`: the one road to the sim, which the driver's pipeline and the sim
+// device both take. A bug in the lowering (a std::logic_error: a map's at())
+// comes out as tk::InternalError, as the lowering's own errors do.
+lower::LoweredKernel lowerForSim(ir::Function &fn, const std::string &arch, llvm::LLVMContext &ctx);
 
 }  // namespace tk::sim
