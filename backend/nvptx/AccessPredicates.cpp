@@ -251,7 +251,7 @@ void rewrite(CallInst *call, const MaskedAccess &access) {
     if (unsigned n = p.temps[cls[0]])
       body += std::string(".reg ") + type + " %tk" + cls + "<" + std::to_string(n) + ">;\n\t";
   // The same access without its predicate operand, under the recomputed one.
-  body += p.code + access.text(/*predicated=*/false, "@" + q + " ") + "\n\t}";
+  body += p.code + access.textGuardedBy(q) + "\n\t}";
   const std::string constraints = access.constraints(/*predicated=*/false, p.constraints);
   for (Value *leaf : p.leaves) args.push_back(leaf);
   std::vector<Type *> params;

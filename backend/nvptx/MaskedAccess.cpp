@@ -37,8 +37,14 @@ std::string MaskedAccess::constraints(bool predicated, const std::string &extra)
   return s + extra + ",~{memory}";
 }
 
-std::string MaskedAccess::text(bool predicated, const std::string &guard) const {
-  const unsigned p = predicated ? 1 : 0;
+std::string MaskedAccess::text(bool predicated) const {
+  // The predicate is the operand after the pointer.
+  return predicated ? render(1, "@$" + std::to_string(load ? words + 1 : 1) + " ") : render(0, "");
+}
+
+std::string MaskedAccess::textGuardedBy(const std::string &pred) const { return render(0, "@" + pred + " "); }
+
+std::string MaskedAccess::render(unsigned p, const std::string &guard) const {
   if (load) {
     const unsigned policyOperand = 2 * words + 1 + p;
     return guard + opcode + " " + operandList(0, words) + ", [$" + std::to_string(words) + "]" +

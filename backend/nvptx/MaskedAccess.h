@@ -28,13 +28,13 @@ struct MaskedAccess {
   // policy, then `extra` inputs (",r,l": AccessPredicates' leaves); the
   // memory clobber last.
   std::string constraints(bool predicated, const std::string &extra = "") const;
-  // `ld... {$0, ...}, [$n][, $policy];` or `st... [$0], {...}[, $policy];`
-  // under `guard` ("@$k " for the predicate operand, "@%tkp0 " for a
-  // register the asm computes, "" for none), numbered as constraints() with
-  // the same `predicated`.
-  std::string text(bool predicated, const std::string &guard) const;
-  // The predicate's operand number in the predicated form.
-  unsigned predicateOperand() const { return load ? words + 1 : 1; }
+  // `[@$k ]ld... {$0, ...}, [$n][, $policy];` or `st... [$0], {...}[, $policy];`,
+  // numbered as constraints() with the same `predicated`, guarded by the
+  // predicate operand where `predicated`.
+  std::string text(bool predicated) const;
+  // The form without a predicate operand under `pred`, a predicate register
+  // the asm computes itself ("%tkp2").
+  std::string textGuardedBy(const std::string &pred) const;
 
   // The structure as the call's metadata, `!tk.masked_access !{i32 load,
   // !"opcode", i32 words, !"constraint", i32 policy}`, and back (nullopt
@@ -42,6 +42,10 @@ struct MaskedAccess {
   void attachTo(llvm::CallInst &call) const;
   static void detachFrom(llvm::CallInst &call);
   static std::optional<MaskedAccess> of(const llvm::CallInst &call);
+
+ private:
+  // The text with `p` (0 or 1) predicate operands, under `guard`.
+  std::string render(unsigned p, const std::string &guard) const;
 };
 
 }  // namespace tk::nvptx

@@ -206,13 +206,9 @@ Value *l2Policy(IRBuilderBase &b, const std::string &evict) {
   return call;
 }
 
-// The access as structure (backend/nvptx/MaskedAccess.h), and its inline
-// asm with the predicate an operand where there is one.
+// The access as structure (backend/nvptx/MaskedAccess.h).
 MaskedAccess maskedAccess(bool load, const std::string &opcode, const Words &w, bool policy) {
   return MaskedAccess{load, opcode + vectorSuffix(w) + "." + w.ptxType, w.count, w.constraint[0], policy};
-}
-std::string guardOf(const MaskedAccess &a, Value *pred) {
-  return pred ? "@$" + std::to_string(a.predicateOperand()) + " " : "";
 }
 }  // namespace
 
@@ -241,7 +237,7 @@ Value *NvptxTarget::maskedLoad(IRBuilderBase &b, Type *ty, Value *ptr, Value *pr
   if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
-  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), access.text(pred != nullptr, guardOf(access, pred)),
+  auto *asmFn = InlineAsm::get(FunctionType::get(ret, params, false), access.text(pred != nullptr),
                                access.constraints(pred != nullptr), hints.isVolatile);
   CallInst *call = b.CreateCall(asmFn, args);
   if (!hints.isVolatile) {
@@ -274,7 +270,7 @@ void NvptxTarget::maskedStore(IRBuilderBase &b, Value *value, Value *ptr, Value 
   if (!hints.evict.empty()) args.push_back(l2Policy(b, hints.evict));
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
-  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), access.text(pred != nullptr, guardOf(access, pred)),
+  auto *asmFn = InlineAsm::get(FunctionType::get(b.getVoidTy(), params, false), access.text(pred != nullptr),
                                access.constraints(pred != nullptr), /*hasSideEffects=*/true);
   CallInst *call = b.CreateCall(asmFn, args);
   if (!hints.isVolatile) call->setOnlyWritesMemory();

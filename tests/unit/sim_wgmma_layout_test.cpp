@@ -70,6 +70,10 @@ TEST(SimWgmma, RingSlotLayoutIsWhatTheDescriptorsRead) {
     p.swizzleA = widest(s.K), p.swizzleB = widest(s.N);
     p.bytesA = s.M * s.K * 2, p.bytesB = s.K * s.N * 2;
     lower::IntArith ia;
+    // The descriptor the lowering builds for one operand's k step, as the sim reads it.
+    auto descriptorOf = [](const lower::WgmmaOperand &o) {
+      return decodeDescriptor(uint64_t(o.offset >> 4) | lower::wgmmaDescriptorBits(o.leadingBytes, o.strideBytes, o.swizzleBytes));
+    };
     auto tiles = [&](int64_t rows, int64_t cols, int64_t bytes, auto &&offset) {
       std::vector<int> seen(size_t(bytes / 2), 0);
       for (int64_t r = 0; r < rows; ++r)
@@ -95,24 +99,21 @@ TEST(SimWgmma, RingSlotLayoutIsWhatTheDescriptorsRead) {
     for (int64_t ks = 0; ks < s.K / 16; ++ks) {
       const lower::WgmmaOperand ok = lower::wgmmaOperandB(q, ks);
       ASSERT_EQ(ok.offset >> 7 & (ok.swizzleBytes / 16 - 1), 0) << "K-major B starts inside a swizzle pattern";
-      const MatrixDescriptor dBk = decodeDescriptor(
-          uint64_t(ok.offset >> 4) | lower::wgmmaDescriptorBits(ok.leadingBytes, ok.strideBytes, ok.swizzleBytes));
+      const MatrixDescriptor dBk = descriptorOf(ok);
       for (uint32_t k = 0; k < 16; ++k)
         for (uint32_t n = 0; n < s.N; ++n)
           ASSERT_EQ(operandAddress(dBk, /*mnMajor=*/false, n, k), offBk(16 * ks + k, n))
               << "K-major B k " << 16 * ks + k;
       const lower::WgmmaOperand ob = lower::wgmmaOperandB(p, ks);
       ASSERT_EQ(ob.offset >> 7 & (ob.swizzleBytes / 16 - 1), 0) << "B starts inside a swizzle pattern";
-      const MatrixDescriptor dB = decodeDescriptor(
-          uint64_t(ob.offset >> 4) | lower::wgmmaDescriptorBits(ob.leadingBytes, ob.strideBytes, ob.swizzleBytes));
+      const MatrixDescriptor dB = descriptorOf(ob);
       for (uint32_t k = 0; k < 16; ++k)
         for (uint32_t n = 0; n < s.N; ++n)
           ASSERT_EQ(operandAddress(dB, /*mnMajor=*/true, n, k), offB(16 * ks + k, n)) << "B k " << 16 * ks + k;
       for (int gi = 0; gi < s.warpgroups; ++gi)
         for (int64_t blk = 0; blk < s.M / s.warpgroups / 64; ++blk) {
           const lower::WgmmaOperand oa = lower::wgmmaOperandA(p, gi, blk, ks);
-          const MatrixDescriptor dA = decodeDescriptor(
-              uint64_t(oa.offset >> 4) | lower::wgmmaDescriptorBits(oa.leadingBytes, oa.strideBytes, oa.swizzleBytes));
+          const MatrixDescriptor dA = descriptorOf(oa);
           for (uint32_t mn = 0; mn < 64; ++mn) {
             const int64_t w4 = mn / 16, h = mn % 16 / 8, g = mn % 8;
             const int64_t row = 8 * (4 * gi + w4) + g + 8 * W * (2 * blk + h);
