@@ -19,4 +19,5 @@ tk_add_unit_test(sim_tests
 tk_add_unit_test(sim_mma_shapes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_mma_shapes_test.cpp LIBS tk_sim tk_llvm LABEL sim)
 tk_add_unit_test(sim_wgmma_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp LIBS tk_sim tk_llvm LABEL sim)
 # Instruction counts and sampled launches through the public launcher API.
-tk_add_unit_test(sim_device_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp LIBS tk LABEL sim)
+# Part of runtime_tests, which links the same libraries.
+target_sources(runtime_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp)
