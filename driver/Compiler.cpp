@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "backend/nvptx/Codegen.h"
@@ -28,17 +29,30 @@ namespace tk {
 
 namespace {
 
+// A file through the front end, kept for every question asked of it.
 struct Loaded {
   lang::DiagnosticEngine diags;
   std::unique_ptr<lang::Frontend> fe;
+  std::string path;
+  size_t loadDiagnostics = 0;  // the load's warnings: each lowering starts from them
+  std::mutex frontEnd;         // lowering through `fe` is one at a time
 };
 
 void load(Loaded &l, const std::string *source, const std::string &path, const CompileOptions &opts = {}) {
   l.fe = std::make_unique<lang::Frontend>(l.diags);
   l.fe->setImportRoots(detail::importRoots(opts));
+  l.path = path;
   bool ok = source ? l.fe->loadSource(*source, path) : l.fe->loadFile(path);
   if (!ok || l.diags.hasErrors()) throw CompileError(l.diags.render());
+  l.loadDiagnostics = l.diags.diagnostics().size();
 }
+
+// Holds the front end for one lowering, the diagnostics of an earlier one
+// that failed dropped.
+struct FrontEndTurn {
+  explicit FrontEndTurn(Loaded &l) : lock(l.frontEnd) { l.diags.rewind(l.loadDiagnostics); }
+  std::lock_guard<std::mutex> lock;
+};
 
 std::vector<KernelParam> toParams(const lang::KernelSig &sig) {
   std::vector<KernelParam> out;
@@ -84,7 +98,11 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
     throw Error("num_warps must be a power of two in [1, " + std::to_string(kMaxWarps) + "], got " +
                 std::to_string(opts.numWarps));
   Specialised s;
-  std::unique_ptr<ir::Function> fn = pipeline::frontEnd(*l.fe, kernel, opts, s.sig);
+  std::unique_ptr<ir::Function> fn;
+  {
+    FrontEndTurn turn(l);
+    fn = pipeline::frontEnd(*l.fe, kernel, opts, s.sig);
+  }
   s.module = std::make_unique<ir::Module>();
   s.fn = fn.get();
   s.module->functions.push_back(std::move(fn));
@@ -210,16 +228,12 @@ Bundle build(Loaded &l, const std::string &path, const std::string &kernel, cons
 }  // namespace
 
 Bundle Compiler::compileFile(const std::string &path, const std::string &kernel, const CompileOptions &opts) {
-  Loaded l;
-  load(l, nullptr, path, opts);
-  return build(l, path, kernel, opts);
+  return SourceFile(path, opts).compile(kernel, opts);
 }
 
 Bundle Compiler::compileSource(const std::string &source, const std::string &filename, const std::string &kernel,
                                const CompileOptions &opts) {
-  Loaded l;
-  load(l, &source, filename, opts);
-  return build(l, filename, kernel, opts);
+  return SourceFile(source, filename, opts).compile(kernel, opts);
 }
 
 std::string Compiler::emit(const std::string &path, const std::string &kernel, Stage stage,
@@ -277,43 +291,83 @@ Compiler::CacheStats Compiler::cacheStats() { return CacheStats{compiledCount.lo
 std::vector<KernelParam> Compiler::signature(const std::string &path, const std::string &kernel,
                                              const std::map<std::string, std::string> &defines,
                                              const CompileOptions &opts) {
+  return SourceFile(path, opts).signature(kernel, defines);
+}
+
+std::vector<Compiler::PaddedTile> Compiler::paddedTiles(const std::string &path, const std::string &kernel,
+                                                      const CompileOptions &opts) {
+  return SourceFile(path, opts).paddedTiles(kernel, opts);
+}
+
+std::vector<std::string> Compiler::dependencies(const std::string &path, const CompileOptions &opts) {
+  return SourceFile(path, opts).files();
+}
+
+std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path,
+                                                                                const CompileOptions &opts) {
+  return SourceFile(path, opts).kernels();
+}
+
+struct SourceFile::Impl {
   Loaded l;
-  load(l, nullptr, path, opts);
-  detail::findKernel(l.fe->kernels(), path, kernel);
+};
+
+SourceFile::SourceFile(const std::string &path, const CompileOptions &opts) : impl_(std::make_unique<Impl>()) {
+  load(impl_->l, nullptr, path, opts);
+}
+
+SourceFile::SourceFile(const std::string &source, const std::string &filename, const CompileOptions &opts)
+    : impl_(std::make_unique<Impl>()) {
+  load(impl_->l, &source, filename, opts);
+}
+
+SourceFile::~SourceFile() = default;
+SourceFile::SourceFile(SourceFile &&) noexcept = default;
+SourceFile &SourceFile::operator=(SourceFile &&) noexcept = default;
+
+std::vector<lang::KernelSig> detail::SourceFileAccess::kernels(const SourceFile &file) {
+  return file.impl_->l.fe->kernels();
+}
+
+const lang::SourceManager &detail::SourceFileAccess::sources(const SourceFile &file) {
+  return file.impl_->l.diags.sources();
+}
+
+const std::string &SourceFile::path() const { return impl_->l.path; }
+
+std::vector<std::string> SourceFile::files() const { return impl_->l.diags.sources().files(); }
+
+std::vector<std::pair<std::string, std::vector<KernelParam>>> SourceFile::kernels() const {
+  std::vector<std::pair<std::string, std::vector<KernelParam>>> out;
+  for (const lang::KernelSig &k : impl_->l.fe->kernels()) out.push_back({k.name, toParams(k)});
+  return out;
+}
+
+std::vector<KernelParam> SourceFile::signature(const std::string &kernel,
+                                               const std::map<std::string, std::string> &defines) const {
+  Loaded &l = impl_->l;
+  detail::findKernel(l.fe->kernels(), l.path, kernel);
+  FrontEndTurn turn(l);
   lang::KernelSig sig;
   if (!l.fe->lowerKernel(kernel, defines, 4, &sig) || l.diags.hasErrors()) throw CompileError(l.diags.render());
   return toParams(sig);
 }
 
-std::vector<Compiler::PaddedTile> Compiler::paddedTiles(const std::string &path, const std::string &kernel,
-                                                      const CompileOptions &opts) {
-  Loaded l;
-  load(l, nullptr, path, opts);
-  Specialised s = specialise(l, path, kernel, opts, /*runPipeline=*/false);
-  std::vector<PaddedTile> out;
+Bundle SourceFile::compile(const std::string &kernel, const CompileOptions &opts) const {
+  return build(impl_->l, impl_->l.path, kernel, opts);
+}
+
+std::vector<Compiler::PaddedTile> SourceFile::paddedTiles(const std::string &kernel, const CompileOptions &opts) const {
+  Specialised s = specialise(impl_->l, impl_->l.path, kernel, opts, /*runPipeline=*/false);
+  std::vector<Compiler::PaddedTile> out;
   for (ir::Op *op : s.fn->walk())
     for (const ir::Value *v : op->results()) {
-      PaddedTile t{op->loc().str(), v->type().shape, ir::paddedShape(v->type().shape)};
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const PaddedTile &o) {
+      Compiler::PaddedTile t{op->loc().str(), v->type().shape, ir::paddedShape(v->type().shape)};
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const Compiler::PaddedTile &o) {
         return o.loc == t.loc && o.shape == t.shape;
       });
       if (t.padded != t.shape && !seen) out.push_back(std::move(t));
     }
-  return out;
-}
-
-std::vector<std::string> Compiler::dependencies(const std::string &path, const CompileOptions &opts) {
-  Loaded l;
-  load(l, nullptr, path, opts);
-  return l.diags.sources().files();
-}
-
-std::vector<std::pair<std::string, std::vector<KernelParam>>> Compiler::kernels(const std::string &path,
-                                                                                const CompileOptions &opts) {
-  Loaded l;
-  load(l, nullptr, path, opts);
-  std::vector<std::pair<std::string, std::vector<KernelParam>>> out;
-  for (const lang::KernelSig &k : l.fe->kernels()) out.push_back({k.name, toParams(k)});
   return out;
 }
 

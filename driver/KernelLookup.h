@@ -20,4 +20,12 @@ lang::KernelSig findKernel(const std::vector<lang::KernelSig> &kernels, const st
 // $TK_PATH, then "tk/" names in the stdlib (CompileOptions::importPaths).
 std::vector<lang::Frontend::ImportRoot> importRoots(const CompileOptions &opts);
 
+// What a SourceFile loaded, for the tuner: its kernels as the front end
+// declares them (@tune spaces included), and the sources it read (a compile
+// key hashes them).
+struct SourceFileAccess {
+  static std::vector<lang::KernelSig> kernels(const SourceFile &file);
+  static const lang::SourceManager &sources(const SourceFile &file);
+};
+
 }  // namespace tk::detail

@@ -80,6 +80,14 @@ void DiagnosticEngine::clear() {
   droppingNotes_ = false;
 }
 
+void DiagnosticEngine::rewind(size_t count) {
+  if (count >= diags_.size()) return;
+  diags_.resize(count);
+  errorCount_ = int(std::count_if(diags_.begin(), diags_.end(),
+                                  [](const Diagnostic &d) { return d.severity == Diagnostic::Severity::Error; }));
+  droppingNotes_ = errorCount_ > kMaxErrors;
+}
+
 static const char *severityName(Diagnostic::Severity s) {
   switch (s) {
     case Diagnostic::Severity::Error: return "error";

@@ -50,6 +50,10 @@ class DiagnosticEngine {
   bool tooManyErrors() const { return errorCount_ > kMaxErrors; }
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   void clear();
+  // Drops every diagnostic after the first `count` (a checkpoint taken as
+  // diagnostics().size()): a file loaded once can be lowered again after a
+  // lowering that failed, its errors gone and the load's warnings kept.
+  void rewind(size_t count);
 
   SourceManager &sources() { return sources_; }
   const SourceManager &sources() const { return sources_; }

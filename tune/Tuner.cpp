@@ -76,8 +76,7 @@ struct Tuner::Impl {
   std::string path, kernel;
   TuneSpace space;
   TuneOptions opts;
-  lang::DiagnosticEngine diags;
-  std::unique_ptr<lang::Frontend> fe;
+  std::optional<SourceFile> source;  // read once: the signature, the key's hash and every compile
   lang::KernelSig sig;
   std::vector<KernelParam> launchParams;
   std::string kernelHash, arch, deviceId, cacheDir;
@@ -94,8 +93,9 @@ struct Tuner::Impl {
   std::optional<Kernel> flushKernel;
   Buffer flushBuffer;
 
-  Impl(Device &d, std::string p, std::string k, TuneSpace s, TuneOptions o)
-      : device(d), path(std::move(p)), kernel(std::move(k)), space(std::move(s)), opts(std::move(o)) {}
+  Impl(Device &d, std::optional<SourceFile> f, std::string p, std::string k, TuneSpace s, TuneOptions o)
+      : device(d), path(std::move(p)), kernel(std::move(k)), space(std::move(s)), opts(std::move(o)),
+        source(std::move(f)) {}
 
   void setUp();
   std::map<std::string, std::string> keyValues(const std::vector<Arg> &args) const;
@@ -155,10 +155,8 @@ std::string Tuner::Impl::launchText(Dim3 grid, const std::vector<Arg> &args,
 
 void Tuner::Impl::setUp() {
   warn = cache::orStderr(opts.warn);
-  fe = std::make_unique<lang::Frontend>(diags);
-  fe->setImportRoots(detail::importRoots(opts.compile));
-  if (!fe->loadFile(path) || diags.hasErrors()) throw CompileError(diags.render());
-  sig = detail::findKernel(fe->kernels(), path, kernel);
+  if (!source) source.emplace(path, opts.compile);
+  sig = detail::findKernel(detail::SourceFileAccess::kernels(*source), path, kernel);
   // What the space leaves empty comes from the file's @tune.
   const TuneSpace declared = detail::declaredSpace(sig);
   if (space.configs.empty()) space.configs = declared.configs;
@@ -221,7 +219,7 @@ void Tuner::Impl::setUp() {
   base.numWarps = 0;
   base.numStages = 0;
   base.archs = {arch};
-  kernelHash = detail::compileKey(diags.sources(), kernel, base, "");
+  kernelHash = detail::compileKey(detail::SourceFileAccess::sources(*source), kernel, base, "");
 }
 
 std::map<std::string, std::string> Tuner::Impl::keyValues(const std::vector<Arg> &args) const {
@@ -409,8 +407,8 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, co
     toCompile.push_back(i);
   }
 
-  // Compile the misses in parallel: each compile has its own front end and
-  // LLVM context.
+  // Compile the misses in parallel: each has its own LLVM context; the one
+  // front end serves them in turn (SourceFile::compile).
   std::map<int, Bundle> bundles;
   std::mutex mu;
   std::atomic<size_t> next{0};
@@ -423,7 +421,7 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, co
       std::optional<Bundle> b;
       std::string error;
       try {
-        b = Compiler::compileFile(path, kernel, compileOptions(c, assume));
+        b = source->compile(kernel, compileOptions(c, assume));
       } catch (const std::exception &e) {
         error = firstLine(e.what());
       }
@@ -490,7 +488,15 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, co
 }
 
 Tuner::Tuner(Device &device, std::string path, std::string kernel, TuneSpace space, TuneOptions opts)
-    : impl_(std::make_unique<Impl>(device, std::move(path), std::move(kernel), std::move(space), std::move(opts))) {
+    : impl_(std::make_unique<Impl>(device, std::nullopt, std::move(path), std::move(kernel), std::move(space),
+                                   std::move(opts))) {
+  impl_->setUp();
+}
+
+Tuner::Tuner(Device &device, SourceFile source, std::string kernel, TuneSpace space, TuneOptions opts)
+    : impl_(std::make_unique<Impl>(device, std::nullopt, source.path(), std::move(kernel), std::move(space),
+                                   std::move(opts))) {
+  impl_->source.emplace(std::move(source));
   impl_->setUp();
 }
 Tuner::~Tuner() = default;
@@ -524,7 +530,7 @@ const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
   if (auto it = impl_->bestByKey.find(keyText); it != impl_->bestByKey.end()) return it->second.kernel;
   // Every result came from the tuning cache: compile (a compile-cache hit) and load the best.
   const TuneConfig &c = report.bestResult().config;
-  Kernel k = impl_->device.load(Compiler::compileFile(impl_->path, impl_->kernel, impl_->compileOptions(c, assume)));
+  Kernel k = impl_->device.load(impl_->source->compile(impl_->kernel, impl_->compileOptions(c, assume)));
   return impl_->bestByKey.insert_or_assign(keyText, Impl::Chosen{c, k}).first->second.kernel;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -176,6 +177,42 @@ class Compiler {
     uint64_t compiled = 0, hits = 0;
   };
   static CacheStats cacheStats();
+};
+
+// A .tk file read, parsed and checked once, with the files it imports: the
+// questions one command asks of a file (its kernels, a kernel's signature,
+// bundles, padded tiles, the files it read) without reading it again, where
+// the static Compiler functions each load the file anew. Imports are found
+// as the options given to the constructor say. compile() may run on several
+// threads at once: the front end serves one at a time, the tile pipeline,
+// lowering and ptxas run in parallel. Errors as Compiler's: CompileError for
+// the source, Error for the rest.
+namespace detail {
+struct SourceFileAccess;
+}
+
+class SourceFile {
+ public:
+  explicit SourceFile(const std::string &path, const CompileOptions &opts = {});
+  // A source held in memory, `filename` naming it in diagnostics and for
+  // relative imports.
+  SourceFile(const std::string &source, const std::string &filename, const CompileOptions &opts);
+  ~SourceFile();
+  SourceFile(SourceFile &&) noexcept;
+  SourceFile &operator=(SourceFile &&) noexcept;
+
+  const std::string &path() const;
+  std::vector<std::pair<std::string, std::vector<KernelParam>>> kernels() const;
+  std::vector<KernelParam> signature(const std::string &kernel, const std::map<std::string, std::string> &defines) const;
+  Bundle compile(const std::string &kernel, const CompileOptions &opts) const;
+  std::vector<Compiler::PaddedTile> paddedTiles(const std::string &kernel, const CompileOptions &opts) const;
+  // The file and every file it imports.
+  std::vector<std::string> files() const;
+
+ private:
+  friend struct detail::SourceFileAccess;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // The fact an integer argument's value gives a compile (CompileOptions::

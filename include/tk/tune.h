@@ -123,6 +123,9 @@ class Tuner {
   // What `space` leaves empty -- configs, key, prune, each on its own -- comes
   // from the file's @tune.
   Tuner(Device &device, std::string path, std::string kernel, TuneSpace space = {}, TuneOptions opts = {});
+  // The same, from a file already loaded (its imports found as it was
+  // loaded, whatever opts.compile.importPaths says).
+  Tuner(Device &device, SourceFile source, std::string kernel, TuneSpace space = {}, TuneOptions opts = {});
   ~Tuner();
 
   // The grid of a launch, given the compiled variant (its consts through

@@ -7,6 +7,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_api_test.cpp
   # The tk::Error hierarchy (tk/error.h): the class each representative failure throws.
   ${CMAKE_CURRENT_LIST_DIR}/runtime_errors_test.cpp
+  # tk::SourceFile: one parse answering kernels, signatures, bundles and padded tiles; compiles from several threads.
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_source_file_test.cpp
   # The one pass registry and pipeline order (driver/Pipeline.cpp), and docs/ir.md's table of it.
   ${CMAKE_CURRENT_LIST_DIR}/pipeline_test.cpp
   # Streams and events (Device::createStream), on the sim and on a GPU when present.

@@ -201,9 +201,9 @@ Tables readTuneTables(const std::vector<std::string> &files) {
 
 // The kernels asked for, each with its configs and every (config, integer
 // facts) variant compiled.
-std::vector<KernelPlan> planKernels(const EmitCppOptions &opts, const Tables &tables, const std::string &lib,
-                                    const std::string &base) {
-  const auto declared = tk::Compiler::kernels(opts.file, opts.compile);
+std::vector<KernelPlan> planKernels(const EmitCppOptions &opts, const tk::SourceFile &source, const Tables &tables,
+                                    const std::string &lib, const std::string &base) {
+  const auto declared = source.kernels();
   std::vector<std::string> wanted;
   for (const std::string &name : opts.kernels)
     if (!opts.skipMissing || std::any_of(declared.begin(), declared.end(), [&](auto &d) { return d.first == name; }))
@@ -237,7 +237,7 @@ std::vector<KernelPlan> planKernels(const EmitCppOptions &opts, const Tables &ta
         co.numWarps = k.configs[c].numWarps;
         co.numStages = k.configs[c].numStages;
         for (const auto &[param, fact] : f) co.assume[param] = fact == "1" ? 1 : 16;
-        k.variants.push_back(Variant{c, f, tk::Compiler::compileFile(opts.file, name, co)});
+        k.variants.push_back(Variant{c, f, source.compile(name, co)});
       }
     // Each config's consts as compiled, in canonical form (-D BLOCK=01024 or
     // 0x400 compiles 1024: the launcher must compare with 1024).
@@ -309,7 +309,8 @@ void emitCpp(const EmitCppOptions &opts) {
   const std::string lib = identifier(base);
 
   const Tables tables = readTuneTables(opts.tuneTables);
-  const std::vector<KernelPlan> plans = planKernels(opts, tables, lib, base);
+  const tk::SourceFile file(opts.file, opts.compile);  // read once, for every kernel and variant
+  const std::vector<KernelPlan> plans = planKernels(opts, file, tables, lib, base);
 
   // The hash ties the header to the bundles its .cpp embeds.
   uint64_t hash = fnv1a("tk-emit-cpp-1");
@@ -369,7 +370,7 @@ void emitCpp(const EmitCppOptions &opts) {
   if (!opts.depfile.empty()) {
     // Every output depends on every input.
     std::set<std::string> deps;
-    for (const std::string &f : tk::Compiler::dependencies(opts.file, opts.compile))
+    for (const std::string &f : file.files())
       deps.insert(std::filesystem::absolute(f).lexically_normal().string());
     for (const std::string &t : opts.tuneTables) deps.insert(std::filesystem::absolute(t).lexically_normal().string());
     outputs.add(opts.depfile, depfileText({hPath, cppPath, cPath}, {deps.begin(), deps.end()}));

@@ -481,24 +481,26 @@ std::map<std::string, int64_t> LaunchSpec::specialisation(const std::vector<tk::
   return tk::launchSpecialisation(params, args);
 }
 
-std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel,
-                                          const tk::CompileOptions &opts) {
+std::vector<tk::KernelParam> kernelParams(const tk::SourceFile &file, const std::string &kernel) {
   std::string names;
-  for (const auto &[name, ps] : tk::Compiler::kernels(file, opts)) {
+  for (const auto &[name, ps] : file.kernels()) {
     if (name == kernel) return ps;
     names += (names.empty() ? "" : ", ") + name;
   }
-  throw tk::Error("no kernel named '" + kernel + "' in '" + file + "' (kernels: " + names + ")");
+  throw tk::Error("no kernel named '" + kernel + "' in '" + file.path() + "' (kernels: " + names + ")");
 }
 
 CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, const std::vector<std::string> &args,
                           const std::string &grid, uint64_t seed,
                           const std::vector<std::string> &defineTexts, const tk::CompileOptions &importOpts) {
-  CheckedLaunch c{LaunchSpec::parse(args, grid, seed), parseDefines(defineTexts), {}};
-  c.params = kernelParams(file, kernel, importOpts);
+  // The command line's own mistakes first, before the file is read.
+  LaunchSpec spec = LaunchSpec::parse(args, grid, seed);
+  std::map<std::string, std::string> defines = parseDefines(defineTexts);
+  CheckedLaunch c{std::move(spec), std::move(defines), tk::SourceFile(file, importOpts), {}};
+  c.params = kernelParams(c.source, kernel);
   checkDefines(kernel, c.params, c.defines);
   // With the defines: a type const gives `x: *T` its type.
-  c.spec.check(kernel, tk::Compiler::signature(file, kernel, c.defines, importOpts));
+  c.spec.check(kernel, c.source.signature(kernel, c.defines));
   return c;
 }
 

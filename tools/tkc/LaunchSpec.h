@@ -120,17 +120,17 @@ struct LaunchSpec {
 
 // The parameters of kernel `kernel` of `file` (consts included). Throws
 // tk::Error naming the kernels the file has when there is no such kernel.
-// `opts`: where imports are found (importPaths).
-std::vector<tk::KernelParam> kernelParams(const std::string &file, const std::string &kernel,
-                                          const tk::CompileOptions &opts = {});
+std::vector<tk::KernelParam> kernelParams(const tk::SourceFile &file, const std::string &kernel);
 
 // The launch `tkc run`, `tkc tune` and `tkc report` are given, checked
 // against the kernel before any compile or device: --arg/--grid parsed, -D
 // parsed and naming consts, every parameter given an argument of its type.
 // `importOpts`: where imports are found. Throws tk::Error saying what is wrong.
+// The file is read once, here: the command compiles from `source`.
 struct CheckedLaunch {
   LaunchSpec spec;
   std::map<std::string, std::string> defines;
+  tk::SourceFile source;
   std::vector<tk::KernelParam> params;  // consts included
 };
 CheckedLaunch checkLaunch(const std::string &file, const std::string &kernel, const std::vector<std::string> &args,

@@ -274,7 +274,7 @@ int runReport(const ReportOptions &o) {
   r.arch = o.arch.empty() ? r.gpu->arch : o.arch;
   tk::CompileOptions opts;
   opts.importPaths = o.importPaths;
-  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
+  auto [spec, defines, source, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   // The report always runs on the sim: its counters are the measurement.
   // num_sms() in the grid is the modelled GPU's, whose time it estimates.
@@ -288,7 +288,7 @@ int runReport(const ReportOptions &o) {
   opts.ptxasResources = true;
   if (opts.assume.empty() && !o.noSpecialize) opts.assume = spec.specialisation(params);
   try {
-    r.bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
+    r.bundle = source.compile(o.kernel, opts);
   } catch (const tk::CompileError &) {
     throw;
   } catch (const tk::Error &e) {
@@ -297,13 +297,13 @@ int runReport(const ReportOptions &o) {
     r.noPtx = e.what();
     opts.emitPtx = false;
     opts.ptxasResources = false;
-    r.bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
+    r.bundle = source.compile(o.kernel, opts);
   }
   if (auto it = r.bundle.resources.find(r.arch); it != r.bundle.resources.end() && it->second.registers >= 0)
     r.ptxas = it->second;
   r.grid = spec.grid(r.bundle);
   r.device = dev->name();
-  r.padding = tk::Compiler::paddedTiles(o.file, o.kernel, opts);
+  r.padding = source.paddedTiles(o.kernel, opts);
 
   tk::Kernel kernel = dev->load(r.bundle);
   LaunchSpec::Bound bound = spec.bind(*dev, r.bundle.launchParams());

@@ -91,7 +91,7 @@ int runRun(const RunOptions &o) {
   // (slower) compile and before touching a device.
   tk::CompileOptions opts;
   opts.importPaths = o.importPaths;
-  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
+  auto [spec, defines, source, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts);
 
   std::unique_ptr<tk::Device> dev = tk::Device::open(o.device, {.workers = o.workers});
   spec.numSms = dev->properties().multiprocessors;
@@ -99,7 +99,7 @@ int runRun(const RunOptions &o) {
   opts.numWarps = o.numWarps;
   opts.emitPtx = dev->kind() == "cuda";
   if (!o.noSpecialize) opts.assume = spec.specialisation(params);
-  tk::Bundle bundle = tk::Compiler::compileFile(o.file, o.kernel, opts);
+  tk::Bundle bundle = source.compile(o.kernel, opts);
   tk::Dim3 grid = spec.grid(bundle);
 
   tk::Kernel kernel = dev->load(bundle);

@@ -68,7 +68,7 @@ int runTune(const TuneCli &o) {
 
   tk::TuneOptions opts;
   opts.compile.importPaths = o.importPaths;
-  auto [spec, defines, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts.compile);
+  auto [spec, defines, source, params] = checkLaunch(o.file, o.kernel, o.args, o.grid, o.seed, o.defines, opts.compile);
   opts.compile.defines = defines;
   opts.gpu = o.gpu;
   tk::GpuSpec::named(o.gpu);  // an unknown GPU fails before any work
@@ -103,7 +103,7 @@ int runTune(const TuneCli &o) {
   }
   LaunchSpec::Bound bound;
   opts.preHook = [&] { spec.reset(*dev, bound); };
-  tk::Tuner tuner(*dev, o.file, o.kernel, space, opts);
+  tk::Tuner tuner(*dev, std::move(source), o.kernel, space, opts);
 
   // A space the cache answers whole needs no buffers: skip filling them.
   std::optional<tk::TuneReport> report;
