@@ -14,10 +14,11 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_sample_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_mma_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_async_copy_test.cpp
+          # mma.sync m16n8k8 (tf32) and m16n8k32 (s8), cvt.rna.tf32.f32; wgmma and its operand layouts.
+          ${CMAKE_CURRENT_LIST_DIR}/sim_mma_shapes_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp
   LIBS tk_sim tk_llvm LABEL sim)
-# mma.sync m16n8k8 (tf32) and m16n8k32 (s8), cvt.rna.tf32.f32.
-tk_add_unit_test(sim_mma_shapes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_mma_shapes_test.cpp LIBS tk_sim tk_llvm LABEL sim)
-tk_add_unit_test(sim_wgmma_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_test.cpp ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp LIBS tk_sim tk_llvm LABEL sim)
 # Instruction counts and sampled launches through the public launcher API.
 # Part of runtime_tests, which links the same libraries.
 target_sources(runtime_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sim_device_test.cpp)
