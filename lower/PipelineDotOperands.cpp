@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ir/MemoryHints.h"
+#include "lower/AxisInfo.h"
 #include "lower/Layouts.h"
 
 namespace tk::lower {
@@ -70,6 +71,14 @@ class LoopPipeliner {
       if (op->is(OpKind::Load) && !ir::memoryHintsOf(*op).isVolatile && feedsTensorCoreDots(*op) && sliceOf(*op))
         loads.push_back(op.get());  // a volatile load is read in its own iteration, never ahead
     if (loads.empty()) return false;
+    // A copy whose runs are under 4 bytes along both dims (a 16-bit operand
+    // with run-time strides) cannot be a cp.async: the lowering loads and
+    // stores it to shared memory in program order, so each thread waits for
+    // its loads where the copy is issued, however far ahead. More slots then
+    // hide nothing and cost shared memory and prologue code: two slots, one
+    // iteration ahead (the 128 x 128 x 32 matmul without integer facts, 4
+    // stages: 80 KiB of shared memory -> 40; docs/perf.md).
+    if (std::none_of(loads.begin(), loads.end(), [&](const Op *l) { return mayCopyAsync(*l); })) stages_ = 2;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads, invariantLoads());
     return true;
@@ -86,6 +95,18 @@ class LoopPipeliner {
     for (const auto &[user, index] : it->second)
       if (!operandOfDot(user, index) && !(user->is(OpKind::Cast) && castForDots(*user))) return false;
     return true;
+  }
+
+  // Whether the load's pointers allow runs of 4 bytes or more along some
+  // dim, as a cp.async needs (lowerAsyncCopy decides with the layout; this
+  // is the analysis's upper bound on what it may find).
+  bool mayCopyAsync(const Op &load) const {
+    const ir::Value *ptrs = load.operand(0);
+    const int elt = std::max(1, ir::bitWidth(ptrs->type().elem.pointee().scalar) / 8);
+    if (!axis_) axis_.emplace(fn_);
+    for (int d = 0; d < ptrs->type().rank(); ++d)
+      if (axis_->vectorWidth(ptrs, d) * elt >= 4) return true;
+    return false;
   }
 
   // `user` reads the load as a or b of a tensor-core dot in this body.
@@ -342,6 +363,7 @@ class LoopPipeliner {
   ir::Block &body_;
   int stages_;
   int ahead_ = 0;  // how many iterations ahead the copies run: S-1, or S-2
+  mutable std::optional<AxisInfoAnalysis> axis_;  // computed when first asked
   int64_t step_ = 0;
   int64_t &nextBuffer_;
   const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses_;
