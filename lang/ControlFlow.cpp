@@ -3,6 +3,7 @@
 // `if`/`else` on a runtime scalar bool that merges the `var`s its branches
 // assign. Jumps out of them (return, break, continue) are flags: Jumps.cpp.
 #include <algorithm>
+#include <functional>
 
 #include "lang/IRGen.h"
 
@@ -65,13 +66,25 @@ std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &
     std::sort(elements.begin(), elements.end());  // the IR's results in a deterministic order
     names.insert(names.end(), elements.begin(), elements.end());
   }
+  // A tuple var: each element, in order (genAssign keeps its shape).
+  std::function<void(const std::string &, const TV &, size_t, std::vector<size_t> &)> add =
+      [&](const std::string &n, const TV &v, size_t d, std::vector<size_t> &path) {
+        if (v.k != TV::K::Tuple) {
+          out.push_back({n, v, d, path});
+          return;
+        }
+        for (size_t i = 0; i < v.elems.size(); ++i) {
+          path.push_back(i);
+          add(n, v.elems[i], d, path);
+          path.pop_back();
+        }
+      };
   for (const std::string &n : names) {
     for (size_t d = scopes_.size(); d-- > 0;) {
       auto it = scopes_[d].find(n);
       if (it == scopes_[d].end()) continue;
-      // A tuple var is never reassigned inside (Tuples.cpp, carriesTuple).
-      if (it->second.isVar && (it->second.value.ok() || isResultVar(n)) && it->second.value.k != TV::K::Tuple)
-        out.push_back({n, it->second.value, d});
+      std::vector<size_t> path;
+      if (it->second.isVar && (it->second.value.ok() || isResultVar(n))) add(n, it->second.value, d, path);
       break;
     }
   }
@@ -80,6 +93,31 @@ std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &
 
 IRGen::Binding *IRGen::binding(const Carried &c) { return &scopes_[c.depth][c.name]; }
 
+std::string IRGen::Carried::label() const {
+  std::string out = name;
+  for (size_t i : path) out += "." + std::to_string(i);
+  return out;
+}
+
+TV IRGen::carriedValue(const Carried &c) {
+  TV v = binding(c)->value;
+  for (size_t i : c.path) {
+    if (v.k != TV::K::Tuple || i >= v.elems.size()) return TV{};
+    TV e = v.elems[i];
+    v = std::move(e);
+  }
+  return v;
+}
+
+void IRGen::setCarried(const Carried &c, const TV &value) {
+  TV *v = &binding(c)->value;
+  for (size_t i : c.path) {
+    if (v->k != TV::K::Tuple || i >= v->elems.size()) return;  // an error was reported where it changed shape
+    v = &v->elems[i];
+  }
+  *v = value;
+}
+
 // The value of each carried var now, materialised as an IR value of its
 // type; null for a fn's result that has none yet.
 // A loop keeps each var's type (`keepType`); a branch may change it, and
@@ -87,7 +125,7 @@ IRGen::Binding *IRGen::binding(const Carried &c) { return &scopes_[c.depth][c.na
 std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carried, const ast::Loc &loc, bool keepType) {
   std::vector<ir::Value *> out;
   for (const Carried &c : carried) {
-    TV now = binding(c)->value;
+    TV now = carriedValue(c);
     if (!now.ok()) now = c.before;
     out.push_back(now.ok() ? coerce(now, keepType && c.before.ok() ? c.before.type : now.type, loc) : nullptr);
   }
@@ -98,8 +136,8 @@ std::vector<ir::Value *> IRGen::currentValues(const std::vector<Carried> &carrie
 void IRGen::bindResults(ir::Op *op, const std::vector<Carried> &carried, const std::vector<ir::Value *> &yielded) {
   for (size_t i = 0; i < carried.size(); ++i) {
     ir::Value *result = op->addResult(yielded[i]->type());
-    if (!isResultVar(carried[i].name)) result->setNameHint(carried[i].name);
-    binding(carried[i])->value = value(result);
+    if (!isResultVar(carried[i].name)) result->setNameHint(carried[i].label());
+    setCarried(carried[i], value(result));
   }
 }
 
@@ -158,8 +196,8 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
   ir::Block *body = addRegion(loop, argTypes);
   body->argument(0)->setNameHint(s.name);
   for (size_t i = 0; i < carried.size(); ++i) {
-    binding(carried[i])->value = value(body->argument(i + 1));
-    body->argument(i + 1)->setNameHint(carried[i].name);
+    setCarried(carried[i], value(body->argument(i + 1)));
+    body->argument(i + 1)->setNameHint(carried[i].label());
   }
   auto outer = std::move(builder_);
   builder_ = std::make_unique<ir::Builder>(body);
@@ -214,7 +252,7 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
 
   // The condition, from the carried values.
   builder_ = std::make_unique<ir::Builder>(before);
-  for (size_t i = 0; i < carried.size(); ++i) binding(carried[i])->value = value(before->argument(i));
+  for (size_t i = 0; i < carried.size(); ++i) setCarried(carried[i], value(before->argument(i)));
   ir::Value *stop = nullptr;
   if (hasBreak) stop = before->argument(brkAt);
   if (hasReturn) stop = stop ? emit(OpKind::Or, {stop, before->argument(retAt)}, i1, s.loc) : before->argument(retAt);
@@ -243,8 +281,8 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
   // The body, with no flag set on entry.
   builder_ = std::make_unique<ir::Builder>(body);
   for (size_t i = 0; i < carried.size(); ++i) {
-    binding(carried[i])->value = value(body->argument(i));
-    body->argument(i)->setNameHint(carried[i].name);
+    setCarried(carried[i], value(body->argument(i)));
+    body->argument(i)->setNameHint(carried[i].label());
   }
   regions_.push_back({scopes_.size(), true, false, s.loc, range ? "the 'for' loop" : "the 'while' loop"});
   scopes_.emplace_back();
@@ -268,8 +306,8 @@ void IRGen::genLoop(const ast::Stmt &s, const RangeBounds *range) {
 
   for (size_t i = 0; i < types.size(); ++i) loop->addResult(types[i]);
   for (size_t i = 0; i < carried.size(); ++i) {
-    loop->result(i)->setNameHint(carried[i].name);
-    binding(carried[i])->value = value(loop->result(i));
+    loop->result(i)->setNameHint(carried[i].label());
+    setCarried(carried[i], value(loop->result(i)));
   }
   jumps_ = {};
   if (hasReturn) jumps_.ret = value(loop->result(retAt));
@@ -305,7 +343,7 @@ void IRGen::genRuntimeIf(const ast::Stmt &s, ir::Value *cond) {
   std::vector<BranchEnd> ends(2);
   for (int r = 0; r < 2; ++r) {
     builder_ = std::make_unique<ir::Builder>(addRegion(branch, {}));
-    for (const Carried &c : carried) binding(c)->value = c.before;
+    for (const Carried &c : carried) setCarried(c, c.before);
     jumps_ = {};
     regions_.push_back({scopes_.size(), false, true, s.loc, "the 'if'"});
     scopes_.emplace_back();

@@ -64,7 +64,10 @@ struct TV {
 inline const std::string kResultVar = "return";
 // A fn whose result is a tuple has one such var per element instead,
 // "return.0", "return.1.0", ... (Tuples.cpp), carried and merged like any var.
-inline bool isResultVar(const std::string &name) { return name.compare(0, kResultVar.size(), kResultVar) == 0; }
+inline bool isResultVar(const std::string &name) {
+  return name.compare(0, kResultVar.size(), kResultVar) == 0 &&
+         (name.size() == kResultVar.size() || name[kResultVar.size()] == '.');
+}
 
 // A region of `op` with `argTypes` arguments, appended to it.
 ir::Block *addRegion(ir::Op *op, const std::vector<ir::Type> &argTypes);
@@ -143,10 +146,15 @@ class IRGen {
   void unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 from, __int128 trips, int errorsBefore);
 
   // Runtime control flow (ControlFlow.cpp).
-  struct Carried {  // a `var` a loop or branch assigns, its value before, its scope
+  // A `var` a loop or branch assigns, its value before, its scope. A tuple
+  // var is carried one element at a time: `path` indexes into it (nested
+  // tuples included), empty for a var that is one value.
+  struct Carried {
     std::string name;
     TV before;
     size_t depth = 0;  // index in scopes_
+    std::vector<size_t> path;
+    std::string label() const;  // "t", or "t.1" for an element of tuple t
   };
   struct RangeBounds {  // of `range(...)`, converted to `type`
     ir::Type type;
@@ -220,6 +228,8 @@ class IRGen {
   Binding *lookup(const std::string &name);
   std::optional<size_t> scopeOf(const std::string &name) const;
   Binding *binding(const Carried &c);
+  TV carriedValue(const Carried &c);                  // its value now
+  void setCarried(const Carried &c, const TV &value);  // binds it (the element, for a tuple's)
   void bind(const std::string &name, TV v, bool isVar = false);
   std::vector<std::string> namesInScope() const;
   void resetScopes() {
@@ -239,7 +249,8 @@ class IRGen {
   void assignTuple(const ast::Stmt &s);
   TV tupleAs(const TV &v, const ast::TypeRef &t, const ast::Expr &at, const std::string &what,
              const std::function<TV(const TV &, const ast::TypeRef &)> &element);
-  bool carriesTuple(const std::string &name, const TV &v, const ast::Loc &loc);
+  bool carriesTuple(const std::string &name, const TV &old, const TV &v, const ast::Loc &loc);
+  bool keepCarriedType(const std::string &what, size_t depth, const TV &old, TV &next, const ast::Loc &loc);
   void bindResultVars(const ast::TypeRef &result, const std::string &prefix = kResultVar);
   TV resultValue(const ast::TypeRef &result, const std::string &prefix = kResultVar);
   void returnTuple(const ast::Stmt &s, const TV &v, const std::string &prefix = kResultVar);

@@ -169,32 +169,45 @@ void IRGen::assignName(const ast::Expr &target, const ast::Stmt &s, TV given) {
       error(s.loc, "'" + s.name + "' does not apply to a tuple");
       return;
     }
-    if (carriesTuple(name, old, s.loc) || carriesTuple(name, rhs, s.loc)) return;
+    if (carriesTuple(name, old, rhs, s.loc) || !keepCarriedType(quoted(name), scopeOf(name).value_or(0), old, rhs, s.loc))
+      return;
     for (TV &x : rhs.elems) x.weak = false;
     lookup(name)->value = rhs;
     return;
   }
   TV next = s.name == "=" ? rhs : binaryOp(s.name.substr(0, 1), old, rhs, s.loc);
-  if (!next.ok()) return;
-  if (next.type.shape != old.type.shape || next.type.elem != old.type.elem) {
-    if (next.weak && next.type.shape == old.type.shape && !old.type.isPtr() &&
-        ir::isFloat(old.type.elem.scalar) >= ir::isFloat(next.type.elem.scalar) && checkWeakFits(next, old.type.elem.scalar, s.loc)) {
-      next = convert(next, old.type.elem.scalar, s.loc);
-    } else {
-      const size_t depth = scopeOf(name).value_or(0);
-      for (const Region &r : regions_) {
-        if (!r.loop || r.scopeStart <= depth) continue;
-        error(s.loc, "assignment changes the type of " + quoted(name) + " from " + typeName(old) + " to " +
-                         typeName(next) + " inside " + r.what + " at " + std::to_string(r.loc.line) + ":" +
-                         std::to_string(r.loc.col) + ", which carries it from one iteration to the next (give it "
-                         "its final type before the loop)");
-        return;
-      }
-    }
-  }
+  if (!next.ok() || !keepCarriedType(quoted(name), scopeOf(name).value_or(0), old, next, s.loc)) return;
   next.weak = false;
   if (next.v && next.v->definingOp() && next.v->nameHint().empty()) next.v->setNameHint(name);
   lookup(name)->value = next;  // the binding may have moved: `binaryOp` can add unknown names
+}
+
+// `next`, about to replace `old` in a var (`what`, bound at scope `depth`;
+// an element of a tuple var, "'t'[1]"): a weak literal takes the old type; a
+// new type inside a loop that carries the var is an error. False after one.
+bool IRGen::keepCarriedType(const std::string &what, size_t depth, const TV &old, TV &next, const ast::Loc &loc) {
+  if (old.k == TV::K::Tuple && next.k == TV::K::Tuple && old.elems.size() == next.elems.size()) {
+    for (size_t i = 0; i < old.elems.size(); ++i)
+      if (!keepCarriedType(what + "[" + std::to_string(i) + "]", depth, old.elems[i], next.elems[i], loc))
+        return false;
+    return true;
+  }
+  if (old.k == TV::K::Tuple || next.k == TV::K::Tuple) return true;  // outside a region (carriesTuple)
+  if (next.type.shape == old.type.shape && next.type.elem == old.type.elem) return true;
+  if (next.weak && next.type.shape == old.type.shape && !old.type.isPtr() &&
+      ir::isFloat(old.type.elem.scalar) >= ir::isFloat(next.type.elem.scalar) &&
+      checkWeakFits(next, old.type.elem.scalar, loc)) {
+    next = convert(next, old.type.elem.scalar, loc);
+    return true;
+  }
+  for (const Region &r : regions_) {
+    if (!r.loop || r.scopeStart <= depth) continue;
+    error(loc, "assignment changes the type of " + what + " from " + typeName(old) + " to " + typeName(next) +
+                   " inside " + r.what + " at " + std::to_string(r.loc.line) + ":" + std::to_string(r.loc.col) +
+                   ", which carries it from one iteration to the next (give it its final type before the loop)");
+    return false;
+  }
+  return true;
 }
 
 // The 1 to 3 positional arguments of `range` or `static_range`, evaluated.

@@ -82,7 +82,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
   std::vector<MergeSlot> slots;
   for (const Carried &c : carried) {
     MergeSlot s;
-    s.name = c.name;
+    s.name = c.label();
     s.var = &c;
     for (const BranchEnd &e : ends) s.vals.push_back(e.vals[slots.size()] ? value(e.vals[slots.size()]) : TV{});
     slots.push_back(std::move(s));
@@ -149,7 +149,7 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
       merged = value(result);
     }
     if (s.var) {
-      binding(*s.var)->value = merged;
+      setCarried(*s.var, merged);
     } else {
       Binding &b = scopes_.back()[s.name];
       b = Binding{};

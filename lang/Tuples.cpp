@@ -4,8 +4,8 @@
 // and `t[0]`. A tuple exists only in the front end: its elements are values
 // of their own, so no tuple reaches the tile IR; a fn's tuple result is one
 // var per element, so a `return` in a runtime branch or loop works as for
-// one value. What stays unsupported (a tuple var carried around a runtime
-// loop or merged after a runtime `if`) is a located error that says so.
+// one value. A tuple var that a runtime loop carries or an `if` merges is
+// carried element by element, and keeps its shape there.
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -167,16 +167,38 @@ void IRGen::returnTuple(const ast::Stmt &s, const TV &v, const std::string &pref
   }
 }
 
-// A tuple var cannot be reassigned where a runtime loop or `if` would carry
-// or merge it (its elements can): a located error that says so.
-bool IRGen::carriesTuple(const std::string &name, const TV &v, const ast::Loc &loc) {
-  if (v.k != TV::K::Tuple) return false;
+namespace {
+
+// "2 elements" or "one value": what a message says of a var's shape.
+std::string shapeOf(const TV &v) {
+  if (v.k != TV::K::Tuple) return "one value";
+  return std::to_string(v.elems.size()) + " elements";
+}
+
+// Whether `a` and `b` nest the same way: tuples of as many elements, each
+// pair alike; single values match any single value (their types are the
+// loop's or the merge's to check, as for any var).
+bool sameNesting(const TV &a, const TV &b) {
+  if ((a.k == TV::K::Tuple) != (b.k == TV::K::Tuple)) return false;
+  if (a.k != TV::K::Tuple) return true;
+  if (a.elems.size() != b.elems.size()) return false;
+  for (size_t i = 0; i < a.elems.size(); ++i)
+    if (!sameNesting(a.elems[i], b.elems[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+// A tuple var reassigned where a runtime loop carries it or an `if` merges
+// it is carried element by element (ControlFlow.cpp, carriedNamed), so it
+// must keep its shape there: a located error when it does not.
+bool IRGen::carriesTuple(const std::string &name, const TV &old, const TV &v, const ast::Loc &loc) {
   const size_t depth = scopeOf(name).value_or(0);
   for (const Region &r : regions_) {
-    if (r.scopeStart <= depth) continue;
-    error(loc, "tuple " + quoted(name) + " cannot be reassigned inside " + r.what + " at " + atLine(r.loc) +
-                   " (tuples are not carried or merged yet): bind its elements to vars before it, 'var (a, b) = " +
-                   name + ";'");
+    if (r.scopeStart <= depth || sameNesting(old, v)) continue;
+    error(loc, "tuple var " + quoted(name) + " is " + shapeOf(old) + " before " + r.what + " at " + atLine(r.loc) +
+                   " but " + shapeOf(v) + " here: a var that " + (r.loop ? "a loop carries" : "a branch assigns") +
+                   " keeps its shape");
     return true;
   }
   return false;

@@ -117,6 +117,53 @@ TEST(Ports, TuplesThroughFnsBranchesAndAssignments) {
   }
 }
 
+// tests/kernels/tuples.tk's carried_tuples: tuple vars (one nested) carried
+// by a `for` and a `while` that breaks, and swapped under a runtime `if`.
+// Integer-valued inputs keep every f32 sum exact, so each branch the kernel
+// takes is the reference's.
+TEST(Ports, TupleVarsCarriedByLoopsAndMergedByBranches) {
+  auto dev = tk::Device::open("sim");
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(TK_SOURCE_DIR + "/tests/kernels/tuples.tk", "carried_tuples"));
+  std::mt19937 rng(tk::test::testSeed());
+  std::uniform_int_distribution<int> value(-8, 8);
+  const int B = 64;
+  for (int n : {1, 781, 1023}) {
+    std::vector<float> x(n);
+    for (float &v : x) v = float(value(rng));
+    const float limit = 12.0f;
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(7, NAN));
+    (*dev)(k, {1}, dx, out, int32_t(n), limit);
+    auto got = dev->download<float>(out, 7);
+    double total = 0, most = -INFINITY, running = 0;
+    int chunks = 0, swaps = 0, at = -1;
+    double foundSum = 0;
+    bool stopped = false;
+    for (int c0 = 0; c0 < n; c0 += B, ++chunks) {
+      double chunk = 0;
+      for (int i = c0; i < std::min(n, c0 + B); ++i) {
+        chunk += x[i];
+        most = std::max(most, double(x[i]));
+      }
+      total += chunk;
+      swaps += chunk > 0;
+      if (!stopped) {
+        running += chunk;
+        at = chunks;
+        foundSum = running;
+        stopped = running > limit;
+      }
+    }
+    const std::string at_n = " (n = " + std::to_string(n) + ")";
+    EXPECT_EQ(got[0], total) << "sum" << at_n;
+    EXPECT_EQ(got[1], most) << "max" << at_n;
+    EXPECT_EQ(got[2], chunks) << "chunks" << at_n;
+    EXPECT_EQ(got[3], swaps % 2 ? 1.0f : 0.0f) << "the pair swapped " << swaps << " times" << at_n;
+    EXPECT_EQ(got[4], at) << "the chunk the while loop stopped at" << at_n;
+    EXPECT_EQ(got[5], foundSum) << "its running sum" << at_n;
+    EXPECT_TRUE(std::isnan(got[6])) << "the kernel wrote past its six outputs";
+  }
+}
+
 // Liger's cross entropy with its debug_barrier: the loss of each row and
 // the gradient in place of the logits, rows with the ignore index zeroed,
 // with and without label smoothing, "mean" and "sum" reductions.
