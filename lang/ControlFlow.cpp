@@ -3,7 +3,6 @@
 // `if`/`else` on a runtime scalar bool that merges the `var`s its branches
 // assign. Jumps out of them (return, break, continue) are flags: Jumps.cpp.
 #include <algorithm>
-#include <functional>
 
 #include "lang/IRGen.h"
 
@@ -66,25 +65,14 @@ std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &
     std::sort(elements.begin(), elements.end());  // the IR's results in a deterministic order
     names.insert(names.end(), elements.begin(), elements.end());
   }
-  // A tuple var: each element, in order (genAssign keeps its shape).
-  std::function<void(const std::string &, const TV &, size_t, std::vector<size_t> &)> add =
-      [&](const std::string &n, const TV &v, size_t d, std::vector<size_t> &path) {
-        if (v.k != TV::K::Tuple) {
-          out.push_back({n, v, d, path});
-          return;
-        }
-        for (size_t i = 0; i < v.elems.size(); ++i) {
-          path.push_back(i);
-          add(n, v.elems[i], d, path);
-          path.pop_back();
-        }
-      };
   for (const std::string &n : names) {
     for (size_t d = scopes_.size(); d-- > 0;) {
       auto it = scopes_[d].find(n);
       if (it == scopes_[d].end()) continue;
-      std::vector<size_t> path;
-      if (it->second.isVar && (it->second.value.ok() || isResultVar(n))) add(n, it->second.value, d, path);
+      // A tuple var: each element, in order (genAssign keeps its shape).
+      if (it->second.isVar && (it->second.value.ok() || isResultVar(n)))
+        for (std::vector<size_t> &path : tupleLeaves(it->second.value))
+          out.push_back({n, *elementAt(it->second.value, path), d, std::move(path)});
       break;
     }
   }
@@ -100,22 +88,13 @@ std::string IRGen::Carried::label() const {
 }
 
 TV IRGen::carriedValue(const Carried &c) {
-  TV v = binding(c)->value;
-  for (size_t i : c.path) {
-    if (v.k != TV::K::Tuple || i >= v.elems.size()) return TV{};
-    TV e = v.elems[i];
-    v = std::move(e);
-  }
-  return v;
+  const TV *v = elementAt(binding(c)->value, c.path);
+  return v ? *v : TV{};
 }
 
 void IRGen::setCarried(const Carried &c, const TV &value) {
-  TV *v = &binding(c)->value;
-  for (size_t i : c.path) {
-    if (v->k != TV::K::Tuple || i >= v->elems.size()) return;  // an error was reported where it changed shape
-    v = &v->elems[i];
-  }
-  *v = value;
+  // No such element: an error was reported where the tuple changed shape.
+  if (TV *v = elementAt(binding(c)->value, c.path)) *v = value;
 }
 
 // The value of each carried var now, materialised as an IR value of its

@@ -59,6 +59,14 @@ struct TV {
   ElemInfo elem() const { return {type.elem.scalar, weak}; }
 };
 
+// Tuples held in vars (Tuples.cpp): each leaf (a value that is not a
+// tuple) by its index path, nested tuples walked, one empty path for a
+// single value; whether two values nest alike; the element at a path, null
+// where the value does not nest so.
+std::vector<std::vector<size_t>> tupleLeaves(const TV &v);
+bool sameNesting(const TV &a, const TV &b);
+TV *elementAt(TV &v, const std::vector<size_t> &path);
+
 // The binding of a fn's result while its body is inlined: `return VALUE`
 // assigns it like a var (no identifier can name it).
 inline const std::string kResultVar = "return";

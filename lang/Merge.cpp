@@ -62,6 +62,10 @@ struct IRGen::MergeSlot {
   std::vector<TV> vals;
   const Carried *var = nullptr;
   bool isVar = false;
+  // An element of a tuple the branches bound: the name's binding after the
+  // `if` is a tuple of their shape, this slot's result at `path` in it.
+  std::string tuple;
+  std::vector<size_t> path;
   std::optional<Type> type;
   std::vector<ir::Value *> out;
 };
@@ -150,6 +154,8 @@ void IRGen::mergeBranches(ir::Op *branch, std::vector<Carried> &carried, std::ve
     }
     if (s.var) {
       setCarried(*s.var, merged);
+    } else if (!s.tuple.empty()) {
+      if (TV *element = elementAt(scopes_.back()[s.tuple].value, s.path)) *element = merged;
     } else {
       Binding &b = scopes_.back()[s.name];
       b = Binding{};
@@ -204,19 +210,42 @@ void IRGen::mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slo
       scopes_.back()[n] = b;
       continue;
     }
-    bool tuple = false;
-    for (const TV &v : s.vals) tuple = tuple || v.k == TV::K::Tuple;
-    if (tuple) {  // not merged yet (Tuples.cpp): a use after the `if` says why
-      Binding b;
-      b.useError = quoted(n) + " is a tuple bound in " + (where.empty() ? std::string("the branches") : where) +
-                   ", and tuples are not merged after a runtime 'if' yet: bind its elements to vars before the 'if'";
-      scopes_.back()[n] = b;
-      continue;
-    }
     bool quiet = false;  // a branch's binding failed with an error already reported
     for (size_t r = 0; r < ends.size(); ++r) quiet = quiet || (!dead(r, n) && !s.vals[r].ok());
     if (quiet) {
       scopes_.back()[n] = Binding{};
+      continue;
+    }
+    const TV *shape = nullptr;  // a tuple: merged element by element, if every path nests alike
+    bool alike = true;
+    for (size_t r = 0; r < ends.size(); ++r) {
+      if (dead(r, n)) continue;
+      if (!shape) shape = &s.vals[r];
+      alike = alike && sameNesting(*shape, s.vals[r]);
+    }
+    if (!alike) {
+      Binding b;
+      b.useError = quoted(n) + " is bound to values of different tuple shapes on the paths of the 'if'" +
+                   (where.empty() ? std::string() : " (one in " + where + ")") +
+                   ": give it one shape on every path to use it after";
+      scopes_.back()[n] = b;
+      continue;
+    }
+    if (shape && shape->k == TV::K::Tuple) {
+      Binding &b = scopes_.back()[n];
+      b = Binding{};
+      b.value = *shape;  // each element replaced by its merge below
+      b.isVar = s.isVar;
+      for (const std::vector<size_t> &path : tupleLeaves(*shape)) {
+        MergeSlot leaf;
+        leaf.name = n;
+        for (size_t i : path) leaf.name += "." + std::to_string(i);
+        leaf.isVar = s.isVar;
+        leaf.tuple = n;
+        leaf.path = path;
+        for (TV &v : s.vals) leaf.vals.push_back(v.ok() ? *elementAt(v, path) : TV{});
+        slots.push_back(std::move(leaf));
+      }
       continue;
     }
     slots.push_back(std::move(s));

@@ -4,8 +4,11 @@
 // and `t[0]`. A tuple exists only in the front end: its elements are values
 // of their own, so no tuple reaches the tile IR; a fn's tuple result is one
 // var per element, so a `return` in a runtime branch or loop works as for
-// one value. A tuple var that a runtime loop carries or an `if` merges is
-// carried element by element, and keeps its shape there.
+// one value. A tuple var that a runtime loop carries or an `if` merges, and
+// a tuple every path of an `if` binds, go element by element (ControlFlow.cpp,
+// Merge.cpp), each in one shape.
+#include <functional>
+
 #include "lang/IRGen.h"
 
 namespace tk::lang {
@@ -175,9 +178,10 @@ std::string shapeOf(const TV &v) {
   return std::to_string(v.elems.size()) + " elements";
 }
 
-// Whether `a` and `b` nest the same way: tuples of as many elements, each
-// pair alike; single values match any single value (their types are the
-// loop's or the merge's to check, as for any var).
+}  // namespace
+
+// Single values match any single value: their types are the loop's or the
+// merge's to check, as for any var.
 bool sameNesting(const TV &a, const TV &b) {
   if ((a.k == TV::K::Tuple) != (b.k == TV::K::Tuple)) return false;
   if (a.k != TV::K::Tuple) return true;
@@ -187,7 +191,32 @@ bool sameNesting(const TV &a, const TV &b) {
   return true;
 }
 
-}  // namespace
+std::vector<std::vector<size_t>> tupleLeaves(const TV &v) {
+  std::vector<std::vector<size_t>> out;
+  std::vector<size_t> path;
+  std::function<void(const TV &)> walk = [&](const TV &x) {
+    if (x.k != TV::K::Tuple) {
+      out.push_back(path);
+      return;
+    }
+    for (size_t i = 0; i < x.elems.size(); ++i) {
+      path.push_back(i);
+      walk(x.elems[i]);
+      path.pop_back();
+    }
+  };
+  walk(v);
+  return out;
+}
+
+TV *elementAt(TV &v, const std::vector<size_t> &path) {
+  TV *at = &v;
+  for (size_t i : path) {
+    if (at->k != TV::K::Tuple || i >= at->elems.size()) return nullptr;
+    at = &at->elems[i];
+  }
+  return at;
+}
 
 // A tuple var reassigned where a runtime loop carries it or an `if` merges
 // it is carried element by element (ControlFlow.cpp, carriedNamed), so it

@@ -118,7 +118,8 @@ TEST(Ports, TuplesThroughFnsBranchesAndAssignments) {
 }
 
 // tests/kernels/tuples.tk's carried_tuples: tuple vars (one nested) carried
-// by a `for` and a `while` that breaks, and swapped under a runtime `if`.
+// by a `for` and a `while` that breaks, swapped under a runtime `if`, and a
+// tuple that both branches of an `if` bind.
 // Integer-valued inputs keep every f32 sum exact, so each branch the kernel
 // takes is the reference's.
 TEST(Ports, TupleVarsCarriedByLoopsAndMergedByBranches) {
@@ -131,9 +132,9 @@ TEST(Ports, TupleVarsCarriedByLoopsAndMergedByBranches) {
     std::vector<float> x(n);
     for (float &v : x) v = float(value(rng));
     const float limit = 12.0f;
-    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(7, NAN));
+    tk::Buffer dx = dev->upload(x), out = dev->upload(std::vector<float>(8, NAN));
     (*dev)(k, {1}, dx, out, int32_t(n), limit);
-    auto got = dev->download<float>(out, 7);
+    auto got = dev->download<float>(out, 8);
     double total = 0, most = -INFINITY, running = 0;
     int chunks = 0, swaps = 0, at = -1;
     double foundSum = 0;
@@ -160,7 +161,8 @@ TEST(Ports, TupleVarsCarriedByLoopsAndMergedByBranches) {
     EXPECT_EQ(got[3], swaps % 2 ? 1.0f : 0.0f) << "the pair swapped " << swaps << " times" << at_n;
     EXPECT_EQ(got[4], at) << "the chunk the while loop stopped at" << at_n;
     EXPECT_EQ(got[5], foundSum) << "its running sum" << at_n;
-    EXPECT_TRUE(std::isnan(got[6])) << "the kernel wrote past its six outputs";
+    EXPECT_EQ(got[6], at > 0 ? foundSum + 1 : 2.0) << "the tuple the if's branches bound" << at_n;
+    EXPECT_TRUE(std::isnan(got[7])) << "the kernel wrote past its seven outputs";
   }
 }
 
