@@ -48,13 +48,22 @@ std::string outsideAllocations(const Memory::Snapshot &mem, uintptr_t lo, uintpt
            "-byte allocation at " + hexAddress(lr.begin);
   }
   if (lo == 0) return ": null pointer";
-  // Name the nearest allocation below, the usual victim of a bad index.
+  // Name the nearest allocation below, the usual victim of a bad index,
+  // when the address is near enough to be its overrun: within its own size
+  // or a page past its end. Farther away (a host pointer the program never
+  // allocated through tk or borrowed, as a generated launcher may be
+  // given), naming it would blame an unrelated buffer.
   auto it = std::upper_bound(mem.live.begin(), mem.live.end(), lo,
                              [](uintptr_t a, const Memory::Range &r) { return a < r.begin; });
-  if (it == mem.live.begin()) return ": not in any allocation";
+  if (it == mem.live.begin()) return ": not in any allocation the sim knows";
   --it;
-  return ": " + std::to_string(lo - it->end) + " bytes past the end of a " + std::to_string(it->end - it->begin) +
-         "-byte allocation at " + hexAddress(it->begin);
+  const uintptr_t gap = lo - it->end, size = it->end - it->begin;
+  if (gap < std::max<uintptr_t>(size, 4096))
+    return ": " + std::to_string(gap) + " bytes past the end of a " + std::to_string(size) + "-byte allocation at " +
+           hexAddress(it->begin);
+  return ": not in any allocation the sim knows (the nearest below, " + std::to_string(size) + " bytes at " +
+         hexAddress(it->begin) + ", ends " + std::to_string(gap) +
+         " bytes before it): memory that was neither allocated through tk nor borrowed";
 }
 
 std::string paramLabel(const Site &s) {

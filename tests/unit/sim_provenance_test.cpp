@@ -217,6 +217,12 @@ TEST(SimProvenance, AnUntracedAddressFallsBackToAnyLiveAllocation) {
   EXPECT_EQ(launchError(sim, *prog, "either", cfg, {&px, &py, &po, &useY}), "(no error)");
   std::string m = launchError(sim, *prog, "either", cfg, {&px, &py, &po, &useX});
   EXPECT_NE(m.find("thread 8: 0 bytes past the end of a 32-byte allocation at " + hex(x.p)), std::string::npos) << m;
+  // Far from every allocation (a host pointer never allocated through tk or
+  // borrowed): no buffer is blamed for it.
+  void *far = reinterpret_cast<char *>(out.p) + (64 << 20);
+  m = launchError(sim, *prog, "either", cfg, {&px, &far, &po, &useY});
+  EXPECT_NE(m.find("thread 0: not in any allocation the sim knows (the nearest below, "), std::string::npos) << m;
+  EXPECT_EQ(m.find("past the end of a"), std::string::npos) << m;
 }
 
 // gather(table, out, off): out[t] = base[t + off] for 16 threads, base the
