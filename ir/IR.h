@@ -39,6 +39,11 @@ bool isFloat(ScalarKind k);
 inline bool isFp8(ScalarKind k) { return k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2; }
 bool isInt(ScalarKind k);  // i1 counts as an int (bool)
 int bitWidth(ScalarKind k);
+// A float converted to a float of fewer bits, fp8 aside (its casts go through
+// their own rules): where a cast's `rounding` may choose toward zero.
+inline bool isNarrowingFloatCast(ScalarKind from, ScalarKind to) {
+  return isFloat(from) && isFloat(to) && !isFp8(to) && bitWidth(to) < bitWidth(from);
+}
 const char *scalarName(ScalarKind k);  // "i1", "f32", ...
 std::optional<ScalarKind> scalarFromName(const std::string &name);
 

@@ -294,6 +294,9 @@ void OpRules::valueOp(const Op &op) {
         opError(op, "cannot cast between pointers and numbers (int_to_ptr, ptr_to_int do): " + src.str() + " to " + rt->str());
       else if (src.isPtr() && src.elem != rt->elem)
         opError(op, "cannot cast one pointer type to another: " + src.str() + " to " + rt->str());
+      else if (op.hasAttr("rounding") && !isNarrowingFloatCast(src.elem.scalar, rt->elem.scalar))
+        opError(op, "'rounding' applies to a float cast to a narrower float (not fp8), not " + src.str() + " to " +
+                        rt->str());
       return;
     }
     case OpKind::IntToPtr:

@@ -276,6 +276,7 @@ class IRGen {
   std::optional<ir::ElemType> namedElemType(const ast::TypeRef &t);
   TV castExpr(const ast::Expr &e);
   TV castTo(TV x, const ast::TypeRef &t, const ast::Loc &loc);
+  TV castTowardZero(TV x, const ast::TypeRef &t, const ast::Loc &loc);
   TV bitcastTo(TV x, const ast::TypeRef &t, const ast::Loc &loc);
   TV typedCastCall(const ast::Expr &e, const ast::Expr &x, const ast::Expr &type, bool bits);
   ir::Value *zeroOf(const ir::Type &t, const ast::Loc &loc);

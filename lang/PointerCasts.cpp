@@ -41,7 +41,23 @@ TV IRGen::castExpr(const ast::Expr &e) {
     }
     bits = flag.cst->i != 0;
   }
+  if (e.text == "rtz") return castTowardZero(x, e.type, e.loc);
   return bits ? bitcastTo(x, e.type, e.loc) : castTo(x, e.type, e.loc);
+}
+
+// `x.to(T, fp_downcast_rounding: "rtz")`: a float to a narrower float,
+// rounded toward zero (a cast with `rounding = "rtz"`, never folded).
+TV IRGen::castTowardZero(TV x, const ast::TypeRef &t, const ast::Loc &loc) {
+  auto to = namedElemType(t);
+  if (!to) return invalid();
+  if (to->isPtr() || x.type.isPtr() || !ir::isNarrowingFloatCast(x.type.elem.scalar, to->scalar)) {
+    error(loc, "fp_downcast_rounding: \"rtz\" rounds a float to a narrower float (f64 to f32, f16 or bf16; f32 "
+               "to f16 or bf16), not " + typeName(x) + " to " + typeText(*to));
+    return invalid();
+  }
+  ir::Value *v = x.v ? x.v : emitConst(*x.cst, x.type, loc);
+  return value(emit(ir::OpKind::Cast, {v}, v->type().withScalar(to->scalar), loc,
+                    {{"rounding", ir::attrOf(ir::Rounding::Rtz)}}));
 }
 
 // A value cast to a written type. Numbers convert (IRGen::convert); an i64

@@ -180,6 +180,8 @@ class FunctionLowering {
   void locateArithmetic(llvm::Value *result, const std::vector<llvm::Value *> &args, const ir::Location &loc);
   llvm::Value *scalarOp(ir::Op &op, const std::vector<llvm::Value *> &args);
   llvm::Value *castScalar(llvm::Value *v, const ir::ElemType &from, const ir::ElemType &to);
+  // A narrowing float conversion rounded to nearest even, made toward zero (cast rounding = "rtz").
+  llvm::Value *towardZero(llvm::Value *x, llvm::Value *rounded);
   llvm::Value *mathScalar(MathFn f, const std::vector<llvm::Value *> &args);
   llvm::Value *threadPart(const ir::Layout &blocked, int dim);
 

@@ -326,7 +326,11 @@ llvm::Value *FunctionLowering::scalarOp(ir::Op &op, const std::vector<llvm::Valu
       return isFloat ? b_.CreateFCmp(pr, a[0], a[1]) : b_.CreateICmp(pr, a[0], a[1]);
     }
     case OpKind::Select: return b_.CreateSelect(a[0], a[1], a[2]);
-    case OpKind::Cast: return castScalar(a[0], t0.elem, op.result()->type().elem);
+    case OpKind::Cast: {
+      llvm::Value *r = castScalar(a[0], t0.elem, op.result()->type().elem);
+      const bool rtz = op.hasAttr("rounding") && op.enumAttr<ir::Rounding>("rounding") == ir::Rounding::Rtz;
+      return rtz ? towardZero(a[0], r) : r;
+    }
     case OpKind::Neg: return isFloat ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
     case OpKind::Not: return b_.CreateNot(a[0]);
     case OpKind::Fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {a[0], a[1], a[2]});
@@ -379,6 +383,21 @@ LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMCont
   if (llvm::verifyModule(*out.module, &os))
     throw tk::InternalError("lowering produced invalid LLVM IR: " + os.str());
   return out;
+}
+
+// `rounded`, float `x` converted to a narrower float to nearest even, made
+// the conversion toward zero: where its magnitude passed x's, the next float
+// toward zero, one less in the bits (an overflow to infinity becomes the
+// largest finite value, the smallest subnormal zero). NaN and exact values
+// stay. Every target runs the same IR, so the sim checks what the GPU runs.
+llvm::Value *FunctionLowering::towardZero(llvm::Value *x, llvm::Value *rounded) {
+  llvm::Type *narrow = rounded->getType();
+  llvm::Value *back = b_.CreateFPExt(rounded, x->getType());
+  llvm::Value *past = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                       b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+  llvm::Type *bits = b_.getIntNTy(narrow->getPrimitiveSizeInBits());
+  llvm::Value *less = b_.CreateSub(b_.CreateBitCast(rounded, bits), llvm::ConstantInt::get(bits, 1));
+  return b_.CreateSelect(past, b_.CreateBitCast(less, narrow), rounded);
 }
 
 }  // namespace tk::lower

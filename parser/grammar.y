@@ -349,7 +349,8 @@ postfix:
   }
 /* Triton's `x.to(T)` is `x as T` (the lexer makes DOT only before `to(`,
    `load(` and `store(`); `x.to(T, bitcast: b)` carries b as the cast's
-   second operand; `fp_downcast_rounding: "rtne"` is tk's rounding anyway.
+   second operand; `fp_downcast_rounding: "rtne"` is tk's rounding anyway,
+   and "rtz" is kept as the cast's text.
    A tensor descriptor's `d.load([..])` and `d.store([..], t)` are the calls
    `load(d, [..])` and `store(d, [..], t)`. */
 | postfix DOT IDENT LPAREN args_opt RPAREN {
@@ -367,14 +368,16 @@ postfix:
       $$ = ctx.finish(std::move($$));
     } else {
     const bool rounding = n == 2 && $5.names[1] == "fp_downcast_rounding";
-    if (rounding && ($5.args[1]->kind != ExprKind::String || $5.args[1]->text != "rtne")) {
+    if (rounding && ($5.args[1]->kind != ExprKind::String ||
+                     ($5.args[1]->text != "rtne" && $5.args[1]->text != "rtz"))) {
       ctx.diags().error($5.args[1]->loc, "fp_downcast_rounding of '.to(...)' takes \"rtne\" (round to nearest even, "
-                                         "tk's rounding); \"rtz\" is not supported yet");
+                                         "tk's rounding) or \"rtz\" (toward zero)");
       $$ = ctx.leaf(ExprKind::Error, ctx.loc(@2));
     } else if (n >= 1 && n <= 2 && $5.names[0].empty() && $5.args[0]->kind == ExprKind::Type &&
         (n == 1 || $5.names[1] == "bitcast" || rounding)) {
       $$ = ctx.leaf(ExprKind::Cast, ctx.loc(@2)); $$->type = $5.args[0]->type; $$->args.push_back(std::move($1));
       if (n == 2 && !rounding) $$->args.push_back(std::move($5.args[1]));
+      if (rounding && $5.args[1]->text == "rtz") $$->text = "rtz";
     } else {
       ctx.diags().error(ctx.loc(@2), "'.to(...)' takes one element type, as in 'x.to(f16)' (tk's 'x as f16'), "
                                      "'bitcast: true' or 'fp_downcast_rounding: \"rtne\"'");

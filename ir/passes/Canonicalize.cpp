@@ -179,6 +179,8 @@ Rewrite foldConstants(const Op &op) {
       return r ? Rewrite::intConst(*r ? 1 : 0) : Rewrite{};
     }
     case OpKind::Cast:
+      // Constants fold to nearest even; one rounded toward zero stays a cast.
+      if (op.hasAttr("rounding") && op.enumAttr<Rounding>("rounding") == Rounding::Rtz) return {};
       return foldCast(cs[0], op.operand(0)->type(), rt);
     default:
       break;

@@ -3,6 +3,8 @@
 // inputs, outputs poisoned before the run, at sizes that exercise the masks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -137,6 +139,47 @@ TEST(Kernels, CastsBetweenElementTypes) {
       ASSERT_EQ(iv[i], int32_t(x[i] * 100.0f)) << i;
       ASSERT_EQ(lv[i], int64_t(iv[i]) * 3) << i;
     }
+  }
+}
+
+// fp_downcast_rounding: "rtz" (tests/kernels/casts.tk casts_rtz) against
+// references of their own: bf16 toward zero is an f32's top 16 bits; f16
+// toward zero is the largest-magnitude finite f16 not above |x|, found in a
+// table of every positive finite f16, or infinity for an infinite x.
+TEST(Kernels, CastsTowardZero) {
+  auto dev = sim();
+  tk::Kernel k = dev->load(tk::Compiler::compileFile(kCasts, "casts_rtz"));
+  std::vector<float> halves;  // every positive finite f16, ascending
+  for (uint32_t h = 0; h < 0x7c00; ++h) halves.push_back(tk::halfBitsToFloat(uint16_t(h)));
+  auto halfTowardZero = [&](float x) -> uint16_t {
+    const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+    if (std::isinf(x)) return sign | 0x7c00;
+    auto it = std::upper_bound(halves.begin(), halves.end(), std::fabs(x));
+    return sign | uint16_t(it - halves.begin() - 1);
+  };
+  std::mt19937 rng(tk::test::testSeed());
+  for (int n : kSizes) {
+    std::vector<float> x = randomFloats(n, -70000, 70000);
+    // Small, subnormal, exact, overflowing and special values among them.
+    const float special[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.0f, 65520.0f, -1e6f, 1e-7f, -3e-8f, 5.9e-8f,
+                             0.3334f, INFINITY, -INFINITY, std::nanf("")};
+    for (size_t i = 0; i < std::size(special) && i < size_t(n); ++i) x[i] = special[i];
+    for (int i = int(std::size(special)); i < n; i += 3) x[i] = std::ldexp(x[i], -int(rng() % 40));
+    tk::Buffer dx = dev->upload(x), h = dev->upload(std::vector<uint16_t>(n + 1, 0x7e01)),
+               b = dev->upload(std::vector<uint16_t>(n, 0x7fc1));
+    (*dev)(k, {uint32_t((n + 255) / 256)}, dx, h, b, int32_t(n));
+    auto hb = dev->download<uint16_t>(h, n + 1), bb = dev->download<uint16_t>(b, n);
+    for (int i = 0; i < n; ++i) {
+      const uint32_t bits = std::bit_cast<uint32_t>(x[i]);
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(tk::halfBitsToFloat(hb[i])) && std::isnan(tk::bf16BitsToFloat(bb[i]))) << i;
+        continue;
+      }
+      EXPECT_EQ(bb[i], uint16_t(bits >> 16)) << "bf16 of " << x[i];
+      EXPECT_EQ(hb[i], halfTowardZero(x[i])) << "f16 of " << x[i];
+    }
+    EXPECT_EQ(hb[n], halfTowardZero(0.3334f)) << "the constant, rounded toward zero";
+    EXPECT_NE(hb[n], tk::floatToHalfBits(0.3334f)) << "nearest even rounds 0.3334 up: the test would not tell";
   }
 }
 
