@@ -75,6 +75,10 @@ Attr scanIdentity(ScanKind kind, ScalarKind k) {
   return isFloat(k) ? Attr(-0.0) : Attr(int64_t{0});
 }
 
+// Zero in the constant's spelling for type k (a float tile's constant
+// holds a float value): what a dot's padding along K must hold.
+Attr zeroOf(ScalarKind k) { return isFloat(k) ? Attr(0.0) : Attr(int64_t{0}); }
+
 class TilePadder {
  public:
   explicit TilePadder(Function &fn) : fn_(fn) {}
@@ -208,7 +212,7 @@ class TilePadder {
         const int kDims[2] = {1, 0};  // K is a's dim 1 and b's dim 0
         for (int i = 0; i < 2; ++i)
           if (paddedAlong(op.operand(i), kDims[i]) && !zeroPadded(op.operand(i)))
-            op.setOperand(i, fillAlong(b, op.operand(i), kDims[i], Attr(int64_t{0})));
+            op.setOperand(i, fillAlong(b, op.operand(i), kDims[i], zeroOf(op.operand(i)->type().elem.scalar)));
         return false;
       }
       case OpKind::Gather: return gather(b, op), false;
