@@ -91,9 +91,9 @@ void checkPrintAfter(const CompileOptions &opts) {
 
 // The kernel through the front end and, unless `runPipeline` is false (the
 // tile IR before passes), the tile pipeline.
-Specialised specialise(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts,
+Specialised specialise(Loaded &l, const std::string &kernel, const CompileOptions &opts,
                        bool runPipeline = true) {
-  detail::findKernel(l.fe->kernels(), path, kernel);
+  detail::findKernel(l.fe->kernels(), l.path, kernel);
   if (!validNumWarps(opts.numWarps))
     throw Error("num_warps must be a power of two in [1, " + std::to_string(kMaxWarps) + "], got " +
                 std::to_string(opts.numWarps));
@@ -112,13 +112,13 @@ Specialised specialise(Loaded &l, const std::string &path, const std::string &ke
 
 // A file's only kernel, as nvcc compiles a file whole; a file of several
 // must name one.
-std::string onlyKernel(const Loaded &l, const std::string &path) {
+std::string onlyKernel(const Loaded &l) {
   const std::vector<lang::KernelSig> &kernels = l.fe->kernels();
   if (kernels.size() == 1) return kernels[0].name;
   std::string names;
   for (const lang::KernelSig &k : kernels) names += (names.empty() ? "" : ", ") + k.name;
-  if (kernels.empty()) throw Error(path + " defines no kernel");
-  throw Error(path + " defines " + std::to_string(kernels.size()) + " kernels (" + names + "): choose one by name");
+  if (kernels.empty()) throw Error(l.path + " defines no kernel");
+  throw Error(l.path + " defines " + std::to_string(kernels.size()) + " kernels (" + names + "): choose one by name");
 }
 
 bool isTirFile(const std::string &path) { return path.size() > 4 && path.compare(path.size() - 4, 4, ".tir") == 0; }
@@ -162,11 +162,11 @@ Specialised loadTir(const std::string &path, const std::string &kernel, const Co
 
 std::atomic<uint64_t> compiledCount{0}, cacheHitCount{0};
 
-Bundle compileUncached(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
-  Specialised s = specialise(l, path, kernel, opts);
+Bundle compileUncached(Loaded &l, const std::string &kernel, const CompileOptions &opts) {
+  Specialised s = specialise(l, kernel, opts);
   Bundle b;
   b.kernel = kernel;
-  b.source = path;
+  b.source = l.path;
   b.params = toParams(s.sig);
   b.numWarps = opts.numWarps;
   b.numStages = opts.numStages;
@@ -208,19 +208,19 @@ Bundle compileUncached(Loaded &l, const std::string &path, const std::string &ke
 
 // Through the compile cache when it is on: the key hashes every loaded
 // source, so an edit to an imported file misses as it must.
-Bundle build(Loaded &l, const std::string &path, const std::string &kernel, const CompileOptions &opts) {
+Bundle build(Loaded &l, const std::string &kernel, const CompileOptions &opts) {
   if (opts.archs.empty()) throw Error("no target architecture given");
   checkPrintAfter(opts);
-  if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, path, kernel, opts);
+  if (!opts.cache || !opts.printAfter.empty()) return compileUncached(l, kernel, opts);
   auto warn = cache::orStderr(opts.warn);
   const std::string dir = cacheDirectory(opts.cacheDir);
-  if (!cache::trustedDirectory(dir, warn)) return compileUncached(l, path, kernel, opts);
+  if (!cache::trustedDirectory(dir, warn)) return compileUncached(l, kernel, opts);
   const std::string key = detail::compileKey(l.diags.sources(), kernel, opts, nvptx::Toolkit::find(opts.cudaHome).root);
   if (std::optional<Bundle> hit = detail::lookupBundle(dir, key, warn); hit && hit->kernel == kernel) {
     ++cacheHitCount;
     return std::move(*hit);
   }
-  Bundle b = compileUncached(l, path, kernel, opts);
+  Bundle b = compileUncached(l, kernel, opts);
   detail::storeBundle(dir, key, b, warn);
   return b;
 }
@@ -261,9 +261,9 @@ std::string Compiler::emit(const std::string &path, const std::string &kernel, S
   } else {
     load(l, nullptr, path, opts);
     if (dependencies) *dependencies = l.diags.sources().files();
-    const std::string chosen = kernel.empty() ? onlyKernel(l, path) : kernel;
-    if (stage == Stage::Bundle) return build(l, path, chosen, opts).toJson();
-    s = specialise(l, path, chosen, opts, stage != Stage::TirRaw);
+    const std::string chosen = kernel.empty() ? onlyKernel(l) : kernel;
+    if (stage == Stage::Bundle) return build(l, chosen, opts).toJson();
+    s = specialise(l, chosen, opts, stage != Stage::TirRaw);
   }
   if (stage == Stage::TirRaw || stage == Stage::Tir) return ir::printFunction(*s.fn);
   const std::string arch = opts.archs.empty() ? "sm_80" : opts.archs.front();
@@ -354,11 +354,11 @@ std::vector<KernelParam> SourceFile::signature(const std::string &kernel,
 }
 
 Bundle SourceFile::compile(const std::string &kernel, const CompileOptions &opts) const {
-  return build(impl_->l, impl_->l.path, kernel, opts);
+  return build(impl_->l, kernel, opts);
 }
 
 std::vector<Compiler::PaddedTile> SourceFile::paddedTiles(const std::string &kernel, const CompileOptions &opts) const {
-  Specialised s = specialise(impl_->l, impl_->l.path, kernel, opts, /*runPipeline=*/false);
+  Specialised s = specialise(impl_->l, kernel, opts, /*runPipeline=*/false);
   std::vector<Compiler::PaddedTile> out;
   for (ir::Op *op : s.fn->walk())
     for (const ir::Value *v : op->results()) {

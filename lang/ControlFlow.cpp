@@ -81,11 +81,7 @@ std::vector<IRGen::Carried> IRGen::carriedNamed(const std::vector<std::string> &
 
 IRGen::Binding *IRGen::binding(const Carried &c) { return &scopes_[c.depth][c.name]; }
 
-std::string IRGen::Carried::label() const {
-  std::string out = name;
-  for (size_t i : path) out += "." + std::to_string(i);
-  return out;
-}
+std::string IRGen::Carried::label() const { return elementLabel(name, path); }
 
 TV IRGen::carriedValue(const Carried &c) {
   const TV *v = elementAt(binding(c)->value, c.path);

@@ -64,6 +64,7 @@ struct TV {
 // single value; whether two values nest alike; the element at a path, null
 // where the value does not nest so.
 std::vector<std::vector<size_t>> tupleLeaves(const TV &v);
+std::string elementLabel(const std::string &name, const std::vector<size_t> &path);  // "t[1][0]"
 bool sameNesting(const TV &a, const TV &b);
 TV *elementAt(TV &v, const std::vector<size_t> &path);
 
@@ -162,7 +163,7 @@ class IRGen {
     TV before;
     size_t depth = 0;  // index in scopes_
     std::vector<size_t> path;
-    std::string label() const;  // "t", or "t.1" for an element of tuple t
+    std::string label() const;  // "t", or "t[1]" for an element of tuple t
   };
   struct RangeBounds {  // of `range(...)`, converted to `type`
     ir::Type type;

@@ -169,21 +169,21 @@ void IRGen::assignName(const ast::Expr &target, const ast::Stmt &s, TV given) {
       error(s.loc, "'" + s.name + "' does not apply to a tuple");
       return;
     }
-    if (carriesTuple(name, old, rhs, s.loc) || !keepCarriedType(quoted(name), scopeOf(name).value_or(0), old, rhs, s.loc))
+    if (carriesTuple(name, old, rhs, s.loc) || !keepCarriedType(name, scopeOf(name).value_or(0), old, rhs, s.loc))
       return;
     for (TV &x : rhs.elems) x.weak = false;
     lookup(name)->value = rhs;
     return;
   }
   TV next = s.name == "=" ? rhs : binaryOp(s.name.substr(0, 1), old, rhs, s.loc);
-  if (!next.ok() || !keepCarriedType(quoted(name), scopeOf(name).value_or(0), old, next, s.loc)) return;
+  if (!next.ok() || !keepCarriedType(name, scopeOf(name).value_or(0), old, next, s.loc)) return;
   next.weak = false;
   if (next.v && next.v->definingOp() && next.v->nameHint().empty()) next.v->setNameHint(name);
   lookup(name)->value = next;  // the binding may have moved: `binaryOp` can add unknown names
 }
 
 // `next`, about to replace `old` in a var (`what`, bound at scope `depth`;
-// an element of a tuple var, "'t'[1]"): a weak literal takes the old type; a
+// an element of a tuple var, "t[1]"): a weak literal takes the old type; a
 // new type inside a loop that carries the var is an error. False after one.
 bool IRGen::keepCarriedType(const std::string &what, size_t depth, const TV &old, TV &next, const ast::Loc &loc) {
   if (old.k == TV::K::Tuple && next.k == TV::K::Tuple && old.elems.size() == next.elems.size()) {
@@ -202,7 +202,7 @@ bool IRGen::keepCarriedType(const std::string &what, size_t depth, const TV &old
   }
   for (const Region &r : regions_) {
     if (!r.loop || r.scopeStart <= depth) continue;
-    error(loc, "assignment changes the type of " + what + " from " + typeName(old) + " to " + typeName(next) +
+    error(loc, "assignment changes the type of " + quoted(what) + " from " + typeName(old) + " to " + typeName(next) +
                    " inside " + r.what + " at " + std::to_string(r.loc.line) + ":" + std::to_string(r.loc.col) +
                    ", which carries it from one iteration to the next (give it its final type before the loop)");
     return false;

@@ -238,8 +238,7 @@ void IRGen::mergeNames(std::vector<BranchEnd> &ends, std::vector<MergeSlot> &slo
       b.isVar = s.isVar;
       for (const std::vector<size_t> &path : tupleLeaves(*shape)) {
         MergeSlot leaf;
-        leaf.name = n;
-        for (size_t i : path) leaf.name += "." + std::to_string(i);
+        leaf.name = elementLabel(n, path);
         leaf.isVar = s.isVar;
         leaf.tuple = n;
         leaf.path = path;

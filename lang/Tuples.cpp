@@ -209,6 +209,12 @@ std::vector<std::vector<size_t>> tupleLeaves(const TV &v) {
   return out;
 }
 
+std::string elementLabel(const std::string &name, const std::vector<size_t> &path) {
+  std::string out = name;
+  for (size_t i : path) out += "[" + std::to_string(i) + "]";
+  return out;
+}
+
 TV *elementAt(TV &v, const std::vector<size_t> &path) {
   TV *at = &v;
   for (size_t i : path) {

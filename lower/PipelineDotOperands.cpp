@@ -77,7 +77,8 @@ class LoopPipeliner {
     // its loads where the copy is issued, however far ahead. More slots then
     // hide nothing and cost shared memory and prologue code: two slots, one
     // iteration ahead (the 128 x 128 x 32 matmul without integer facts, 4
-    // stages: 80 KiB of shared memory -> 40; docs/perf.md).
+    // stages: its rings 74 KiB -> 37, the kernel's shared memory 80 KiB ->
+    // 64, its epilogue's scratch; docs/perf.md).
     if (std::none_of(loads.begin(), loads.end(), [&](const Op *l) { return mayCopyAsync(*l); })) stages_ = 2;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads, invariantLoads());

@@ -93,9 +93,8 @@ struct Tuner::Impl {
   std::optional<Kernel> flushKernel;
   Buffer flushBuffer;
 
-  Impl(Device &d, std::optional<SourceFile> f, std::string p, std::string k, TuneSpace s, TuneOptions o)
-      : device(d), path(std::move(p)), kernel(std::move(k)), space(std::move(s)), opts(std::move(o)),
-        source(std::move(f)) {}
+  Impl(Device &d, std::string p, std::string k, TuneSpace s, TuneOptions o)
+      : device(d), path(std::move(p)), kernel(std::move(k)), space(std::move(s)), opts(std::move(o)) {}
 
   void setUp();
   std::map<std::string, std::string> keyValues(const std::vector<Arg> &args) const;
@@ -488,15 +487,13 @@ TuneReport Tuner::Impl::run(const GridFn &grid, const std::vector<Arg> &args, co
 }
 
 Tuner::Tuner(Device &device, std::string path, std::string kernel, TuneSpace space, TuneOptions opts)
-    : impl_(std::make_unique<Impl>(device, std::nullopt, std::move(path), std::move(kernel), std::move(space),
-                                   std::move(opts))) {
+    : impl_(std::make_unique<Impl>(device, std::move(path), std::move(kernel), std::move(space), std::move(opts))) {
   impl_->setUp();
 }
 
 Tuner::Tuner(Device &device, SourceFile source, std::string kernel, TuneSpace space, TuneOptions opts)
-    : impl_(std::make_unique<Impl>(device, std::nullopt, source.path(), std::move(kernel), std::move(space),
-                                   std::move(opts))) {
-  impl_->source.emplace(std::move(source));
+    : impl_(std::make_unique<Impl>(device, source.path(), std::move(kernel), std::move(space), std::move(opts))) {
+  impl_->source.emplace(std::move(source));  // setUp loads the file only where no source came
   impl_->setUp();
 }
 Tuner::~Tuner() = default;

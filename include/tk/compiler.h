@@ -179,6 +179,10 @@ class Compiler {
   static CacheStats cacheStats();
 };
 
+namespace detail {
+struct SourceFileAccess;  // driver/KernelLookup.h: what the tuner reads of one
+}
+
 // A .tk file read, parsed and checked once, with the files it imports: the
 // questions one command asks of a file (its kernels, a kernel's signature,
 // bundles, padded tiles, the files it read) without reading it again, where
@@ -187,10 +191,6 @@ class Compiler {
 // threads at once: the front end serves one at a time, the tile pipeline,
 // lowering and ptxas run in parallel. Errors as Compiler's: CompileError for
 // the source, Error for the rest.
-namespace detail {
-struct SourceFileAccess;
-}
-
 class SourceFile {
  public:
   explicit SourceFile(const std::string &path, const CompileOptions &opts = {});
