@@ -53,8 +53,9 @@ TEST(Device, SimWorkersAreChosenBySpecOrOptions) {
   setenv("TK_DEVICE", "sim:racecheck", 1);
   EXPECT_NE(tk::Device::open("", {.workers = 2})->name().find("(2 workers, race check)"), std::string::npos);
   unsetenv("TK_DEVICE");
-  if (tk::Device::open("")->kind() == "sim")
+  if (tk::Device::open("")->kind() == "sim") {
     EXPECT_NE(tk::Device::open("", {.workers = 2})->name().find("(2 workers)"), std::string::npos);
+  }
   // A launch on one worker computes what it does on many.
   auto one = tk::Device::open("sim", {.workers = 1});
   std::vector<float> x(1000);
