@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "syntax/AST.h"
+#include "lang/DescriptorParams.h"
+#include "lang/Signatures.h"
 #include "lang/HostExpr.h"
 #include "lang/IRGen.h"
 #include "lang/Specialise.h"
@@ -215,155 +217,6 @@ std::string Frontend::dumpAst() const { return module_ ? ast::dump(*module_) : s
 
 std::vector<KernelSig> Frontend::kernels() const { return sigs_; }
 
-namespace {
-std::string tooDeep(const ast::TypeRef &t) {
-  return "pointers nest at most " + std::to_string(ir::kMaxPtrDepth) + " deep ('**f32'), not '" + t.str() + "'";
-}
-
-const ast::Param *findParam(const ast::Decl &d, const std::string &name) {
-  for (const ast::Param &p : d.params)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-// A run-time parameter whose type is a type const (`x: *T`): its type and
-// alignment as `consts` give them; when T has no value yet it stays as written.
-void resolveGenericParam(const ast::Param &p, const std::vector<ConstBinding> &consts, ParamSig &ps, bool &ok,
-                         DiagnosticEngine &diags) {
-  auto kind = IRGen::resolveType(p.type.name, consts);
-  if (!kind) return;
-  ps.type = std::string(p.type.ptrDepth, '*') + typeText(*kind);
-  if (p.type.ptrDepth == 0) return;
-  ps.align = p.hasAlign ? p.align : 16;
-  int64_t elemBytes = ir::ElemType{*kind, static_cast<uint8_t>(p.type.ptrDepth)}.pointee().bytes();
-  if (p.hasAlign && (!ir::isPowerOfTwo(p.align) || p.align < elemBytes)) {
-    diags.error(p.alignLoc, "align(" + std::to_string(p.align) + ") must be a power of two of at least " +
-                                std::to_string(elemBytes) + " (the size of " + p.type.name + " = " + typeText(*kind) + ")");
-    ok = false;
-  }
-}
-
-// A const parameter's type and default (evaluated with the consts before
-// it in scope), appended to `consts`.
-void checkConstParam(const ast::Param &p, std::vector<ConstBinding> &consts, const std::vector<std::string> &runtime,
-                     ParamSig &ps, bool &ok, DiagnosticEngine &diags, const std::string &file, const FnTable *fns) {
-  auto type = constTypeOf(p, consts);
-  if (!type) {
-    diags.error(p.type.loc, "unknown type '" + p.type.name + "'");
-    ok = false;
-    return;
-  }
-  if (p.type.ptrDepth) {
-    diags.error(p.type.loc, "const parameter " + quoted(p.name) + " must have an int, float or bool type, or str or type");
-    ok = false;
-    return;
-  }
-  if (p.hasAlign) {
-    diags.error(p.alignLoc, "align(N) applies only to pointer parameters");
-    ok = false;
-  }
-  if (!p.defaultValue) return;
-  IRGen gen(diags, file);
-  gen.setFns(fns);
-  auto v = gen.evalConst(*p.defaultValue, p.name, type->kind, consts, runtime, type->sort);
-  if (!v) {
-    ok = false;
-    return;
-  }
-  ConstBinding b{p.name, type->sort == ConstSort::Type ? *IRGen::scalarKind(v->s) : type->kind, *v, type->sort};
-  ps.constValue = bindingText(b);
-  consts.push_back(b);
-}
-
-// A fn's signature: known types, no const/default/align params (a fn is
-// inlined, so a constant argument stays constant inside it anyway).
-bool checkFnSignature(const ast::Decl &d, DiagnosticEngine &diags) {
-  bool ok = true;
-  auto fail = [&](const Location &l, const std::string &m) { diags.error(l, m); ok = false; };
-  std::function<void(const ast::TypeRef &)> checkType = [&](const ast::TypeRef &t) {
-    if (t.isTuple()) {
-      for (const ast::TypeRef &e : t.elems) checkType(e);
-    } else if (!IRGen::scalarKind(t.name) && !IRGen::isTypeVariable(t.name))
-      fail(t.loc, "unknown type '" + t.name + "' (a fn generic over element types names them with one capital "
-                  "letter, such as T)");
-    else if (t.ptrDepth > ir::kMaxPtrDepth)
-      fail(t.loc, tooDeep(t));
-  };
-  std::set<std::string> names;
-  for (const ast::Param &p : d.params) {
-    if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
-    checkType(p.type);
-    if (p.isConst)
-      fail(p.loc, "fn parameters cannot be const: a fn is inlined, so a compile-time argument stays constant in it");
-    else if (p.defaultValue)
-      fail(p.defaultValue->loc, "default values of fn parameters are not supported yet");
-    if (p.hasAlign) fail(p.alignLoc, "align(N) applies only to kernel parameters");
-    for (const ast::Attribute &a : p.attributes)
-      fail(a.loc, "parameter attributes apply only to kernel parameters");
-  }
-  if (d.hasResult) {
-    checkType(d.result);
-    // Every type variable of the result is some parameter's (or an element's).
-    std::set<std::string> given;
-    std::function<void(const ast::TypeRef &)> collect = [&](const ast::TypeRef &t) {
-      given.insert(t.name);
-      for (const ast::TypeRef &e : t.elems) collect(e);
-    };
-    for (const ast::Param &p : d.params) collect(p.type);
-    std::function<void(const ast::TypeRef &)> checkBound = [&](const ast::TypeRef &t) {
-      for (const ast::TypeRef &e : t.elems) checkBound(e);
-      if (!t.isTuple() && IRGen::isTypeVariable(t.name) && !given.count(t.name))
-        fail(t.loc, "result type '" + t.name + "' is no parameter's type, so no call can give it one");
-    };
-    checkBound(d.result);
-  }
-  return ok;
-}
-}  // namespace
-
-// `@no_specialize` and `@multiple_of(N)` after an integer kernel parameter's
-// type: what launches may assume of its value (docs/language.md, "Integer
-// specialisation"). Fills `ps`; false after reporting an error.
-static bool checkParamAttributes(const ast::Param &p, std::optional<ir::ScalarKind> kind, ParamSig &ps,
-                          DiagnosticEngine &diags) {
-  bool ok = true;
-  const ast::Attribute *first = nullptr;
-  for (const ast::Attribute &a : p.attributes) {
-    auto fail = [&](const std::string &m) { diags.error(a.loc, m); ok = false; };
-    const ast::Expr &call = *a.call;
-    const std::string &name = call.text;
-    if (name != "no_specialize" && name != "multiple_of") {
-      fail("unknown parameter attribute '@" + (name.size() > 40 ? name.substr(0, 40) + "...'" : name + "'") +
-           " (parameters take @no_specialize and @multiple_of(N))");
-      continue;
-    }
-    if (p.isConst || p.type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
-      fail("@" + name + " applies to integer parameters that are not const");
-      continue;
-    }
-    if (first) {
-      fail(first->call->text == name ? "@" + name + " is given twice"
-                                     : "@no_specialize and @multiple_of contradict each other");
-      diags.note(first->loc, "the first is here");
-      continue;
-    }
-    first = &a;
-    if (name == "no_specialize") {
-      if (!call.args.empty()) fail("@no_specialize takes no arguments");
-      ps.noSpecialize = true;
-      continue;
-    }
-    const ast::Expr *n = call.args.size() == 1 && call.argNames[0].empty() ? call.args[0].get() : nullptr;
-    if (!n || n->kind != ast::ExprKind::Int || n->intValue < 2 || n->intValue > (int64_t{1} << 30) ||
-        !ir::isPowerOfTwo(n->intValue)) {
-      fail("@multiple_of takes one power of two from 2 to 2^30, e.g. @multiple_of(16)");
-      continue;
-    }
-    ps.multipleOf = n->intValue;
-  }
-  return ok;
-}
-
 // Declaration-level checks: duplicate names, fn signatures, kernel
 // parameter types, alignments and const defaults. Fills the fn table (fns of
 // every loaded file) and the signatures of the main file's kernels.
@@ -400,6 +253,7 @@ void Frontend::checkDecls() {
     sig.name = d.name;
     sig.loc = d.loc;
     bool ok = true;
+    const int errorsAtKernel = diags_.errorCount();
     std::set<std::string> names, typeConsts;
     std::vector<ConstBinding> consts;
     std::vector<std::string> runtime;
@@ -408,10 +262,17 @@ void Frontend::checkDecls() {
       else if (constSortOf(p.type.name) == ConstSort::Type) typeConsts.insert(p.name);
     }
     std::vector<size_t> generic;  // run-time params of a type const's type, resolved below
+    std::vector<size_t> descs;    // descriptor params, whose block may name the consts
     for (const ast::Param &p : d.params) {
       auto fail = [&](const Location &l, const std::string &m) { diags_.error(l, m); ok = false; };
       ParamSig ps{p.name, p.type.str(), p.isConst, "", 0};
       if (!names.insert(p.name).second) fail(p.loc, "parameter " + quoted(p.name) + " is declared twice");
+      if (p.isDescriptor) {
+        if (!checkDescriptorDecl(p, typeConsts, ps, diags_)) ok = false;
+        descs.push_back(sig.params.size());
+        sig.params.push_back(ps);
+        continue;
+      }
       if (p.isConst) {
         checkConstParam(p, consts, runtime, ps, ok, diags_, file_, fns_.get());
         sig.params.push_back(ps);
@@ -458,6 +319,10 @@ void Frontend::checkDecls() {
     // With the defaults: a type const without one leaves its params' types as written.
     for (size_t i : generic)
       resolveGenericParam(*findParam(d, sig.params[i].name), consts, sig.params[i], ok, diags_);
+    for (size_t i : descs)
+      if (ok) resolveDescriptorParam(d.params[i], consts, runtime, /*quietIfUnbound=*/true, sig.params[i], diags_, file_,
+                                     fns_.get());
+    ok = ok && diags_.errorCount() == errorsAtKernel;
     for (const ast::Attribute &a : d.attributes)
       if (ok && a.call->text == "tune") {
         sig.tune = checkTune(d, a, diags_, file_, fns_.get());
@@ -512,7 +377,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
     for (size_t i = 0; i < d.params.size(); ++i)
       if (d.params[i].name == key) p = &d.params[i], ps = &sig.params[i];
     auto kind = p ? IRGen::scalarKind(p->type.name) : std::nullopt;
-    if (!p || p->isConst || p->type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
+    if (!p || p->isConst || p->isDescriptor || p->type.ptrDepth || !kind || ir::isFloat(*kind) || *kind == ir::ScalarKind::I1) {
       diags_.error(p ? p->loc : d.loc, "cannot assume a value of " + quoted(key) + ": kernel " + quoted(name) +
                                            " has no integer argument of that name");
       ok = false;
@@ -532,7 +397,10 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   std::vector<ConstBinding> consts;
   if (!specialiseConsts(d, defines, diags_, file_, fns_.get(), consts)) ok = false;
   size_t c = 0;
+  std::map<std::string, std::vector<int64_t>> descBlocks;
+  if (ok && !resolveDescriptorBlocks(d, consts, sig.params, diags_, file_, fns_.get(), descBlocks)) ok = false;
   for (size_t i = 0; ok && i < d.params.size(); ++i) {
+    if (d.params[i].isDescriptor) continue;
     if (!d.params[i].isConst) {
       // `x: *T` takes the type T has in this specialisation.
       if (!IRGen::scalarKind(d.params[i].type.name))
@@ -545,6 +413,7 @@ std::unique_ptr<ir::Function> Frontend::lowerKernel(const std::string &name,
   if (!ok) return nullptr;
   IRGen gen(diags_, file_);
   gen.setFns(fns_.get());
+  gen.setDescriptorBlocks(std::move(descBlocks));
   auto fn = gen.lowerKernel(d, consts, numWarps, facts);
   // A file with errors yields no kernel, even one whose own body lowered
   // (a syntax error may have dropped statements from it); lowering it

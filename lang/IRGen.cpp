@@ -142,6 +142,7 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   jumps_ = {};
   loopDepth_ = guardDepth_ = 0;
   numWarps_ = numWarps;
+  // Consts first: a descriptor's block may name one declared after it.
   for (const ast::Param &p : kernel.params) {
     if (p.isConst) {
       for (const ConstBinding &c : consts) {
@@ -152,6 +153,12 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
         else if (ir::isFloat(c.kind)) fn->attrs["const." + p.name] = c.value.asDouble();
         else fn->attrs["const." + p.name] = c.value.i;
       }
+    }
+  }
+  for (const ast::Param &p : kernel.params) {
+    if (p.isConst) continue;
+    if (p.isDescriptor) {
+      bindDescriptorParam(p, *resolveType(p.type.name, consts));  // checked by Frontend::lowerKernel
       continue;
     }
     ScalarKind k = *resolveType(p.type.name, consts);  // checked by specialiseConsts
@@ -192,7 +199,7 @@ std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string
   resetScopes();
   for (const ConstBinding &c : consts) bind(c.name, constBinding(c));
   runtimeNames_ = runtimeParams;
-  constParam_ = param;
+  constContext_ = "the default value of const parameter " + quoted(param);
   int errorsBefore = diags_.errorCount();
   TV v = sort == ConstSort::Scalar ? genValue(e) : genExpr(e);
   builder_.reset();
@@ -333,8 +340,7 @@ TV IRGen::genName(const ast::Expr &e) {
   }
   bool runtime = std::find(runtimeNames_.begin(), runtimeNames_.end(), e.text) != runtimeNames_.end();
   if (runtime)
-    error(e.loc, "the default value of const parameter " + quoted(constParam_) + " cannot use the run-time parameter " +
-                     quoted(e.text));
+    error(e.loc, constContext_ + " cannot use the run-time parameter " + quoted(e.text));
   else {
     std::string guess = closest(e.text, namesInScope());
     error(e.loc, "unknown name " + quoted(e.text) + (guess.empty() ? "" : " (did you mean " + quoted(guess) + "?)"));

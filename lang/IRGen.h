@@ -119,6 +119,16 @@ class IRGen {
                                       const std::vector<std::string> &runtimeParams = {},
                                       ConstSort sort = ConstSort::Scalar);
 
+  // A `desc<T, [B0, ..]>` parameter's block shape with `consts` in scope
+  // (DescriptorParams.cpp): compile-time sizes within TMA's box
+  // rules. Reports an error and returns nullopt otherwise.
+  std::optional<std::vector<int64_t>> evalDescriptorBlock(const ast::Param &p, ir::ScalarKind elem,
+                                                          const std::vector<ConstBinding> &consts,
+                                                          const std::vector<std::string> &runtimeParams);
+  // The block shapes of the kernel's descriptor parameters, by name, as
+  // evalDescriptorBlock gave them: lowerKernel binds each parameter so.
+  void setDescriptorBlocks(std::map<std::string, std::vector<int64_t>> blocks) { descBlocks_ = std::move(blocks); }
+
   // The scalar kind a written type names; nullopt for unknown names.
   static std::optional<ir::ScalarKind> scalarKind(const std::string &name);
   // The same, where a name may also be a type const of `consts` (`x: *T`).
@@ -344,6 +354,7 @@ class IRGen {
   TV makeTensorDescriptor(const ast::Expr &e);
   TV descriptorAccess(const ast::Expr &e);
   TV descriptorScalar(const ast::Expr &x, ir::ScalarKind k, const std::string &what);
+  void bindDescriptorParam(const ast::Param &p, ir::ScalarKind elem);  // DescriptorParams.cpp
   std::array<ir::Value *, 4> philox(ir::Value *seed, ir::Value *counter, int64_t rounds, const ast::Loc &loc);
   // print and assert (Debug.cpp).
   TV debugCall(const ast::Expr &e);
@@ -394,7 +405,8 @@ class IRGen {
   // While evaluating a const default: the kernel's other parameters, which
   // are known only at run time.
   std::vector<std::string> runtimeNames_;
-  std::string constParam_;
+  std::string constContext_;  // "the default value of const parameter 'N'"
+  std::map<std::string, std::vector<int64_t>> descBlocks_;
   // fn inlining (Fns.cpp): the fns being inlined, innermost last; fns whose
   // body had errors in this kernel (later calls stay quiet); the calls
   // inlined so far. `quietFailure_`: a call failed without a new error.

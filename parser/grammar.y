@@ -168,6 +168,19 @@ param:
 | CONST IDENT COLON type default_opt {
     $$.name = $2; $$.type = $4; $$.isConst = true; $$.defaultValue = std::move($5); $$.loc = ctx.loc(@2);
   }
+/* A tensor descriptor built on the host: `a: desc<f16, [BM, BK]>` (the
+   block shape), or `desc<f16, 2>` (the rank alone, which the front end
+   refuses with the spelling it wants). The name is checked there too. */
+| IDENT COLON IDENT LT type COMMA LBRACKET expr_list RBRACKET GT default_opt {
+    $$.name = $1; $$.type = $5; $$.isDescriptor = true; $$.descBlock = std::move($8); $$.descLoc = ctx.loc(@7);
+    $$.loc = ctx.loc(@1); $$.defaultValue = std::move($11);
+    if ($3 != "desc") ctx.diags().error(ctx.loc(@3), "unknown parameter type '" + $3 + "<...>' (a tensor descriptor is desc<T, [B0, B1, ...]>)");
+  }
+| IDENT COLON IDENT LT type COMMA INT GT default_opt {
+    $$.name = $1; $$.type = $5; $$.isDescriptor = true; $$.descRank = $7; $$.descLoc = ctx.loc(@7);
+    $$.loc = ctx.loc(@1); $$.defaultValue = std::move($9);
+    if ($3 != "desc") ctx.diags().error(ctx.loc(@3), "unknown parameter type '" + $3 + "<...>' (a tensor descriptor is desc<T, [B0, B1, ...]>)");
+  }
 ;
 
 // `align(N)` after a pointer type.

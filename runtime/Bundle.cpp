@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "runtime/CacheFiles.h"
+#include "runtime/Descriptors.h"
 #include "runtime/OutputFiles.h"
 #include "tk/compiler.h"
 #include "tk/gpu.h"
@@ -226,10 +227,14 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   // the kernel it holds: a launch is checked against `params`.
   const auto fromIr = irParams(b.tir, b.kernel);
   if (!fromIr) throw Error(what + ": its tile IR has no readable header for kernel '" + b.kernel + "'");
-  const std::vector<KernelParam> launch = b.launchParams();
-  bool same = fromIr->size() == launch.size();
-  for (size_t i = 0; same && i < launch.size(); ++i)
-    same = (*fromIr)[i].first == launch[i].name && (*fromIr)[i].second == launch[i].type;
+  // A descriptor parameter stands for several of the IR's (Descriptors.h).
+  std::vector<std::pair<std::string, std::string>> launch;
+  for (const KernelParam &p : b.launchParams()) {
+    auto abi = detail::abiParams(p);
+    if (!abi) throw Error(what + ": parameter '" + p.name + "' has an unknown type '" + p.type + "'");
+    launch.insert(launch.end(), abi->begin(), abi->end());
+  }
+  bool same = *fromIr == launch;
   if (!same) throw Error(what + ": its parameters do not match those of its tile IR");
   return b;
 }

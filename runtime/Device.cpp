@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/Descriptors.h"
 #include "runtime/DeviceImpl.h"
 
 namespace tk {
@@ -288,6 +289,7 @@ double DeviceImpl::elapsedMs(void *start, void *end) {
 void Device::fill(const Buffer &buffer, const Arg &value) {
   if (!buffer) throw Error("fill of an empty buffer");
   if (std::holds_alternative<Buffer>(value)) throw Error("fill takes a scalar value, not a buffer");
+  if (std::holds_alternative<TensorDescriptor>(value)) throw Error("fill takes a scalar value, not a tensor descriptor");
   if (auto why = foreign(buffer.alloc_->device, impl_, "the buffer"); !why.empty())
     throw Error("fill of a buffer: " + why);
   const void *pattern = std::visit([](const auto &v) -> const void * { return &v; }, value);
@@ -315,8 +317,8 @@ Kernel Device::load(const Bundle &bundle) {
 }
 
 namespace {
-const char *const kArgNames[] = {"a buffer", "bool",  "int8_t", "int16_t",  "int32_t",
-                                 "int64_t",  "float", "double", "tk::Half", "tk::BFloat16"};
+const char *const kArgNames[] = {"a buffer", "bool",  "int8_t", "int16_t",  "int32_t",     "int64_t",
+                                 "float",    "double", "tk::Half", "tk::BFloat16", "a tk::TensorDescriptor"};
 const char *argKind(const Arg &a) { return kArgNames[a.index()]; }
 
 // The Arg alternative a scalar parameter type takes.
@@ -375,38 +377,62 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) throw Error(who + ": grid has a zero dimension");
   if (grid.y > 65535 || grid.z > 65535) throw Error(who + ": grid y and z are limited to 65535");
 
-  std::vector<uint64_t> addresses(args.size());
-  std::vector<const void *> values(args.size());
+  // One 8-byte slot per ABI scalar a buffer or a descriptor becomes (an i32
+  // in its low bytes); reserved whole so `values` may point into it.
+  size_t abiCount = 0;
+  for (const KernelParam &p : params) {
+    auto abi = detail::abiParams(p);
+    if (!abi) throw Error(who + ": parameter '" + p.name + "' has an unknown type " + p.type);
+    abiCount += abi->size();
+  }
+  std::vector<uint64_t> slots;
+  slots.reserve(abiCount);
+  std::vector<const void *> values;
+  values.reserve(abiCount);
+  auto pass = [&](uint64_t v) {
+    slots.push_back(v);
+    values.push_back(&slots.back());
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParam &p = params[i];
     const std::string where = who + ": argument " + std::to_string(i) + " ('" + p.name + "', " + p.type + ")";
-    if (p.type[0] == '*') {
-      const Buffer *buf = std::get_if<Buffer>(&args[i]);
-      if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
-      if (!*buf) throw Error(where + " is an empty buffer");
-      if (auto why = foreign(buf->alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
-      if (buf->borrowed() && buf->size() == 0)
+    // A pointer parameter's buffer, or a descriptor's base.
+    auto checkBuffer = [&](const Buffer &buf, const std::string &type, int64_t align) {
+      if (!buf) throw Error(where + " is an empty buffer");
+      if (auto why = foreign(buf.alloc_->device, impl_, "the buffer"); !why.empty()) throw Error(where + ": " + why);
+      if (buf.borrowed() && buf.size() == 0)
         throw Error(where + " is a borrowed buffer of 0 bytes (Device::borrow): there is nothing a kernel could access");
-      if (std::string why = elementMismatch(*buf, p.type, p.name); !why.empty()) throw Error(where + ": " + why);
-      if (p.align > 1 && buf->address() % p.align != 0)
+      if (std::string why = elementMismatch(buf, type, p.name); !why.empty()) throw Error(where + ": " + why);
+      if (align > 1 && buf.address() % align != 0)
         throw Error(where + ": address 0x" +
                     [&] {
                       char s[32];
-                      std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(buf->address()));
+                      std::snprintf(s, sizeof s, "%llx", static_cast<unsigned long long>(buf.address()));
                       return std::string(s);
                     }() +
-                    " is not " + std::to_string(p.align) +
+                    " is not " + std::to_string(align) +
                     "-byte aligned as the kernel assumes (declare the parameter `" + p.name + ": " + p.type +
                     " align(N)` to accept less)");
-      addresses[i] = buf->address();
-      values[i] = &addresses[i];
+    };
+    if (auto desc = detail::parseDescriptorType(p.type)) {
+      const TensorDescriptor *d = std::get_if<TensorDescriptor>(&args[i]);
+      if (!d) throw Error(where + " needs a tk::TensorDescriptor, got " + argKind(args[i]));
+      checkBuffer(d->base, "*" + desc->elem, 0);
+      for (uint64_t v : detail::descriptorValues(*d, *desc, where)) pass(v);
+      continue;
+    }
+    if (p.type[0] == '*') {
+      const Buffer *buf = std::get_if<Buffer>(&args[i]);
+      if (!buf) throw Error(where + " needs a buffer, got " + argKind(args[i]));
+      checkBuffer(*buf, p.type, p.align);
+      pass(buf->address());
       continue;
     }
     int want = expectedIndex(p.type);
     if (want < 0) throw Error(where + ": a parameter of unknown type " + p.type);
     if (static_cast<int>(args[i].index()) != want)
       throw Error(where + " needs " + kArgNames[want] + ", got " + argKind(args[i]));
-    values[i] = std::visit([](const auto &v) -> const void * { return &v; }, args[i]);
+    values.push_back(std::visit([](const auto &v) -> const void * { return &v; }, args[i]));
     // A variant specialised on an integer's value runs only where the fact holds.
     if (auto fact = b.assumed.find(p.name); fact != b.assumed.end()) {
       const int64_t v = std::visit(

@@ -141,10 +141,14 @@ std::string dump(const Module &m) {
     out += where(d.loc) + "\n";
     for (const Attribute &a : d.attributes) dumpAttribute(a, 2, out);
     for (const Param &p : d.params) {
-      out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": " + p.type.str();
+      out += std::string("    param ") + (p.isConst ? "const " : "") + p.name + ": ";
+      out += p.isDescriptor ? "desc<" + p.type.str() + ", " +
+                                  (p.descBlock.empty() ? std::to_string(p.descRank) : "[block]") + ">"
+                            : p.type.str();
       if (p.hasAlign) out += " align(" + std::to_string(p.align) + ")";
       out += where(p.loc) + "\n";
       for (const Attribute &a : p.attributes) dumpAttribute(a, 3, out);
+      for (const ExprPtr &b : p.descBlock) dumpExpr(*b, 3, out);
       if (p.defaultValue) dumpExpr(*p.defaultValue, 3, out);
     }
     dumpStmts(d.body, 2, out);

@@ -116,6 +116,13 @@ struct Param {
   int64_t align = 0;
   Loc alignLoc;
   std::vector<Attribute> attributes;  // after the type: @no_specialize, @multiple_of(N)
+  // `x: desc<T, [B0, B1]>`, a tensor descriptor built on the host
+  // (tk::TensorDescriptor): `type` is the element type T, descBlock the
+  // block shape as written (`desc<T, N>` leaves it empty, descRank N).
+  bool isDescriptor = false;
+  std::vector<ExprPtr> descBlock;
+  int64_t descRank = 0;
+  Loc descLoc;  // the block shape (or rank)
   Loc loc;
 };
 

@@ -14,6 +14,7 @@
 #include "lang/Frontend.h"
 #include "lang/HostExpr.h"
 #include "runtime/CacheFiles.h"
+#include "runtime/Descriptors.h"
 #include "driver/CompileCache.h"
 #include "driver/KernelLookup.h"
 #include "tune/TuneCache.h"
@@ -32,6 +33,7 @@ std::string argText(const Arg &a) {
         using T = std::decay_t<decltype(v)>;
         char buf[64];
         if constexpr (std::is_same_v<T, Buffer>) return "buffer";
+        else if constexpr (std::is_same_v<T, TensorDescriptor>) return "descriptor";
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<T, float>) std::snprintf(buf, sizeof buf, "%.9g", double(v));
         else if constexpr (std::is_same_v<T, double>) std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -43,11 +45,21 @@ std::string argText(const Arg &a) {
       a);
 }
 
+// A descriptor argument's buffer size (`bytes`: the buffer's, or the size
+// an unbound one will have), shape and strides: a tuning done on one tensor
+// is not replayed for another.
+std::string descriptorText(const TensorDescriptor &d, size_t bytes) {
+  std::string s = std::to_string(bytes) + "/";
+  for (const std::vector<int64_t> *v : {&d.shape, &d.strides})
+    for (int64_t x : *v) s += std::to_string(x) + (v == &d.shape ? "x" : ":");
+  return s;
+}
+
 lang::HostValue argValue(const Arg &a) {
   return std::visit(
       [](const auto &v) -> lang::HostValue {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, Buffer>) return lang::HostValue::ofInt(0);
+        if constexpr (std::is_same_v<T, Buffer> || std::is_same_v<T, TensorDescriptor>) return lang::HostValue::ofInt(0);
         else if constexpr (std::is_same_v<T, bool>) return lang::HostValue::ofBool(v);
         else if constexpr (std::is_floating_point_v<T>) return lang::HostValue::ofFloat(double(v));
         else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
@@ -148,6 +160,8 @@ std::string Tuner::Impl::launchText(Dim3 grid, const std::vector<Arg> &args,
   for (size_t i = 0; i < args.size(); ++i)
     if (const Buffer *b = std::get_if<Buffer>(&args[i]))
       out += std::to_string(*b || i >= bufferBytes.size() ? b->size() : bufferBytes[i]) + ",";
+    else if (const TensorDescriptor *d = std::get_if<TensorDescriptor>(&args[i]))
+      out += descriptorText(*d, d->base || i >= bufferBytes.size() ? d->base.size() : bufferBytes[i]) + ",";
   return out + ";max_spill_bytes=" + std::to_string(opts.maxSpillBytes) +
          ";sample_blocks=" + std::to_string(opts.sampleBlocks);
 }
@@ -188,6 +202,9 @@ void Tuner::Impl::setUp() {
       throw Error("key '" + k + "' is not an argument of '" + kernel + "' (arguments: " + args + ")");
     if (!it->type.empty() && it->type[0] == '*')
       throw Error("key '" + k + "' is a pointer argument; a key names scalar arguments, whose values select the tuning entry");
+    if (detail::parseDescriptorType(it->type))
+      throw Error("key '" + k + "' is a tensor descriptor; a key names scalar arguments, whose values select the tuning "
+                  "entry (pass the sizes that should select it as scalars)");
   }
   if (!space.prune.empty()) {
     std::string error;
@@ -331,7 +348,8 @@ double Tuner::Impl::benchCuda(const Kernel &k, Dim3 grid, const std::vector<Arg>
   return times[times.size() / 2];
 }
 
-void Tuner::Impl::measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &args, TuneResult &r) {
+void Tuner::Impl::measure(const Kernel &k, Dim3 grid, const std::vector<Arg> &given, TuneResult &r) {
+  const std::vector<Arg> args = detail::withKernelBlocks(k.bundle(), given);
   if (!onSim) {
     r.ms = benchCuda(k, grid, args);
     return;
@@ -533,7 +551,7 @@ const Kernel &Tuner::best(const GridFn &grid, const std::vector<Arg> &args) {
 
 LaunchStats Tuner::launch(const GridFn &grid, const std::vector<Arg> &args) {
   const Kernel &k = best(grid, args);
-  return impl_->device.launch(k, grid(k.bundle()), args);
+  return impl_->device.launch(k, grid(k.bundle()), detail::withKernelBlocks(k.bundle(), args));
 }
 
 }  // namespace tk

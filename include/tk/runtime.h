@@ -111,16 +111,35 @@ struct DeviceProperties {
   double peakBytesPerSecond() const { return 2.0 * memoryClockKHz * 1e3 * memoryBusWidthBits / 8; }
 };
 
-// One kernel argument: a buffer for a pointer parameter, or a scalar of the
-// parameter's exact type (tk::Half for f16, tk::BFloat16 for bf16).
-using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16>;
+// A tensor in device memory that a kernel reads and writes a block at a
+// time through a `desc<T, [B0, ..]>` parameter (docs/api.md, "Tensor
+// descriptors"), as Triton's host-side TensorDescriptor: the base buffer,
+// the sizes and strides in elements, outermost dim first, and the block
+// shape the kernel was compiled with. A launch checks it against the
+// parameter and against the tensor-memory accelerator's rules (base 16-byte
+// aligned, inner stride 1, the other strides multiples of 16 bytes, every
+// size at least 1), and that every element it describes lies inside `base`.
+struct TensorDescriptor {
+  Buffer base;
+  std::vector<int64_t> shape, strides, blockShape;
+  // A row-major tensor of `shape` from the start of `base`: strides from the
+  // shape (Triton's TensorDescriptor.from_tensor of a contiguous tensor).
+  static TensorDescriptor contiguous(Buffer base, std::vector<int64_t> shape, std::vector<int64_t> blockShape);
+};
+
+// One kernel argument: a buffer for a pointer parameter, a tensor
+// descriptor for a `desc` one, or a scalar of the parameter's exact type
+// (tk::Half for f16, tk::BFloat16 for bf16).
+using Arg = std::variant<Buffer, bool, int8_t, int16_t, int32_t, int64_t, float, double, Half, BFloat16,
+                         TensorDescriptor>;
 
 namespace detail {
 template <class T>
 inline constexpr bool isArgType =
     std::is_same_v<T, Arg> || std::is_same_v<T, Buffer> || std::is_same_v<T, bool> || std::is_same_v<T, int8_t> ||
     std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+    std::is_same_v<T, TensorDescriptor>;
 template <class T>
 inline constexpr bool alwaysFalse = false;
 // One argument of a variadic launch as an Arg. A type Arg does not hold
@@ -134,7 +153,8 @@ Arg toArg(T &&v) {
     return Arg(std::forward<T>(v));
   } else {
     static_assert(alwaysFalse<D>,
-                  "tk: a kernel argument must be a tk::Buffer or a scalar of its parameter's exact type: bool, "
+                  "tk: a kernel argument must be a tk::Buffer, a tk::TensorDescriptor or a scalar of its parameter's "
+                  "exact type: bool, "
                   "int8_t, int16_t, int32_t, int64_t, float, double, tk::Half or tk::BFloat16; cast others, e.g. "
                   "int32_t(n) for an i32 parameter (size_t, unsigned and long long are not accepted)");
     return Arg();

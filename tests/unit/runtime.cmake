@@ -34,6 +34,8 @@ set(TK_RUNTIME_TEST_SOURCES
   # Tiles whose dims are not powers of two, every kind of op (tests/kernels/any_size.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_any_size_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_descriptor_test.cpp
+  # desc<T, [..]> parameters and tk::TensorDescriptor (tests/kernels/descriptor_params.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_descriptor_params_test.cpp
   # f8e4m3/f8e5m2: conversions against tk/fp8.h bit for bit, arithmetic (tests/kernels/fp8.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_fp8_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp

@@ -24,7 +24,7 @@ set_tests_properties(aot_interop_c PROPERTIES ENVIRONMENT "TK_CACHE_DIR=${TK_TES
 # std::variant's page of candidates), from Device::operator() and JitKernel.
 add_test(NAME launch_scalar_type_is_a_compile_error
   COMMAND sh -c "out=$(\"$0\" -std=c++20 -fsyntax-only -I\"$1\" \"$2\" 2>&1) && { echo 'compiled, but must not'; exit 1; }; \
-echo \"$out\"; echo \"$out\" | grep -q 'tk: a kernel argument must be a tk::Buffer or a scalar of its parameter.s exact type' \
+echo \"$out\"; echo \"$out\" | grep -q 'tk: a kernel argument must be a tk::Buffer, a tk::TensorDescriptor or a scalar of its parameter.s exact type' \
 || exit 1; test \"$(echo \"$out\" | grep -c 'error:')\" -eq 1"
           ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/compile_fail/launch_size_t.cpp)
 set_tests_properties(launch_scalar_type_is_a_compile_error PROPERTIES LABELS unit)

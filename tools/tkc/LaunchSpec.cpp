@@ -13,6 +13,7 @@
 #include "Addresses.h"
 #include "Npy.h"
 #include "runtime/CacheFiles.h"
+#include "runtime/Descriptors.h"
 #include "tk/half.h"
 #include "tk/jit.h"
 
@@ -165,11 +166,28 @@ ArgSpec parseBuffer(ArgSpec a, const std::string &spec) {
   if (scalarBytes(a.dtype) == 0)
     argError(a.text, "'" + a.dtype + "' is not a tk scalar type (" + dtypeList() + ")");
   std::string count = spec.substr(lb + 1, rb - lb - 1);
-  // COUNT * element size must fit comfortably in memory sizes.
-  if (count.empty() || count.size() > 15 || count.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoull(count) == 0)
-    argError(a.text, "COUNT must be a positive integer, got '" + count + "'");
-  a.count = std::stoull(count);
+  // COUNT, or a shape D0xD1.. (row-major: a tensor descriptor's). COUNT *
+  // element size must fit comfortably in memory sizes.
+  auto positive = [](const std::string &n) {
+    return !n.empty() && n.size() <= 15 && n.find_first_not_of("0123456789") == std::string::npos &&
+           std::stoull(n) != 0;
+  };
+  if (count.find('x') == std::string::npos) {
+    if (!positive(count)) argError(a.text, "COUNT must be a positive integer, got '" + count + "'");
+    a.count = std::stoull(count);
+  } else {
+    a.count = 1;
+    for (size_t start = 0; start <= count.size();) {
+      const size_t x = std::min(count.find('x', start), count.size());
+      const std::string d = count.substr(start, x - start);
+      if (!positive(d) || a.dims.size() == 5)
+        argError(a.text, "a shape is 2 to 5 positive sizes joined by 'x', as in f16[1024x512], got '" + count + "'");
+      a.dims.push_back(std::stoull(d));
+      if (a.count > (uint64_t{1} << 48) / a.dims.back()) argError(a.text, "shape " + count + " has too many elements");
+      a.count *= a.dims.back();
+      start = x + 1;
+    }
+  }
   if (rb + 1 >= spec.size() || spec[rb + 1] != ':') argError(a.text, "no ':INIT' after ']': " + form);
   std::string init = spec.substr(rb + 2);
   if (size_t gt = init.find('>'); gt != std::string::npos) {
@@ -292,6 +310,17 @@ void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelPa
     if (p->isConst)
       argError(a.text, "'" + a.name + "' is a const parameter of '" + kernel + "': set it with -D " + a.name +
                            "=VALUE, not --arg");
+    if (auto desc = tk::detail::parseDescriptorType(p->type)) {
+      const std::string want = desc->elem + "[" + std::string(desc->block.size() == 1 ? "N" : "D0") +
+                               (desc->block.size() > 1 ? "x..." : "") + "]:INIT";
+      if (!a.isBuffer || a.dtype != desc->elem)
+        argError(a.text, "'" + a.name + "' is a tensor descriptor (" + p->type + ") and needs a buffer with its shape, " +
+                             want + " (row-major)");
+      if (std::max<size_t>(a.dims.size(), 1) != desc->block.size())
+        argError(a.text, "'" + a.name + "' is a descriptor of rank " + std::to_string(desc->block.size()) +
+                             " and needs a shape of that many sizes, " + want);
+      continue;
+    }
     if (p->type[0] == '*') {
       std::string elem = p->type.substr(1);
       // A `**T` parameter is a buffer of addresses: i64 on the host side.
@@ -319,13 +348,13 @@ void LaunchSpec::check(const std::string &kernel, const std::vector<tk::KernelPa
   // after compiling, so say it now.
   std::string usable;
   for (const tk::KernelParam &p : params)
-    if (p.isConst || (p.type[0] != '*')) usable += (usable.empty() ? "" : ", ") + p.name;
+    if (p.isConst || isScalarParam(p)) usable += (usable.empty() ? "" : ", ") + p.name;
   for (size_t i = 0; i < gridExprs.size(); ++i)
     for (const std::string &n : gridExprs[i]->names()) {
       const tk::KernelParam *p = paramOf(n);
-      if (p && p->type[0] != '*') continue;
+      if (p && isScalarParam(*p)) continue;
       throw tk::Error("--grid expression '" + gridTexts[i] + "': '" + n + "' is " +
-                      (p ? "a buffer" : "not a parameter of '" + kernel + "'") +
+                      (p ? (p->type[0] == '*' ? "a buffer" : "a tensor descriptor") : "not a parameter of '" + kernel + "'") +
                       "; the grid can use the scalar args and consts: " + usable);
     }
   auto kindOf = [&](const std::string &name) -> std::optional<HostValue::Kind> {
@@ -403,7 +432,7 @@ LaunchSpec::Bound LaunchSpec::bind(tk::Device &dev, const std::vector<tk::Kernel
     if (p.isConst) continue;
     const ArgSpec *a = find(p.name);
     if (!a) throw tk::Error("missing --arg for " + p.name + " (" + p.type + ")");
-    if (p.type[0] != '*') {
+    if (isScalarParam(p)) {
       HostValue converted = a->scalar;
       b.args.push_back(scalarArg(*a, p.type, &converted));
       b.scalars[a->name] = converted;
@@ -413,7 +442,13 @@ LaunchSpec::Bound LaunchSpec::bind(tk::Device &dev, const std::vector<tk::Kernel
     BoundBuffer bb{*a, {}, initialBytes(*a)};
     bb.buffer = dev.alloc(bb.initial.size());
     dev.copyToDevice(bb.buffer, bb.initial.data(), bb.initial.size());
-    b.args.push_back(bb.buffer);
+    if (auto desc = tk::detail::parseDescriptorType(p.type)) {
+      std::vector<int64_t> shape(a->dims.begin(), a->dims.end());
+      if (shape.empty()) shape.push_back(int64_t(a->count));
+      b.args.push_back(tk::TensorDescriptor::contiguous(bb.buffer, shape, desc->block));
+    } else {
+      b.args.push_back(bb.buffer);
+    }
     b.buffers.push_back(std::move(bb));
   }
   bindAddressed(dev, *this, params, b);

@@ -30,7 +30,9 @@ enum class Fill {
   Addresses,  // addresses(a, b, ...): the device addresses of other buffer args (Addresses.h)
 };
 
-// One `--arg NAME=SPEC`: a scalar literal or a buffer `DTYPE[COUNT]:INIT[>OUT]`.
+// One `--arg NAME=SPEC`: a scalar literal or a buffer `DTYPE[COUNT]:INIT[>OUT]`
+// (COUNT may be a shape, `D0xD1..`: a descriptor parameter takes the buffer
+// as a row-major tensor of that shape).
 struct ArgSpec {
   std::string name;
   std::string text;  // the whole `NAME=SPEC`, for messages
@@ -38,6 +40,7 @@ struct ArgSpec {
   tk::lang::HostValue scalar = tk::lang::HostValue::ofInt(0);  // scalars
   std::string dtype;                                           // buffers: a tk scalar type
   uint64_t count = 0;                                          // buffers: elements, >= 1
+  std::vector<uint64_t> dims;  // buffers given a shape, DTYPE[D0xD1..]: its sizes (count is their product)
   Fill fill = Fill::Zeros;
   std::string inFile;   // Fill::File
   std::string outFile;  // written after the run as a 1-D .npy; "" for none
@@ -50,6 +53,9 @@ struct BoundBuffer {
   tk::Buffer buffer;
   std::vector<char> initial;  // the bytes it was filled with (for reset)
 };
+
+// A parameter a literal is passed for: not a buffer, not a descriptor.
+inline bool isScalarParam(const tk::KernelParam &p) { return p.type[0] != '*' && p.type.rfind("desc<", 0) != 0; }
 
 struct LaunchSpec {
   static constexpr uint64_t kDefaultSeed = 0;

@@ -10,6 +10,7 @@
 #include "ImportPaths.h"
 #include "LaunchSpec.h"
 #include "Npy.h"
+#include "runtime/Descriptors.h"
 #include "runtime/OutputFiles.h"
 #include "tk/tune.h"
 
@@ -97,8 +98,15 @@ int runTune(const TuneCli &o) {
   for (const tk::KernelParam &p : params) {
     if (p.isConst) continue;
     launchParams.push_back(p);
-    scalarsOnly.push_back(tk::Buffer());
     const ArgSpec *a = spec.find(p.name);
+    auto desc = tk::detail::parseDescriptorType(p.type);
+    if (desc && a) {
+      std::vector<int64_t> shape(a->dims.begin(), a->dims.end());
+      if (shape.empty()) shape.push_back(int64_t(a->count));
+      scalarsOnly.push_back(tk::TensorDescriptor::contiguous(tk::Buffer(), shape, desc->block));
+    } else {
+      scalarsOnly.push_back(tk::Buffer());
+    }
     bufferBytes.push_back(a && a->isBuffer ? size_t(a->count * scalarBytes(a->dtype)) : 0);
   }
   LaunchSpec::Bound bound;
@@ -108,7 +116,7 @@ int runTune(const TuneCli &o) {
   // A space the cache answers whole needs no buffers: skip filling them.
   std::optional<tk::TuneReport> report;
   for (size_t i = 0; i < launchParams.size(); ++i)
-    if (launchParams[i].type[0] != '*') scalarsOnly[i] = spec.bind(*dev, {launchParams[i]}).args.at(0);
+    if (isScalarParam(launchParams[i])) scalarsOnly[i] = spec.bind(*dev, {launchParams[i]}).args.at(0);
   auto grid = [&](const tk::Bundle &b) { return spec.grid(b); };
   report = tuner.cached(grid, scalarsOnly, bufferBytes);
   if (!report) {

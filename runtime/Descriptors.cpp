@@ -1,0 +1,154 @@
+// Tensor descriptor arguments (Descriptors.h): parsing the parameter type a
+// bundle records, its ABI expansion, and the launch-time checks, each error
+// naming the rule it enforces. The rules are the tensor-memory accelerator's
+// (cuTensorMapEncodeTiled's), so a launch that passes here passes there too,
+// plus one of tk's own: every element the descriptor describes lies inside
+// its buffer, since no hardware check would catch a read past it.
+#include "runtime/Descriptors.h"
+
+#include <cctype>
+#include <climits>
+#include <cstdio>
+
+namespace tk::detail {
+
+namespace {
+constexpr size_t kMaxRank = 5;
+constexpr int64_t kMaxBlock = 256;
+constexpr int64_t kStrideBytes = 16;
+constexpr int64_t kBaseAlign = 16;
+
+int64_t elemBytesOf(const std::string &name) {
+  static const std::pair<const char *, int64_t> table[] = {
+#define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, ...) {NAME, BYTES},
+#include "tk/dtype.def"
+  };
+  for (const auto &[n, bytes] : table)
+    if (name == n && name != "bool") return bytes;
+  return 0;
+}
+
+std::string list(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string hex(uint64_t v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "0x%llx", static_cast<unsigned long long>(v));
+  return s;
+}
+}  // namespace
+
+std::optional<DescriptorType> parseDescriptorType(const std::string &type) {
+  const std::string open = "desc<";
+  if (type.rfind(open, 0) != 0 || type.size() < open.size() + 4 || type.compare(type.size() - 2, 2, "]>") != 0)
+    return std::nullopt;
+  const size_t comma = type.find(",[", open.size());
+  if (comma == std::string::npos) return std::nullopt;
+  DescriptorType t;
+  t.elem = type.substr(open.size(), comma - open.size());
+  t.elemBytes = elemBytesOf(t.elem);
+  if (!t.elemBytes) return std::nullopt;
+  const std::string dims = type.substr(comma + 2, type.size() - 2 - (comma + 2));
+  size_t start = 0;
+  while (start <= dims.size()) {
+    size_t end = dims.find(',', start);
+    if (end == std::string::npos) end = dims.size();
+    const std::string d = dims.substr(start, end - start);
+    if (d.empty() || d.size() > 3 || d.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int64_t b = std::stoll(d);
+    if (b < 1 || b > kMaxBlock || std::to_string(b) != d) return std::nullopt;
+    t.block.push_back(b);
+    start = end + 1;
+  }
+  if (t.block.empty() || t.block.size() > kMaxRank) return std::nullopt;
+  return t;
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const KernelParam &p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (p.type.rfind("desc<", 0) != 0) {
+    out.push_back({p.name, p.type});
+    return out;
+  }
+  auto t = parseDescriptorType(p.type);
+  if (!t) return std::nullopt;
+  out.push_back({p.name, "*" + t->elem});
+  for (size_t i = 0; i < t->block.size(); ++i) out.push_back({p.name + ".shape" + std::to_string(i), "i32"});
+  for (size_t i = 0; i + 1 < t->block.size(); ++i) out.push_back({p.name + ".stride" + std::to_string(i), "i64"});
+  return out;
+}
+
+std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const DescriptorType &t, const std::string &where) {
+  const size_t rank = t.block.size();
+  const std::string kernelType = "desc<" + t.elem + ", " + list(t.block) + ">";
+  if (d.shape.size() != rank || d.strides.size() != rank || d.blockShape.size() != rank)
+    throw Error(where + ": the descriptor has " + std::to_string(d.shape.size()) + " sizes, " +
+                std::to_string(d.strides.size()) + " strides and a block of " + std::to_string(d.blockShape.size()) +
+                " dims; the kernel's " + kernelType + " wants " + std::to_string(rank) + " of each");
+  if (d.blockShape != t.block)
+    throw Error(where + ": block shape " + list(d.blockShape) + " is not the kernel's " + list(t.block) +
+                " (the kernel was compiled for its block: build the descriptor with that one)");
+  const uint64_t base = d.base.address();
+  if (base % kBaseAlign != 0)
+    throw Error(where + ": base address " + hex(base) + " is not " + std::to_string(kBaseAlign) +
+                "-byte aligned (a descriptor's base must be, as the tensor-memory accelerator requires)");
+  for (size_t i = 0; i < rank; ++i)
+    if (d.shape[i] < 1 || d.shape[i] > INT32_MAX)
+      throw Error(where + ": shape[" + std::to_string(i) + "] = " + std::to_string(d.shape[i]) +
+                  " is not in [1, 2^31 - 1] (every size of a descriptor is at least 1)");
+  if (d.strides[rank - 1] != 1)
+    throw Error(where + ": strides[" + std::to_string(rank - 1) + "] = " + std::to_string(d.strides[rank - 1]) +
+                " must be 1: a descriptor's inner dim is contiguous (the tensor-memory accelerator's rule)");
+  for (size_t i = 0; i + 1 < rank; ++i) {
+    const int64_t s = d.strides[i];
+    if (s < 1 || s >= (int64_t{1} << 40) / t.elemBytes || (s * t.elemBytes) % kStrideBytes != 0)
+      throw Error(where + ": strides[" + std::to_string(i) + "] = " + std::to_string(s) + " (" + t.elem +
+                  " elements) must be positive, under 2^40 bytes and span a multiple of " +
+                  std::to_string(kStrideBytes) + " bytes (the tensor-memory accelerator's rule): " +
+                  std::to_string(kStrideBytes / t.elemBytes > 1 ? kStrideBytes / t.elemBytes : 1) +
+                  " elements or a multiple of it");
+  }
+  // The last element the descriptor reaches, in elements from the base: up
+  // to 5 products of a size under 2^31 and a stride under 2^40, so 128 bits
+  // hold the sum without wrapping.
+  unsigned __int128 last = 0;
+  for (size_t i = 0; i < rank; ++i) last += static_cast<unsigned __int128>(d.shape[i] - 1) * uint64_t(d.strides[i]);
+  const uint64_t held = d.base.size() / uint64_t(t.elemBytes);
+  if (last >= held)
+    throw Error(where + ": shape " + list(d.shape) + " with strides " + list(d.strides) +
+                " reaches past its buffer: the last element is at offset " +
+                (last > UINT64_MAX ? std::string("over 2^64") : std::to_string(static_cast<uint64_t>(last))) +
+                ", and the buffer holds " + std::to_string(held) + " " + t.elem + " elements");
+  std::vector<uint64_t> out{base};
+  for (size_t i = 0; i < rank; ++i) out.push_back(uint64_t(d.shape[i]));
+  for (size_t i = 0; i + 1 < rank; ++i) out.push_back(uint64_t(d.strides[i]));
+  return out;
+}
+
+std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args) {
+  const std::vector<KernelParam> params = b.launchParams();
+  for (size_t i = 0; i < args.size() && i < params.size(); ++i)
+    if (auto *d = std::get_if<TensorDescriptor>(&args[i]))
+      if (auto t = parseDescriptorType(params[i].type); t && d->blockShape.size() == t->block.size())
+        d->blockShape = t->block;
+  return args;
+}
+
+}  // namespace tk::detail
+
+namespace tk {
+
+TensorDescriptor TensorDescriptor::contiguous(Buffer base, std::vector<int64_t> shape, std::vector<int64_t> blockShape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] < 1 || (i > 0 && strides[i] > INT64_MAX / shape[i]))
+      throw Error("TensorDescriptor::contiguous: shape " + detail::list(shape) + " has a size under 1 or too many elements");
+    if (i > 0) strides[i - 1] = strides[i] * shape[i];
+  }
+  return TensorDescriptor{std::move(base), std::move(shape), std::move(strides), std::move(blockShape)};
+}
+
+}  // namespace tk
