@@ -4,9 +4,11 @@
 // vector of variants, no exceptions out.
 #include "tk/aot.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
+#include "runtime/Descriptors.h"
 #include "runtime/DeviceImpl.h"
 
 namespace tk {
@@ -185,6 +187,34 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
     return Status::of(e, kernel);
   } catch (...) {  // a generated launcher throws nothing
     return Status::error(StatusCode::Internal, std::string(kernel) + ": unknown exception");
+  }
+  return {};
+}
+
+Status descriptorArgs(Library &library, const Stream &s, size_t variant, const char *kernel, const char *arg,
+                      const TensorDescriptor &d, uint64_t *slots) {
+  Status status;
+  const Bundle *b = library.bundle(s, variant, status);
+  if (!b) return status;
+  const KernelParam *p = nullptr;
+  for (const KernelParam &q : b->params)
+    if (q.name == arg) p = &q;
+  auto t = p ? detail::parseDescriptorType(p->type) : std::nullopt;
+  if (!t)
+    return Status::error(StatusCode::LoadFailed, std::string(kernel) + ": its variant " + std::to_string(variant) +
+                                                     " has no descriptor parameter '" + arg + "': a stale header");
+  const std::string where = std::string(kernel) + ": argument '" + arg + "' (" + p->type + ")";
+  if (!d.base) return Status::error(StatusCode::InvalidArgument, where + " has an empty base buffer");
+  if (d.base.dtype() != DType::None && dtypeName(d.base.dtype()) != t->elem)
+    return Status::error(StatusCode::InvalidArgument, where + " has a base buffer of " +
+                                                          dtypeName(d.base.dtype()) + ", not " + t->elem);
+  try {
+    TensorDescriptor fitted = d;
+    if (fitted.blockShape.empty() || fitted.blockShape.size() == t->block.size()) fitted.blockShape = t->block;
+    const std::vector<uint64_t> values = detail::descriptorValues(fitted, *t, where);
+    std::copy(values.begin(), values.end(), slots);
+  } catch (const std::exception &e) {
+    return Status::error(StatusCode::InvalidArgument, e.what());
   }
   return {};
 }

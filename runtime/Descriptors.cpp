@@ -132,7 +132,7 @@ std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args) {
   const std::vector<KernelParam> params = b.launchParams();
   for (size_t i = 0; i < args.size() && i < params.size(); ++i)
     if (auto *d = std::get_if<TensorDescriptor>(&args[i]))
-      if (auto t = parseDescriptorType(params[i].type); t && d->blockShape.size() == t->block.size())
+      if (auto t = parseDescriptorType(params[i].type); t && (d->blockShape.empty() || d->blockShape.size() == t->block.size()))
         d->blockShape = t->block;
   return args;
 }

@@ -38,7 +38,8 @@ std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const Descript
 // `args` with each tensor descriptor's block shape set to the one its
 // parameter in `b` was compiled with: the tuner passes one set of arguments
 // to variants of several block sizes (Triton's autotuner does it in a
-// pre-hook). Other arguments, and descriptors for other parameters, as given.
+// pre-hook); an empty block shape takes the variant's too. Other arguments,
+// and descriptors of another rank, as given.
 std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args);
 
 }  // namespace tk::detail

@@ -142,6 +142,14 @@ class Library {
 Status nullPointer(const char *kernel, const char *arg, const char *type);
 Status misaligned(const char *kernel, const char *arg, const char *type, const void *address, int64_t align);
 Status noVariant(const char *kernel, const std::string &wanted, const char *compiled);
+// A tensor descriptor argument (a `desc<T, [..]>` parameter) of variant
+// `variant`, checked as Device::launch checks one (docs/api.md, "Tensor
+// descriptors") and written as its 2N ABI scalars into `slots`. Its block
+// shape is taken to be the variant's: the launcher chose the variant, as the
+// tuner does. An InvalidArgument Status names the kernel, the argument and
+// the rule it breaks.
+Status descriptorArgs(Library &library, const Stream &s, size_t variant, const char *kernel, const char *arg,
+                      const TensorDescriptor &d, uint64_t *slots);
 // For the generated launchers taking a CUstream: `device`'s stream over the
 // program's `native` one (Device::borrowStream) in `out`, or why not.
 Status borrowStream(Device &device, void *native, Stream &out);

@@ -6,6 +6,13 @@ tk_add_kernels(aot_launch_test
   SOURCES ${PROJECT_SOURCE_DIR}/stdlib/elementwise.tk ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_rows.tk
   KERNELS complex_activation silu_rows
   DEFINES BLOCK=128 BLOCK=256)
+# Tensor descriptor parameters: the C++ launchers take tk::TensorDescriptor,
+# and each variant (BM = 32, 64) gets the descriptors with its own block.
+tk_add_kernels(aot_launch_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kernels/descriptor_params.tk
+  KERNELS matmul_host_desc
+  DEFINES BM=32 BM=64
+  SPECIALISE none)
 # Tuned configs chosen by the key value n (hand-written `tkc tune --json` reports).
 tk_add_kernels(aot_launch_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kernels/aot_tuned.tk

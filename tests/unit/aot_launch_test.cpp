@@ -13,6 +13,7 @@
 
 #include "aot_rows.h"
 #include "aot_tuned.h"
+#include "descriptor_params.h"
 #include "elementwise.h"
 #include "runtime/ArchSelect.h"
 #include "runtime_TestUtil.h"
@@ -279,6 +280,46 @@ TEST(Aot, RuntimeWithoutCompilerOpensTheLinkedSim) {
   EXPECT_EQ(tk::Device::open("sim")->kind(), "sim");
   EXPECT_THROW(tk::Device::open("sim:fast"), tk::Error);
   EXPECT_THROW(tk::Device::open("tpu"), tk::Error);
+}
+
+// A generated launcher with tensor descriptor parameters: both BM variants
+// compute the product with one set of descriptors (each gets its block), an
+// empty block shape takes the variant's, and a broken rule is a Status
+// naming the kernel and the argument.
+TEST(Aot, DescriptorParametersTakeEachVariantsBlock) {
+  auto dev = sim();
+  const int m = 70, n = 40, kk = 48;
+  auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
+  tk::Buffer da = dev->upload(tk::test::f16Values(a)), db = dev->upload(tk::test::f16Values(b));
+  for (int32_t bm : {32, 64}) {
+    tk::Buffer dc = dev->upload(std::vector<float>(size_t(m) * n, std::numeric_limits<float>::quiet_NaN()));
+    tk::TensorDescriptor ta = tk::TensorDescriptor::contiguous(da, {m, kk}, {64, 32}),
+                         tb = tk::TensorDescriptor::contiguous(db, {kk, n}, {}),
+                         tc = tk::TensorDescriptor::contiguous(dc, {m, n}, {64, 64});
+    const tk::Dim3 grid{uint32_t((m + bm - 1) / bm), uint32_t((n + 63) / 64)};
+    tk::Status st = matmul_host_desc(*dev, grid, matmul_host_desc_config{bm, 64, 32, 4}, ta, tb, tc, int32_t(kk));
+    ASSERT_TRUE(st.ok()) << st.message();
+    auto c = dev->download<float>(dc, size_t(m) * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
+        ASSERT_EQ(c[size_t(i) * n + j], want) << "BM=" << bm << " at " << i << "," << j;
+      }
+  }
+  tk::Buffer dc = dev->alloc<float>(size_t(m) * n);
+  tk::TensorDescriptor bad{da, {m, kk}, {kk + 1, 1}, {}};
+  tk::Status st = matmul_host_desc(*dev, {3, 1}, matmul_host_desc_config{32, 64, 32, 4}, bad,
+                                   tk::TensorDescriptor::contiguous(db, {kk, n}, {}),
+                                   tk::TensorDescriptor::contiguous(dc, {m, n}, {}), int32_t(kk));
+  EXPECT_EQ(st.code(), tk::StatusCode::InvalidArgument);
+  EXPECT_NE(st.message().find("matmul_host_desc: argument 'a' (desc<f16,[32,32]>): strides[0] = 49"), std::string::npos)
+      << st.message();
+  st = matmul_host_desc(*dev, {3, 1}, matmul_host_desc_config{32, 64, 32, 4},
+                        tk::TensorDescriptor::contiguous(dev->alloc<float>(size_t(m) * kk), {m, kk}, {}),
+                        tk::TensorDescriptor::contiguous(db, {kk, n}, {}),
+                        tk::TensorDescriptor::contiguous(dc, {m, n}, {}), int32_t(kk));
+  EXPECT_NE(st.message().find("has a base buffer of f32, not f16"), std::string::npos) << st.message();
 }
 
 }  // namespace

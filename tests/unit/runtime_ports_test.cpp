@@ -412,6 +412,50 @@ TEST(Ports, Tutorial09PersistentMatmulWithATupleResult) {
   }
 }
 
+// Tutorial 09's TMA persistent matmul as written: host descriptors (B
+// passed as [N, K]), 3 programs walking the tiles, `trans(b)` in the dot,
+// the epilogue subtiled into two stores through C's descriptor or not.
+// Rows pitched to the descriptors' 16-byte rule with NaN in the pitch;
+// exact inputs, so the f16 result equals the double reference rounded once.
+TEST(Ports, Tutorial09TmaPersistentMatmulWithHostDescriptors) {
+  auto dev = tk::Device::open("sim");
+  auto up8 = [](int64_t x) { return (x + 7) / 8 * 8; };
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (const char *subtile : {"true", "false"}) {
+      tk::CompileOptions opts;
+      opts.archs = {arch};
+      opts.emitPtx = false;
+      opts.defines = {{"EPILOGUE_SUBTILE", subtile}};
+      tk::Kernel k = dev->load(
+          tk::Compiler::compileFile(kPorts + "matmul_tma_persistent.tk", "matmul_kernel_tma_persistent", opts));
+      const int64_t cbn = std::string(subtile) == "true" ? 32 : 64;
+      for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{70, 45, 37}, std::tuple{130, 100, 64}}) {
+        const std::string what = std::string(arch) + " subtile=" + subtile + " " + std::to_string(m) + "x" +
+                                 std::to_string(n) + "x" + std::to_string(kk);
+        const int64_t pk = up8(kk), pn = up8(n);
+        auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(n) * kk);
+        std::vector<float> ap(size_t(m * pk), NAN), bp(size_t(n * pk), NAN);
+        for (int i = 0; i < m; ++i)
+          for (int q = 0; q < kk; ++q) ap[size_t(i * pk + q)] = a[size_t(i) * kk + q];
+        for (int j = 0; j < n; ++j)
+          for (int q = 0; q < kk; ++q) bp[size_t(j * pk + q)] = b[size_t(j) * kk + q];
+        tk::Buffer da = dev->upload(tk::test::f16Values(ap)), db = dev->upload(tk::test::f16Values(bp)),
+                   dc = dev->upload(std::vector<uint16_t>(size_t(m * pn), 0x7e00));
+        (*dev)(k, {3u}, tk::TensorDescriptor{da, {m, kk}, {pk, 1}, {64, 32}},
+               tk::TensorDescriptor{db, {n, kk}, {pk, 1}, {64, 32}}, tk::TensorDescriptor{dc, {m, n}, {pn, 1}, {64, cbn}},
+               int32_t(m), int32_t(n), int32_t(kk));
+        auto c = dev->download<uint16_t>(dc, size_t(m * pn));
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) {
+            double want = 0;
+            for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(j) * kk + q];
+            ASSERT_EQ(c[size_t(i * pn + j)], tk::floatToHalfBits(float(want)))
+                << what << " at " << i << "," << j << ": " << tk::halfBitsToFloat(c[size_t(i * pn + j)]) << " want " << want;
+          }
+      }
+    }
+}
+
 // Tutorial 03's matmul as written: the K loop advances carried pointer
 // tiles, which pipeline-dot-operands reads as functions of the induction
 // variable, so with a launch's facts (strides and sizes multiples of 16,

@@ -33,10 +33,6 @@ std::string cppType(const std::string &t, const std::string &kernel, const std::
 #define TK_DTYPE(ID, IR_ID, NAME, IR_NAME, BYTES, CLASS, NPY_DESCR, NPY_NAME, CPP_TYPE, ...) {NAME, CPP_TYPE},
 #include "tk/dtype.def"
   };
-  if (t.rfind("desc<", 0) == 0)
-    throw Error("kernel '" + kernel + "': parameter '" + param + "' is a tensor descriptor (" + t +
-                "), which a generated launcher cannot pass yet; launch the kernel with tk::Device::launch and a "
-                "tk::TensorDescriptor (docs/api.md)");
   const bool pointer = !t.empty() && t[0] == '*';
   // `**f16`: a device array of device pointers, `uint16_t **` in C++.
   if (pointer && t.size() > 1 && t[1] == '*') return cppType(t.substr(1), kernel, param) + " *";

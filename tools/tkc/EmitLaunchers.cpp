@@ -4,6 +4,7 @@
 // variants, and the C launchers.
 #include "CppNames.h"
 #include "EmitCppPlan.h"
+#include "runtime/Descriptors.h"
 
 #include <algorithm>
 #include <string>
@@ -60,9 +61,10 @@ Launch launchOf(const KernelPlan &k) {
   for (const tk::KernelParam &p : k.params)
     if (!p.isConst) {
       l.launch.push_back(&p);
-      if (p.type[0] != '*') l.scalars.push_back(&p);
+      if (p.type[0] != '*' && !tk::detail::parseDescriptorType(p.type)) l.scalars.push_back(&p);
     }
   auto paramDecl = [&](const tk::KernelParam &p) {
+    if (tk::detail::parseDescriptorType(p.type)) return "const tk::TensorDescriptor &" + p.name;
     std::string t = cppType(p.type, k.name, p.name);
     if (p.type[0] == '*') return (k.written.count(p.name) ? "" : "const ") + t + " *" + p.name;
     return t + " " + p.name;
@@ -212,20 +214,39 @@ void writeDispatch(const KernelPlan &k, const std::string &lib, size_t firstBund
   cpp << "    tk_wanted += \"num_warps=\" + std::to_string(config.num_warps);\n    return tk::aot::noVariant("
       << cppString(k.name) << ", tk_wanted, " << cppString(compiled) << ");\n  }\n";
   std::string argList;
+  size_t abiCount = 0;
   for (size_t i = 0; i < l.launch.size(); ++i) {
     const tk::KernelParam *p = l.launch[i];
+    if (auto desc = tk::detail::parseDescriptorType(p->type)) {
+      // Its 2N ABI scalars, checked against the chosen variant.
+      const std::string slots = "tk_d" + std::to_string(i);
+      cpp << "  uint64_t " << slots << "[" << 2 * desc->block.size() << "];\n  if (tk::Status tk_st = tk::aot::descriptorArgs("
+          << "library(), s, tk_variant, " << cppString(k.name) << ", " << cppString(p->name) << ", " << p->name << ", "
+          << slots << "); !tk_st) return tk_st;\n";
+      for (size_t j = 0; j < 2 * desc->block.size(); ++j)
+        argList += std::string(argList.empty() ? "" : ", ") + "&" + slots + "[" + std::to_string(j) + "]";
+      abiCount += 2 * desc->block.size();
+      continue;
+    }
+    ++abiCount;
     if (p->type[0] == '*') {
       cpp << "  const uint64_t tk_a" << i << " = reinterpret_cast<uintptr_t>(" << p->name << ");\n";
-      argList += std::string(i ? ", " : "") + "&tk_a" + std::to_string(i);
+      argList += std::string(argList.empty() ? "" : ", ") + "&tk_a" + std::to_string(i);
     } else {
-      argList += std::string(i ? ", " : "") + "&" + p->name;
+      argList += std::string(argList.empty() ? "" : ", ") + "&" + p->name;
     }
   }
   cpp << "  const void *tk_args[] = {" << (argList.empty() ? "nullptr" : argList) << "};\n";
-  cpp << "  return library().launch(s, tk_header, " << cppString(k.name) << ", tk_variant, grid, tk_args, " << l.launch.size() << ");\n}\n";
+  cpp << "  return library().launch(s, tk_header, " << cppString(k.name) << ", tk_variant, grid, tk_args, " << abiCount << ");\n}\n";
 }
 
 void writeCLaunchers(const KernelPlan &k, const Launch &l, std::ostream &cpp, std::ostream &c) {
+  for (const tk::KernelParam *p : l.launch)
+    if (tk::detail::parseDescriptorType(p->type)) {
+      c << "\n/* " << cppComment(l.signature) << ": no C launcher (its parameter '" << p->name
+        << "' is a tensor descriptor, which only the C++ launchers take). */\n";
+      return;
+    }
   // The C launcher: the selected config, the Status as its code + *error.
   c << "\n/* " << cppComment(l.signature) << ": the config " << k.name << "_select would choose. */\n";
   c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << l.decls << ", const char **error);\n";
