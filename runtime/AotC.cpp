@@ -26,6 +26,18 @@ int cStatus(const Status &status, const char **error) {
 Device &deviceOf(tk_device *d) { return *d->device; }
 Stream &streamOf(tk_stream *s) { return s->stream; }
 
+Status descriptorOf(const tk_tensor_descriptor *d, const char *kernel, const char *arg, TensorDescriptor &out) {
+  const std::string where = std::string(kernel) + ": argument '" + arg + "'";
+  if (!d) return Status::error(StatusCode::InvalidArgument, where + " is a null tk_tensor_descriptor");
+  if (!d->base) return Status::error(StatusCode::InvalidArgument, where + " has a null base buffer");
+  if (d->rank < 1 || d->rank > 5)
+    return Status::error(StatusCode::InvalidArgument,
+                         where + " has rank " + std::to_string(d->rank) + "; a descriptor has 1 to 5 dims");
+  out = TensorDescriptor{d->base->buffer, std::vector<int64_t>(d->shape, d->shape + d->rank),
+                         std::vector<int64_t>(d->strides, d->strides + d->rank), {}};
+  return {};
+}
+
 }  // namespace tk::aot
 
 namespace {

@@ -15,6 +15,7 @@
 #include "tk/runtime.h"
 
 struct tk_device;  // tk/aot_c.h
+struct tk_tensor_descriptor;
 struct tk_stream;
 
 namespace tk {
@@ -159,6 +160,10 @@ Status nullHandle(const char *who, const char *handle);
 // For the C launchers (tk/aot_c.h): the device behind a tk_device, and a
 // Status as the C convention (0, or its code with *error set).
 Device &deviceOf(tk_device *device);
+// A C launcher's descriptor argument as a tk::TensorDescriptor in `out` (an
+// empty block shape: the variant's), or why not (a null one, a null base, a
+// rank outside 1..5), naming kernel and argument.
+Status descriptorOf(const tk_tensor_descriptor *d, const char *kernel, const char *arg, TensorDescriptor &out);
 Stream &streamOf(tk_stream *stream);
 int cStatus(const Status &status, const char **error);
 

@@ -34,6 +34,18 @@ typedef struct tk_dim3 {
   uint32_t x, y, z;
 } tk_dim3;
 
+/* A launcher's `desc<T, [..]>` argument (tk::TensorDescriptor, docs/api.md):
+ * its buffer, rank (1 to 5), sizes and strides in elements, outermost dim
+ * first (the last stride 1, the others multiples of 16 bytes). The block
+ * shape is the launched variant's. The launcher checks it as tk::Device::launch
+ * does and returns TK_ERROR_INVALID_ARGUMENT naming the rule it breaks. */
+typedef struct tk_tensor_descriptor {
+  const tk_buffer *base;
+  int rank;
+  int64_t shape[5];
+  int64_t strides[5];
+} tk_tensor_descriptor;
+
 /* spec: NULL or "" for the default device (a GPU, else the sim when linked),
  * or "sim", "cuda", "cuda:N"; the sim takes options as tk::Device::open
  * does ("sim:racecheck,overflow,workers=2"). */

@@ -43,6 +43,8 @@ add_test(NAME aot_runtime_only_links_no_llvm
 add_executable(aot_c_test unit/aot_c_test.c)
 tk_add_kernels(aot_c_test SOURCES ${PROJECT_SOURCE_DIR}/stdlib/elementwise.tk KERNELS complex_activation
                DEFINES BLOCK=128 SPECIALISE none)
+tk_add_kernels(aot_c_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kernels/descriptor_params.tk KERNELS affine_1d
+               SPECIALISE none)
 target_link_libraries(aot_c_test PRIVATE tk_sim_device m)
 set_target_properties(aot_c_test PROPERTIES LINKER_LANGUAGE CXX)
 add_test(NAME aot_c_launchers COMMAND aot_c_test)

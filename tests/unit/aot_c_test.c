@@ -2,12 +2,13 @@
  * C program: complex_activation on the sim at masked sizes against a double
  * reference, on the default stream and queued on a created stream, then the errors a C caller gets -- a null pointer, a
  * zero grid, null out-pointers, a stream whose device was closed, a device that does not exist -- as return codes and
- * messages. */
+ * messages; and a kernel with tensor descriptor parameters through tk_tensor_descriptor. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "descriptor_params_c.h"
 #include "elementwise_c.h"
 
 static int fail(const char *what, const char *error) {
@@ -68,13 +69,45 @@ static int run(tk_device *dev, tk_stream *stream, int32_t n) {
   return 0;
 }
 
+/* affine_1d (tests/kernels/descriptor_params.tk): y = 2 x + 1 through two
+ * rank-1 descriptors at a size that leaves a partial block; then a
+ * descriptor breaking a rule and a null one, as return codes. */
+static int runDescriptors(tk_device *dev) {
+  const char *error = NULL;
+  enum { n = 781 };
+  float x[n], y[n];
+  for (int i = 0; i < n; ++i) x[i] = (float)rand() / RAND_MAX * 8 - 4, y[i] = NAN;
+  tk_buffer *bx, *by;
+  if (tk_buffer_alloc(dev, sizeof x, &bx, &error) || tk_buffer_alloc(dev, sizeof y, &by, &error) ||
+      tk_copy_to_device(dev, bx, x, sizeof x, &error) || tk_copy_to_device(dev, by, y, sizeof y, &error))
+    return fail("descriptor buffers", error);
+  tk_tensor_descriptor dx = {bx, 1, {n}, {1}}, dy = {by, 1, {n}, {1}};
+  tk_dim3 grid = {(n + 255) / 256, 1, 1};
+  if (affine_1d_c(dev, grid, &dx, &dy, &error)) return fail("affine_1d_c", error);
+  if (tk_copy_to_host(dev, y, by, sizeof y, &error)) return fail("copy back", error);
+  for (int i = 0; i < n; ++i)
+    if (y[i] != (float)((double)x[i] * 2 + 1)) {
+      fprintf(stderr, "affine_1d at %d: %g, want %g\n", i, y[i], (double)x[i] * 2 + 1);
+      return 1;
+    }
+  tk_tensor_descriptor past = {bx, 1, {n + 1}, {1}};
+  if (affine_1d_c(dev, grid, &past, &dy, &error) != TK_ERROR_INVALID_ARGUMENT || !strstr(error, "reaches past its buffer"))
+    return fail("a descriptor past its buffer should fail so", error);
+  if (affine_1d_c(dev, grid, NULL, &dy, &error) != TK_ERROR_INVALID_ARGUMENT ||
+      strcmp(error, "affine_1d: argument 'x' is a null tk_tensor_descriptor") != 0)
+    return fail("a null descriptor should fail so", error);
+  tk_buffer_free(bx);
+  tk_buffer_free(by);
+  return 0;
+}
+
 int main(void) {
   const char *error = NULL;
   tk_device *dev;
   srand(12345u ^ (unsigned)(uintptr_t)&error);
   if (tk_device_open("sim", &dev, &error)) return fail("open", error);
   if (elementwise_load_c(dev, &error)) return fail("load", error);
-  if (run(dev, NULL, 1) || run(dev, NULL, 781) || run(dev, NULL, 98433)) return 1;
+  if (run(dev, NULL, 1) || run(dev, NULL, 781) || run(dev, NULL, 98433) || runDescriptors(dev)) return 1;
   tk_stream *stream;
   if (tk_stream_create(dev, &stream, &error)) return fail("tk_stream_create", error);
   if (run(dev, stream, 781) || run(dev, stream, 98433)) return 1;

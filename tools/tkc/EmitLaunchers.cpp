@@ -7,6 +7,7 @@
 #include "runtime/Descriptors.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct Launch {
   std::vector<const tk::KernelParam *> fields, launch, scalars;
   std::string decls, names, scalarDecls, scalarNames;  // ", T a, T b" and ", a, b"; scalars alone, unprefixed
   std::string signature;                               // the kernel as tk writes it, for comments
+  std::map<std::string, std::string> declOf;           // each launch parameter's C++ declaration
 };
 
 Launch launchOf(const KernelPlan &k) {
@@ -70,7 +72,8 @@ Launch launchOf(const KernelPlan &k) {
     return t + " " + p.name;
   };
   for (const tk::KernelParam *p : l.launch) {
-    l.decls += ", " + paramDecl(*p);
+    l.declOf[p->name] = paramDecl(*p);
+    l.decls += ", " + l.declOf[p->name];
     l.names += ", " + p->name;
   }
   for (const tk::KernelParam *p : l.scalars) {
@@ -241,26 +244,34 @@ void writeDispatch(const KernelPlan &k, const std::string &lib, size_t firstBund
 }
 
 void writeCLaunchers(const KernelPlan &k, const Launch &l, std::ostream &cpp, std::ostream &c) {
-  for (const tk::KernelParam *p : l.launch)
-    if (tk::detail::parseDescriptorType(p->type)) {
-      c << "\n/* " << cppComment(l.signature) << ": no C launcher (its parameter '" << p->name
-        << "' is a tensor descriptor, which only the C++ launchers take). */\n";
-      return;
+  // C has no tk::TensorDescriptor: a descriptor comes as a const
+  // tk_tensor_descriptor * and is converted before the C++ launcher runs.
+  std::string decls, names, convert;
+  for (const tk::KernelParam *p : l.launch) {
+    if (!tk::detail::parseDescriptorType(p->type)) {
+      decls += ", " + l.declOf.at(p->name);
+      names += ", " + p->name;
+      continue;
     }
+    decls += ", const tk_tensor_descriptor *" + p->name;
+    names += ", tk_" + p->name;
+    convert += "  tk::TensorDescriptor tk_" + p->name + ";\n  if (tk::Status tk_st = tk::aot::descriptorOf(" + p->name + ", " +
+               cppString(k.name) + ", " + cppString(p->name) + ", tk_" + p->name + "); !tk_st)\n    return tk::aot::cStatus(tk_st, error);\n";
+  }
   // The C launcher: the selected config, the Status as its code + *error.
   c << "\n/* " << cppComment(l.signature) << ": the config " << k.name << "_select would choose. */\n";
-  c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << l.decls << ", const char **error);\n";
-  cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << l.decls << ", const char **error) {\n"
+  c << "int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error);\n";
+  cpp << "\nextern \"C\" int " << k.name << "_c(tk_device *device, tk_dim3 grid" << decls << ", const char **error) {\n"
       << "  if (!device) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_device\"), error);\n"
-      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}"
-      << l.names << "), error);\n}\n";
+      << convert << "  return tk::aot::cStatus(" << k.name << "(tk::aot::deviceOf(device), tk::Dim3{grid.x, grid.y, grid.z}"
+      << names << "), error);\n}\n";
   c << "/* The same queued on `stream` (tk_stream_create). */\n";
-  c << "int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << l.decls << ", const char **error);\n";
-  cpp << "\nextern \"C\" int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << l.decls
+  c << "int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls << ", const char **error);\n";
+  cpp << "\nextern \"C\" int " << k.name << "_c_stream(tk_stream *stream, tk_dim3 grid" << decls
       << ", const char **error) {\n"
       << "  if (!stream) return tk::aot::cStatus(tk::aot::nullHandle(" << cppString(k.name) << ", \"tk_stream\"), error);\n"
-      << "  return tk::aot::cStatus(" << k.name << "(tk::aot::streamOf(stream), tk::Dim3{grid.x, grid.y, grid.z}"
-      << l.names << "), error);\n}\n";
+      << convert << "  return tk::aot::cStatus(" << k.name << "(tk::aot::streamOf(stream), tk::Dim3{grid.x, grid.y, grid.z}"
+      << names << "), error);\n}\n";
 }
 
 }  // namespace

@@ -501,7 +501,7 @@ void LaunchSpec::addOutputs(tk::Device &dev, const Bound &b, tk::files::OutputSe
     if (bb.spec.outFile.empty()) continue;
     std::vector<char> host(bb.initial.size());
     dev.copyToHost(host.data(), bb.buffer, host.size());
-    out.add(bb.spec.outFile, npyBytes(bb.spec.dtype, host.data(), bb.spec.count));
+    out.add(bb.spec.outFile, npyBytes(bb.spec.dtype, host.data(), bb.spec.count, bb.spec.dims));
   }
 }
 

@@ -292,10 +292,10 @@ void writeFileAtomic(const std::string &path, const std::string &bytes) {
   if (!tk::files::writeFile(path, bytes, error)) throw tk::Error(error);
 }
 
-std::string npyBytes(const std::string &dtype, const void *data, uint64_t count) {
+std::string npyBytes(const std::string &dtype, const void *data, uint64_t count, const std::vector<uint64_t> &shape) {
   const ScalarInfo *s = scalarInfo(dtype);
   if (!s) throw tk::Error("'" + dtype + "' is not a tk scalar type");
-  return encodeNpy(s->descr, {count}, false, data, count * s->bytes);
+  return encodeNpy(s->descr, shape.empty() ? std::vector<uint64_t>{count} : shape, false, data, count * s->bytes);
 }
 
 void writeNpy(const std::string &path, const std::string &dtype, const void *data, uint64_t count) {

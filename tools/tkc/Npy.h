@@ -40,9 +40,11 @@ NpyArray readNpy(const std::string &path);
 // Throws tk::Error naming `path` and the mismatch.
 std::vector<char> readNpyAs(const std::string &path, const std::string &dtype, uint64_t count);
 
-// The bytes of `count` elements of tk scalar type `dtype` at `data` as a 1-D
-// .npy (format 1.0); for outputs written together (tk::files::OutputSet).
-std::string npyBytes(const std::string &dtype, const void *data, uint64_t count);
+// The bytes of `count` elements of tk scalar type `dtype` at `data` as a .npy
+// (format 1.0) of `shape` (their product is `count`; empty: 1-D); for
+// outputs written together (tk::files::OutputSet).
+std::string npyBytes(const std::string &dtype, const void *data, uint64_t count,
+                     const std::vector<uint64_t> &shape = {});
 
 // Writes `count` elements of tk scalar type `dtype` at `data` to `path` as a
 // 1-D .npy (format 1.0), through the one output writer (runtime/OutputFiles.h),
