@@ -47,6 +47,8 @@ similarity|similarity|similarity|sm_90a||72
 matmul 128x128x32, facts|matmul|matmul|sm_90a|$mm $mmfacts|173
 matmul 128x128x32, facts|matmul|matmul|sm_80|$mm $mmfacts|245
 matmul 128x128x32, no facts|matmul|matmul|sm_90a|$mm|255 + 92 B
+matmul 128x128x32, host descriptors, no facts|matmul|matmul_desc|sm_90a|$mm|not compiled
+matmul 128x128x32, host descriptors, no facts|matmul|matmul_desc|sm_80|$mm|not compiled
 attention D=64|attention|attention|sm_90a|-D D=64 $attn|191
 attention D=64 causal|attention|attention|sm_90a|-D D=64 -D CAUSAL=true $attn|208
 attention D=128|attention|attention|sm_90a|-D D=128 $attn|252

@@ -84,12 +84,14 @@ std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const 
 std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const DescriptorType &t, const std::string &where) {
   const size_t rank = t.block.size();
   const std::string kernelType = "desc<" + t.elem + ", " + list(t.block) + ">";
-  if (d.shape.size() != rank || d.strides.size() != rank || d.blockShape.size() != rank)
+  // No block shape: the kernel's (it is the kernel's to choose).
+  const std::vector<int64_t> &block = d.blockShape.empty() ? t.block : d.blockShape;
+  if (d.shape.size() != rank || d.strides.size() != rank || block.size() != rank)
     throw Error(where + ": the descriptor has " + std::to_string(d.shape.size()) + " sizes, " +
-                std::to_string(d.strides.size()) + " strides and a block of " + std::to_string(d.blockShape.size()) +
+                std::to_string(d.strides.size()) + " strides and a block of " + std::to_string(block.size()) +
                 " dims; the kernel's " + kernelType + " wants " + std::to_string(rank) + " of each");
-  if (d.blockShape != t.block)
-    throw Error(where + ": block shape " + list(d.blockShape) + " is not the kernel's " + list(t.block) +
+  if (block != t.block)
+    throw Error(where + ": block shape " + list(block) + " is not the kernel's " + list(t.block) +
                 " (the kernel was compiled for its block: build the descriptor with that one)");
   const uint64_t base = d.base.address();
   if (base % kBaseAlign != 0)

@@ -115,7 +115,8 @@ struct DeviceProperties {
 // time through a `desc<T, [B0, ..]>` parameter (docs/api.md, "Tensor
 // descriptors"), as Triton's host-side TensorDescriptor: the base buffer,
 // the sizes and strides in elements, outermost dim first, and the block
-// shape the kernel was compiled with. A launch checks it against the
+// shape the kernel was compiled with (empty: whatever the launched kernel's
+// is). A launch checks it against the
 // parameter and against the tensor-memory accelerator's rules (base 16-byte
 // aligned, inner stride 1, the other strides multiples of 16 bytes, every
 // size at least 1), and that every element it describes lies inside `base`.

@@ -70,6 +70,49 @@ TEST(DescriptorParams, MatmulThroughHostDescriptors) {
   }
 }
 
+// stdlib matmul_desc at its default and its largest tuned tiles, on each
+// arch's tensor core, ragged sizes (rows pitched), no integer facts: exact
+// against double. Its PTX has no spill where the pointer matmul without
+// facts spills (docs/perf.md, "Descriptors from the host").
+TEST(DescriptorParams, StdlibMatmulDesc) {
+  auto dev = tk::Device::open("sim");
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (int64_t bm : {64, 128}) {
+      tk::CompileOptions opts;
+      opts.archs = {arch};
+      opts.numStages = bm == 128 ? 4 : 3;
+      opts.defines = {{"BLOCK_M", std::to_string(bm)}, {"BLOCK_N", std::to_string(bm)}};
+      tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_desc", opts);
+      if (toolkit.hasPtxas()) {
+        tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(bundle.ptx.at(arch), arch, toolkit);
+        EXPECT_EQ(info.spillStoreBytes, 0) << arch << " " << bm << "\n" << info.log;
+      }
+      tk::Kernel k = dev->load(bundle);
+      for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{130, 67, 100}}) {
+        const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
+        auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
+        std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN);
+        for (int i = 0; i < m; ++i)
+          for (int q = 0; q < kk; ++q) ap[size_t(i * pa + q)] = a[size_t(i) * kk + q];
+        for (int q = 0; q < kk; ++q)
+          for (int j = 0; j < n; ++j) bp[size_t(q * pb + j)] = b[size_t(q) * n + j];
+        tk::Buffer da = dev->upload(tk::test::f16Values(ap)), db = dev->upload(tk::test::f16Values(bp)),
+                   dc = dev->upload(std::vector<float>(size_t(m * pc), NAN));
+        const uint32_t tiles = tk::test::cdiv(m, bm) * tk::test::cdiv(n, bm);
+        (*dev)(k, {tiles}, tk::TensorDescriptor{da, {m, kk}, {pa, 1}, {}}, tk::TensorDescriptor{db, {kk, n}, {pb, 1}, {}},
+               tk::TensorDescriptor{dc, {m, n}, {pc, 1}, {}}, int32_t(m), int32_t(n), int32_t(kk));
+        auto c = dev->download<float>(dc, size_t(m * pc));
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) {
+            double want = 0;
+            for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
+            ASSERT_EQ(c[size_t(i * pc + j)], want) << arch << " " << bm << " " << m << "x" << n << "x" << kk << " at " << i << "," << j;
+          }
+      }
+    }
+}
+
 // Rank 1 at sizes that exercise the block's mask, built with contiguous().
 TEST(DescriptorParams, AffineOverRankOneDescriptors) {
   auto dev = tk::Device::open("sim");

@@ -150,6 +150,16 @@ std::vector<Case> allCases() {
   m.tensorCores = true;
   cases.push_back(m);
 
+  // The same product through host descriptors: no integer facts needed for
+  // aligned, contiguous operand blocks (sizes multiples of 8 for the rules).
+  Case md{"matmul_desc", "matmul.tk", "matmul_desc", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}};
+  md.numStages = 4;
+  md.make = [](const Size &s) { return matmulDesc(s.at(0), s.at(1), s.at(2)); };
+  md.checkSizes = {{1, 8, 8}, {130, 72, 104}};
+  md.realistic = {4096, 4096, 4096};
+  md.tensorCores = true;
+  cases.push_back(md);
+
   Case mb{"matmul_batched", "matmul.tk", "matmul_batched", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}};
   mb.numStages = 4;
   mb.make = [](const Size &s) { return matmul(s.at(1), s.at(2), s.at(3), s.at(0)); };

@@ -44,15 +44,18 @@ std::string checked(const std::vector<int64_t> &p, int64_t count, const std::str
 // activation (stdlib matmul); with `batch` > 0, `batch` such products at
 // once (matmul_batched, program_id(1) the batch). The error of an entry is
 // relative to the sum of |a||b| along its dot product: the scale f32
-// accumulation errs at.
+// accumulation errs at. With `descriptors`, the operands go as host tensor
+// descriptors (stdlib matmul_desc; n and k multiples of 8).
 class Matmul final : public Problem {
  public:
-  Matmul(int64_t m, int64_t n, int64_t k, int64_t batch) : m_(m), n_(n), k_(k), z_(batch) {}
+  Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, bool descriptors = false)
+      : m_(m), n_(n), k_(k), z_(batch), desc_(descriptors) {}
   std::vector<int64_t> dims() const override {
     return z_ ? std::vector<int64_t>{z_, m_, n_, k_} : std::vector<int64_t>{m_, n_, k_};
   }
   std::string dtype() const override { return "f16"; }
   std::map<std::string, int64_t> ints() const override {
+    if (desc_) return {{"M", m_}, {"N", n_}, {"K", k_}};
     std::map<std::string, int64_t> i = {{"M", m_},         {"N", n_},         {"K", k_},
                                         {"stride_am", k_}, {"stride_ak", 1},  {"stride_bk", n_},
                                         {"stride_bn", 1},  {"stride_cm", n_}, {"stride_cn", 1}};
@@ -72,6 +75,9 @@ class Matmul final : public Problem {
   }
   std::vector<tk::Arg> args() const override {
     const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
+    if (desc_)
+      return {tk::TensorDescriptor::contiguous(da_, {m_, k_}, {}), tk::TensorDescriptor::contiguous(db_, {k_, n_}, {}),
+              tk::TensorDescriptor::contiguous(c_, {m_, n_}, {}), i(m_), i(n_), i(k_)};
     if (z_)
       return {da_,  db_,        c_,    i(m_), i(n_),      i(k_), i(m_ * k_), i(k_),
               i(1), i(k_ * n_), i(n_), i(1),  i(m_ * n_), i(n_), i(1)};
@@ -104,6 +110,7 @@ class Matmul final : public Problem {
  private:
   int64_t batches() const { return z_ ? z_ : 1; }
   int64_t m_, n_, k_, z_;
+  bool desc_;
   std::vector<tk::Half> a_, b_;
   std::vector<int64_t> picks_;
   tk::Buffer da_, db_, c_, bias_;
@@ -302,6 +309,9 @@ class Similarity final : public Problem {
 
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) {
   return std::make_unique<Matmul>(m, n, k, batch);
+}
+std::unique_ptr<Problem> matmulDesc(int64_t m, int64_t n, int64_t k) {
+  return std::make_unique<Matmul>(m, n, k, 0, true);
 }
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal) {
   return std::make_unique<Attention>(heads, l, d, causal);
