@@ -127,12 +127,7 @@ std::optional<std::vector<int64_t>> IRGen::evalDescriptorBlock(const ast::Param 
                                                                const std::vector<ConstBinding> &consts,
                                                                const std::vector<std::string> &runtimeParams) {
   ir::Function scratch;
-  fn_ = &scratch;
-  builder_ = std::make_unique<ir::Builder>(&scratch.body);
-  resetScopes();
-  for (const ConstBinding &c : consts) bind(c.name, constBinding(c));
-  runtimeNames_ = runtimeParams;
-  constContext_ = "the block shape of descriptor " + quoted(p.name);
+  beginConstEval(scratch, consts, runtimeParams, "the block shape of descriptor " + quoted(p.name));
   std::vector<int64_t> block;
   bool ok = true;
   for (const ast::ExprPtr &x : p.descBlock) {
@@ -161,9 +156,7 @@ std::optional<std::vector<int64_t>> IRGen::evalDescriptorBlock(const ast::Param 
                                        " " + typeText(elem) + " elements, not " + std::to_string(block.back()));
     ok = false;
   }
-  builder_.reset();
-  fn_ = nullptr;
-  runtimeNames_.clear();
+  endConstEval();
   if (!ok) return std::nullopt;
   return block;
 }

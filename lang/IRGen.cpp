@@ -188,23 +188,32 @@ std::unique_ptr<ir::Function> IRGen::lowerKernel(const ast::Decl &kernel, const 
   return fn;
 }
 
-std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string &param, ScalarKind kind,
-                                           const std::vector<ConstBinding> &consts,
-                                           const std::vector<std::string> &runtimeParams, ConstSort sort) {
-  // Evaluate into a scratch function; a constant expression emits nothing
-  // that is kept.
-  ir::Function scratch;
+// Evaluates into a scratch function: a constant expression emits nothing
+// that is kept.
+void IRGen::beginConstEval(ir::Function &scratch, const std::vector<ConstBinding> &consts,
+                           const std::vector<std::string> &runtimeParams, std::string context) {
   fn_ = &scratch;
   builder_ = std::make_unique<ir::Builder>(&scratch.body);
   resetScopes();
   for (const ConstBinding &c : consts) bind(c.name, constBinding(c));
   runtimeNames_ = runtimeParams;
-  constContext_ = "the default value of const parameter " + quoted(param);
-  int errorsBefore = diags_.errorCount();
-  TV v = sort == ConstSort::Scalar ? genValue(e) : genExpr(e);
+  constContext_ = std::move(context);
+}
+
+void IRGen::endConstEval() {
   builder_.reset();
   fn_ = nullptr;
   runtimeNames_.clear();
+}
+
+std::optional<ConstValue> IRGen::evalConst(const ast::Expr &e, const std::string &param, ScalarKind kind,
+                                           const std::vector<ConstBinding> &consts,
+                                           const std::vector<std::string> &runtimeParams, ConstSort sort) {
+  ir::Function scratch;
+  beginConstEval(scratch, consts, runtimeParams, "the default value of const parameter " + quoted(param));
+  int errorsBefore = diags_.errorCount();
+  TV v = sort == ConstSort::Scalar ? genValue(e) : genExpr(e);
+  endConstEval();
   if (diags_.errorCount() != errorsBefore || !v.ok()) return std::nullopt;
   if (sort != ConstSort::Scalar) {
     bool isStr = sort == ConstSort::Str;

@@ -355,6 +355,12 @@ class IRGen {
   TV descriptorAccess(const ast::Expr &e);
   TV descriptorScalar(const ast::Expr &x, ir::ScalarKind k, const std::string &what);
   void bindDescriptorParam(const ast::Param &p, ir::ScalarKind elem);  // DescriptorParams.cpp
+  // A compile-time expression outside any kernel (a const's default, a
+  // descriptor's block) is generated into `scratch` with `consts` bound; a
+  // use of a run-time parameter is an error that starts with `context`.
+  void beginConstEval(ir::Function &scratch, const std::vector<ConstBinding> &consts,
+                      const std::vector<std::string> &runtimeParams, std::string context);
+  void endConstEval();
   std::array<ir::Value *, 4> philox(ir::Value *seed, ir::Value *counter, int64_t rounds, const ast::Loc &loc);
   // print and assert (Debug.cpp).
   TV debugCall(const ast::Expr &e);

@@ -22,6 +22,37 @@ const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/descriptor_params.tk";
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// A [m, k] @ B [k, n] of exact halves (every product and sum exact in
+// f32), uploaded as f16 with rows pitched to the descriptors' 16-byte rule
+// and NaN in the pitch, their descriptors (empty blocks: the kernel's), and
+// C [m, n] f32 pitched to 4 and filled with `fill`.
+struct PitchedProduct {
+  int64_t m, n, k, pc;
+  std::vector<float> a, b;
+  tk::Buffer dc;
+  tk::TensorDescriptor ta, tb, tc;
+
+  PitchedProduct(tk::Device &dev, int64_t m_, int64_t n_, int64_t k_, float fill) : m(m_), n(n_), k(k_) {
+    const int64_t pa = roundUp(k, 8), pb = roundUp(n, 8);
+    pc = roundUp(n, 4);
+    a = tk::test::exactHalfInputs(size_t(m * k)), b = tk::test::exactHalfInputs(size_t(k * n));
+    std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(k * pb), NAN);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t q = 0; q < k; ++q) ap[size_t(i * pa + q)] = a[size_t(i * k + q)];
+    for (int64_t q = 0; q < k; ++q)
+      for (int64_t j = 0; j < n; ++j) bp[size_t(q * pb + j)] = b[size_t(q * n + j)];
+    dc = dev.upload(std::vector<float>(size_t(m * pc), fill));
+    ta = {dev.upload(tk::test::f16Values(ap)), {m, k}, {pa, 1}, {}};
+    tb = {dev.upload(tk::test::f16Values(bp)), {k, n}, {pb, 1}, {}};
+    tc = {dc, {m, n}, {pc, 1}, {}};
+  }
+  double want(int64_t i, int64_t j) const {
+    double sum = 0;
+    for (int64_t q = 0; q < k; ++q) sum += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+    return sum;
+  }
+};
+
 // Each arch's tensor core (mma.sync, wgmma), ragged sizes, rows pitched to
 // the descriptor's 16-byte stride rule with NaN in the pitch.
 TEST(DescriptorParams, MatmulThroughHostDescriptors) {
@@ -43,28 +74,17 @@ TEST(DescriptorParams, MatmulThroughHostDescriptors) {
     for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{64, 64, 32}, std::tuple{130, 67, 100}}) {
       const std::string what =
           std::string(arch) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(kk);
-      const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
-      auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
-      std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN);
+      PitchedProduct p(*dev, m, n, kk, -7.0f);
+      p.ta.blockShape = {64, 32}, p.tb.blockShape = {32, 64}, p.tc.blockShape = {64, 64};  // as Triton's are given
+      (*dev)(k, {tk::test::cdiv(m, 64), tk::test::cdiv(n, 64)}, p.ta, p.tb, p.tc, int32_t(kk));
+      auto c = dev->download<float>(p.dc, size_t(m * p.pc));
       for (int i = 0; i < m; ++i)
-        for (int q = 0; q < kk; ++q) ap[size_t(i * pa + q)] = a[size_t(i) * kk + q];
-      for (int q = 0; q < kk; ++q)
-        for (int j = 0; j < n; ++j) bp[size_t(q * pb + j)] = b[size_t(q) * n + j];
-      tk::Buffer da = dev->upload(tk::test::f16Values(ap)), db = dev->upload(tk::test::f16Values(bp)),
-                 dc = dev->upload(std::vector<float>(size_t(m * pc), -7.0f));
-      tk::TensorDescriptor ta{da, {m, kk}, {pa, 1}, {64, 32}}, tb{db, {kk, n}, {pb, 1}, {32, 64}},
-          tc{dc, {m, n}, {pc, 1}, {64, 64}};
-      (*dev)(k, {tk::test::cdiv(m, 64), tk::test::cdiv(n, 64)}, ta, tb, tc, int32_t(kk));
-      auto c = dev->download<float>(dc, size_t(m * pc));
-      for (int i = 0; i < m; ++i)
-        for (int j = 0; j < pc; ++j) {
+        for (int j = 0; j < p.pc; ++j) {
           if (j >= n) {
-            ASSERT_EQ(c[size_t(i * pc + j)], -7.0f) << what << ": the store wrote the pitch at " << i << "," << j;
+            ASSERT_EQ(c[size_t(i * p.pc + j)], -7.0f) << what << ": the store wrote the pitch at " << i << "," << j;
             continue;
           }
-          double want = 0;
-          for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
-          ASSERT_EQ(c[size_t(i * pc + j)], want) << what << " at " << i << "," << j;
+          ASSERT_EQ(c[size_t(i * p.pc + j)], p.want(i, j)) << what << " at " << i << "," << j;
         }
     }
   }
@@ -90,25 +110,13 @@ TEST(DescriptorParams, StdlibMatmulDesc) {
       }
       tk::Kernel k = dev->load(bundle);
       for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{130, 67, 100}}) {
-        const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
-        auto a = tk::test::exactHalfInputs(size_t(m) * kk), b = tk::test::exactHalfInputs(size_t(kk) * n);
-        std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN);
-        for (int i = 0; i < m; ++i)
-          for (int q = 0; q < kk; ++q) ap[size_t(i * pa + q)] = a[size_t(i) * kk + q];
-        for (int q = 0; q < kk; ++q)
-          for (int j = 0; j < n; ++j) bp[size_t(q * pb + j)] = b[size_t(q) * n + j];
-        tk::Buffer da = dev->upload(tk::test::f16Values(ap)), db = dev->upload(tk::test::f16Values(bp)),
-                   dc = dev->upload(std::vector<float>(size_t(m * pc), NAN));
+        PitchedProduct p(*dev, m, n, kk, NAN);
         const uint32_t tiles = tk::test::cdiv(m, bm) * tk::test::cdiv(n, bm);
-        (*dev)(k, {tiles}, tk::TensorDescriptor{da, {m, kk}, {pa, 1}, {}}, tk::TensorDescriptor{db, {kk, n}, {pb, 1}, {}},
-               tk::TensorDescriptor{dc, {m, n}, {pc, 1}, {}}, int32_t(m), int32_t(n), int32_t(kk));
-        auto c = dev->download<float>(dc, size_t(m * pc));
+        (*dev)(k, {tiles}, p.ta, p.tb, p.tc, int32_t(m), int32_t(n), int32_t(kk));
+        auto c = dev->download<float>(p.dc, size_t(m * p.pc));
         for (int i = 0; i < m; ++i)
-          for (int j = 0; j < n; ++j) {
-            double want = 0;
-            for (int q = 0; q < kk; ++q) want += double(a[size_t(i) * kk + q]) * b[size_t(q) * n + j];
-            ASSERT_EQ(c[size_t(i * pc + j)], want) << arch << " " << bm << " " << m << "x" << n << "x" << kk << " at " << i << "," << j;
-          }
+          for (int j = 0; j < n; ++j)
+            ASSERT_EQ(c[size_t(i * p.pc + j)], p.want(i, j)) << arch << " " << bm << " " << m << "x" << n << "x" << kk << " at " << i << "," << j;
       }
     }
 }
