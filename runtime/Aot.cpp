@@ -74,6 +74,8 @@ const std::shared_ptr<DeviceImpl> &Library::deviceOf(const Stream &s) {
   return s.state_ ? s.state_->device : s.device_->impl_;
 }
 
+bool Library::onDevice(const Stream &s, const Buffer &b) { return b.alloc_ && b.alloc_->device == deviceOf(s); }
+
 // An error naming `who` when work cannot be queued on `s`.
 Status Library::usable(const Stream &s, const char *who) {
   if (s.state_ && s.state_->device->closed)
@@ -205,6 +207,10 @@ Status descriptorArgs(Library &library, const Stream &s, size_t variant, const c
                                                      " has no descriptor parameter '" + arg + "': a stale header");
   const std::string where = std::string(kernel) + ": argument '" + arg + "' (" + p->type + ")";
   if (!d.base) return Status::error(StatusCode::InvalidArgument, where + " has an empty base buffer");
+  if (!Library::onDevice(s, d.base))
+    return Status::error(StatusCode::InvalidArgument,
+                         where + " has a base buffer of another device (or of one destroyed): buffers are used on "
+                                 "the Device that made them");
   if (d.base.dtype() != DType::None && dtypeName(d.base.dtype()) != t->elem)
     return Status::error(StatusCode::InvalidArgument, where + " has a base buffer of " +
                                                           dtypeName(d.base.dtype()) + ", not " + t->elem);

@@ -120,6 +120,9 @@ class Library {
   // The bundle of variant `variant` as loaded on the stream's device (to
   // inspect num_warps, consts, ...); null with `status` set on failure.
   const Bundle *bundle(const Stream &s, size_t variant, Status &status);
+  // Whether `b` is memory of the device `s` queues on (a descriptor's base
+  // must be: a generated launcher's pointers are the caller's to vouch for).
+  static bool onDevice(const Stream &s, const Buffer &b);
 
  private:
   struct Loaded;

@@ -81,6 +81,7 @@ class Buffer {
 
  private:
   friend class Device;
+  friend class aot::Library;
   std::shared_ptr<Allocation> alloc_;
   size_t offset_ = 0, size_ = 0;
   DType dtype_ = DType::None;

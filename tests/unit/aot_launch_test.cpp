@@ -320,6 +320,12 @@ TEST(Aot, DescriptorParametersTakeEachVariantsBlock) {
                         tk::TensorDescriptor::contiguous(db, {kk, n}, {}),
                         tk::TensorDescriptor::contiguous(dc, {m, n}, {}), int32_t(kk));
   EXPECT_NE(st.message().find("has a base buffer of f32, not f16"), std::string::npos) << st.message();
+  auto other = sim();
+  st = matmul_host_desc(*dev, {3, 1}, matmul_host_desc_config{32, 64, 32, 4},
+                        tk::TensorDescriptor::contiguous(other->alloc<uint16_t>(size_t(m) * kk), {m, kk}, {}),
+                        tk::TensorDescriptor::contiguous(db, {kk, n}, {}),
+                        tk::TensorDescriptor::contiguous(dc, {m, n}, {}), int32_t(kk));
+  EXPECT_NE(st.message().find("has a base buffer of another device"), std::string::npos) << st.message();
 }
 
 }  // namespace
