@@ -4,7 +4,6 @@
 // vector of variants, no exceptions out.
 #include "tk/aot.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -205,22 +204,21 @@ Status descriptorArgs(Library &library, const Stream &s, size_t variant, const c
   if (!t)
     return Status::error(StatusCode::LoadFailed, std::string(kernel) + ": its variant " + std::to_string(variant) +
                                                      " has no descriptor parameter '" + arg + "': a stale header");
-  const std::string where = std::string(kernel) + ": argument '" + arg + "' (" + p->type + ")";
-  if (!d.base) return Status::error(StatusCode::InvalidArgument, where + " has an empty base buffer");
-  if (!Library::onDevice(s, d.base))
+  // Messages are built only on failure: a warm launch allocates nothing.
+  auto invalid = [&](const std::string &why) {
     return Status::error(StatusCode::InvalidArgument,
-                         where + " has a base buffer of another device (or of one destroyed): buffers are used on "
-                                 "the Device that made them");
+                         std::string(kernel) + ": argument '" + arg + "' (" + p->type + ")" + why);
+  };
+  if (!d.base) return invalid(" has an empty base buffer");
+  if (!Library::onDevice(s, d.base))
+    return invalid(" has a base buffer of another device (or of one destroyed): buffers are used on the Device that "
+                   "made them");
   if (d.base.dtype() != DType::None && dtypeName(d.base.dtype()) != t->elem)
-    return Status::error(StatusCode::InvalidArgument, where + " has a base buffer of " +
-                                                          dtypeName(d.base.dtype()) + ", not " + t->elem);
+    return invalid(std::string(" has a base buffer of ") + dtypeName(d.base.dtype()) + ", not " + t->elem);
   try {
-    TensorDescriptor fitted = d;
-    if (fitted.blockShape.empty() || fitted.blockShape.size() == t->block.size()) fitted.blockShape = t->block;
-    const std::vector<uint64_t> values = detail::descriptorValues(fitted, *t, where);
-    std::copy(values.begin(), values.end(), slots);
+    detail::descriptorValues(d, *t, detail::BlockRule::Variants, slots);
   } catch (const std::exception &e) {
-    return Status::error(StatusCode::InvalidArgument, e.what());
+    return invalid(std::string(": ") + e.what());
   }
   return {};
 }

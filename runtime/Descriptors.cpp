@@ -69,7 +69,7 @@ std::optional<DescriptorType> parseDescriptorType(const std::string &type) {
 
 std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const KernelParam &p) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (p.type.rfind("desc<", 0) != 0) {
+  if (!isDescriptorType(p.type)) {
     out.push_back({p.name, p.type});
     return out;
   }
@@ -81,33 +81,36 @@ std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const 
   return out;
 }
 
-std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const DescriptorType &t, const std::string &where) {
+bool takesVariantBlock(const TensorDescriptor &d, const DescriptorType &t) {
+  return d.blockShape.empty() || d.blockShape.size() == t.block.size();
+}
+
+size_t descriptorValues(const TensorDescriptor &d, const DescriptorType &t, BlockRule rule, uint64_t *out) {
   const size_t rank = t.block.size();
-  const std::string kernelType = "desc<" + t.elem + ", " + list(t.block) + ">";
-  // No block shape: the kernel's (it is the kernel's to choose).
-  const std::vector<int64_t> &block = d.blockShape.empty() ? t.block : d.blockShape;
+  const bool variants = rule == BlockRule::Variants && takesVariantBlock(d, t);
+  const std::vector<int64_t> &block = d.blockShape.empty() || variants ? t.block : d.blockShape;
   if (d.shape.size() != rank || d.strides.size() != rank || block.size() != rank)
-    throw Error(where + ": the descriptor has " + std::to_string(d.shape.size()) + " sizes, " +
+    throw Error("the descriptor has " + std::to_string(d.shape.size()) + " sizes, " +
                 std::to_string(d.strides.size()) + " strides and a block of " + std::to_string(block.size()) +
-                " dims; the kernel's " + kernelType + " wants " + std::to_string(rank) + " of each");
+                " dims; the kernel's desc<" + t.elem + ", " + list(t.block) + "> wants " + std::to_string(rank) + " of each");
   if (block != t.block)
-    throw Error(where + ": block shape " + list(block) + " is not the kernel's " + list(t.block) +
+    throw Error("block shape " + list(block) + " is not the kernel's " + list(t.block) +
                 " (the kernel was compiled for its block: build the descriptor with that one)");
   const uint64_t base = d.base.address();
   if (base % kBaseAlign != 0)
-    throw Error(where + ": base address " + hex(base) + " is not " + std::to_string(kBaseAlign) +
+    throw Error("base address " + hex(base) + " is not " + std::to_string(kBaseAlign) +
                 "-byte aligned (a descriptor's base must be, as the tensor-memory accelerator requires)");
   for (size_t i = 0; i < rank; ++i)
     if (d.shape[i] < 1 || d.shape[i] > INT32_MAX)
-      throw Error(where + ": shape[" + std::to_string(i) + "] = " + std::to_string(d.shape[i]) +
+      throw Error("shape[" + std::to_string(i) + "] = " + std::to_string(d.shape[i]) +
                   " is not in [1, 2^31 - 1] (every size of a descriptor is at least 1)");
   if (d.strides[rank - 1] != 1)
-    throw Error(where + ": strides[" + std::to_string(rank - 1) + "] = " + std::to_string(d.strides[rank - 1]) +
+    throw Error("strides[" + std::to_string(rank - 1) + "] = " + std::to_string(d.strides[rank - 1]) +
                 " must be 1: a descriptor's inner dim is contiguous (the tensor-memory accelerator's rule)");
   for (size_t i = 0; i + 1 < rank; ++i) {
     const int64_t s = d.strides[i];
     if (s < 1 || s >= (int64_t{1} << 40) / t.elemBytes || (s * t.elemBytes) % kStrideBytes != 0)
-      throw Error(where + ": strides[" + std::to_string(i) + "] = " + std::to_string(s) + " (" + t.elem +
+      throw Error("strides[" + std::to_string(i) + "] = " + std::to_string(s) + " (" + t.elem +
                   " elements) must be positive, under 2^40 bytes and span a multiple of " +
                   std::to_string(kStrideBytes) + " bytes (the tensor-memory accelerator's rule): " +
                   std::to_string(kStrideBytes / t.elemBytes > 1 ? kStrideBytes / t.elemBytes : 1) +
@@ -120,22 +123,22 @@ std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const Descript
   for (size_t i = 0; i < rank; ++i) last += static_cast<unsigned __int128>(d.shape[i] - 1) * uint64_t(d.strides[i]);
   const uint64_t held = d.base.size() / uint64_t(t.elemBytes);
   if (last >= held)
-    throw Error(where + ": shape " + list(d.shape) + " with strides " + list(d.strides) +
+    throw Error("shape " + list(d.shape) + " with strides " + list(d.strides) +
                 " reaches past its buffer: the last element is at offset " +
                 (last > UINT64_MAX ? std::string("over 2^64") : std::to_string(static_cast<uint64_t>(last))) +
                 ", and the buffer holds " + std::to_string(held) + " " + t.elem + " elements");
-  std::vector<uint64_t> out{base};
-  for (size_t i = 0; i < rank; ++i) out.push_back(uint64_t(d.shape[i]));
-  for (size_t i = 0; i + 1 < rank; ++i) out.push_back(uint64_t(d.strides[i]));
-  return out;
+  size_t n = 0;
+  out[n++] = base;
+  for (size_t i = 0; i < rank; ++i) out[n++] = uint64_t(d.shape[i]);
+  for (size_t i = 0; i + 1 < rank; ++i) out[n++] = uint64_t(d.strides[i]);
+  return n;
 }
 
 std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args) {
   const std::vector<KernelParam> params = b.launchParams();
   for (size_t i = 0; i < args.size() && i < params.size(); ++i)
     if (auto *d = std::get_if<TensorDescriptor>(&args[i]))
-      if (auto t = parseDescriptorType(params[i].type); t && (d->blockShape.empty() || d->blockShape.size() == t->block.size()))
-        d->blockShape = t->block;
+      if (auto t = parseDescriptorType(params[i].type); t && takesVariantBlock(*d, *t)) d->blockShape = t->block;
   return args;
 }
 

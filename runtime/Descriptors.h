@@ -30,16 +30,29 @@ std::optional<DescriptorType> parseDescriptorType(const std::string &type);
 // every parameter but a descriptor. Nullopt for a malformed descriptor type.
 std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const KernelParam &p);
 
-// The ABI values of descriptor `d` passed for a parameter of type `t`, the
-// base first (its buffer is checked by the caller). Throws a tk::Error that
-// starts with `where` and names the rule `d` breaks.
-std::vector<uint64_t> descriptorValues(const TensorDescriptor &d, const DescriptorType &t, const std::string &where);
+// Whether a parameter type names a descriptor ("desc<..."), well formed or not.
+inline bool isDescriptorType(const std::string &type) { return type.rfind("desc<", 0) == 0; }
 
-// `args` with each tensor descriptor's block shape set to the one its
-// parameter in `b` was compiled with: the tuner passes one set of arguments
-// to variants of several block sizes (Triton's autotuner does it in a
-// pre-hook); an empty block shape takes the variant's too. Other arguments,
-// and descriptors of another rank, as given.
+// At most 2 * 5 ABI scalars per descriptor.
+constexpr size_t kMaxDescriptorValues = 10;
+
+// Whose block shape a launch takes. Exact (Device::launch): the
+// descriptor's, which must be the kernel's, or none. Variant's (the tuner
+// and generated launchers, which choose the variant themselves): the
+// kernel's replaces any of the same rank, and none.
+enum class BlockRule { Exact, Variants };
+bool takesVariantBlock(const TensorDescriptor &d, const DescriptorType &t);
+
+// Writes the ABI values of descriptor `d` passed for a parameter of type
+// `t` into `out` (room for kMaxDescriptorValues), the base first (its buffer
+// is checked by the caller), and returns how many. Throws a tk::Error naming
+// the rule `d` breaks, for the caller to prefix with the argument.
+size_t descriptorValues(const TensorDescriptor &d, const DescriptorType &t, BlockRule rule, uint64_t *out);
+
+// `args` with each tensor descriptor's block shape the one its parameter in
+// `b` was compiled with, by BlockRule::Variants: the tuner passes one set
+// of arguments to variants of several block sizes, as Triton's autotuner
+// sets it in a pre-hook.
 std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args);
 
 }  // namespace tk::detail

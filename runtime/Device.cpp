@@ -380,11 +380,7 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
   // One 8-byte slot per ABI scalar a buffer or a descriptor becomes (an i32
   // in its low bytes); reserved whole so `values` may point into it.
   size_t abiCount = 0;
-  for (const KernelParam &p : params) {
-    auto abi = detail::abiParams(p);
-    if (!abi) throw Error(who + ": parameter '" + p.name + "' has an unknown type " + p.type);
-    abiCount += abi->size();
-  }
+  for (const KernelParam &p : params) abiCount += detail::isDescriptorType(p.type) ? detail::kMaxDescriptorValues : 1;
   std::vector<uint64_t> slots;
   slots.reserve(abiCount);
   std::vector<const void *> values;
@@ -414,11 +410,20 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
                     "-byte aligned as the kernel assumes (declare the parameter `" + p.name + ": " + p.type +
                     " align(N)` to accept less)");
     };
-    if (auto desc = detail::parseDescriptorType(p.type)) {
+    if (detail::isDescriptorType(p.type)) {
+      auto desc = detail::parseDescriptorType(p.type);
+      if (!desc) throw Error(where + ": a parameter of unknown type " + p.type);
       const TensorDescriptor *d = std::get_if<TensorDescriptor>(&args[i]);
       if (!d) throw Error(where + " needs a tk::TensorDescriptor, got " + argKind(args[i]));
       checkBuffer(d->base, "*" + desc->elem, 0);
-      for (uint64_t v : detail::descriptorValues(*d, *desc, where)) pass(v);
+      uint64_t abi[detail::kMaxDescriptorValues];
+      size_t n = 0;
+      try {
+        n = detail::descriptorValues(*d, *desc, detail::BlockRule::Exact, abi);
+      } catch (const Error &e) {
+        throw Error(where + ": " + e.what());
+      }
+      for (size_t j = 0; j < n; ++j) pass(abi[j]);
       continue;
     }
     if (p.type[0] == '*') {

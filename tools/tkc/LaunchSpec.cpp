@@ -443,9 +443,7 @@ LaunchSpec::Bound LaunchSpec::bind(tk::Device &dev, const std::vector<tk::Kernel
     bb.buffer = dev.alloc(bb.initial.size());
     dev.copyToDevice(bb.buffer, bb.initial.data(), bb.initial.size());
     if (auto desc = tk::detail::parseDescriptorType(p.type)) {
-      std::vector<int64_t> shape(a->dims.begin(), a->dims.end());
-      if (shape.empty()) shape.push_back(int64_t(a->count));
-      b.args.push_back(tk::TensorDescriptor::contiguous(bb.buffer, shape, desc->block));
+      b.args.push_back(tk::TensorDescriptor::contiguous(bb.buffer, a->shape(), desc->block));
     } else {
       b.args.push_back(bb.buffer);
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lang/HostExpr.h"
+#include "runtime/Descriptors.h"
 #include "runtime/OutputFiles.h"
 #include "tk/runtime.h"
 
@@ -41,6 +42,10 @@ struct ArgSpec {
   std::string dtype;                                           // buffers: a tk scalar type
   uint64_t count = 0;                                          // buffers: elements, >= 1
   std::vector<uint64_t> dims;  // buffers given a shape, DTYPE[D0xD1..]: its sizes (count is their product)
+  // The tensor a descriptor parameter sees: dims, or [count].
+  std::vector<int64_t> shape() const {
+    return dims.empty() ? std::vector<int64_t>{int64_t(count)} : std::vector<int64_t>(dims.begin(), dims.end());
+  }
   Fill fill = Fill::Zeros;
   std::string inFile;   // Fill::File
   std::string outFile;  // written after the run as a 1-D .npy; "" for none
@@ -55,7 +60,7 @@ struct BoundBuffer {
 };
 
 // A parameter a literal is passed for: not a buffer, not a descriptor.
-inline bool isScalarParam(const tk::KernelParam &p) { return p.type[0] != '*' && p.type.rfind("desc<", 0) != 0; }
+inline bool isScalarParam(const tk::KernelParam &p) { return p.type[0] != '*' && !tk::detail::isDescriptorType(p.type); }
 
 struct LaunchSpec {
   static constexpr uint64_t kDefaultSeed = 0;

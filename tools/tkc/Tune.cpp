@@ -101,9 +101,7 @@ int runTune(const TuneCli &o) {
     const ArgSpec *a = spec.find(p.name);
     auto desc = tk::detail::parseDescriptorType(p.type);
     if (desc && a) {
-      std::vector<int64_t> shape(a->dims.begin(), a->dims.end());
-      if (shape.empty()) shape.push_back(int64_t(a->count));
-      scalarsOnly.push_back(tk::TensorDescriptor::contiguous(tk::Buffer(), shape, desc->block));
+      scalarsOnly.push_back(tk::TensorDescriptor::contiguous(tk::Buffer(), a->shape(), desc->block));
     } else {
       scalarsOnly.push_back(tk::Buffer());
     }
