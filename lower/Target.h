@@ -308,6 +308,34 @@ class Target {
   virtual void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const = 0;
   virtual void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const = 0;
 
+  // The tensor memory accelerator and mbarriers (PTX ISA 8.0, sm_90a; the
+  // sim when it emulates sm_90a). A pipelined loop whose operands come
+  // through host descriptors fills its rings with them (LowerTma.cpp): one
+  // thread expects a stage's bytes on the stage's mbarrier and issues its
+  // box copies; every thread waits for the barrier's phase before reading.
+  // Shared pointers are sharedBase's; the lowering asks only where hasTma().
+  virtual bool hasTma() const { return false; }
+  // Parameter `argNo` of kernel `fn` (declared `ptr`) is a tensor map
+  // (CUtensorMap: 128 bytes, 64-byte aligned) passed by value: the target
+  // makes it byval([128 x i8]) align 64 (NVPTX also a grid_constant, so the
+  // kernel reads the parameter in place instead of a local copy).
+  virtual void markTensorMapParam(llvm::Function &fn, unsigned argNo) const;
+  // mbarrier.init.shared::cta.b64 [bar], arrivals; mbarrier.inval.
+  virtual void mbarrierInit(llvm::IRBuilderBase &b, llvm::Value *bar, int arrivals) const;
+  virtual void mbarrierInval(llvm::IRBuilderBase &b, llvm::Value *bar) const;
+  // mbarrier.arrive.expect_tx.shared::cta.b64: one arrival, and `bytes` more
+  // transaction bytes the current phase waits for.
+  virtual void mbarrierArriveExpectTx(llvm::IRBuilderBase &b, llvm::Value *bar, int bytes) const;
+  // Waits until the phase of parity `parity` (i32, 0 or 1) of `bar` has
+  // completed (a loop on mbarrier.try_wait.parity).
+  virtual void mbarrierWait(llvm::IRBuilderBase &b, llvm::Value *bar, llvm::Value *parity) const;
+  // cp.async.bulk.tensor.{N}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes:
+  // the box of tensor map `map` (the by-value parameter's address) at
+  // `coords` (i32, the innermost dim first, as PTX orders them) into shared
+  // `dst`, out-of-bounds elements zero; the box's bytes complete on `bar`.
+  virtual void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map,
+                       const std::vector<llvm::Value *> &coords, llvm::Value *bar) const;
+
   // f(x), or f(x, y) for a binary `f` (mathFnArity), for scalars `x` and `y`
   // of one type, f32 or f64.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const = 0;
