@@ -178,10 +178,14 @@ Status Library::launch(const Stream &s, uint64_t headerHash, const char *kernel,
     return Status::error(StatusCode::NoVariant, std::string(kernel) + ": no variant " + std::to_string(variant));
   const Kernel &k = l->kernels[variant];
   // The device takes its arguments as a vector; one per thread, reused, so a
-  // launch allocates nothing once warm.
+  // launch allocates nothing once warm. The variant's tensor maps follow the
+  // values the launcher packed, encoded from its descriptors' as
+  // Device::launch encodes them.
   thread_local std::vector<const void *> values;
+  thread_local std::vector<detail::TensorMapBlob> maps;
   values.assign(args, args + count);
   try {
+    detail::appendTensorMaps(*k.device_, k.bundle_, "", values, maps);
     k.device_->launch(k.handle_.get(), k.bundle_, grid, values, LaunchOptions{},
                       s.state_ ? s.state_->native.get() : nullptr);
   } catch (const std::exception &e) {

@@ -42,6 +42,12 @@ std::string checksum(const Bundle &b) {
   for (const auto &[arch, r] : b.resources)
     mix(arch + ":" + std::to_string(r.registers) + "," + std::to_string(r.spillStoreBytes) + "," +
         std::to_string(r.spillLoadBytes) + "," + std::to_string(r.sharedStaticBytes));
+  // Mixed only when present, so a bundle without them keeps its checksum.
+  for (const TensorMapParam &m : b.tensorMaps) {
+    std::string box;
+    for (int64_t d : m.box) box += std::to_string(d) + ",";
+    mix("tensor_map:" + m.param + "[" + box + "]" + std::to_string(m.swizzle));
+  }
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
@@ -173,6 +179,12 @@ std::string Bundle::toJson() const {
                   {"no_specialize", p.noSpecialize},
                   {"multiple_of", p.multipleOf}});
   j["params"] = ps;
+  if (!tensorMaps.empty()) {  // optional: older bundles have none
+    json maps = json::array();
+    for (const TensorMapParam &m : tensorMaps)
+      maps.push_back({{"param", m.param}, {"box", m.box}, {"swizzle", m.swizzle}});
+    j["tensor_maps"] = maps;
+  }
   j["tir"] = tir;
   j["ptx"] = ptx;
   j["checksum"] = checksum(*this);
@@ -217,6 +229,18 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
                                    field<int64_t>(p, "align", pw), field<bool>(p, "no_specialize", pw),
                                    field<int64_t>(p, "multiple_of", pw)});
   }
+  if (auto maps = j.find("tensor_maps"); maps != j.end()) {
+    if (!maps->is_array()) throw Error(what + ": field 'tensor_maps' has the wrong type");
+    for (const json &m : *maps) {
+      const std::string mw = what + ": tensor map " + std::to_string(b.tensorMaps.size());
+      if (!m.is_object()) throw Error(mw + " is not an object");
+      const int64_t swizzle = field<int64_t>(m, "swizzle", mw);
+      if (swizzle < 0 || swizzle > 128)
+        throw Error(mw + ": swizzle " + std::to_string(swizzle) + " is not 0, 32, 64 or 128 (bytes)");
+      b.tensorMaps.push_back(
+          TensorMapParam{field<std::string>(m, "param", mw), field<std::vector<int64_t>>(m, "box", mw), int(swizzle)});
+    }
+  }
   if (!validNumWarps(b.numWarps))
     throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, " +
                 std::to_string(kMaxWarps) + "]");
@@ -236,6 +260,13 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   }
   bool same = *fromIr == launch;
   if (!same) throw Error(what + ": its parameters do not match those of its tile IR");
+  for (size_t i = 0; i < b.tensorMaps.size(); ++i) {
+    try {
+      detail::tensorMapSource(b, b.tensorMaps[i]);
+    } catch (const Error &e) {
+      throw Error(what + ": tensor map " + std::to_string(i) + " (of '" + b.tensorMaps[i].param + "'): " + e.what());
+    }
+  }
   return b;
 }
 

@@ -4,15 +4,85 @@
 // is linked, are lowered from their tile IR for the GPU's own arch when they
 // carry none that fits (DeviceImpl.h, registerPtxLowering). No LLVM here:
 // this file is part of tk_runtime.
+#include <cstdint>
+#include <string>
+#include <utility>
+
 #include "backend/cuda/Context.h"
 #include "backend/cuda/Driver.h"
 #include "runtime/ArchSelect.h"
+#include "runtime/Descriptors.h"
 #include "runtime/DeviceImpl.h"
 #include "tk/gpu.h"
 
 namespace tk {
 
 namespace {
+
+// cuTensorMapEncodeTiled's data type for a descriptor's element: the
+// accelerator copies bytes, so types it has no name for go as unsigned
+// integers of their width. -1 for none.
+int tensorMapDataType(const std::string &elem) {
+  static const std::pair<const char *, int> table[] = {
+      {"f16", cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16},  {"bf16", cuda::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+      {"f32", cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT32},  {"f64", cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT64},
+      {"i32", cuda::CU_TENSOR_MAP_DATA_TYPE_INT32},    {"i64", cuda::CU_TENSOR_MAP_DATA_TYPE_INT64},
+      {"i8", cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8},     {"f8e4m3", cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8},
+      {"f8e5m2", cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8}, {"i16", cuda::CU_TENSOR_MAP_DATA_TYPE_UINT16},
+  };
+  for (const auto &[name, type] : table)
+    if (elem == name) return type;
+  return -1;
+}
+
+int tensorMapSwizzle(int bytes) {
+  switch (bytes) {
+    case 32:
+      return cuda::CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+      return cuda::CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128:
+      return cuda::CU_TENSOR_MAP_SWIZZLE_128B;
+    default:
+      return cuda::CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+// "[a, b, c]", for messages.
+template <class T>
+std::string list(const T *v, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Encodes tensor map `s` into `out` (a CUtensorMap) with the driver:
+// cuda.h orders every dim innermost first and gives the outer strides in bytes.
+void encodeTiled(const cuda::Driver &driver, const detail::TensorMapSpec &s, void *out) {
+  if (!driver.cuTensorMapEncodeTiled)
+    throw Error("the CUDA driver (version " + std::to_string(driver.driverVersion()) +
+                ") lacks cuTensorMapEncodeTiled: tensor maps need a CUDA 12.0 driver or newer");
+  const int type = tensorMapDataType(s.elem);
+  if (type < 0) throw Error("no tensor map data type for " + s.elem + " elements");
+  const size_t rank = s.rank;
+  uint64_t dims[detail::kMaxDescriptorRank] = {}, strides[detail::kMaxDescriptorRank] = {};
+  unsigned box[detail::kMaxDescriptorRank] = {}, elementStrides[detail::kMaxDescriptorRank] = {};
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t d = rank - 1 - i;  // tk's dim of the driver's dim i
+    dims[i] = uint64_t(s.shape[d]);
+    box[i] = unsigned(s.box[d]);
+    elementStrides[i] = 1;
+    if (i > 0) strides[i - 1] = uint64_t(s.strides[d] * s.elemBytes);
+  }
+  const cuda::CUresult r = driver.cuTensorMapEncodeTiled(
+      out, type, unsigned(rank), reinterpret_cast<void *>(static_cast<uintptr_t>(s.base)), dims, strides, box,
+      elementStrides, cuda::CU_TENSOR_MAP_INTERLEAVE_NONE, tensorMapSwizzle(s.swizzle),
+      cuda::CU_TENSOR_MAP_L2_PROMOTION_L2_128B, cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != cuda::CUDA_SUCCESS)  // the message is built only on failure
+    driver.check(r, "cuTensorMapEncodeTiled(" + s.elem + ", dims " + list(dims, rank) + ", byte strides " +
+                        list(strides, rank ? rank - 1 : 0) + ", box " + list(box, rank) + ", swizzle " +
+                        std::to_string(s.swizzle) + "; innermost first)");
+}
 
 struct LoadedCudaKernel {
   explicit LoadedCudaKernel(cuda::Module m) : module(std::move(m)) {}
@@ -110,6 +180,8 @@ class CudaDevice final : public DeviceImpl {
     s.ms = cuda::Event::elapsedMs(start, stop);
     return s;
   }
+
+  void encodeTensorMap(const detail::TensorMapSpec &s, void *out128) override { encodeTiled(ctx_.driver(), s, out128); }
 
   // A stream is a cuda::Stream (cuStreamCreate, flags 0: it synchronizes
   // with the legacy default stream the synchronous calls use); an event a

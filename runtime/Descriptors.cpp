@@ -10,10 +10,11 @@
 #include <climits>
 #include <cstdio>
 
+#include "runtime/DeviceImpl.h"
+
 namespace tk::detail {
 
 namespace {
-constexpr size_t kMaxRank = 5;
 constexpr int64_t kMaxBlock = 256;
 constexpr int64_t kStrideBytes = 16;
 constexpr int64_t kBaseAlign = 16;
@@ -63,7 +64,7 @@ std::optional<DescriptorType> parseDescriptorType(const std::string &type) {
     t.block.push_back(b);
     start = end + 1;
   }
-  if (t.block.empty() || t.block.size() > kMaxRank) return std::nullopt;
+  if (t.block.empty() || t.block.size() > kMaxDescriptorRank) return std::nullopt;
   return t;
 }
 
@@ -140,6 +141,95 @@ std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args) {
     if (auto *d = std::get_if<TensorDescriptor>(&args[i]))
       if (auto t = parseDescriptorType(params[i].type); t && takesVariantBlock(*d, *t)) d->blockShape = t->block;
   return args;
+}
+
+namespace {
+bool validSwizzle(int s) { return s == 0 || s == 32 || s == 64 || s == 128; }
+}  // namespace
+
+TensorMapSource tensorMapSource(const Bundle &b, const TensorMapParam &m) {
+  TensorMapSource src;
+  for (const KernelParam &p : b.params) {
+    if (p.name == m.param) {
+      src.param = &p;
+      break;
+    }
+    if (p.isConst) continue;
+    ++src.argument;
+    auto abi = isDescriptorType(p.type) ? parseDescriptorType(p.type) : std::nullopt;
+    src.firstSlot += abi ? 2 * abi->block.size() : 1;
+  }
+  if (!src.param) throw Error("the kernel has no parameter '" + m.param + "'");
+  const KernelParam &p = *src.param;
+  auto t = parseDescriptorType(p.type);
+  if (!t) throw Error("parameter '" + p.name + "' (" + p.type + ") is not a desc<..> parameter");
+  if (p.isConst) throw Error("parameter '" + p.name + "' is const, not a launch argument");
+  src.type = std::move(*t);
+  const std::vector<int64_t> &box = m.box;
+  const size_t rank = src.type.block.size();
+  if (box.size() != rank)
+    throw Error("box " + list(box) + " has " + std::to_string(box.size()) + " dims; its parameter '" + p.name + "' (" +
+                p.type + ") has " + std::to_string(rank));
+  for (size_t i = 0; i < rank; ++i)
+    if (box[i] < 1 || box[i] > kMaxBlock)
+      throw Error("box[" + std::to_string(i) + "] = " + std::to_string(box[i]) + " is not in [1, " +
+                  std::to_string(kMaxBlock) + "] (the tensor-memory accelerator's rule)");
+  if (!validSwizzle(m.swizzle))
+    throw Error("swizzle " + std::to_string(m.swizzle) + " is not 0, 32, 64 or 128 (bytes)");
+  const int64_t innerBytes = box[rank - 1] * src.type.elemBytes;
+  if (innerBytes % kStrideBytes != 0)
+    throw Error("box " + list(box) + " of " + src.type.elem + " has an inner dim of " + std::to_string(innerBytes) +
+                " bytes, not a multiple of " + std::to_string(kStrideBytes) +
+                " (the tensor-memory accelerator's rule)");
+  if (m.swizzle && innerBytes > m.swizzle)
+    throw Error("box " + list(box) + " of " + src.type.elem + " has an inner dim of " + std::to_string(innerBytes) +
+                " bytes, more than its swizzle of " + std::to_string(m.swizzle) +
+                " (the tensor-memory accelerator's rule: a swizzled box row spans at most the swizzle)");
+  return src;
+}
+
+void appendTensorMaps(DeviceImpl &device, const Bundle &b, const std::string &who, std::vector<const void *> &values,
+                      std::vector<TensorMapBlob> &maps) {
+  if (b.tensorMaps.empty()) return;
+  const size_t ordinary = values.size();
+  maps.resize(b.tensorMaps.size());  // before any pointer into it is taken
+  for (size_t i = 0; i < b.tensorMaps.size(); ++i) {
+    const TensorMapParam &m = b.tensorMaps[i];
+    // Messages are built only on failure.
+    auto which = [&] {
+      return (who.empty() ? "" : who + ": ") + "tensor map " + std::to_string(i) + " (of '" + m.param + "')";
+    };
+    TensorMapSource src;
+    try {
+      src = tensorMapSource(b, m);
+    } catch (const Error &e) {
+      e.rethrowPrefixed(which() + ": ");
+    }
+    const size_t rank = src.type.block.size();
+    if (src.firstSlot + 2 * rank > ordinary)
+      throw InternalError(which() + ": the launch passes " + std::to_string(ordinary) +
+                          " ABI values, too few for the descriptor it reads");
+    // The values descriptorValues wrote: the base, the sizes, the outer strides.
+    auto slot = [&](size_t j) { return *static_cast<const uint64_t *>(values[src.firstSlot + j]); };
+    TensorMapSpec s;
+    s.base = slot(0);
+    s.elem = src.type.elem;
+    s.elemBytes = src.type.elemBytes;
+    s.rank = rank;
+    for (size_t d = 0; d < rank; ++d) {
+      s.shape[d] = int64_t(slot(1 + d));
+      s.strides[d] = d + 1 < rank ? int64_t(slot(1 + rank + d)) : 1;
+      s.box[d] = m.box[d];
+    }
+    s.swizzle = m.swizzle;
+    try {
+      device.encodeTensorMap(s, maps[i].bytes);
+    } catch (const Error &e) {
+      e.rethrowPrefixed(which() + ", argument " + std::to_string(src.argument) + " ('" + src.param->name + "', " +
+                        src.param->type + "): ");
+    }
+    values.push_back(maps[i].bytes);
+  }
 }
 
 }  // namespace tk::detail

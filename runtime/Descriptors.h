@@ -13,6 +13,10 @@
 
 #include "tk/runtime.h"
 
+namespace tk {
+class DeviceImpl;
+}
+
 namespace tk::detail {
 
 struct DescriptorType {
@@ -33,8 +37,9 @@ std::optional<std::vector<std::pair<std::string, std::string>>> abiParams(const 
 // Whether a parameter type names a descriptor ("desc<..."), well formed or not.
 inline bool isDescriptorType(const std::string &type) { return type.rfind("desc<", 0) == 0; }
 
-// At most 2 * 5 ABI scalars per descriptor.
-constexpr size_t kMaxDescriptorValues = 10;
+// Descriptors have rank 1 to 5, so at most 2 * 5 ABI scalars.
+constexpr size_t kMaxDescriptorRank = 5;
+constexpr size_t kMaxDescriptorValues = 2 * kMaxDescriptorRank;
 
 // Whose block shape a launch takes. Exact (Device::launch): the
 // descriptor's, which must be the kernel's, or none. Variant's (the tuner
@@ -54,5 +59,53 @@ size_t descriptorValues(const TensorDescriptor &d, const DescriptorType &t, Bloc
 // of arguments to variants of several block sizes, as Triton's autotuner
 // sets it in a pre-hook.
 std::vector<Arg> withKernelBlocks(const Bundle &b, std::vector<Arg> args);
+
+// ---- Tensor maps (Bundle::tensorMaps, docs/api.md "Tensor maps") ----------
+
+// What a device encodes one tensor map from (DeviceImpl::encodeTensorMap):
+// the descriptor passed for its parameter, as descriptorValues checked it,
+// and the bundle's box and swizzle. Dims outermost first, as a
+// TensorDescriptor's, in elements; strides[rank - 1] is 1. Fixed arrays: a
+// warm launch allocates nothing for it.
+struct TensorMapSpec {
+  uint64_t base = 0;  // 16-byte aligned
+  std::string elem;   // "f16"
+  int64_t elemBytes = 0;
+  size_t rank = 0;  // 1..kMaxDescriptorRank
+  int64_t shape[kMaxDescriptorRank] = {}, strides[kMaxDescriptorRank] = {}, box[kMaxDescriptorRank] = {};
+  int swizzle = 0;  // bytes: 0, 32, 64 or 128
+};
+
+// One tensor map as the ABI passes it: by value, 128 bytes aligned to 64,
+// as CUtensorMap.
+struct alignas(64) TensorMapBlob {
+  unsigned char bytes[128];
+};
+
+// Where tensor map `m` of `b` comes from: its parameter (a launch
+// parameter: `argument` is its index among them), the ABI slot of the
+// descriptor's base and the descriptor's type. Throws a tk::Error naming the
+// rule `m` breaks, for the caller to prefix: the parameter is a non-const
+// desc<..> one; the box has its rank, each dim in [1, 256], its inner dim a
+// multiple of 16 bytes and, swizzled, at most the swizzle's bytes; the
+// swizzle is 0, 32, 64 or 128. Bundle::fromJson checks every map with it.
+struct TensorMapSource {
+  const KernelParam *param = nullptr;
+  size_t argument = 0;
+  size_t firstSlot = 0;
+  DescriptorType type;
+};
+TensorMapSource tensorMapSource(const Bundle &b, const TensorMapParam &m);
+
+// Appends to `values` -- the ABI values of a launch of `b` as
+// DeviceImpl::launch takes them, each descriptor's written by
+// descriptorValues into uint64_t slots -- one value per b.tensorMaps entry:
+// the map `device` encodes from its descriptor's values, held in `maps`
+// (resized here; it must live until the launch returns). Errors name the
+// map and its argument after `who` ("launch of 'k'"; empty: no prefix).
+// Device::launch and generated launchers (aot::Library::launch) both pass
+// their tensor maps through it.
+void appendTensorMaps(DeviceImpl &device, const Bundle &b, const std::string &who, std::vector<const void *> &values,
+                      std::vector<TensorMapBlob> &maps);
 
 }  // namespace tk::detail

@@ -457,6 +457,9 @@ LaunchStats Device::launch(const Kernel &kernel, Dim3 grid, const std::vector<Ar
                     "): launch a variant compiled without that assumption (CompileOptions::assume, tkc --assume)");
     }
   }
+  // Tensor maps follow every other value, each encoded from its descriptor's.
+  std::vector<detail::TensorMapBlob> maps;
+  detail::appendTensorMaps(*impl_, b, who, values, maps);
   return impl_->launch(kernel.handle_.get(), b, grid, values, opts, stream);
 }
 

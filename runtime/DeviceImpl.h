@@ -8,6 +8,10 @@
 
 #include "tk/runtime.h"
 
+namespace tk::detail {
+struct TensorMapSpec;  // runtime/Descriptors.h
+}
+
 namespace tk {
 
 class DeviceImpl {
@@ -42,6 +46,12 @@ class DeviceImpl {
   // (createStream), null for the default stream; opts.stream is ignored here.
   virtual LaunchStats launch(void *loaded, const Bundle &bundle, Dim3 grid, const std::vector<const void *> &args,
                              const LaunchOptions &opts, void *stream) = 0;
+  // The 128 bytes a kernel takes by value for tensor map `s` (Bundle::tensorMaps):
+  // a CUtensorMap on a GPU, a tk::sim::TensorMap on the sim. `out128` is
+  // 64-byte aligned. Throws a tk::Error the caller prefixes with the argument.
+  virtual void encodeTensorMap(const detail::TensorMapSpec & /*s*/, void * /*out128*/) {
+    throw Error(name() + " does not take tensor maps");
+  }
 
   // Streams and events (tk::Stream, tk::Event). The defaults are the sim's:
   // work runs when it is submitted, so a stream is only a token, its copies

@@ -1,5 +1,7 @@
 // The sim as a tk device: bundles are re-lowered from their tile IR through
 // SimTarget and JIT-compiled; launches run on tk::sim::Simulator.
+#include "runtime/SimDevice.h"
+
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -18,6 +20,26 @@
 #include "runtime/DeviceImpl.h"
 #include "syntax/Location.h"
 #include "tk/gpu.h"
+
+namespace tk::sim {
+
+TensorMap encodeTensorMap(const detail::TensorMapSpec &s) {
+  TensorMap m{};
+  m.base = s.base;
+  m.rank = uint32_t(s.rank);
+  m.elemBytes = uint32_t(s.elemBytes);
+  m.swizzle = uint32_t(s.swizzle);
+  for (size_t i = 0; i < s.rank; ++i) {
+    const size_t d = s.rank - 1 - i;  // tk's dim of the map's dim i
+    m.dims[i] = uint64_t(s.shape[d]);
+    m.strides[i] = uint64_t(s.strides[d] * s.elemBytes);
+    m.box[i] = uint32_t(s.box[d]);
+  }
+  m.magic = TensorMap::kMagic;
+  return m;
+}
+
+}  // namespace tk::sim
 
 namespace tk {
 
@@ -114,6 +136,12 @@ class SimDevice final : public DeviceImpl {
   }
   void copyToHost(void *dst, uint64_t src, size_t bytes) override {
     std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+  }
+  // The descriptor was checked as any launch checks one (descriptorValues):
+  // the sim's copies read inside what it describes.
+  void encodeTensorMap(const detail::TensorMapSpec &s, void *out128) override {
+    const sim::TensorMap m = sim::encodeTensorMap(s);
+    std::memcpy(out128, &m, sizeof m);
   }
   void fill(uint64_t dst, const void *pattern, size_t patternBytes, size_t count) override {
     auto *out = reinterpret_cast<unsigned char *>(dst);

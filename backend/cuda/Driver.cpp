@@ -113,6 +113,7 @@ std::unique_ptr<Driver> Driver::open(const std::string &path) {
 #define TK_CUDA_FN(name, ret, args)                              \
   d->name = reinterpret_cast<decltype(d->name)>(resolve(#name)); \
   if (!d->name) throw Unavailable("CUDA driver library '" + path + "' lacks " #name " (driver too old for tk?)");
+#define TK_CUDA_OPTIONAL_FN(name, ret, args) d->name = reinterpret_cast<decltype(d->name)>(resolve(#name));
 #include "backend/cuda/DriverFunctions.def"
 
   if (CUresult r = d->cuInit(0); r != CUDA_SUCCESS) {

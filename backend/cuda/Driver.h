@@ -48,6 +48,27 @@ enum : int {
   CU_JIT_LOG_VERBOSE = 12,
 };
 
+// cuTensorMapEncodeTiled's enums (cuda.h's CUtensorMapDataType,
+// CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+// CUtensorMapFloatOOBfill), the values tk passes.
+enum : int {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,  // out-of-bounds elements read as zeros
+};
+
 // No usable driver or device (tk::CudaUnavailable), and a failed Driver API
 // call (tk::CudaError: code(), call(), what() "<call> failed: <NAME> (<code>):
 // <text>"): the public classes of tk/error.h under the names this wrapper uses.
@@ -81,6 +102,8 @@ class Driver {
   // Throws Error naming `call` unless r == CUDA_SUCCESS.
   void check(CUresult r, const std::string &call) const;
 
+  // Every entry point is set after open(), but a TK_CUDA_OPTIONAL_FN one
+  // (DriverFunctions.def) may be null: the driver predates it.
 #define TK_CUDA_FN(name, ret, args) ret(*name) args = nullptr;
 #include "backend/cuda/DriverFunctions.def"
 

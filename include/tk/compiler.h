@@ -78,6 +78,17 @@ struct KernelParam {
   int64_t multipleOf = 0;
 };
 
+// A tensor map (CUtensorMap) a launch builds from the descriptor passed for
+// `param`, a `desc<..>` parameter, and passes after every other argument:
+// kernels for sm_90a fill shared memory from it with the tensor memory
+// accelerator. `box`: the box one copy moves, outermost dim first like a
+// block shape; `swizzle`: 0, 32, 64 or 128 (bytes).
+struct TensorMapParam {
+  std::string param;
+  std::vector<int64_t> box;
+  int swizzle = 0;
+};
+
 // A compiled, specialised kernel.
 struct Bundle {
   static constexpr int kFormatVersion = 5;  // 5: archs beside param attributes
@@ -100,6 +111,9 @@ struct Bundle {
   // 1) or "N" (a multiple of N, a power of two: "16" from a launch's value,
   // any from @multiple_of(N)). Device::launch refuses values that break one.
   std::map<std::string, std::string> assumed;
+  // One per tensor map the kernel takes, in the order it takes them: after
+  // the ABI values of every launch parameter (docs/api.md, "Tensor maps").
+  std::vector<TensorMapParam> tensorMaps;
 
   // The parameters a launch passes (the non-const ones), in order.
   std::vector<KernelParam> launchParams() const;
