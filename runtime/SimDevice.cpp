@@ -35,7 +35,7 @@ TensorMap encodeTensorMap(const detail::TensorMapSpec &s) {
     m.strides[i] = uint64_t(s.strides[d] * s.elemBytes);
     m.box[i] = uint32_t(s.box[d]);
   }
-  m.magic = TensorMap::kMagic;
+  m.magic = kTensorMapMagic;
   return m;
 }
 

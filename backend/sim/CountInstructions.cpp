@@ -57,12 +57,16 @@ StringRef libmBase(StringRef name, bool (*known)(StringRef)) {
 }
 
 // Runtime calls that are instructions on a GPU: the collectives (bar.sync,
-// shfl.sync, ldmatrix, mma.sync, the wgmma family and its fences), one each. The others (ids, the shared base,
-// the memory hooks, print and assert) are the sim's plumbing and cost nothing.
+// shfl.sync, ldmatrix, mma.sync, the wgmma family and its fences), the
+// mbarrier operations (a wait: one try_wait) and cp.async.bulk.tensor, one
+// each. The others (ids, the shared base, the memory hooks, print and
+// assert) are the sim's plumbing and cost nothing.
 bool isCollective(StringRef name) {
   for (const char *c : {kFnBarrier, kFnBarrierAt, kFnShflI32, kFnShflF32, kFnShflI32At,
                         kFnShflF32At, kFnLdmatrix, kFnLdmatrixAt, kFnMma, kFnMmaAt, kFnWgmma, kFnWgmmaAt, kFnWgmmaWait, kFnWgmmaFence,
-                        kFnWgmmaCommit, kFnFenceProxyAsync})
+                        kFnWgmmaCommit, kFnFenceProxyAsync, kFnMbarrierInit, kFnMbarrierInitAt, kFnMbarrierInval,
+                        kFnMbarrierInvalAt, kFnMbarrierArriveExpectTx, kFnMbarrierArriveExpectTxAt, kFnMbarrierWait,
+                        kFnMbarrierWaitAt, kFnTmaLoadAt})
     if (name == c) return true;
   return false;
 }

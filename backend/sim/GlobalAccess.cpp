@@ -3,7 +3,8 @@
 // buffer of the kernel argument the address derives from when the site
 // knows it (Site::param, PointerProvenance.h), or against the allocation
 // holding the root pointer it derives from (Site::root), else against every
-// live allocation — and the counters. A bad access is reported once per launch
+// live allocation — and the counters; and the same bounds check of the rows
+// a bulk tensor copy reads (checkedGlobalRange). A bad access is reported once per launch
 // and redirected to scratch, so the kernel goes on without touching it.
 #include <algorithm>
 #include <bit>
@@ -83,8 +84,10 @@ std::string bufferOwner(const LaunchCtx &l, uintptr_t begin) {
 // buffer holds it).
 std::string bufferLabel(const LaunchCtx &l, const Site &s, const ParamBuffer &pb) {
   if (s.root == SiteRoot::None) return paramLabel(s);
-  std::string label = std::string(s.root == SiteRoot::Loaded ? "the loaded pointer " : "the integer-made pointer ") +
-                      hexAddress(pb.arg);
+  const char *what = s.root == SiteRoot::Loaded      ? "the loaded pointer "
+                     : s.root == SiteRoot::TensorMap ? "the tensor map's base "
+                                                     : "the integer-made pointer ";
+  std::string label = what + hexAddress(pb.arg);
   const std::string owner = bufferOwner(l, pb.begin);
   return owner.empty() ? label : label + " (into " + owner + "'s buffer)";
 }
@@ -226,6 +229,17 @@ void bindSiteBuffers(LaunchCtx &l) {
     if (ptrdiff_t r = containing(l.memory.live, arg); r >= 0)
       l.siteBuffers[i] = ParamBuffer{l.memory.live[size_t(r)].begin, l.memory.live[size_t(r)].end, arg};
   }
+}
+
+bool checkedGlobalRange(ThreadCtx *t, uint32_t siteId, uintptr_t lo, uintptr_t hi, uintptr_t root) {
+  BlockCtx *b = t->block;
+  LaunchCtx *l = b->launch;
+  size_t &hint = b->worker->memoryHint;
+  const std::vector<Memory::Range> &live = l->memory.live;
+  const ParamBuffer pb = rootBuffer(live, root, hint);
+  if (pb.begin ? pb.begin <= lo && hi <= pb.end : findRange(live, lo, hi, hint) >= 0) return true;
+  reportGlobal(t, l->program->sites.sites[siteId], pb, lo, hi);
+  return false;
 }
 
 void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask, uintptr_t root) {

@@ -55,30 +55,38 @@ void checkAddressSpace(const Instruction &i, const Value *ptr) {
 }
 
 // The located form of a runtime warp collective (its site appended as a
-// last i32 argument), or null for other calls.
+// last i32 argument), or null for other calls. The mbarrier operations and
+// the bulk tensor copy take the same route: their errors name the line, and
+// a copy's global read is checked and counted by its site.
 struct Located {
   const char *name;
   SiteKind kind;
   uint32_t bytes;
+  SiteRoot root = SiteRoot::None;
 };
 const Located *locatedCollective(StringRef name) {
   static const std::pair<const char *, Located> table[] = {
       {kFnShflI32, {kFnShflI32At, SiteKind::Shuffle, 0}},     {kFnShflF32, {kFnShflF32At, SiteKind::Shuffle, 0}},
       {kFnLdmatrix, {kFnLdmatrixAt, SiteKind::Ldmatrix, 16}}, {kFnMma, {kFnMmaAt, SiteKind::Mma, 0}},
-      {kFnWgmma, {kFnWgmmaAt, SiteKind::Wgmma, 16}}};
+      {kFnWgmma, {kFnWgmmaAt, SiteKind::Wgmma, 16}},
+      {kFnMbarrierInit, {kFnMbarrierInitAt, SiteKind::Mbarrier, 0}},
+      {kFnMbarrierInval, {kFnMbarrierInvalAt, SiteKind::Mbarrier, 0}},
+      {kFnMbarrierArriveExpectTx, {kFnMbarrierArriveExpectTxAt, SiteKind::Mbarrier, 0}},
+      {kFnMbarrierWait, {kFnMbarrierWaitAt, SiteKind::Mbarrier, 0}},
+      {kFnTmaLoad, {kFnTmaLoadAt, SiteKind::GlobalLoad, 0, SiteRoot::TensorMap}}};
   for (const auto &[plain, at] : table)
     if (name == plain) return &at;
   return nullptr;
 }
 
-// ldmatrix, mma, wgmma and cp.async are rewritten even without !tk.loc (see
-// the header).
+// ldmatrix, mma, wgmma, cp.async and tma_load are rewritten even without
+// !tk.loc (see the header).
 bool alwaysLocated(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
   const Function *callee = call ? call->getCalledFunction() : nullptr;
   if (!callee) return false;
   const StringRef name = callee->getName();
-  return name == kFnLdmatrix || name == kFnMma || name == kFnWgmma || name == kFnCpAsync;
+  return name == kFnLdmatrix || name == kFnMma || name == kFnWgmma || name == kFnCpAsync || name == kFnTmaLoad;
 }
 
 // Records which kernel parameter a global access's address comes from
@@ -236,7 +244,9 @@ unsigned instrumentMemoryAccesses(Module &m, SiteTable &sites) {
             m.getOrInsertFunction(at->name, FunctionType::get(callee->getReturnType(), params, false));
         auto *atFn = cast<Function>(atCallee.getCallee());
         atFn->copyAttributesFrom(callee);  // convergent, nounwind: a collective like the original
-        uint32_t id = sites.add(Site{at->kind, at->bytes, locOf(*i)});
+        Site s{at->kind, at->bytes, locOf(*i)};
+        s.root = at->root;
+        uint32_t id = sites.add(std::move(s));
         std::vector<Value *> args(call->arg_begin(), call->arg_end());
         args.push_back(b.getInt32(id));
         CallInst *nc = b.CreateCall(atCallee, args);

@@ -40,14 +40,25 @@ inline constexpr const char *kFnWgmmaAt = "__tk_sim_wgmma_at";  // (i64, i64, pt
 // write, counted when a wait_group completes it.
 inline constexpr const char *kFnCpAsyncAt = "__tk_sim_cp_async_at";
 
+// The mbarrier operations with their site appended, when they carry !tk.loc:
+// void __tk_sim_mbarrier_init_at(ptr bar, i32 count, i32 site), _inval_at(ptr, i32 site),
+// _arrive_expect_tx_at(ptr, i32 bytes, i32 site), _wait_at(ptr, i32 parity, i32 site);
+// and every tma_load: void __tk_sim_tma_load_at(ptr dst, ptr map, ptr bar, i32 rank,
+// i32 c0, .., i32 c4, i32 site), whose site is a GlobalLoad rooted at the map's base.
+inline constexpr const char *kFnMbarrierInitAt = "__tk_sim_mbarrier_init_at";
+inline constexpr const char *kFnMbarrierInvalAt = "__tk_sim_mbarrier_inval_at";
+inline constexpr const char *kFnMbarrierArriveExpectTxAt = "__tk_sim_mbarrier_arrive_expect_tx_at";
+inline constexpr const char *kFnMbarrierWaitAt = "__tk_sim_mbarrier_wait_at";
+inline constexpr const char *kFnTmaLoadAt = "__tk_sim_tma_load_at";
+
 // The metadata the lowering attaches (!tk.loc, !tk.shared) is declared in
 // lower/LocMetadata.h, with the functions that write and read it.
 
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
 // width are handled; unmarked accesses (registers, stack) are left alone.
-// Every ldmatrix, mma and cp.async call gets a site (two for cp.async), marked or not: the race check and
-// the runtime's errors name an ldmatrix by it.
+// Every ldmatrix, mma, cp.async and tma_load call gets a site (two for cp.async), marked or not: the race
+// check and the runtime's errors name an ldmatrix by it.
 // Returns the number of sites added. Throws SimError for a marked access
 // outside address space 0.
 unsigned instrumentMemoryAccesses(llvm::Module &m, SiteTable &sites);

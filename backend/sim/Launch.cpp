@@ -1,13 +1,14 @@
 // Simulator::launch: blocks are handed out to worker threads; inside a block
 // every GPU thread is a fiber, and a small scheduler runs them until they
 // finish or meet at a collective (barrier, warp shuffle, ldmatrix, mma,
-// wgmma).
+// wgmma) or park on an mbarrier.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
 
+#include "backend/sim/Mbarrier.h"
 #include "backend/sim/Runtime.h"
 #include "backend/sim/WarpCollective.h"
 #include "backend/sim/Wgmma.h"
@@ -73,6 +74,9 @@ void fiberMain(ctx::transfer_t in) {
 
 // Nothing can run but some threads have not finished: say why.
 void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
+  // A thread parked on an mbarrier is the cause: others then wait for it
+  // at a barrier or a collective.
+  if (reportParkedOnMbarrier(b, threads)) return;
   LaunchCtx &l = *b.launch;
   std::string kernel = "kernel " + l.kernel->name + ": ";
   for (uint32_t w = 0; w < b.warps.size(); ++w) {
@@ -250,6 +254,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
     t.copies.clear();
     t.recentNext = 0;  // its entries are of an older epoch now
     t.committedGroups = 0;
+    t.parked = MbarrierWaiter{};
     t.ctx = w.stacks.makeContext(i, fiberMain);
     w.runq.push_back(i);
   }
@@ -307,6 +312,8 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
           }
           break;
         }
+        case Wait::Mbarrier:
+          break;  // parked: the thread completing its phase hands it back (Mbarrier.cpp)
         case Wait::None:
           break;  // cannot happen: a fiber only comes back finished or at a collective
       }

@@ -1,7 +1,8 @@
 // The sim runtime the JIT'd kernels call: thread and block ids, barriers,
 // warp shuffles, ldmatrix, mma and wgmma (collectives that yield to the block
 // scheduler), checked and counted memory accesses, and the f16/bf16
-// conversion libcalls.
+// conversion libcalls; the entry points of cp.async, mbarriers and bulk
+// tensor copies, whose work is in their own files.
 #include "backend/sim/Runtime.h"
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 #include "backend/sim/CountInstructions.h"
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/InstrumentOverflow.h"
+#include "backend/sim/Mbarrier.h"
 #include "backend/sim/SimTarget.h"
+#include "backend/sim/TensorCopy.h"
 #include "backend/sim/Wgmma.h"
 #include "tk/gpu.h"
 
@@ -348,6 +351,21 @@ static void rtIndexI32(int32_t a, int32_t b, int32_t site) { checkIndexI32(a, b,
 static void rtIndexTrunc(int64_t v, int32_t site) { checkIndexTrunc(v, uint32_t(site)); }
 static void rtCpAsyncCommit() { cpAsyncCommit(); }
 static void rtCpAsyncWait(int32_t n) { cpAsyncWait(n); }
+static void rtMbarrierInit(void *bar, int32_t count) { mbarrierInit(bar, count, ~0u); }
+static void rtMbarrierInitAt(void *bar, int32_t count, int32_t site) { mbarrierInit(bar, count, uint32_t(site)); }
+static void rtMbarrierInval(void *bar) { mbarrierInval(bar, ~0u); }
+static void rtMbarrierInvalAt(void *bar, int32_t site) { mbarrierInval(bar, uint32_t(site)); }
+static void rtMbarrierArriveExpectTx(void *bar, int32_t bytes) { mbarrierArriveExpectTx(bar, bytes, ~0u); }
+static void rtMbarrierArriveExpectTxAt(void *bar, int32_t bytes, int32_t site) {
+  mbarrierArriveExpectTx(bar, bytes, uint32_t(site));
+}
+static void rtMbarrierWait(void *bar, int32_t parity) { mbarrierWait(bar, parity, ~0u); }
+static void rtMbarrierWaitAt(void *bar, int32_t parity, int32_t site) { mbarrierWait(bar, parity, uint32_t(site)); }
+static void rtTmaLoadAt(void *dst, const void *map, void *bar, int32_t rank, int32_t c0, int32_t c1, int32_t c2,
+                        int32_t c3, int32_t c4, int32_t site) {
+  const int32_t coords[5] = {c0, c1, c2, c3, c4};
+  tmaLoad(dst, map, bar, rank, coords, uint32_t(site));
+}
 static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
 static _Float16 rtTruncSfHf(float f) { return carry(floatToHalfBits(f)); }
 static _Float16 rtTruncDfHf(double d) { return carry(doubleToHalfBits(d)); }
@@ -393,6 +411,15 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnIndexI32, reinterpret_cast<void *>(&rtIndexI32)},
       {kFnIndexTrunc, reinterpret_cast<void *>(&rtIndexTrunc)},
       {kFnCpAsyncWait, reinterpret_cast<void *>(&rtCpAsyncWait)},
+      {kFnMbarrierInit, reinterpret_cast<void *>(&rtMbarrierInit)},
+      {kFnMbarrierInitAt, reinterpret_cast<void *>(&rtMbarrierInitAt)},
+      {kFnMbarrierInval, reinterpret_cast<void *>(&rtMbarrierInval)},
+      {kFnMbarrierInvalAt, reinterpret_cast<void *>(&rtMbarrierInvalAt)},
+      {kFnMbarrierArriveExpectTx, reinterpret_cast<void *>(&rtMbarrierArriveExpectTx)},
+      {kFnMbarrierArriveExpectTxAt, reinterpret_cast<void *>(&rtMbarrierArriveExpectTxAt)},
+      {kFnMbarrierWait, reinterpret_cast<void *>(&rtMbarrierWait)},
+      {kFnMbarrierWaitAt, reinterpret_cast<void *>(&rtMbarrierWaitAt)},
+      {kFnTmaLoadAt, reinterpret_cast<void *>(&rtTmaLoadAt)},
       {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
       {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},
       {"__truncdfhf2", reinterpret_cast<void *>(&rtTruncDfHf)},

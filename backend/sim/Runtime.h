@@ -51,10 +51,10 @@ struct LaunchCtx {
   void fail(std::string message);
 };
 
-// Where a suspended fiber waits: a block barrier, or a warp collective (a
+// Where a suspended fiber waits: a block barrier, a warp collective (a
 // shuffle, ldmatrix or mma, which `warpOp` tells apart; wgmma waits for the
-// other warps of its warpgroup too).
-enum class Wait : uint8_t { None, Barrier, Warp, Done };
+// other warps of its warpgroup too), or an mbarrier's phase (ThreadCtx::parked).
+enum class Wait : uint8_t { None, Barrier, Warp, Mbarrier, Done };
 enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 
 // The mma.sync shapes the sim runs, by input type (the last argument of
@@ -128,6 +128,13 @@ struct PendingCopy {
   unsigned char data[16] = {};
 };
 
+// A thread parked at mbarrier.try_wait.parity (Wait::Mbarrier): the
+// barrier's shared offset, the parity whose phase it waits for, and the
+// wait's site (~0u: unlocated).
+struct MbarrierWaiter {
+  uint32_t offset = 0, parity = 0, site = ~0u;
+};
+
 struct ThreadCtx {
   BlockCtx *block = nullptr;
   uint32_t tid = 0, warp = 0, lane = 0;
@@ -152,6 +159,7 @@ struct ThreadCtx {
   std::vector<RecentRead> recentReads;
   uint32_t recentNext = 0;
   uint32_t committedGroups = 0;     // cp.async groups committed so far (the open one is this number)
+  MbarrierWaiter parked;            // while wait == Wait::Mbarrier (Mbarrier.cpp)
 
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
@@ -245,6 +253,12 @@ extern thread_local ThreadCtx *tlsThread;
 // `root`: the pointer a rooted site's address derives from (Site::root), else 0.
 void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask, uintptr_t root = 0);
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
+// A read of [lo, hi) at global site `site` on thread t's behalf, from the
+// tensor whose base pointer is `root` (a bulk tensor copy's row): checked
+// as a rooted access is (against the live allocation holding `root`, else
+// against every live allocation), not counted. False when outside (the
+// launch failed).
+bool checkedGlobalRange(ThreadCtx *t, uint32_t site, uintptr_t lo, uintptr_t hi, uintptr_t root);
 
 // Fills l.siteBuffers from the sites' parameters and the launch's arguments
 // (GlobalAccess.cpp); after l.memory, before any block runs.

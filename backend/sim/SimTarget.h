@@ -47,6 +47,20 @@ inline constexpr const char *kFnFenceProxyAsync = "__tk_sim_fence_proxy_async";
 inline constexpr const char *kFnCpAsync = "__tk_sim_cp_async";
 inline constexpr const char *kFnCpAsyncCommit = "__tk_sim_cp_async_commit";
 inline constexpr const char *kFnCpAsyncWait = "__tk_sim_cp_async_wait";
+// mbarriers and the tensor memory accelerator (sm_90a; Mbarrier.cpp,
+// TensorCopy.cpp): void __tk_sim_mbarrier_init(ptr bar, i32 count),
+// void __tk_sim_mbarrier_inval(ptr bar),
+// void __tk_sim_mbarrier_arrive_expect_tx(ptr bar, i32 bytes),
+// void __tk_sim_mbarrier_wait(ptr bar, i32 parity) (parks the thread until
+// the phase of that parity completes), and void __tk_sim_tma_load(ptr dst,
+// ptr map, ptr bar, i32 rank, i32 c0, .., i32 c4) (coordinates innermost
+// first, the unused ones 0). instrumentMemoryAccesses gives a located call
+// and every tma_load a site.
+inline constexpr const char *kFnMbarrierInit = "__tk_sim_mbarrier_init";
+inline constexpr const char *kFnMbarrierInval = "__tk_sim_mbarrier_inval";
+inline constexpr const char *kFnMbarrierArriveExpectTx = "__tk_sim_mbarrier_arrive_expect_tx";
+inline constexpr const char *kFnMbarrierWait = "__tk_sim_mbarrier_wait";
+inline constexpr const char *kFnTmaLoad = "__tk_sim_tma_load";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -129,6 +143,15 @@ class SimTarget : public lower::Target {
                const TagAccess &tag) const override;
   void cpAsyncCommitGroup(llvm::IRBuilderBase &b) const override;
   void cpAsyncWaitGroup(llvm::IRBuilderBase &b, int n) const override;
+  // Calls into the runtime's mbarriers and box copies (SimTargetTma.cpp).
+  bool hasTma() const override { return lower::archHasWgmma(arch_); }
+  void markTensorMapParam(llvm::Function &fn, unsigned argNo) const override;
+  void mbarrierInit(llvm::IRBuilderBase &b, llvm::Value *bar, int arrivals) const override;
+  void mbarrierInval(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
+  void mbarrierArriveExpectTx(llvm::IRBuilderBase &b, llvm::Value *bar, int bytes) const override;
+  void mbarrierWait(llvm::IRBuilderBase &b, llvm::Value *bar, llvm::Value *parity) const override;
+  void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
+               llvm::Value *bar) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

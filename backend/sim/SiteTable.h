@@ -22,12 +22,14 @@ enum class SiteKind : uint8_t {
   Ldmatrix,  // a warp's shared-memory read of 8 x 16 bytes per matrix, checked and counted by the runtime
   Mma,
   Wgmma,  // a warpgroup's shared-memory read of its operands, 16 bytes per core-matrix row
+  Mbarrier,  // an mbarrier operation that carries !tk.loc (init, inval, arrive.expect_tx, try_wait.parity)
   IndexOverflow  // sim:overflow: an i32 add/sub/mul/shl or i64 -> i32 truncation whose result reaches an address
 };
 
 // Where the pointer a global access's address derives from comes from, when
-// it is not a kernel parameter (PointerProvenance.h).
-enum class SiteRoot : uint8_t { None, Integer, Loaded };
+// it is not a kernel parameter (PointerProvenance.h); TensorMap: a bulk
+// tensor copy's rows, from the base its tensor map holds.
+enum class SiteRoot : uint8_t { None, Integer, Loaded, TensorMap };
 
 // The integer operations the overflow check watches (InstrumentOverflow.h).
 enum class IndexOp : uint8_t { Add, Sub, Mul, Shl, Trunc };
