@@ -9,7 +9,7 @@
 //   tile IR
 //     tilePasses (the registry below, verifier between passes,
 //     --print-after PASS after each):
-//       pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
+//       expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
 //       licm, cse, dce, canonicalize, dce,
 //       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
 //   tile IR with layouts
@@ -55,6 +55,10 @@ std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &ke
   // wgmma when an arch runs it (the others then run mma.sync in that
   // layout, lower/Layouts.h tensorCoreLayout).
   if (std::any_of(opts.archs.begin(), opts.archs.end(), lower::archHasWgmma)) fn->setFlag("wgmma", true);
+  // Tensor-memory-accelerator copies have no form on other archs: only a
+  // bundle for TMA archs alone takes them (one PTX per arch, one tile IR).
+  if (!opts.archs.empty() && std::all_of(opts.archs.begin(), opts.archs.end(), lower::archHasTma))
+    fn->setFlag("tma", true);
   return fn;
 }
 
@@ -62,6 +66,9 @@ std::unique_ptr<ir::Function> frontEnd(lang::Frontend &fe, const std::string &ke
 
 const std::vector<ir::PassInfo> &passes() {
   static const std::vector<ir::PassInfo> all = {
+      {"expand-descriptor-loads",
+       "turn host-descriptor loads into masked loads, but those the tensor memory accelerator may take",
+       lower::expandDescriptorLoads},
       {"pad-tiles", "pad tile dims to powers of two; mask the padding where an op could see it", ir::padTiles},
       {"emulate-fp8", "compute on f32 where ops compute on fp8 values (casts around them); moves keep the bytes",
        ir::emulateFp8},
@@ -98,7 +105,8 @@ void addPass(ir::PassPipeline &pipeline, const std::string &name) {
 
 ir::PassPipeline optimizationPasses() {
   ir::PassPipeline p;
-  addPass(p, "pad-tiles");    // first: every later pass and the lowering see powers of two
+  addPass(p, "expand-descriptor-loads");  // first: later passes see their index arithmetic
+  addPass(p, "pad-tiles");                // every later pass and the lowering see powers of two
   addPass(p, "emulate-fp8");  // next: every later pass sees fp8 only where bytes move
   addPass(p, "canonicalize");
   addPass(p, "reassociate-pointer-offsets");  // before licm: a row's start is often loop-invariant

@@ -281,6 +281,13 @@ int64_t Op::intAttr(const std::string &k) const {
   throw tk::InternalError("attribute '" + k + "' is not an integer");
 }
 
+const std::vector<int64_t> &Op::intListAttr(const std::string &k) const {
+  auto it = attrs_.find(k);
+  if (it == attrs_.end()) throw tk::InternalError("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
+  if (auto *l = std::get_if<std::vector<int64_t>>(&it->second)) return *l;
+  throw tk::InternalError("attribute '" + k + "' is not a list of integers");
+}
+
 double Op::floatAttr(const std::string &k) const {
   auto it = attrs_.find(k);
   if (it == attrs_.end()) throw tk::InternalError("op '" + std::string(info().mnemonic) + "' has no attribute '" + k + "'");
@@ -339,6 +346,7 @@ int64_t intOr(const std::map<std::string, Attr> &attrs, const char *name, int64_
 int Function::numWarps() const { return static_cast<int>(intOr(attrs, "num_warps", 4)); }
 int Function::numStages() const { return static_cast<int>(intOr(attrs, "num_stages", 1)); }
 bool Function::wgmma() const { return intOr(attrs, "wgmma", 0) != 0; }
+bool Function::tma() const { return intOr(attrs, "tma", 0) != 0; }
 bool Function::rowWarps() const { return intOr(attrs, "row_warps", 0) != 0; }
 
 Value *Function::addParam(const std::string &pname, Type t, int64_t align) {

@@ -247,6 +247,7 @@ class Op {
   bool hasAttr(const std::string &k) const { return attrs_.count(k) != 0; }
   int64_t intAttr(const std::string &k) const;      // throws tk::InternalError if absent
   double floatAttr(const std::string &k) const;     // accepts an int attr too
+  const std::vector<int64_t> &intListAttr(const std::string &k) const;  // throws if absent
   const std::string &strAttr(const std::string &k) const;
   void setAttr(const std::string &k, Attr v) { attrs_[k] = std::move(v); }
   // An enum-valued attribute (ir/Enums.def) as its enum; throws
@@ -343,6 +344,7 @@ class Function {
   int numWarps() const;   // num_warps, default 4
   int numStages() const;  // num_stages, default 1
   bool wgmma() const;     // an arch compiled for runs wgmma (the driver's)
+  bool tma() const;       // every arch compiled for has TMA (the driver's)
   bool rowWarps() const;  // dots take warps [numWarps, 1] (assign-layouts')
   void setFlag(const std::string &name, bool on) { attrs[name] = int64_t{on}; }
   Value *addParam(const std::string &name, Type t, int64_t align = 0);

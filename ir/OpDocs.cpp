@@ -70,6 +70,15 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::AsyncCommit: return "`async_commit`";
     case OpKind::AsyncWait: return "`async_wait {pending = 1}`";
     case OpKind::SharedLoad: return "`%r = shared_load %slot {buffer = 0, stages = 3} : tile<64x32xf16>`";
+    case OpKind::DescLoad:
+      return "`%r = desc_load %a, %a.shape0, %a.shape1, %a.stride0, %one, %m0, %k0 : tile<128x64xf16>` (`%one`: i64 1)";
+    case OpKind::TmaInit: return "`tma_init {barrier = 0, stages = 3}`";
+    case OpKind::TmaExpect: return "`tma_expect %slot, %in_range {barrier = 0, bytes = 32768, stages = 3}`";
+    case OpKind::TmaCopy:
+      return "`tma_copy %a, %slot, %in_range, %m0, %k0 {barrier = 0, block = [128, 64], box = [8, 64], buffer = 0, "
+             "operand = 1, stages = 3, swizzle = 128}`";
+    case OpKind::TmaWait: return "`tma_wait %slot, %phase {barrier = 0, stages = 3}`";
+    case OpKind::TmaRelease: return "`tma_release {barrier = 0, stages = 3}`";
     default: break;
   }
   return nullptr;

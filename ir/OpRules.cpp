@@ -37,6 +37,9 @@ void OpRules::check(const Op &op) {
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas: case OpKind::Print:
     case OpKind::Assert: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::AsyncWait:
       return memoryOp(op);
+    case OpKind::DescLoad: case OpKind::TmaInit: case OpKind::TmaExpect: case OpKind::TmaCopy: case OpKind::TmaWait:
+    case OpKind::TmaRelease:
+      return tmaOp(op);
     // Their operands and regions are checkControlFlow's.
     case OpKind::AsyncCommit: case OpKind::Barrier: case OpKind::Return: case OpKind::Yield:
     case OpKind::For: case OpKind::If: case OpKind::While:

@@ -23,6 +23,7 @@ class OpRules {
   void selectionOp(const Op &op);
   void valueOp(const Op &op);
   void memoryOp(const Op &op);
+  void tmaOp(const Op &op);  // TmaRules.cpp
   void opError(const Op &op, const std::string &msg) { report_(op, msg); }
   void checkAxis(const Op &op, const char *name, int64_t lo, int64_t hi);
   void checkSameAsResult(const Op &op, bool (*ok)(const Type &), const char *what);

@@ -171,6 +171,7 @@ void IRGen::bindDescriptorParam(const ast::Param &p, ScalarKind elem) {
   d.k = TV::K::Desc;
   d.block = block;
   d.str = "zero";
+  d.onHost = true;
   ir::Value *base = fn_->addParam(p.name, Type{ir::ElemType{elem, 1}, {}, nullptr}, 16);
   base->setNameHint(p.name);
   d.elems.push_back(value(base));

@@ -54,6 +54,9 @@ struct TV {
   // shape, `str` the padding ("zero" or "nan"). A compile-time aggregate:
   // nothing of it reaches the IR but its loads and stores.
   std::vector<int64_t> block;
+  // Desc: a host descriptor parameter (DescriptorParams.cpp), whose loads
+  // are desc_load ops: on sm_90a the tensor memory accelerator may move them.
+  bool onHost = false;
 
   bool ok() const { return k != K::Invalid; }
   ElemInfo elem() const { return {type.elem.scalar, weak}; }

@@ -177,6 +177,22 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
     return invalid();
   }
   const ast::Loc &loc = e.loc;
+  if (d.onHost && !store) {
+    // One op the passes see whole: expand-descriptor-loads turns it into
+    // the masked load below unless the tensor memory accelerator takes it.
+    std::vector<ir::Value *> operands;
+    for (size_t i = 0; i < d.elems.size(); ++i) {
+      const TV &x = d.elems[i];
+      operands.push_back(coerce(x, i == 0 ? x.type : Type::scalar(i <= rank ? ScalarKind::I32 : ScalarKind::I64), loc));
+    }
+    for (size_t i = 0; i < rank; ++i) {
+      TV o = descriptorScalar(*offs.args[i], ScalarKind::I32, "a descriptor's offset");
+      if (!o.ok()) return invalid();
+      operands.push_back(coerce(o, Type::scalar(ScalarKind::I32), loc));
+    }
+    const ScalarKind elem = d.elems[0].type.elem.pointee().scalar;
+    return value(emit(OpKind::DescLoad, operands, Type::tile({elem, false}, d.block), loc));
+  }
   TV offset, mask;
   for (size_t i = 0; i < rank; ++i) {
     TV o = descriptorScalar(*offs.args[i], ScalarKind::I32, "a descriptor's offset");

@@ -25,6 +25,14 @@ class FunctionLowering {
   llvm::Function *run();
   // The rings of pipelined dot operands, then the scratch the other ops
   // share (which reuses the rings' bytes where no ring is live).
+  // A tensor-map parameter (LowerTma.cpp).
+  struct TensorMapUse {
+    const ir::Value *base;  // the descriptor parameter's base argument
+    std::vector<int64_t> box;
+    int64_t swizzle;
+    std::string param;  // its name
+  };
+  const std::vector<TensorMapUse> &tensorMaps() const { return tensorMaps_; }
   int sharedBytes() const { return std::max(ringBytes_ + scratchWhileRings_, sharedBytes_); }
 
   // LowerToLLVM.cpp
@@ -152,6 +160,17 @@ class FunctionLowering {
   void lowerAsyncCopy(ir::Op &op);
   void lowerAsyncWait(ir::Op &op);
   Regs lowerSharedLoad(ir::Op &op);
+  // LowerTma.cpp: the tensor memory accelerator's rings. Tensor-map
+  // parameters follow the IR's, one per (descriptor, box, swizzle) a
+  // tma_copy uses, in order of first use; the mbarrier groups lie after
+  // the rings.
+  void planTensorMaps();
+  void planBarriers();
+  void lowerTma(ir::Op &op);
+  void lowerTmaCopy(ir::Op &op, llvm::Value *first);
+  llvm::Value *mbarrierAddress(int64_t group, llvm::Value *slot);
+  std::vector<TensorMapUse> tensorMaps_;
+  std::map<int64_t, int64_t> barrierOffsets_;  // group -> bytes from the shared base
   std::vector<int64_t> uniformDeltas(const ir::Type &t, const RegisterMap &rm,
                                      const std::function<int64_t(int64_t, int64_t)> &offsetAt);
   // The first byte of slot `slot` (an i32) of ring `buffer`.

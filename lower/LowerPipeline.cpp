@@ -19,11 +19,15 @@ void FunctionLowering::planRings() {
   std::vector<int64_t> order;
   std::map<int64_t, std::vector<const ir::Op *>> copies;
   for (ir::Op *op : fn_.walk()) {
-    if (!op->is(ir::OpKind::AsyncCopy) && !op->is(ir::OpKind::SharedLoad)) continue;
+    if (!op->is(ir::OpKind::AsyncCopy) && !op->is(ir::OpKind::SharedLoad) && !op->is(ir::OpKind::TmaCopy)) continue;
     const int64_t id = op->intAttr("buffer");
     if (op->is(ir::OpKind::AsyncCopy)) copies[id].push_back(op);
     if (rings_.count(id)) continue;
-    const ir::Type &t = op->is(ir::OpKind::AsyncCopy) ? op->operand(0)->type() : op->result()->type();
+    // A tma_copy's ring is its block, of its base's elements.
+    const ir::Type t = op->is(ir::OpKind::AsyncCopy)  ? op->operand(0)->type()
+                       : op->is(ir::OpKind::TmaCopy) ? ir::Type::tile(op->operand(0)->type().elem.pointee(),
+                                                                      op->intListAttr("block"))
+                                                      : op->result()->type();
     const int64_t elt = std::max(1, ir::bitWidth(t.elem.scalar) / 8);
     Ring r;
     r.slot = sharedSlotLayout(t.shape[0], t.shape[1], elt);

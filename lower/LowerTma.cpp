@@ -1,10 +1,130 @@
 // Lowering of the tensor-memory-accelerator ops (ir/Ops.def: tma_*) that
 // pipeline-dot-operands makes of host-descriptor loads on sm_90a, and the
 // Target's defaults for a machine without TMA.
+//
+// One thread (thread 0) initialises a loop's mbarriers, arrives on a
+// stage's barrier expecting its bytes and issues its box copies; every
+// thread waits for the barrier's phase, then a block barrier: the slot is
+// complete, and every thread is past the iteration that read the slot the
+// next copies overwrite (as after a cp.async wait). Copies write through the
+// async proxy, which wgmma reads: no proxy fence (PTX ISA, "Async Proxy").
+#include <llvm/IR/IRBuilder.h>
+
 #include "lower/FunctionLowering.h"
+#include "lower/Wgmma.h"
 #include "tk/error.h"
 
 namespace tk::lower {
+
+void FunctionLowering::planTensorMaps() {
+  for (ir::Op *op : fn_.walk()) {
+    if (!op->is(ir::OpKind::TmaCopy)) continue;
+    const ir::Value *base = op->operand(0);
+    std::string param;
+    for (size_t i = 0; i < fn_.params.size(); ++i)
+      if (fn_.body.argument(i) == base) param = fn_.params[i].name;
+    if (param.empty()) throw tk::InternalError("tma_copy: the base is not a descriptor parameter");
+    const std::vector<int64_t> &box = op->intListAttr("box");
+    const int64_t swizzle = op->intAttr("swizzle");
+    bool known = false;
+    for (const TensorMapUse &m : tensorMaps_) known = known || (m.base == base && m.box == box && m.swizzle == swizzle);
+    if (!known) tensorMaps_.push_back({base, box, swizzle, param});
+  }
+}
+
+// Each group's mbarriers, 8 bytes apiece, after the rings: live while they are.
+void FunctionLowering::planBarriers() {
+  for (ir::Op *op : fn_.walk()) {
+    if (!op->is(ir::OpKind::TmaInit)) continue;
+    ringBytes_ = (ringBytes_ + 7) / 8 * 8;
+    barrierOffsets_[op->intAttr("barrier")] = ringBytes_;
+    ringBytes_ += static_cast<int>(8 * op->intAttr("stages"));
+  }
+  // Every ring a tma_copy fills must be read in place by wgmma in the
+  // layout its boxes write (the pipeliner chose them from the same plan).
+  for (ir::Op *op : fn_.walk()) {
+    if (!op->is(ir::OpKind::TmaCopy)) continue;
+    const Ring &r = rings_.at(op->intAttr("buffer"));
+    const int swizzle = r.wgmmaOperand == 1 ? r.plan.swizzleA : r.plan.swizzleB;
+    if (r.wgmmaOperand != op->intAttr("operand") || swizzle != op->intAttr("swizzle") || r.transposed)
+      throw tk::InternalError("tma_copy into ring " + std::to_string(op->intAttr("buffer")) +
+                              ": the ring is not the wgmma operand layout its boxes write");
+  }
+}
+
+llvm::Value *FunctionLowering::mbarrierAddress(int64_t group, llvm::Value *slot) {
+  llvm::Value *offset = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(barrierOffsets_.at(group))),
+                                     b_.CreateMul(slot, b_.getInt32(8)));
+  return b_.CreateGEP(b_.getInt8Ty(), target_.sharedBase(b_), offset);
+}
+
+// Thread 0 copies the block box by box, each at its place in wgmma's
+// layout: its first element's offset (a box starts a swizzle pattern, so
+// the offset is unswizzled; the hardware swizzles within it as wgmma reads).
+void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
+  const Ring &ring = rings_.at(op.intAttr("buffer"));
+  const std::vector<int64_t> &block = op.intListAttr("block"), &box = op.intListAttr("box");
+  llvm::Value *map = nullptr;
+  for (size_t i = 0; i < tensorMaps_.size(); ++i)
+    if (tensorMaps_[i].base == op.operand(0) && tensorMaps_[i].box == box &&
+        tensorMaps_[i].swizzle == op.intAttr("swizzle"))
+      map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + i));
+  if (!map) throw tk::InternalError("tma_copy: no tensor map planned for it");
+  llvm::Value *slot = regs(op.operand(1))[0];
+  llvm::Value *row0 = regs(op.operand(3))[0], *col0 = regs(op.operand(4))[0];
+  ifThen(b_.CreateAnd(first, regs(op.operand(2))[0]), [&] {
+    llvm::Value *base = slotBase(op.intAttr("buffer"), slot);
+    llvm::Value *bar = mbarrierAddress(op.intAttr("barrier"), slot);
+    IntArith ia;
+    for (int64_t r = 0; r < block[0]; r += box[0])
+      for (int64_t c = 0; c < block[1]; c += box[1]) {
+        const int64_t offset = ring.wgmmaOperand == 1 ? lower::wgmmaOffsetA(ia, ring.plan, r, c)
+                                                      : lower::wgmmaOffsetB(ia, ring.plan, r, c);
+        llvm::Value *dst = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offset)));
+        // PTX orders coordinates innermost first.
+        target_.tmaLoad(b_, dst, map,
+                        {b_.CreateAdd(col0, b_.getInt32(static_cast<uint32_t>(c))),
+                         b_.CreateAdd(row0, b_.getInt32(static_cast<uint32_t>(r)))},
+                        bar);
+      }
+  }, "tma.copy");
+}
+
+void FunctionLowering::lowerTma(ir::Op &op) {
+  const int64_t group = op.intAttr("barrier"), stages = op.intAttr("stages");
+  llvm::Value *first = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+  auto eachBarrier = [&](const std::function<void(llvm::Value *)> &f) {
+    for (int64_t s = 0; s < stages; ++s) f(mbarrierAddress(group, b_.getInt32(static_cast<uint32_t>(s))));
+  };
+  switch (op.kind()) {
+    case ir::OpKind::TmaInit:
+      // Scratch users before the loop may still read what the rings overwrite.
+      barrier(op.loc());
+      ringsLive_ = true;
+      ifThen(first, [&] { eachBarrier([&](llvm::Value *bar) { target_.mbarrierInit(b_, bar, 1); }); }, "tma.init");
+      barrier(op.loc());
+      return;
+    case ir::OpKind::TmaExpect: {
+      llvm::Value *bar = mbarrierAddress(group, regs(op.operand(0))[0]);
+      ifThen(b_.CreateAnd(first, regs(op.operand(1))[0]),
+             [&] { target_.mbarrierArriveExpectTx(b_, bar, static_cast<int>(op.intAttr("bytes"))); }, "tma.expect");
+      return;
+    }
+    case ir::OpKind::TmaCopy: return lowerTmaCopy(op, first);
+    case ir::OpKind::TmaWait:
+      target_.mbarrierWait(b_, mbarrierAddress(group, regs(op.operand(0))[0]), regs(op.operand(1))[0]);
+      barrier(op.loc());
+      return;
+    case ir::OpKind::TmaRelease:
+      // Every thread is past its last wait before the barriers go.
+      barrier(op.loc());
+      ifThen(first, [&] { eachBarrier([&](llvm::Value *bar) { target_.mbarrierInval(b_, bar); }); }, "tma.release");
+      if (!op.parentBlock()->parentOp()) ringsLive_ = false;
+      return;
+    default:
+      throw tk::InternalError(std::string("lowerTma: not a TMA op: ") + op.info().mnemonic);
+  }
+}
 
 namespace {
 [[noreturn]] void noTma(const char *what) {

@@ -104,6 +104,8 @@ llvm::Value *FunctionLowering::ownsAlong(llvm::Value *pred, const RootView &root
 llvm::Function *FunctionLowering::run() {
   std::vector<llvm::Type *> params;
   for (size_t i = 0; i < fn_.params.size(); ++i) params.push_back(elemType(fn_.body.argument(i)->type().elem));
+  planTensorMaps();
+  for (size_t i = 0; i < tensorMaps_.size(); ++i) params.push_back(b_.getPtrTy());
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   llfn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn_.name, module_);
   for (size_t i = 0; i < fn_.params.size(); ++i) {
@@ -112,6 +114,11 @@ llvm::Function *FunctionLowering::run() {
     if (fn_.body.argument(i)->type().isPtr() && fn_.params[i].align > 1)
       a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(fn_.params[i].align)));
     values_[fn_.body.argument(i)] = {a};
+  }
+  for (size_t i = 0; i < tensorMaps_.size(); ++i) {
+    const unsigned argNo = static_cast<unsigned>(fn_.params.size() + i);
+    llfn_->getArg(argNo)->setName(tensorMaps_[i].param + ".map" + std::to_string(i));
+    target_.markTensorMapParam(*llfn_, argNo);
   }
   const int numThreads = fn_.numWarps() * kWarpSize;
   target_.markKernel(*llfn_, numThreads);
@@ -128,6 +135,7 @@ llvm::Function *FunctionLowering::run() {
   for (ir::Op *op : fn_.walk())
     for (ir::Value *v : op->operands()) used_.insert(v);
   planRings();
+  planBarriers();
   planWgmmaInFlight();
   lowerRegion(fn_.body);
   return llfn_;
@@ -190,6 +198,11 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::AsyncCommit: target_.cpAsyncCommitGroup(b_); return {};
     case OpKind::AsyncWait: lowerAsyncWait(op); return {};
     case OpKind::SharedLoad: return lowerSharedLoad(op);
+    case OpKind::TmaInit:
+    case OpKind::TmaExpect:
+    case OpKind::TmaCopy:
+    case OpKind::TmaWait:
+    case OpKind::TmaRelease: lowerTma(op); return {};
     case OpKind::Print: lowerPrint(op); return {};
     case OpKind::Assert: lowerAssert(op); return {};
     case OpKind::Barrier: target_.barrier(b_); return {};
@@ -378,6 +391,7 @@ LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMCont
   lowering.run();
   out.numThreads = fn.numWarps() * kWarpSize;
   out.sharedBytes = lowering.sharedBytes();
+  for (const auto &m : lowering.tensorMaps()) out.tensorMaps.push_back({m.param, m.box, static_cast<int>(m.swizzle)});
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*out.module, &os))

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ir/IR.h"
 
@@ -18,6 +20,15 @@ struct LoweredKernel {
   std::unique_ptr<llvm::Module> module;
   int numThreads = 0;   // threads per block
   int sharedBytes = 0;  // dynamic shared memory the kernel needs
+  // The tensor maps the kernel takes after its IR parameters (by value, 128
+  // bytes each), in order: the descriptor parameter each is made from, the
+  // box (outermost dim first) and swizzle (bytes) the launcher encodes.
+  struct TensorMap {
+    std::string param;
+    std::vector<int64_t> box;
+    int swizzle = 0;
+  };
+  std::vector<TensorMap> tensorMaps;
 };
 
 // Emits one LLVM function named like `fn` whose body is the code one GPU

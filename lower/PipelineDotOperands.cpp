@@ -12,27 +12,44 @@
 #include "ir/MemoryHints.h"
 #include "lower/AxisInfo.h"
 #include "lower/Layouts.h"
+#include "lower/Wgmma.h"
 
 namespace tk::lower {
-
-namespace {
 
 using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
+namespace detail {
+
 // Ops that write memory, or already take part in a pipeline: a loop with one
 // of them keeps its loads where they are (a prefetched load must not pass a
 // store that may write what it reads).
-bool blocksPipelining(const Op &op) {
+static bool blocksPipelining(const ir::Op &op) {
   if (op.is(OpKind::Store) || op.is(OpKind::AtomicRmw) || op.is(OpKind::AtomicCas) || op.is(OpKind::AsyncCopy) ||
-      op.is(OpKind::AsyncCommit) || op.is(OpKind::AsyncWait) || op.is(OpKind::SharedLoad))
+      op.is(OpKind::AsyncCommit) || op.is(OpKind::AsyncWait) || op.is(OpKind::SharedLoad) || op.is(OpKind::TmaCopy) ||
+      op.is(OpKind::TmaWait))
     return true;
   for (const auto &region : op.regions())
     for (const auto &inner : region->ops())
       if (blocksPipelining(*inner)) return true;
   return false;
 }
+
+// The loop's step when the pipeliner can take the loop at all: a constant,
+// nonzero step and nothing in the body that blocks pipelining. The two
+// rewrites that prepare a loop for it ask the same question first.
+std::optional<int64_t> pipelinableStep(const ir::Op &loop) {
+  const Op *stepDef = loop.operand(2)->definingOp();
+  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return std::nullopt;
+  for (const auto &op : loop.regions()[0]->ops())
+    if (blocksPipelining(*op)) return std::nullopt;
+  return stepDef->intAttr("value");
+}
+
+}  // namespace detail
+
+namespace {
 
 // A zero, as a constant tile or a splat of a constant scalar.
 bool isZeroConstant(const Value *v) {
@@ -41,29 +58,19 @@ bool isZeroConstant(const Value *v) {
   return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
 }
 
-// The loop's step when the pipeliner can take the loop at all: a constant,
-// nonzero step and nothing in the body that blocks pipelining. The two
-// rewrites that prepare a loop for it ask the same question first.
-std::optional<int64_t> pipelinableStep(const Op &loop) {
-  const Op *stepDef = loop.operand(2)->definingOp();
-  if (!stepDef || !stepDef->is(OpKind::Constant) || stepDef->intAttr("value") == 0) return std::nullopt;
-  for (const auto &op : loop.regions()[0]->ops())
-    if (blocksPipelining(*op)) return std::nullopt;
-  return stepDef->intAttr("value");
-}
-
 class LoopPipeliner {
  public:
-  LoopPipeliner(ir::Function &fn, Op &loop, int stages, int64_t &nextBuffer,
+  LoopPipeliner(ir::Function &fn, Op &loop, int stages, int64_t &nextBuffer, int64_t &nextBarrier,
                 const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses)
-      : fn_(fn), loop_(loop), body_(*loop.regions()[0]), stages_(stages), nextBuffer_(nextBuffer), uses_(uses) {
+      : fn_(fn), loop_(loop), body_(*loop.regions()[0]), stages_(stages), nextBuffer_(nextBuffer),
+        nextBarrier_(nextBarrier), uses_(uses) {
     for (const auto &a : body_.arguments()) inBody_.insert(a.get());
     for (const auto &op : body_.ops())
       if (op->result()) inBody_.insert(op->result());
   }
 
   bool run() {
-    const std::optional<int64_t> step = pipelinableStep(loop_);
+    const std::optional<int64_t> step = detail::pipelinableStep(loop_);
     if (!step) return false;
     step_ = *step;
     std::vector<Op *> loads;
@@ -82,6 +89,29 @@ class LoopPipeliner {
     if (std::none_of(loads.begin(), loads.end(), [&](const Op *l) { return mayCopyAsync(*l); })) stages_ = 2;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads, invariantLoads());
+    return true;
+  }
+
+  // The loop's host-descriptor loads as rings the tensor memory accelerator
+  // fills (PipelineDotOperands.h), where every operand load of its dots is
+  // one detail::tmaTakes; false, and nothing changed, otherwise.
+  bool runTma() {
+    const std::optional<int64_t> step = detail::pipelinableStep(loop_);
+    if (!step) return false;
+    step_ = *step;
+    std::vector<Op *> loads;
+    for (const auto &op : body_.ops()) {
+      if (op->is(OpKind::Load) && feedsTensorCoreDots(*op)) return false;  // a cp.async ring too: not here
+      if (op->is(OpKind::DescLoad) && detail::tmaTakes(fn_, *op)) {
+        if (!sliceOf(*op) || !tmaBox(*op)) return false;
+        loads.push_back(op.get());
+      }
+    }
+    if (loads.empty()) return false;
+    tma_ = true;
+    barrier_ = nextBarrier_++;
+    ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
+    rewrite(loads, {});
     return true;
   }
 
@@ -108,6 +138,26 @@ class LoopPipeliner {
     for (int d = 0; d < ptrs->type().rank(); ++d)
       if (axis_->vectorWidth(ptrs, d) * elt >= 4) return true;
     return false;
+  }
+
+  // A TMA copy's boxes: wgmma's layout of the operand the load is (its
+  // first use decides; detail::tmaTakes made every use agree in kind), one
+  // swizzle span wide: A in boxes of 8 rows (wgmmaOffsetA keeps groups of 8
+  // logical rows together, in an order of its own), B in boxes of all K
+  // rows (one N-major slab). Fills tmaAttrs_; false if wgmma's layout has no
+  // swizzle here.
+  bool tmaBox(const Op &load) {
+    const auto &[dot, index] = uses_.at(load.result()).front();
+    const WgmmaPlan plan = wgmmaPlan(*dot, fn_.numWarps());
+    const ir::Type &t = load.result()->type();
+    const int swizzle = index == 0 ? plan.swizzleA : plan.swizzleB;
+    const int64_t elemBytes = ir::bitWidth(t.elem.scalar) / 8;
+    if (swizzle == 0 || plan.kMajorB) return false;
+    tmaAttrs_[&load] = {{"block", t.shape},
+                        {"box", std::vector<int64_t>{index == 0 ? 8 : t.shape[0], swizzle / elemBytes}},
+                        {"swizzle", int64_t(swizzle)},
+                        {"operand", int64_t(index + 1)}};
+    return true;
   }
 
   // `user` reads the load as a or b of a tensor-core dot in this body.
@@ -140,7 +190,7 @@ class LoopPipeliner {
     std::vector<Op *> found;
     for (auto it = outer.find(&loop_); it != outer.ops().begin();) {
       Op *op = (--it)->get();
-      if (blocksPipelining(*op)) break;
+      if (detail::blocksPipelining(*op)) break;
       if (op->is(OpKind::Load) && !ir::memoryHintsOf(*op).isVolatile && feedsTensorCoreDots(*op))
         found.push_back(op);
     }
@@ -193,7 +243,10 @@ class LoopPipeliner {
   bool sliceOf(const Op &load) {
     std::set<const Op *> slice;
     std::vector<const Value *> work{load.operand(0)};
-    if (load.numOperands() > 1) work.push_back(load.operand(1));
+    if (load.is(OpKind::DescLoad))
+      work.assign(load.operands().begin(), load.operands().end());
+    else if (load.numOperands() > 1)
+      work.push_back(load.operand(1));
     while (!work.empty()) {
       const Value *v = work.back();
       work.pop_back();
@@ -230,6 +283,28 @@ class LoopPipeliner {
     b.setLoc(loop_.loc());
     Value *inRange = b.value(OpKind::Cmp, {iv, loop_.operand(1)}, ir::Type::scalar(ir::ScalarKind::I1),
                              {{"predicate", ir::attrOf(step_ > 0 ? ir::CmpPredicate::Lt : ir::CmpPredicate::Gt)}});
+    if (tma_) {
+      // One arrival expecting every box's bytes (out-of-bounds elements
+      // count: the hardware writes their zeros), then the copies.
+      int64_t bytes = 0;
+      for (Op *load : loads) {
+        const ir::Type &t = load->result()->type();
+        bytes += t.numElements() * (ir::bitWidth(t.elem.scalar) / 8);
+      }
+      b.create(OpKind::TmaExpect, {slot, inRange}, std::nullopt,
+               {{"barrier", barrier_}, {"stages", int64_t(stages_)}, {"bytes", bytes}});
+      for (Op *load : loads) {
+        b.setLoc(load->loc());
+        const size_t n = static_cast<size_t>(load->result()->type().rank());
+        std::vector<Value *> operands{load->operand(0), slot, inRange};
+        for (size_t i = 0; i < n; ++i) operands.push_back(mapped(load->operand(1 + 2 * n + i)));
+        std::map<std::string, ir::Attr> attrs = ringAttrs(load);
+        attrs.insert(tmaAttrs_.at(load).begin(), tmaAttrs_.at(load).end());
+        attrs["barrier"] = barrier_;
+        b.create(OpKind::TmaCopy, operands, std::nullopt, attrs);
+      }
+      return;
+    }
     for (Op *load : loads) {
       b.setLoc(load->loc());
       const ir::Type maskType = load->operand(0)->type().withScalar(ir::ScalarKind::I1);
@@ -275,6 +350,8 @@ class LoopPipeliner {
 
     // Prologue: stages 0 .. A-1 for the first A = ahead_ iterations.
     pre.setLoc(loop_.loc());
+    const std::map<std::string, ir::Attr> group{{"barrier", barrier_}, {"stages", int64_t(stages_)}};
+    if (tma_) pre.create(OpKind::TmaInit, {}, std::nullopt, group);
     for (int s = 0; s < ahead_; ++s) {
       Value *iv = loop_.operand(0);
       if (s > 0) iv = pre.value(OpKind::Add, {iv, pre.constInt(s * step_, ivType)}, ivType);
@@ -283,11 +360,18 @@ class LoopPipeliner {
 
     // The slot this iteration reads travels around the loop.
     pre.setLoc(loop_.loc());
+    // With TMA, so does the parity of the phase its mbarrier completes: slot
+    // s's k-th fill completes phase k.
     std::vector<Value *> operands = loop_.operands();
     operands.push_back(pre.constInt(0, i32));
+    if (tma_) operands.push_back(pre.constInt(0, i32));
     loop_.setOperands(operands);
     loop_.addResult(i32);
-    Value *slot = body_.addArgument(i32);
+    Value *slot = body_.addArgument(i32), *phase = nullptr;
+    if (tma_) {
+      loop_.addResult(i32);
+      phase = body_.addArgument(i32);
+    }
 
     // Body: wait for this iteration's stage, then issue the one A ahead
     // into the slot iteration i + A - S read (the previous one for A = S-1;
@@ -298,7 +382,8 @@ class LoopPipeliner {
     // after the dots, docs/perf.md).
     ir::Builder wait(&body_, body_.ops().begin());
     wait.setLoc(loop_.loc());
-    Op *waitOp = wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(ahead_ - 1)}});
+    Op *waitOp = tma_ ? wait.create(OpKind::TmaWait, {slot, phase}, std::nullopt, group)
+                      : wait.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(ahead_ - 1)}});
     Op *yield = body_.ops().back().get();
     ir::Builder issue(&body_, std::next(body_.find(waitOp)));
     issue.setLoc(loop_.loc());
@@ -329,6 +414,8 @@ class LoopPipeliner {
     next = issue.value(OpKind::Select, {wraps, zero, next}, i32);
     std::vector<Value *> yielded = yield->operands();
     yielded.push_back(next);
+    if (tma_)
+      yielded.push_back(issue.value(OpKind::Select, {wraps, issue.value(OpKind::Xor, {phase, one}, i32), phase}, i32));
     yield->setOperands(yielded);
 
     // Each load becomes a read of its slot; the dots read it in place.
@@ -356,7 +443,10 @@ class LoopPipeliner {
     // Nothing stays in flight past the loop.
     ir::Builder post(&outer, std::next(outer.find(&loop_)));
     post.setLoc(loop_.loc());
-    post.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(0)}});
+    if (tma_)
+      post.create(OpKind::TmaRelease, {}, std::nullopt, group);
+    else
+      post.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(0)}});
   }
 
   ir::Function &fn_;
@@ -367,151 +457,68 @@ class LoopPipeliner {
   mutable std::optional<AxisInfoAnalysis> axis_;  // computed when first asked
   int64_t step_ = 0;
   int64_t &nextBuffer_;
+  int64_t &nextBarrier_;
+  bool tma_ = false;      // the rings are filled by the tensor memory accelerator
+  int64_t barrier_ = 0;   // then: their mbarrier group
+  std::map<const Op *, std::map<std::string, ir::Attr>> tmaAttrs_;  // tma_copy's block, box, swizzle, operand
   const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses_;
   std::set<const Value *> inBody_;
   std::set<const Op *> slice_;
   std::map<const Op *, int64_t> buffers_;
 };
 
-// `trans(load(p, mask, other))` in the loop's body, read only by
-// tensor-core dots (Triton's `tl.dot(a, tl.trans(x))`): the trans becomes a
-// load of the transposed pointers, mask and other, which the pipeliner can
-// ring like any dot operand (the trans between a load and its dot stopped
-// that; copied through registers and staged for the dot in every iteration
-// instead: attention's backward written with trans took 190 registers on
-// sm_90a, 119 loaded this way). The original load keeps its other uses; if
-// they are dots too, both become rings, and the second read of the same
-// bytes hits L1/L2.
-// Only where the pipeliner can ring the new load (a constant step, nothing
-// in the body that blocks it, addresses from the induction variable and
-// values from outside): otherwise it would only add a load.
-bool loadTransposed(ir::Function &fn, Op &loop, const std::map<const Value *, std::vector<std::pair<Op *, size_t>>> &uses) {
-  ir::Block &body = *loop.regions()[0];
-  if (!pipelinableStep(loop)) return false;
-  // Whether `v` is computed in the body from a carried value.
-  std::function<bool(const Value *)> carried = [&](const Value *v) {
-    const Op *def = v->definingOp();
-    if (!def) return v != body.argument(0) && std::any_of(body.arguments().begin(), body.arguments().end(),
-                                                          [&](const auto &a) { return a.get() == v; });
-    if (def->parentBlock() != &body) return false;
-    if (!def->regions().empty()) return true;  // what its regions yield: not followed
-    return std::any_of(def->operands().begin(), def->operands().end(), carried);
-  };
-  std::vector<Op *> transposes;
-  for (const auto &op : body.ops()) {
-    if (!op->is(OpKind::Trans) || op->result()->type().rank() != 2) continue;
-    const Op *load = op->operand(0)->definingOp();
-    if (!load || !load->is(OpKind::Load) || load->parentBlock() != &body || ir::memoryHintsOf(*load).isVolatile ||
-        std::any_of(load->operands().begin(), load->operands().end(), carried))
-      continue;
-    auto it = uses.find(op->result());
-    bool dotsOnly = it != uses.end() && !it->second.empty();
-    if (dotsOnly)
-      for (const auto &[user, index] : it->second)
-        dotsOnly = dotsOnly && user->is(OpKind::Dot) && index < 2 && pipelinedDot(*user, fn);
-    if (dotsOnly) transposes.push_back(op.get());
-  }
-  for (Op *trans : transposes) {
-    const Op &load = *trans->operand(0)->definingOp();
-    ir::Builder b(&body, body.find(trans));
-    b.setLoc(trans->loc());
-    auto transposed = [&](Value *v) -> Value * {
-      const ir::Type t = v->type().withShape({v->type().shape[1], v->type().shape[0]});
-      const Op *def = v->definingOp();
-      if (def && def->is(OpKind::Constant)) return b.value(OpKind::Constant, {}, t, def->attrs());
-      if (def && def->is(OpKind::Splat)) return b.value(OpKind::Splat, {def->operand(0)}, t);
-      return b.value(OpKind::Trans, {v}, t);
-    };
-    std::vector<Value *> operands;
-    for (Value *o : load.operands()) operands.push_back(transposed(o));
-    Value *loaded = b.value(OpKind::Load, operands, trans->result()->type(), load.attrs());
-    loaded->setNameHint(trans->result()->nameHint());
-    for (const auto &[user, index] : uses.at(trans->result())) user->setOperand(index, loaded);
-    body.erase(body.find(trans));
-  }
-  return !transposes.empty();
+}  // namespace
+
+// The host-descriptor loads expand-descriptor-loads kept for the tensor
+// memory accelerator that no loop took: masked loads, as everywhere else.
+static bool expandDescriptorLoadsIn(ir::Block &body) {
+  std::vector<Op *> loads;
+  for (const auto &op : body.ops())
+    if (op->is(OpKind::DescLoad)) loads.push_back(op.get());
+  for (Op *op : loads) expandDescriptorLoad(*op);
+  return !loads.empty();
 }
 
-// Pointers a loop advances by a fixed amount (Triton's tutorial 03:
-// `a_ptrs += BLOCK_K * stride_ak`, carried from one iteration to the next)
-// become functions of the induction variable: in the body, the carried
-// argument's uses read `p0 + ((iv - lb) / step) * d` (in i64, as the
-// repeated pointer additions were), so the loads through them are pure
-// functions of iv and values from outside, which the pipeliner can issue
-// iterations ahead. The carried chain stays for any use after the loop
-// (LLVM drops it where there is none). Only in a loop the pipeliner can
-// take, with a tensor-core dot to feed: elsewhere it would change nothing.
-bool inductCarriedPointers(ir::Function &fn, Op &loop) {
-  ir::Block &body = *loop.regions()[0];
-  const std::optional<int64_t> pipelinable = pipelinableStep(loop);
-  if (!pipelinable || std::none_of(body.ops().begin(), body.ops().end(), [&](const auto &op) {
-        return op->is(OpKind::Dot) && pipelinedDot(*op, fn);
-      }))
-    return false;
-  const int64_t step = *pipelinable;
-  Op *yield = body.ops().back().get();
-  Value *iv = body.argument(0);
-  Value *count = nullptr;  // (iv - lb) / step, made once
-  ir::Builder b(&body, body.ops().begin());  // each new op after the last
+static bool expandDescriptorLoadsLeft(ir::Function &fn) {
   bool changed = false;
-  for (size_t j = 0; j + 1 < body.arguments().size() && j < yield->numOperands(); ++j) {
-    Value *arg = body.argument(j + 1);
-    const Op *next = yield->operand(j)->definingOp();
-    if (!arg->type().elem.isPtr() || !next || !next->is(OpKind::AddPtr) || next->operand(0) != arg ||
-        next->parentBlock() != &body)
-      continue;
-    Value *d = next->operand(1);
-    if (d->definingOp() && d->definingOp()->parentBlock() == &body) continue;  // not invariant
-    if (d == iv || std::any_of(body.arguments().begin(), body.arguments().end(),
-                               [&](const auto &a) { return a.get() == d; }))
-      continue;
-    b.setLoc(next->loc());
-    const ir::Type i64 = ir::Type::scalar(ir::ScalarKind::I64);
-    if (!count) {
-      Value *n = b.value(OpKind::Sub, {iv, loop.operand(0)}, iv->type());
-      if (step != 1) n = b.value(OpKind::Div, {n, b.constInt(step, iv->type())}, iv->type());
-      count = iv->type() == i64 ? n : b.value(OpKind::Cast, {n}, i64);
+  for (Op *op : fn.walk())
+    if (op->is(OpKind::DescLoad)) {
+      expandDescriptorLoad(*op);
+      changed = true;
     }
-    const ir::Type dt = d->type().withScalar(ir::ScalarKind::I64);
-    Value *d64 = d->type() == dt ? d : b.value(OpKind::Cast, {d}, dt);
-    Value *n = dt.isTile() ? b.value(OpKind::Splat, {count}, dt) : count;
-    Value *at = b.value(OpKind::AddPtr, {loop.operand(3 + j), b.value(OpKind::Mul, {d64, n}, dt)}, arg->type());
-    at->setNameHint(arg->nameHint());
-    std::function<void(ir::Block &)> replace = [&](ir::Block &block) {
-      for (const auto &op : block.ops()) {
-        for (size_t k = 0; k < op->numOperands(); ++k)
-          if (op->operand(k) == arg) op->setOperand(k, at);
-        for (auto &region : op->regions()) replace(*region);
-      }
-    };
-    replace(body);
-    changed = true;
-  }
   return changed;
 }
 
-}  // namespace
-
 bool pipelineDotOperands(ir::Function &fn) {
   const int stages = fn.numStages();
-  if (stages < 2) return false;
-  int64_t nextBuffer = 0;
+  if (stages < 2) return expandDescriptorLoadsLeft(fn);
+  bool changed = false;
+  int64_t nextBuffer = 0, nextBarrier = 0;
   std::vector<Op *> loops;
   for (Op *op : fn.walk()) {
     if (op->hasAttr("buffer")) nextBuffer = std::max(nextBuffer, op->intAttr("buffer") + 1);
+    if (op->hasAttr("barrier")) nextBarrier = std::max(nextBarrier, op->intAttr("barrier") + 1);
     if (op->is(OpKind::For)) loops.push_back(op);
   }
-  bool changed = false;
   for (Op *loop : loops) {
     // Uses are recomputed per loop: rewriting one loop replaces values.
-    changed |= inductCarriedPointers(fn, *loop);
+    changed |= detail::inductCarriedPointers(fn, *loop);
     auto uses = ir::computeUses(fn);
-    if (loadTransposed(fn, *loop, uses)) {
+    if (LoopPipeliner(fn, *loop, stages, nextBuffer, nextBarrier, uses).runTma()) {
+      changed = true;
+      continue;
+    }
+    if (expandDescriptorLoadsIn(*loop->regions()[0])) {
       changed = true;
       uses = ir::computeUses(fn);
     }
-    changed |= LoopPipeliner(fn, *loop, stages, nextBuffer, uses).run();
+    if (detail::loadTransposed(fn, *loop, uses)) {
+      changed = true;
+      uses = ir::computeUses(fn);
+    }
+    changed |= LoopPipeliner(fn, *loop, stages, nextBuffer, nextBarrier, uses).run();
   }
+  changed |= expandDescriptorLoadsLeft(fn);
   return changed;
 }
 

@@ -39,10 +39,49 @@
 // data. The slot read in each iteration is a new loop-carried i32.
 #pragma once
 
+#include <map>
+#include <optional>
+
 #include "ir/IR.h"
 
 namespace tk::lower {
 
 bool pipelineDotOperands(ir::Function &fn);
+
+// On a `tma` kernel, host-descriptor loads in a loop whose dots run on wgmma
+// become copies of the tensor memory accelerator instead (docs/internals.md,
+// "Tensor memory accelerator"): per stage one thread expects the stage's
+// bytes on the slot's mbarrier and copies the blocks in boxes of wgmma's
+// swizzled layout; every thread waits for the slot's phase:
+//
+//   prologue   tma_init; tma_expect + tma_copy for iterations 0 .. A-1
+//   body       tma_wait %slot, %phase; tma_expect + tma_copy of iteration
+//              i + A; shared_load the slot for the dots
+//   after      tma_release
+//
+// Every other host-descriptor load becomes a masked load.
+//
+// Turns each host-descriptor load (desc_load) into a masked load, except
+// those tmaTakes (ExpandDescriptorLoads.cpp).
+bool expandDescriptorLoads(ir::Function &fn);
+// Expands one desc_load in place; returns the load that replaces it.
+ir::Value *expandDescriptorLoad(ir::Op &op);
+
+namespace detail {
+// Whether pipeline-dot-operands fills a ring from desc_load `op` with the
+// tensor memory accelerator: a `tma` kernel of two or more stages, `op` in
+// a loop it can pipeline, reading a 2-D f16/bf16 block of a host descriptor
+// parameter (base, sizes, strides the parameter's own, inner stride 1),
+// every use an a or b of a dot in the body that wgmma runs, whose other
+// operand is such a load too.
+bool tmaTakes(const ir::Function &fn, const ir::Op &op);
+// The loop's constant, nonzero step when nothing in its body stops
+// pipelining (a store, an atomic, a pipeline already); else nullopt.
+std::optional<int64_t> pipelinableStep(const ir::Op &loop);
+// The rewrites that prepare a loop (PrepareDotLoops.cpp).
+bool loadTransposed(ir::Function &fn, ir::Op &loop,
+                    const std::map<const ir::Value *, std::vector<std::pair<ir::Op *, size_t>>> &uses);
+bool inductCarriedPointers(ir::Function &fn, ir::Op &loop);
+}  // namespace detail
 
 }  // namespace tk::lower

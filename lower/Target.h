@@ -84,6 +84,9 @@ enum class AtomicRmwOp { Add, Max, Min, UMax, UMin, Exch, And, Or, Xor };
 // for wgmma when one of its archs is one (the kernel attribute `wgmma`,
 // which assign-layouts reads).
 inline bool archHasWgmma(const std::string &arch) { return arch == "sm_90a"; }
+// The archs with the tensor memory accelerator tk uses (cp.async.bulk.tensor
+// with mbarriers): sm_90a, as for wgmma.
+inline bool archHasTma(const std::string &arch) { return arch == "sm_90a"; }
 // The archs where tk multiplies fp8 tiles with mma.sync's fp8 form
 // (usesFp8Mma). sm_89, sm_90 and sm_90a all have the instruction (PTX ISA
 // 8.4); on sm_89 it took stdlib matmul_fp8 from 114 to 72 registers (with a

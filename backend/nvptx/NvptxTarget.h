@@ -91,6 +91,15 @@ class NvptxTarget : public lower::Target {
                                                const std::vector<llvm::Value *> &a, llvm::Value *descB,
                                                const std::vector<llvm::Value *> &acc) const override;
   void wgmmaCommitGroup(llvm::IRBuilderBase &b) const override;
+  // The tensor memory accelerator and mbarriers (Tma.cpp): inline PTX too.
+  bool hasTma() const override { return lower::archHasTma(arch_); }
+  void markTensorMapParam(llvm::Function &fn, unsigned argNo) const override;
+  void mbarrierInit(llvm::IRBuilderBase &b, llvm::Value *bar, int arrivals) const override;
+  void mbarrierInval(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
+  void mbarrierArriveExpectTx(llvm::IRBuilderBase &b, llvm::Value *bar, int bytes) const override;
+  void mbarrierWait(llvm::IRBuilderBase &b, llvm::Value *bar, llvm::Value *parity) const override;
+  void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
+               llvm::Value *bar) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;
 

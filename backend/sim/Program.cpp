@@ -41,8 +41,8 @@ void orThrow(llvm::Error e, const std::string &what) {
 std::string entryName(const std::string &kernel) { return kernel + ".tk_entry"; }
 
 // void <kernel>.tk_entry(ptr args, ptr runs): parameter i is loaded from
-// *args[i], except a byval one (a tensor map, SimTarget::markTensorMapParam),
-// which is the blob args[i] points at; `runs` is for countInstructions,
+// *args[i], except a tensor map (kTensorMapParamAttr,
+// SimTarget::markTensorMapParam), which is the blob args[i] points at; `runs` is for countInstructions,
 // which it spares a runtime call.
 void addTrampoline(Module &m, Function &kernel) {
   LLVMContext &c = m.getContext();
@@ -58,24 +58,13 @@ void addTrampoline(Module &m, Function &kernel) {
     // Where the value is: the sim's plumbing. A GPU loads only the value (ld.param).
     auto *at = b.CreateAlignedLoad(ptr, slot, Align(8));
     at->setMetadata(kMdUncounted, MDNode::get(c, {}));
-    if (a.hasByValAttr()) {
-      // byval's alignment is promised of the pointer passed too: the
-      // caller's blob may have less, so it is copied to a slot that has it.
-      Type *blob = a.getParamByValType();
-      const Align align = a.getParamAlign().valueOrOne();
-      IRBuilder<> entryBlock(&entry->getEntryBlock(), entry->getEntryBlock().begin());
-      AllocaInst *aligned = entryBlock.CreateAlloca(blob);
-      aligned->setAlignment(align);
-      CallInst *copy = b.CreateMemCpy(aligned, align, at, Align(1), m.getDataLayout().getTypeAllocSize(blob));
-      copy->setMetadata(kMdUncounted, MDNode::get(c, {}));
-      args.push_back(aligned);
+    if (kernel.getAttributes().hasParamAttr(a.getArgNo(), kTensorMapParamAttr)) {
+      args.push_back(at);  // the blob itself
       continue;
     }
     args.push_back(b.CreateAlignedLoad(a.getType(), at, Align(1)));  // caller's value, any alignment
   }
-  CallInst *call = b.CreateCall(kernel.getFunctionType(), &kernel, args);
-  for (Argument &a : kernel.args())
-    if (a.hasByValAttr()) call->addParamAttr(a.getArgNo(), a.getAttribute(Attribute::ByVal));
+  b.CreateCall(kernel.getFunctionType(), &kernel, args);
   b.CreateRetVoid();
 }
 

@@ -44,6 +44,9 @@ inline constexpr const char *kFnFenceProxyAsync = "__tk_sim_fence_proxy_async";
 // cp.async, which instrumentMemoryAccesses always rewrites into its located
 // form (AsyncCopy.cpp); void __tk_sim_cp_async_commit() and
 // void __tk_sim_cp_async_wait(i32 n): commit_group and wait_group.
+// The string attribute of a kernel parameter that is a tensor map: the
+// address of its 128-byte blob (TensorMap.h), which the trampoline passes.
+inline constexpr const char *kTensorMapParamAttr = "tk.tensor_map";
 inline constexpr const char *kFnCpAsync = "__tk_sim_cp_async";
 inline constexpr const char *kFnCpAsyncCommit = "__tk_sim_cp_async_commit";
 inline constexpr const char *kFnCpAsyncWait = "__tk_sim_cp_async_wait";

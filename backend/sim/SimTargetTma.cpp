@@ -37,9 +37,13 @@ void SimTarget::markTensorMapParam(Function &fn, unsigned argNo) const {
   if (argNo >= fn.arg_size() || !fn.getArg(argNo)->getType()->isPointerTy())
     throw tk::InternalError("SimTarget::markTensorMapParam: parameter " + std::to_string(argNo) + " of " +
                             fn.getName().str() + " is not a pointer");
-  LLVMContext &c = fn.getContext();
-  fn.addParamAttr(argNo, Attribute::getWithByValType(c, ArrayType::get(Type::getInt8Ty(c), sizeof(TensorMap))));
-  fn.addParamAttr(argNo, Attribute::getWithAlignment(c, Align(64)));
+  // Not byval on the host: x86-64 passes a 64-byte aligned byval argument
+  // where the callee does not look for it once the kernel is too large to
+  // inline (the maps of a 128 x 128 matmul read as zeros). The kernel takes
+  // the blob's address instead; the trampoline passes it (kTensorMapParamAttr).
+  fn.addParamAttr(argNo, Attribute::get(fn.getContext(), kTensorMapParamAttr));
+  fn.addParamAttr(argNo, Attribute::ReadOnly);
+  fn.addParamAttr(argNo, Attribute::NoCapture);
 }
 
 void SimTarget::mbarrierInit(IRBuilderBase &b, Value *bar, int arrivals) const {

@@ -34,7 +34,6 @@ bool padTiles(Function &fn);
 // Rewrites every op that computes on f8e4m3/f8e5m2 values to compute on f32,
 // through casts; loads, stores and moves keep the bytes (EmulateFp8.cpp).
 bool emulateFp8(Function &fn);
-
 // A pass as the registry (driver/Pipeline.cpp, tk::pipeline::passes()) and
 // the tools know it; `flag` is what --pass= and --print-after take.
 struct PassInfo {

@@ -38,6 +38,8 @@ set(TK_RUNTIME_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/runtime_descriptor_params_test.cpp
   # Tensor maps at launch (Bundle::tensorMaps): the JSON and its checks, the sim's encoding, the values launches pass.
   ${CMAKE_CURRENT_LIST_DIR}/runtime_tensor_maps_test.cpp
+  # The tensor memory accelerator on sm_90a: a persistent matmul through host descriptors (tests/kernels/tma.tk).
+  ${CMAKE_CURRENT_LIST_DIR}/runtime_tma_test.cpp
   # f8e4m3/f8e5m2: conversions against tk/fp8.h bit for bit, arithmetic (tests/kernels/fp8.tk).
   ${CMAKE_CURRENT_LIST_DIR}/runtime_fp8_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime_debug_test.cpp

@@ -1,0 +1,106 @@
+// NvptxTarget's tensor memory accelerator and mbarriers (sm_90a): inline PTX,
+// as LLVM 19 has no intrinsics for them (../shared/FACTS.md).
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+
+#include "backend/nvptx/NvptxTarget.h"
+#include "tk/error.h"
+
+namespace tk::nvptx {
+
+using namespace llvm;
+
+namespace {
+
+// A void PTX statement with side effects, its operands 32-bit registers but
+// where `constraints` says otherwise.
+void statement(IRBuilderBase &b, const std::string &text, const std::string &constraints,
+               const std::vector<Value *> &args) {
+  std::vector<Type *> tys;
+  for (Value *a : args) tys.push_back(a->getType());
+  auto *fn = InlineAsm::get(FunctionType::get(b.getVoidTy(), tys, false), text, constraints + ",~{memory}",
+                            /*hasSideEffects=*/true);
+  b.CreateCall(fn, args)->addFnAttr(Attribute::Convergent);
+}
+
+}  // namespace
+
+void NvptxTarget::markTensorMapParam(Function &fn, unsigned argNo) const {
+  LLVMContext &c = fn.getContext();
+  fn.addParamAttr(argNo, Attribute::getWithByValType(c, ArrayType::get(Type::getInt8Ty(c), 128)));
+  fn.addParamAttr(argNo, Attribute::getWithAlignment(c, Align(64)));
+  // Read in place from the parameter space (cvta.param), not copied to the
+  // stack first: what a CUtensorMap argument must be for the TMA unit.
+  // One grid_constant entry per kernel listing every such parameter (from
+  // 1): NVPTX reads only the first entry of a key.
+  NamedMDNode *md = fn.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  std::vector<Metadata *> indices{ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(c), argNo + 1))};
+  auto entry = [&] {
+    return MDNode::get(c, {ValueAsMetadata::get(&fn), MDString::get(c, "grid_constant"), MDNode::get(c, indices)});
+  };
+  for (unsigned i = 0; i < md->getNumOperands(); ++i) {
+    MDNode *n = md->getOperand(i);
+    auto *f = n->getNumOperands() == 3 ? dyn_cast<ValueAsMetadata>(n->getOperand(0)) : nullptr;
+    auto *key = n->getNumOperands() == 3 ? dyn_cast<MDString>(n->getOperand(1)) : nullptr;
+    if (!f || f->getValue() != &fn || !key || key->getString() != "grid_constant") continue;
+    auto *old = cast<MDNode>(n->getOperand(2));
+    indices.insert(indices.begin(), old->op_begin(), old->op_end());
+    md->setOperand(i, entry());
+    return;
+  }
+  md->addOperand(entry());
+}
+
+void NvptxTarget::mbarrierInit(IRBuilderBase &b, Value *bar, int arrivals) const {
+  statement(b, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {sharedWindowAddress(b, bar), b.getInt32(arrivals)});
+}
+
+void NvptxTarget::mbarrierInval(IRBuilderBase &b, Value *bar) const {
+  statement(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", {sharedWindowAddress(b, bar)});
+}
+
+void NvptxTarget::mbarrierArriveExpectTx(IRBuilderBase &b, Value *bar, int bytes) const {
+  statement(b, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r",
+            {sharedWindowAddress(b, bar), b.getInt32(bytes)});
+}
+
+// A loop on try_wait (which itself waits a while before it gives up).
+void NvptxTarget::mbarrierWait(IRBuilderBase &b, Value *bar, Value *parity) const {
+  Value *addr = sharedWindowAddress(b, bar);
+  Function *f = b.GetInsertBlock()->getParent();
+  BasicBlock *loop = BasicBlock::Create(b.getContext(), "mbarrier.wait", f);
+  BasicBlock *done = BasicBlock::Create(b.getContext(), "mbarrier.done", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  auto *fn = InlineAsm::get(FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), b.getInt32Ty()}, false),
+                            "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\t"
+                            "selp.u32 $0, 1, 0, p;\n\t}",
+                            "=r,r,r,~{memory}", /*hasSideEffects=*/true);
+  CallInst *ready = b.CreateCall(fn, {addr, parity});
+  ready->addFnAttr(Attribute::Convergent);
+  b.CreateCondBr(b.CreateICmpNE(ready, b.getInt32(0)), done, loop);
+  b.SetInsertPoint(done);
+}
+
+void NvptxTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::vector<Value *> &coords,
+                          Value *bar) const {
+  const size_t n = coords.size();
+  if (n < 1 || n > 5) throw tk::InternalError("NvptxTarget::tmaLoad: " + std::to_string(n) + " coordinates; want 1..5");
+  std::string list;
+  for (size_t i = 0; i < n; ++i) list += (i ? ", $" : "$") + std::to_string(2 + i);
+  const std::string text = "cp.async.bulk.tensor." + std::to_string(n) +
+                           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list + "}], [$" +
+                           std::to_string(2 + n) + "];";
+  std::vector<Value *> args{sharedWindowAddress(b, dst), b.CreatePtrToInt(map, b.getInt64Ty())};
+  std::string constraints = "r,l";
+  for (Value *c : coords) {
+    args.push_back(c);
+    constraints += ",r";
+  }
+  args.push_back(sharedWindowAddress(b, bar));
+  statement(b, text, constraints + ",r", args);
+}
+
+}  // namespace tk::nvptx

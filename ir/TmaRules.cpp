@@ -1,0 +1,63 @@
+// OpRules for host-descriptor loads and the tensor-memory-accelerator ops
+// pipeline-dot-operands makes of them (ir/Ops.def: desc_load, tma_*): what
+// their operands' types and attributes must be beyond Ops.def's counts.
+#include "ir/OpRules.h"
+
+namespace tk::ir {
+
+void OpRules::tmaOp(const Op &op) {
+  auto operandType = [&](size_t i) -> const Type & { return op.operand(i)->type(); };
+  auto isScalar = [&](size_t i, ScalarKind k) { return operandType(i) == Type::scalar(k); };
+  if (op.hasAttr("stages") && op.intAttr("stages") < 1) return opError(op, "needs 'stages' >= 1");
+  if (op.hasAttr("barrier") && op.intAttr("barrier") < 0) return opError(op, "needs 'barrier' >= 0");
+  switch (op.kind()) {
+    case OpKind::DescLoad: {
+      const Type &rt = op.result()->type();
+      const size_t n = static_cast<size_t>(rt.rank());
+      if (n == 0 || op.numOperands() != 3 * n + 1)
+        return opError(op, "a block of rank N takes 3N + 1 operands (base, N sizes, N strides, N coordinates), not " +
+                               std::to_string(op.numOperands()) + " for " + rt.str());
+      const Type &base = operandType(0);
+      if (!base.isPtr() || base.isTile() || base.elem.pointee() != rt.elem)
+        return opError(op, "the base must be a scalar pointer to " + Type::scalar(rt.elem.scalar).str() + ", not " +
+                               base.str());
+      for (size_t i = 0; i < n; ++i)
+        if (!isScalar(1 + i, ScalarKind::I32) || !isScalar(1 + n + i, ScalarKind::I64) ||
+            !isScalar(1 + 2 * n + i, ScalarKind::I32))
+          return opError(op, "sizes and coordinates must be i32 scalars and strides i64 scalars");
+      return;
+    }
+    case OpKind::TmaExpect:
+    case OpKind::TmaWait: {
+      const ScalarKind second = op.is(OpKind::TmaExpect) ? ScalarKind::I1 : ScalarKind::I32;
+      if (!isScalar(0, ScalarKind::I32) || !isScalar(1, second))
+        return opError(op, std::string("takes an i32 slot and an ") + (op.is(OpKind::TmaExpect) ? "i1 predicate" : "i32 phase"));
+      if (op.is(OpKind::TmaExpect) && op.intAttr("bytes") <= 0) return opError(op, "needs 'bytes' > 0");
+      return;
+    }
+    case OpKind::TmaCopy: {
+      const Type &base = operandType(0);
+      if (!base.isPtr() || base.isTile()) return opError(op, "operand 0 must be a descriptor's base pointer");
+      if (!isScalar(1, ScalarKind::I32) || !isScalar(2, ScalarKind::I1))
+        return opError(op, "takes an i32 slot and an i1 predicate after the base");
+      const std::vector<int64_t> &block = op.intListAttr("block"), &box = op.intListAttr("box");
+      const size_t n = op.numOperands() - 3;
+      if (block.size() != 2 || box.size() != 2 || n != 2)
+        return opError(op, "copies a 2-D block: 'block' and 'box' of 2 dims and 2 i32 coordinates");
+      for (size_t i = 0; i < n; ++i)
+        if (!isScalar(3 + i, ScalarKind::I32)) return opError(op, "coordinates must be i32 scalars");
+      for (size_t d = 0; d < 2; ++d)
+        if (box[d] < 1 || box[d] > 256 || block[d] % box[d] != 0)
+          return opError(op, "each box dim must be 1..256 and divide the block's");
+      const int64_t swizzle = op.intAttr("swizzle");
+      if (swizzle != 32 && swizzle != 64 && swizzle != 128) return opError(op, "'swizzle' must be 32, 64 or 128");
+      const int64_t operand = op.intAttr("operand");
+      if (operand != 1 && operand != 2) return opError(op, "'operand' must be 1 (a) or 2 (b)");
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace tk::ir

@@ -1,0 +1,173 @@
+// expandDescriptorLoads: a host descriptor's load (desc_load) becomes the
+// masked gather a user would write by hand -- pointers base + sum_i (c_i +
+// arange(B_i)) * s_i in 64-bit offsets, a mask 0 <= c_i + arange(B_i) <
+// shape_i per dim, zero elsewhere -- which every arch and the sim run.
+//
+// Why the front end does not expand it itself: on sm_90a (the kernel's `tma`
+// flag) a load that feeds a tensor-core dot in a loop may be pipelined into
+// copies of the tensor memory accelerator instead, which need the
+// descriptor and the coordinates, not pointers. Those it keeps for
+// pipeline-dot-operands, which expands any it does not take.
+#include "lower/Layouts.h"
+#include "lower/PipelineDotOperands.h"
+#include "lower/Wgmma.h"
+
+namespace tk::lower {
+
+using namespace ir;
+
+namespace {
+
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// `v` is body argument i of `fn` named `name`.
+bool isParam(const Function &fn, const Value *v, const std::string &name) {
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.body.argument(i) == v) return fn.params[i].name == name;
+  return false;
+}
+
+// desc_load `op` reads a host descriptor parameter as the launcher passes
+// it: its base, sizes and outer strides the parameter's, the inner stride 1
+// (the tensor map is made from the same tk::TensorDescriptor).
+bool readsHostParameter(const Function &fn, const Op &op) {
+  const size_t n = static_cast<size_t>(op.result()->type().rank());
+  std::string base;
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.body.argument(i) == op.operand(0)) base = fn.params[i].name;
+  if (base.empty()) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!isParam(fn, op.operand(1 + i), base + ".shape" + std::to_string(i))) return false;
+    if (i + 1 < n && !isParam(fn, op.operand(1 + n + i), base + ".stride" + std::to_string(i))) return false;
+  }
+  const Op *inner = op.operand(2 * n)->definingOp();
+  return inner && inner->is(OpKind::Constant) && inner->intAttr("value") == 1;
+}
+
+// `op` may become TMA copies on its own: a 2-D f16/bf16 block of powers of
+// two from a host descriptor parameter, in a loop the pipeliner takes.
+bool tmaCandidate(const Function &fn, const Op &op) {
+  const Type &t = op.result()->type();
+  if (!op.is(OpKind::DescLoad) || t.rank() != 2 || !isPowerOfTwo(t.shape[0]) || !isPowerOfTwo(t.shape[1]) ||
+      (t.elem.scalar != ScalarKind::F16 && t.elem.scalar != ScalarKind::BF16))
+    return false;
+  const Op *loop = op.parentBlock()->parentOp();
+  return loop && loop->is(OpKind::For) && detail::pipelinableStep(*loop) && readsHostParameter(fn, op);
+}
+
+// Whether an op in `block` or its regions reads `v`.
+bool usedIn(const Block &block, const Value *v) {
+  for (const auto &op : block.ops()) {
+    for (const Value *o : op->operands())
+      if (o == v) return true;
+    for (const auto &region : op->regions())
+      if (usedIn(*region, v)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace detail {
+
+bool tmaTakes(const Function &fn, const Op &op) {
+  if (!fn.tma() || fn.numStages() < 2 || !tmaCandidate(fn, op)) return false;
+  // Uses through the body's ops (a use-list walk of one block).
+  bool used = false;
+  for (const auto &user : op.parentBlock()->ops()) {
+    for (size_t k = 0; k < user->numOperands(); ++k) {
+      if (user->operand(k) != op.result()) continue;
+      used = true;
+      if (!user->is(OpKind::Dot) || k > 1 || !pipelinedDot(*user, fn)) return false;
+      const std::optional<MmaKind> kind = mmaKind(*user);
+      const Type &at = user->operand(0)->type(), &bt = user->operand(1)->type();
+      if (!kind || (*kind != MmaKind::F16 && *kind != MmaKind::BF16) ||
+          !wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()))
+        return false;
+      const Op *other = user->operand(1 - k)->definingOp();
+      if (!other || other->parentBlock() != op.parentBlock() || !tmaCandidate(fn, *other)) return false;
+    }
+    for (const auto &region : user->regions())
+      if (usedIn(*region, op.result())) return false;
+  }
+  return used;
+}
+
+}  // namespace detail
+
+namespace {
+
+}  // namespace
+
+Value *expandDescriptorLoad(Op &op) {
+  const Type rt = op.result()->type();
+  const size_t n = static_cast<size_t>(rt.rank());
+  Block &block = *op.parentBlock();
+  Builder b(&block, block.find(&op));
+  b.setLoc(op.loc());
+  auto broadcastTo = [&](Value *v, const std::vector<int64_t> &shape) {
+    return v->type().shape == shape ? v : b.value(OpKind::Broadcast, {v}, v->type().withShape(shape));
+  };
+  Value *offset = nullptr, *mask = nullptr;
+  std::vector<int64_t> shape(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    // The block's indices along dim i, shaped [1, .., B_i, .., 1].
+    Value *range = b.value(OpKind::Arange, {}, Type::tile({ScalarKind::I32, false}, {rt.shape[i]}),
+                           {{"start", int64_t{0}}, {"end", rt.shape[i]}});
+    for (size_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      std::vector<int64_t> s = range->type().shape;
+      s.insert(s.begin() + int64_t(j), 1);
+      range = b.value(OpKind::ExpandDims, {range}, range->type().withShape(s), {{"axis", int64_t(j)}});
+    }
+    const Type it = range->type();
+    Value *index = b.value(OpKind::Add, {b.value(OpKind::Splat, {op.operand(1 + 2 * n + i)}, it), range}, it);
+    Value *wide = b.value(OpKind::Cast, {index}, it.withScalar(ScalarKind::I64));
+    // A constant stride as a constant tile, as the front end writes it: the
+    // contiguity analysis reads it there.
+    const Op *strideDef = op.operand(1 + n + i)->definingOp();
+    Value *stride = strideDef && strideDef->is(OpKind::Constant)
+                        ? b.constInt(strideDef->intAttr("value"), wide->type())
+                        : b.value(OpKind::Splat, {op.operand(1 + n + i)}, wide->type());
+    Value *term = b.value(OpKind::Mul, {wide, stride}, wide->type());
+    const Type bt = it.withScalar(ScalarKind::I1);
+    Value *below = b.value(OpKind::Cmp, {index, b.value(OpKind::Splat, {op.operand(1 + i)}, it)}, bt,
+                           {{"predicate", attrOf(CmpPredicate::Lt)}});
+    Value *nonNegative = b.value(OpKind::Cmp, {index, b.constInt(0, it)}, bt, {{"predicate", attrOf(CmpPredicate::Ge)}});
+    Value *inside = b.value(OpKind::And, {nonNegative, below}, bt);
+    if (!offset) {
+      offset = term;
+      mask = inside;
+    } else {
+      std::vector<int64_t> joined = shape;
+      joined[i] = rt.shape[i];
+      offset = b.value(OpKind::Add, {broadcastTo(offset, joined), broadcastTo(term, joined)}, wide->type().withShape(joined));
+      mask = b.value(OpKind::And, {broadcastTo(mask, joined), broadcastTo(inside, joined)}, bt.withShape(joined));
+    }
+    shape[i] = rt.shape[i];
+  }
+  const Type ptrs = rt.withElem(op.operand(0)->type().elem);
+  Value *p = b.value(OpKind::AddPtr, {b.value(OpKind::Splat, {op.operand(0)}, ptrs), offset}, ptrs);
+  Value *other = rt.isFloat() ? b.constFloat(0.0, rt) : b.constInt(0, rt);
+  Value *loaded = b.value(OpKind::Load, {p, mask, other}, rt);
+  loaded->setNameHint(op.result()->nameHint());
+  op.result()->replaceAllUsesWith(loaded);
+  block.erase(block.find(&op));
+  return loaded;
+}
+
+bool expandDescriptorLoads(Function &fn) {
+  std::vector<Op *> loads;
+  for (Op *op : fn.walk())
+    if (op->is(OpKind::DescLoad)) loads.push_back(op);
+  if (loads.empty()) return false;
+  bool changed = false;
+  for (Op *op : loads) {
+    if (detail::tmaTakes(fn, *op)) continue;
+    expandDescriptorLoad(*op);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace tk::lower

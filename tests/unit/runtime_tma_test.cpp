@@ -1,0 +1,127 @@
+// The tensor memory accelerator on the sim (sm_90a): a persistent matmul
+// through host descriptors (tests/kernels/tma.tk) whose operand rings TMA
+// fills, against a reference computed here in double, exact (every input a
+// multiple of 1/64 below 2 in magnitude: products and sums exact in f32),
+// over pitched operands with NaN in the pitch and an output poisoned with
+// NaN, under sim:racecheck; and what the compiled kernel says of itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "backend/nvptx/Ptxas.h"
+#include "backend/nvptx/Toolkit.h"
+#include "runtime_TestUtil.h"
+#include "tk/half.h"
+#include "tk/runtime.h"
+
+namespace {
+
+const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/tma.tk";
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+std::vector<uint16_t> bits(const std::vector<float> &v, bool bf16) {
+  if (!bf16) return tk::test::f16Values(v);
+  std::vector<uint16_t> out;
+  for (float f : v) out.push_back(tk::floatToBf16Bits(f));
+  return out;
+}
+
+struct Case {
+  const char *type;
+  int bm, bn, bk, warps, stages;
+};
+
+tk::Bundle compile(const Case &c) {
+  tk::CompileOptions opts;
+  opts.archs = {"sm_90a"};
+  opts.numWarps = c.warps;
+  opts.numStages = c.stages;
+  opts.defines = {{"T", c.type}, {"BM", std::to_string(c.bm)}, {"BN", std::to_string(c.bn)},
+                  {"BK", std::to_string(c.bk)}};
+  return tk::Compiler::compileFile(kFile, "matmul_persistent", opts);
+}
+
+// 1 and 2 warpgroups, f16 and bf16, boxes 32 and 64 elements wide, tiles
+// of one box across and of two (A of K = 128, B of N = 128).
+const Case kCases[] = {{"f16", 64, 64, 32, 4, 3}, {"bf16", 64, 64, 64, 4, 2}, {"f16", 128, 128, 32, 8, 4},
+                       {"f16", 64, 64, 128, 4, 2}};
+
+TEST(Tma, CompiledKernelTakesTensorMapsAndNoThreadCopies) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  for (const Case &c : kCases) {
+    const tk::Bundle b = compile(c);
+    const std::string &ptx = b.ptx.at("sm_90a");
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << c.type;
+    EXPECT_NE(ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64"), std::string::npos);
+    EXPECT_EQ(ptx.find("cp.async.cg"), std::string::npos);
+    // Read in place from the parameter space: no local copy of a map.
+    EXPECT_NE(ptx.find(".param .align 64 .b8 matmul_persistent_param_"), std::string::npos);
+    EXPECT_EQ(ptx.find("__local_depot"), std::string::npos);
+    ASSERT_EQ(b.tensorMaps.size(), 2u);
+    const int64_t swizzleA = std::min<int64_t>(128, c.bk * 2), swizzleB = std::min<int64_t>(128, c.bn * 2);
+    EXPECT_EQ(b.tensorMaps[0].box, (std::vector<int64_t>{8, swizzleA / 2}));
+    EXPECT_EQ(b.tensorMaps[0].swizzle, swizzleA);
+    EXPECT_EQ(b.tensorMaps[1].box, (std::vector<int64_t>{c.bk, swizzleB / 2}));
+    if (toolkit.hasPtxas()) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, "sm_90a", toolkit);
+      EXPECT_TRUE(info.ran) << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+    }
+  }
+}
+
+TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (const Case &c : kCases) {
+    const bool bf16 = std::string(c.type) == "bf16";
+    tk::Kernel k = dev->load(compile(c));
+    for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{127, 130, 100}, std::tuple{200, 67, 1023}}) {
+      const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
+      auto a = tk::test::exactHalfInputs(size_t(m * kk)), bv = tk::test::exactHalfInputs(size_t(kk * n));
+      std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t q = 0; q < kk; ++q) ap[size_t(i * pa + q)] = a[size_t(i * kk + q)];
+      for (int64_t q = 0; q < kk; ++q)
+        for (int64_t j = 0; j < n; ++j) bp[size_t(q * pb + j)] = bv[size_t(q * n + j)];
+      tk::TensorDescriptor ta{dev->upload(bits(ap, bf16)), {m, kk}, {pa, 1}, {}};
+      tk::TensorDescriptor tb{dev->upload(bits(bp, bf16)), {kk, n}, {pb, 1}, {}};
+      if (bf16) ta.base = ta.base.as(tk::DType::BF16), tb.base = tb.base.as(tk::DType::BF16);
+      const uint32_t tiles = tk::test::cdiv(m, c.bm) * tk::test::cdiv(n, c.bn);
+      // Fewer programs than tiles (each loops), and more (some run none).
+      for (uint32_t grid : {1u, tiles + 3}) {
+        tk::Buffer dc = dev->upload(std::vector<float>(size_t(m * pc), NAN));
+        (*dev)(k, {grid}, ta, tb, tk::TensorDescriptor{dc, {m, n}, {pc, 1}, {}}, int32_t(m), int32_t(n),
+               int32_t(kk));
+        auto out = dev->download<float>(dc, size_t(m * pc));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t q = 0; q < kk; ++q) want += double(a[size_t(i * kk + q)]) * bv[size_t(q * n + j)];
+            ASSERT_EQ(out[size_t(i * pc + j)], want) << c.type << " " << c.bm << "x" << c.bn << "x" << c.bk << " "
+                                                      << m << "x" << n << "x" << kk << " grid " << grid << " at "
+                                                      << i << "," << j;
+          }
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = n; j < pc; ++j) ASSERT_TRUE(std::isnan(out[size_t(i * pc + j)])) << "pitch written";
+      }
+    }
+  }
+}
+
+// The same source compiled for sm_80 as well keeps cp.async everywhere: one
+// tile IR serves every arch of a bundle.
+TEST(Tma, ABundleForSm80AndSm90aTakesNoTensorMaps) {
+  tk::CompileOptions opts;
+  opts.archs = {"sm_80", "sm_90a"};
+  const tk::Bundle b = tk::Compiler::compileFile(kFile, "matmul_persistent", opts);
+  EXPECT_TRUE(b.tensorMaps.empty());
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    EXPECT_EQ(b.ptx.at(arch).find("cp.async.bulk.tensor"), std::string::npos) << arch;
+    EXPECT_NE(b.ptx.at(arch).find("cp.async.cg"), std::string::npos) << arch;
+  }
+}
+
+}  // namespace
