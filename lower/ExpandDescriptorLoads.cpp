@@ -8,6 +8,8 @@
 // copies of the tensor memory accelerator instead, which need the
 // descriptor and the coordinates, not pointers. Those it keeps for
 // pipeline-dot-operands, which expands any it does not take.
+#include <functional>
+
 #include "lower/Layouts.h"
 #include "lower/PipelineDotOperands.h"
 #include "lower/Wgmma.h"
@@ -66,38 +68,55 @@ bool usedIn(const Block &block, const Value *v) {
   return false;
 }
 
+// Calls f(user, operand index) for each use of `v` by an op of `block`;
+// false where f is, where `v` has no use, or where an op's region uses it.
+bool eachUse(const Block &block, const Value *v, const std::function<bool(const Op &, size_t)> &f) {
+  bool any = false;
+  for (const auto &user : block.ops()) {
+    for (size_t k = 0; k < user->numOperands(); ++k)
+      if (user->operand(k) == v) {
+        any = true;
+        if (!f(*user, k)) return false;
+      }
+    for (const auto &region : user->regions())
+      if (usedIn(*region, v)) return false;
+  }
+  return any;
+}
+
 }  // namespace
 
 namespace detail {
 
 bool tmaTakes(const Function &fn, const Op &op) {
   if (!fn.tma() || fn.numStages() < 2 || !tmaCandidate(fn, op)) return false;
-  // Uses through the body's ops (a use-list walk of one block).
+  const Block &body = *op.parentBlock();
+  // The desc_load behind operand k of `dot`: itself, or for B a trans of it
+  // (Triton's `dot(a, b.T)` of a B stored [N, K]: the ring holds it K-major).
+  auto source = [&](const Op &dot, size_t k) -> const Op * {
+    const Op *def = dot.operand(k)->definingOp();
+    if (def && k == 1 && def->is(OpKind::Trans) && def->result()->type().rank() == 2)
+      def = def->operand(0)->definingOp();
+    return def && def->parentBlock() == &body && tmaCandidate(fn, *def) ? def : nullptr;
+  };
+  auto dotTakes = [&](const Op &dot) {
+    const std::optional<MmaKind> kind = mmaKind(dot);
+    const Type &at = dot.operand(0)->type(), &bt = dot.operand(1)->type();
+    return pipelinedDot(dot, fn) && kind && (*kind == MmaKind::F16 || *kind == MmaKind::BF16) &&
+           wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()) && source(dot, 0) && source(dot, 1);
+  };
   bool used = false;
-  for (const auto &user : op.parentBlock()->ops()) {
-    for (size_t k = 0; k < user->numOperands(); ++k) {
-      if (user->operand(k) != op.result()) continue;
-      used = true;
-      if (!user->is(OpKind::Dot) || k > 1 || !pipelinedDot(*user, fn)) return false;
-      const std::optional<MmaKind> kind = mmaKind(*user);
-      const Type &at = user->operand(0)->type(), &bt = user->operand(1)->type();
-      if (!kind || (*kind != MmaKind::F16 && *kind != MmaKind::BF16) ||
-          !wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()))
-        return false;
-      const Op *other = user->operand(1 - k)->definingOp();
-      if (!other || other->parentBlock() != op.parentBlock() || !tmaCandidate(fn, *other)) return false;
-    }
-    for (const auto &region : user->regions())
-      if (usedIn(*region, op.result())) return false;
-  }
-  return used;
+  const bool ok = eachUse(body, op.result(), [&](const Op &user, size_t k) {
+    used = true;
+    if (user.is(OpKind::Trans))
+      return user.result()->type().rank() == 2 &&
+             eachUse(body, user.result(), [&](const Op &dot, size_t j) { return dot.is(OpKind::Dot) && j == 1 && dotTakes(dot); });
+    return user.is(OpKind::Dot) && k <= 1 && dotTakes(user);
+  });
+  return ok && used;
 }
 
 }  // namespace detail
-
-namespace {
-
-}  // namespace
 
 Value *expandDescriptorLoad(Op &op) {
   const Type rt = op.result()->type();

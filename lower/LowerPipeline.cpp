@@ -61,6 +61,10 @@ void FunctionLowering::planRings() {
   // An fp8 tile reaches its dots through emulate-fp8's casts to f16, which
   // read nothing where wgmma multiplies the codes (wgmmaOperand): the slot is
   // read in place by those dots, on wgmma only.
+  // Rings the tensor memory accelerator fills with B^T (tma_copy k_major).
+  std::set<int64_t> kMajorTma;
+  for (ir::Op *op : fn_.walk())
+    if (op->is(ir::OpKind::TmaCopy) && op->hasAttr("k_major") && op->intAttr("k_major")) kMajorTma.insert(op->intAttr("buffer"));
   auto uses = ir::computeUses(fn_);
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
@@ -108,7 +112,7 @@ void FunctionLowering::planRings() {
     // B copied along k is held K-major, so each 16-byte run along k stays
     // one cp.async (N-major would put its 8 elements in 8 rows: scalar
     // copies through registers).
-    if (wgmma && operand == 1 && alongColumns(op->intAttr("buffer"))) {
+    if (wgmma && operand == 1 && (alongColumns(op->intAttr("buffer")) || kMajorTma.count(op->intAttr("buffer")))) {
       WgmmaPlan k = plan;
       k.kMajorB = true;
       k.swizzleB = wgmmaSwizzleFor(plan.K, plan.elemBytes);

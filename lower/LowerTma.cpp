@@ -7,7 +7,8 @@
 // thread waits for the barrier's phase, then a block barrier: the slot is
 // complete, and every thread is past the iteration that read the slot the
 // next copies overwrite (as after a cp.async wait). Copies write through the
-// async proxy, which wgmma reads: no proxy fence (PTX ISA, "Async Proxy").
+// async proxy, which wgmma reads: they need no proxy fence (PTX ISA, "Async
+// Proxy"); the wait fences the thread's own generic writes all the same.
 #include <llvm/IR/IRBuilder.h>
 
 #include "lower/FunctionLowering.h"
@@ -46,7 +47,9 @@ void FunctionLowering::planBarriers() {
     if (!op->is(ir::OpKind::TmaCopy)) continue;
     const Ring &r = rings_.at(op->intAttr("buffer"));
     const int swizzle = r.wgmmaOperand == 1 ? r.plan.swizzleA : r.plan.swizzleB;
-    if (r.wgmmaOperand != op->intAttr("operand") || swizzle != op->intAttr("swizzle") || r.transposed)
+    const bool kMajor = op->hasAttr("k_major") && op->intAttr("k_major");
+    if (r.wgmmaOperand != op->intAttr("operand") || swizzle != op->intAttr("swizzle") || r.transposed != kMajor ||
+        (r.wgmmaOperand == 2 && r.plan.kMajorB != kMajor))
       throw tk::InternalError("tma_copy into ring " + std::to_string(op->intAttr("buffer")) +
                               ": the ring is not the wgmma operand layout its boxes write");
   }
@@ -78,7 +81,9 @@ void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
     IntArith ia;
     for (int64_t r = 0; r < block[0]; r += box[0])
       for (int64_t c = 0; c < block[1]; c += box[1]) {
+        // A K-major ring's block is B^T: its (r, c) is B's (c, r).
         const int64_t offset = ring.wgmmaOperand == 1 ? lower::wgmmaOffsetA(ia, ring.plan, r, c)
+                               : ring.transposed      ? lower::wgmmaOffsetB(ia, ring.plan, c, r)
                                                       : lower::wgmmaOffsetB(ia, ring.plan, r, c);
         llvm::Value *dst = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(offset)));
         // PTX orders coordinates innermost first.
@@ -113,6 +118,11 @@ void FunctionLowering::lowerTma(ir::Op &op) {
     case ir::OpKind::TmaCopy: return lowerTmaCopy(op, first);
     case ir::OpKind::TmaWait:
       target_.mbarrierWait(b_, mbarrierAddress(group, regs(op.operand(0))[0]), regs(op.operand(1))[0]);
+      // The copies need no fence, but this thread's own generic writes to
+      // shared memory (a persistent loop's epilogue, a conversion in the
+      // body) must be ordered before wgmma's async-proxy reads, as after a
+      // cp.async wait.
+      if (wgmmaRings_) target_.fenceProxyAsync(b_);
       barrier(op.loc());
       return;
     case ir::OpKind::TmaRelease:

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "ir/MemoryHints.h"
 #include "lower/AxisInfo.h"
@@ -147,16 +148,24 @@ class LoopPipeliner {
   // rows (one N-major slab). Fills tmaAttrs_; false if wgmma's layout has no
   // swizzle here.
   bool tmaBox(const Op &load) {
-    const auto &[dot, index] = uses_.at(load.result()).front();
+    const auto &users = uses_.at(load.result());
+    auto [dot, index] = users.front();
+    // B through a trans: the block is B^T ([N, K]), held K-major.
+    const bool kMajor = dot->is(OpKind::Trans);
+    if (kMajor) {
+      if (users.size() != 1) return false;
+      std::tie(dot, index) = uses_.at(dot->result()).front();
+    }
     const WgmmaPlan plan = wgmmaPlan(*dot, fn_.numWarps());
     const ir::Type &t = load.result()->type();
-    const int swizzle = index == 0 ? plan.swizzleA : plan.swizzleB;
-    const int64_t elemBytes = ir::bitWidth(t.elem.scalar) / 8;
+    const int elemBytes = ir::bitWidth(t.elem.scalar) / 8;
+    const int swizzle = kMajor ? wgmmaSwizzleFor(plan.K, elemBytes) : index == 0 ? plan.swizzleA : plan.swizzleB;
     if (swizzle == 0 || plan.kMajorB) return false;
     tmaAttrs_[&load] = {{"block", t.shape},
                         {"box", std::vector<int64_t>{index == 0 ? 8 : t.shape[0], swizzle / elemBytes}},
                         {"swizzle", int64_t(swizzle)},
                         {"operand", int64_t(index + 1)}};
+    if (kMajor) tmaAttrs_[&load]["k_major"] = int64_t(1);
     return true;
   }
 
@@ -418,14 +427,18 @@ class LoopPipeliner {
       yielded.push_back(issue.value(OpKind::Select, {wraps, issue.value(OpKind::Xor, {phase, one}, i32), phase}, i32));
     yield->setOperands(yielded);
 
-    // Each load becomes a read of its slot; the dots read it in place.
+    // Each load becomes a read of its slot; the dots read it in place. A
+    // K-major TMA ring holds B^T: the slot is read as the trans was.
     for (Op *load : loads) {
       auto pos = body_.find(load);
       ir::Builder at(&body_, pos);
       at.setLoc(load->loc());
-      Value *tile = at.value(OpKind::SharedLoad, {slot}, load->result()->type(), ringAttrs(load));
-      tile->setNameHint(load->result()->nameHint());
-      for (const auto &[user, index] : uses_.at(load->result())) user->setOperand(index, tile);
+      Op *trans = tma_ && tmaAttrs_.at(load).count("k_major") ? uses_.at(load->result()).front().first : nullptr;
+      const Value *read = trans ? trans->result() : load->result();
+      Value *tile = at.value(OpKind::SharedLoad, {slot}, read->type(), ringAttrs(load));
+      tile->setNameHint(read->nameHint());
+      for (const auto &[user, index] : uses_.at(read)) user->setOperand(index, tile);
+      if (trans) body_.erase(body_.find(trans));
       body_.erase(body_.find(load));
     }
 

@@ -167,6 +167,22 @@ class SimDevice final : public DeviceImpl {
     } catch (const Error &e) {  // InternalError: lowering and the Targets throw nothing else
       e.rethrowPrefixed("bundle for '" + bundle.kernel + "': cannot lower its tile IR: ");
     }
+    // What a launch passes and sizes must be what the IR takes: an edited
+    // bundle would otherwise hand the kernel the wrong parameters or too
+    // little shared memory.
+    const std::string tag = "bundle for '" + bundle.kernel + "': ";
+    if (lowered.sharedBytes > bundle.sharedBytes)
+      throw Error(tag + "its tile IR needs " + std::to_string(lowered.sharedBytes) +
+                  " bytes of shared memory, the bundle gives " + std::to_string(bundle.sharedBytes));
+    bool sameMaps = lowered.tensorMaps.size() == bundle.tensorMaps.size();
+    for (size_t i = 0; sameMaps && i < bundle.tensorMaps.size(); ++i) {
+      const auto &l = lowered.tensorMaps[i];
+      const TensorMapParam &m = bundle.tensorMaps[i];
+      sameMaps = l.param == m.param && l.box == m.box && l.swizzle == m.swizzle;
+    }
+    if (!sameMaps)
+      throw Error(tag + "its tensor_maps (" + std::to_string(bundle.tensorMaps.size()) +
+                  ") are not the ones its tile IR copies through (" + std::to_string(lowered.tensorMaps.size()) + ")");
     std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx), program_);
     return p;
   }

@@ -34,14 +34,14 @@ struct Case {
   int bm, bn, bk, warps, stages;
 };
 
-tk::Bundle compile(const Case &c) {
+tk::Bundle compile(const Case &c, const char *kernel = "matmul_persistent") {
   tk::CompileOptions opts;
   opts.archs = {"sm_90a"};
   opts.numWarps = c.warps;
   opts.numStages = c.stages;
   opts.defines = {{"T", c.type}, {"BM", std::to_string(c.bm)}, {"BN", std::to_string(c.bn)},
                   {"BK", std::to_string(c.bk)}};
-  return tk::Compiler::compileFile(kFile, "matmul_persistent", opts);
+  return tk::Compiler::compileFile(kFile, kernel, opts);
 }
 
 // 1 and 2 warpgroups, f16 and bf16, boxes 32 and 64 elements wide, tiles
@@ -73,21 +73,26 @@ TEST(Tma, CompiledKernelTakesTensorMapsAndNoThreadCopies) {
   }
 }
 
-TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) {
+// B is [K, N] (N-major ring), or with `transposed` [N, K] read through
+// trans (K-major ring).
+void checkPersistentMatmul(bool transposed) {
   auto dev = tk::Device::open("sim:racecheck");
   for (const Case &c : kCases) {
     const bool bf16 = std::string(c.type) == "bf16";
-    tk::Kernel k = dev->load(compile(c));
+    const tk::Bundle bundle = compile(c, transposed ? "matmul_persistent_bt" : "matmul_persistent");
+    ASSERT_EQ(bundle.tensorMaps.size(), 2u);
+    tk::Kernel k = dev->load(bundle);
     for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{127, 130, 100}, std::tuple{200, 67, 1023}}) {
       const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
       auto a = tk::test::exactHalfInputs(size_t(m * kk)), bv = tk::test::exactHalfInputs(size_t(kk * n));
-      std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN);
+      std::vector<float> ap(size_t(m * pa), NAN), bp(size_t(kk * pb), NAN), btp(size_t(n * pa), NAN);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t q = 0; q < kk; ++q) ap[size_t(i * pa + q)] = a[size_t(i * kk + q)];
       for (int64_t q = 0; q < kk; ++q)
-        for (int64_t j = 0; j < n; ++j) bp[size_t(q * pb + j)] = bv[size_t(q * n + j)];
+        for (int64_t j = 0; j < n; ++j) bp[size_t(q * pb + j)] = btp[size_t(j * pa + q)] = bv[size_t(q * n + j)];
       tk::TensorDescriptor ta{dev->upload(bits(ap, bf16)), {m, kk}, {pa, 1}, {}};
-      tk::TensorDescriptor tb{dev->upload(bits(bp, bf16)), {kk, n}, {pb, 1}, {}};
+      tk::TensorDescriptor tb = transposed ? tk::TensorDescriptor{dev->upload(bits(btp, bf16)), {n, kk}, {pa, 1}, {}}
+                                           : tk::TensorDescriptor{dev->upload(bits(bp, bf16)), {kk, n}, {pb, 1}, {}};
       if (bf16) ta.base = ta.base.as(tk::DType::BF16), tb.base = tb.base.as(tk::DType::BF16);
       const uint32_t tiles = tk::test::cdiv(m, c.bm) * tk::test::cdiv(n, c.bn);
       // Fewer programs than tiles (each loops), and more (some run none).
@@ -100,7 +105,7 @@ TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) {
           for (int64_t j = 0; j < n; ++j) {
             double want = 0;
             for (int64_t q = 0; q < kk; ++q) want += double(a[size_t(i * kk + q)]) * bv[size_t(q * n + j)];
-            ASSERT_EQ(out[size_t(i * pc + j)], want) << c.type << " " << c.bm << "x" << c.bn << "x" << c.bk << " "
+            ASSERT_EQ(out[size_t(i * pc + j)], want) << (transposed ? "B^T " : "") << c.type << " " << c.bm << "x" << c.bn << "x" << c.bk << " "
                                                       << m << "x" << n << "x" << kk << " grid " << grid << " at "
                                                       << i << "," << j;
           }
@@ -110,6 +115,9 @@ TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) {
     }
   }
 }
+
+TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) { checkPersistentMatmul(false); }
+TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkPersistentMatmul(true); }
 
 // The same source compiled for sm_80 as well keeps cp.async everywhere: one
 // tile IR serves every arch of a bundle.
