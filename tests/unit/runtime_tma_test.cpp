@@ -119,6 +119,28 @@ void checkPersistentMatmul(bool transposed) {
 TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) { checkPersistentMatmul(false); }
 TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkPersistentMatmul(true); }
 
+// A bundle edited in memory (a file's checksum stops an edited file first):
+// the sim lowers its tile IR itself and refuses what a launch would then
+// pass wrongly.
+TEST(Tma, TheSimRefusesABundleWhoseMapsOrSharedMemoryAreNotItsIRs) {
+  auto dev = tk::Device::open("sim");
+  const tk::Bundle good = compile(kCases[0]);
+  for (int edit = 0; edit < 3; ++edit) {
+    tk::Bundle b = good;
+    if (edit == 0) b.tensorMaps.pop_back();
+    if (edit == 1) b.tensorMaps[0].box = {16, 32};
+    if (edit == 2) b.sharedBytes = 1024;
+    try {
+      dev->load(b);
+      ADD_FAILURE() << "edit " << edit << " loaded";
+    } catch (const tk::Error &e) {
+      const std::string want = edit == 2 ? "bytes of shared memory, the bundle gives 1024" : "are not the ones its tile IR copies through";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(dev->load(good));
+}
+
 // The same source compiled for sm_80 as well keeps cp.async everywhere: one
 // tile IR serves every arch of a bundle.
 TEST(Tma, ABundleForSm80AndSm90aTakesNoTensorMaps) {
