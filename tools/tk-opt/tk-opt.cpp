@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fstream>
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -94,9 +95,11 @@ int run(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
+    size_t width = 0;  // the summaries in one column, after the longest name
+    for (const auto &p : tk::pipeline::passes()) width = std::max(width, std::string(p.flag).size() + 2);
     for (const auto &p : tk::pipeline::passes()) {
       std::string flag = p.flag;
-      std::cout << "  " << flag << std::string(flag.size() < 14 ? 14 - flag.size() : 1, ' ') << p.summary << "\n";
+      std::cout << "  " << flag << std::string(width - flag.size(), ' ') << p.summary << "\n";
     }
     std::cout << "  -O = ";
     auto flags = tk::pipeline::optimizationPasses().flags();
