@@ -162,13 +162,6 @@ Specialised loadTir(const std::string &path, const std::string &kernel, const Co
 
 std::atomic<uint64_t> compiledCount{0}, cacheHitCount{0};
 
-bool sameTensorMaps(const std::vector<TensorMapParam> &a, const std::vector<TensorMapParam> &b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].param != b[i].param || a[i].box != b[i].box || a[i].swizzle != b[i].swizzle) return false;
-  return true;
-}
-
 Bundle compileUncached(Loaded &l, const std::string &kernel, const CompileOptions &opts) {
   Specialised s = specialise(l, kernel, opts);
   Bundle b;
@@ -196,11 +189,9 @@ Bundle compileUncached(Loaded &l, const std::string &kernel, const CompileOption
     b.sharedBytes = std::max(b.sharedBytes, llvm.lowered.sharedBytes);
     // The tensor maps a launch passes: the tile IR decides them, so every
     // arch (all TMA archs, or none takes any) agrees.
-    std::vector<TensorMapParam> maps;
-    for (const auto &m : llvm.lowered.tensorMaps) maps.push_back({m.param, m.box, m.swizzle});
     if (arch == opts.archs.front())
-      b.tensorMaps = maps;
-    else if (!sameTensorMaps(b.tensorMaps, maps))
+      b.tensorMaps = llvm.lowered.tensorMaps;
+    else if (b.tensorMaps != llvm.lowered.tensorMaps)
       throw InternalError("kernel '" + kernel + "': " + arch + " takes other tensor maps than " + opts.archs.front());
     if (!opts.emitPtx) break;
     try {

@@ -14,6 +14,7 @@
 #include "lower/Layouts.h"
 #include "lower/Target.h"
 #include "lower/Wgmma.h"
+#include "tk/compiler.h"
 
 namespace tk::lower {
 
@@ -25,14 +26,7 @@ class FunctionLowering {
   llvm::Function *run();
   // The rings of pipelined dot operands, then the scratch the other ops
   // share (which reuses the rings' bytes where no ring is live).
-  // A tensor-map parameter (LowerTma.cpp).
-  struct TensorMapUse {
-    const ir::Value *base;  // the descriptor parameter's base argument
-    std::vector<int64_t> box;
-    int64_t swizzle;
-    std::string param;  // its name
-  };
-  const std::vector<TensorMapUse> &tensorMaps() const { return tensorMaps_; }
+  const std::vector<tk::TensorMapParam> &tensorMaps() const { return tensorMaps_; }
   int sharedBytes() const { return std::max(ringBytes_ + scratchWhileRings_, sharedBytes_); }
 
   // LowerToLLVM.cpp
@@ -169,7 +163,8 @@ class FunctionLowering {
   void lowerTma(ir::Op &op);
   void lowerTmaCopy(ir::Op &op, llvm::Value *first);
   llvm::Value *mbarrierAddress(int64_t group, llvm::Value *slot);
-  std::vector<TensorMapUse> tensorMaps_;
+  tk::TensorMapParam tensorMapOf(const ir::Op &copy) const;  // the map a tma_copy reads through
+  std::vector<tk::TensorMapParam> tensorMaps_;
   std::map<int64_t, int64_t> barrierOffsets_;  // group -> bytes from the shared base
   std::vector<int64_t> uniformDeltas(const ir::Type &t, const RegisterMap &rm,
                                      const std::function<int64_t(int64_t, int64_t)> &offsetAt);

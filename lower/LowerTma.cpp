@@ -11,25 +11,27 @@
 // Proxy"); the wait fences the thread's own generic writes all the same.
 #include <llvm/IR/IRBuilder.h>
 
+#include <algorithm>
+
 #include "lower/FunctionLowering.h"
 #include "lower/Wgmma.h"
 #include "tk/error.h"
 
 namespace tk::lower {
 
+// The descriptor parameter (by name: its base argument's), box and swizzle.
+tk::TensorMapParam FunctionLowering::tensorMapOf(const ir::Op &copy) const {
+  for (size_t i = 0; i < fn_.params.size(); ++i)
+    if (fn_.body.argument(i) == copy.operand(0))
+      return {fn_.params[i].name, copy.intListAttr("box"), static_cast<int>(copy.intAttr("swizzle"))};
+  throw tk::InternalError("tma_copy: the base is not a descriptor parameter");
+}
+
 void FunctionLowering::planTensorMaps() {
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::TmaCopy)) continue;
-    const ir::Value *base = op->operand(0);
-    std::string param;
-    for (size_t i = 0; i < fn_.params.size(); ++i)
-      if (fn_.body.argument(i) == base) param = fn_.params[i].name;
-    if (param.empty()) throw tk::InternalError("tma_copy: the base is not a descriptor parameter");
-    const std::vector<int64_t> &box = op->intListAttr("box");
-    const int64_t swizzle = op->intAttr("swizzle");
-    bool known = false;
-    for (const TensorMapUse &m : tensorMaps_) known = known || (m.base == base && m.box == box && m.swizzle == swizzle);
-    if (!known) tensorMaps_.push_back({base, box, swizzle, param});
+    tk::TensorMapParam m = tensorMapOf(*op);
+    if (std::find(tensorMaps_.begin(), tensorMaps_.end(), m) == tensorMaps_.end()) tensorMaps_.push_back(std::move(m));
   }
 }
 
@@ -67,12 +69,9 @@ llvm::Value *FunctionLowering::mbarrierAddress(int64_t group, llvm::Value *slot)
 void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
   const Ring &ring = rings_.at(op.intAttr("buffer"));
   const std::vector<int64_t> &block = op.intListAttr("block"), &box = op.intListAttr("box");
-  llvm::Value *map = nullptr;
-  for (size_t i = 0; i < tensorMaps_.size(); ++i)
-    if (tensorMaps_[i].base == op.operand(0) && tensorMaps_[i].box == box &&
-        tensorMaps_[i].swizzle == op.intAttr("swizzle"))
-      map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + i));
-  if (!map) throw tk::InternalError("tma_copy: no tensor map planned for it");
+  const auto planned = std::find(tensorMaps_.begin(), tensorMaps_.end(), tensorMapOf(op));
+  if (planned == tensorMaps_.end()) throw tk::InternalError("tma_copy: no tensor map planned for it");
+  llvm::Value *map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + (planned - tensorMaps_.begin())));
   llvm::Value *slot = regs(op.operand(1))[0];
   llvm::Value *row0 = regs(op.operand(3))[0], *col0 = regs(op.operand(4))[0];
   ifThen(b_.CreateAnd(first, regs(op.operand(2))[0]), [&] {

@@ -391,7 +391,7 @@ LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMCont
   lowering.run();
   out.numThreads = fn.numWarps() * kWarpSize;
   out.sharedBytes = lowering.sharedBytes();
-  for (const auto &m : lowering.tensorMaps()) out.tensorMaps.push_back({m.param, m.box, static_cast<int>(m.swizzle)});
+  out.tensorMaps = lowering.tensorMaps();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*out.module, &os))

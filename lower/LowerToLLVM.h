@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "tk/compiler.h"
 
 namespace llvm {
 class LLVMContext;
@@ -21,14 +22,8 @@ struct LoweredKernel {
   int numThreads = 0;   // threads per block
   int sharedBytes = 0;  // dynamic shared memory the kernel needs
   // The tensor maps the kernel takes after its IR parameters (by value, 128
-  // bytes each), in order: the descriptor parameter each is made from, the
-  // box (outermost dim first) and swizzle (bytes) the launcher encodes.
-  struct TensorMap {
-    std::string param;
-    std::vector<int64_t> box;
-    int swizzle = 0;
-  };
-  std::vector<TensorMap> tensorMaps;
+  // bytes each), in order: what Bundle::tensorMaps lists.
+  std::vector<tk::TensorMapParam> tensorMaps;
 };
 
 // Emits one LLVM function named like `fn` whose body is the code one GPU

@@ -174,13 +174,7 @@ class SimDevice final : public DeviceImpl {
     if (lowered.sharedBytes > bundle.sharedBytes)
       throw Error(tag + "its tile IR needs " + std::to_string(lowered.sharedBytes) +
                   " bytes of shared memory, the bundle gives " + std::to_string(bundle.sharedBytes));
-    bool sameMaps = lowered.tensorMaps.size() == bundle.tensorMaps.size();
-    for (size_t i = 0; sameMaps && i < bundle.tensorMaps.size(); ++i) {
-      const auto &l = lowered.tensorMaps[i];
-      const TensorMapParam &m = bundle.tensorMaps[i];
-      sameMaps = l.param == m.param && l.box == m.box && l.swizzle == m.swizzle;
-    }
-    if (!sameMaps)
+    if (lowered.tensorMaps != bundle.tensorMaps)
       throw Error(tag + "its tensor_maps (" + std::to_string(bundle.tensorMaps.size()) +
                   ") are not the ones its tile IR copies through (" + std::to_string(lowered.tensorMaps.size()) + ")");
     std::shared_ptr<sim::Program> p = sim::Program::compile(std::move(lowered.module), std::move(ctx), program_);

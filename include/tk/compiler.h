@@ -87,6 +87,7 @@ struct TensorMapParam {
   std::string param;
   std::vector<int64_t> box;
   int swizzle = 0;
+  bool operator==(const TensorMapParam &) const = default;
 };
 
 // A compiled, specialised kernel.
