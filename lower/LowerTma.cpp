@@ -152,5 +152,9 @@ void Target::tmaLoad(llvm::IRBuilderBase &, llvm::Value *, llvm::Value *, const 
                      llvm::Value *) const {
   noTma("tmaLoad");
 }
+void Target::mbarrierArrive(llvm::IRBuilderBase &, llvm::Value *) const { noTma("mbarrierArrive"); }
+void Target::namedBarrier(llvm::IRBuilderBase &, int, int) const { noTma("namedBarrier"); }
+void Target::setMaxNReg(llvm::IRBuilderBase &, bool, int) const { noTma("setMaxNReg"); }
+void Target::markMaxNReg(llvm::Function &, int) const { noTma("markMaxNReg"); }
 
 }  // namespace tk::lower

@@ -339,6 +339,22 @@ class Target {
   virtual void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map,
                        const std::vector<llvm::Value *> &coords, llvm::Value *bar) const;
 
+  // Warp specialisation (sm_90a, lower/LowerWarpSpecialize.cpp): a producer
+  // warpgroup after the consumer warps fills the rings while the consumers
+  // compute, the two sides ordered by mbarriers alone.
+  // One arrival on the current phase of `bar` (mbarrier.arrive.shared::cta.b64).
+  virtual void mbarrierArrive(llvm::IRBuilderBase &b, llvm::Value *bar) const;
+  // `bar.sync id, threads`: waits until `threads` threads (a multiple of 32)
+  // have arrived at barrier `id` (1..15); the consumers' block barrier, which
+  // the producer warps never reach.
+  virtual void namedBarrier(llvm::IRBuilderBase &b, int id, int threads) const;
+  // setmaxnreg.{inc,dec}.sync.aligned.u32 `regs` (24..256, a multiple of 8):
+  // the executing warpgroup's registers per thread from here on.
+  virtual void setMaxNReg(llvm::IRBuilderBase &b, bool increase, int regs) const;
+  // The registers per thread kernel `f` launches with (.maxnreg), the pool
+  // setMaxNReg redistributes between warpgroups.
+  virtual void markMaxNReg(llvm::Function &f, int regs) const;
+
   // f(x), or f(x, y) for a binary `f` (mathFnArity), for scalars `x` and `y`
   // of one type, f32 or f64.
   virtual llvm::Value *math(llvm::IRBuilderBase &b, MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const = 0;
