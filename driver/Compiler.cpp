@@ -189,8 +189,10 @@ Bundle compileUncached(Loaded &l, const std::string &kernel, const CompileOption
     b.sharedBytes = std::max(b.sharedBytes, llvm.lowered.sharedBytes);
     // The tensor maps a launch passes: the tile IR decides them, so every
     // arch (all TMA archs, or none takes any) agrees.
-    if (arch == opts.archs.front())
+    if (arch == opts.archs.front()) {
       b.tensorMaps = llvm.lowered.tensorMaps;
+      b.producerWarps = llvm.lowered.producerWarps;
+    }
     else if (b.tensorMaps != llvm.lowered.tensorMaps)
       throw InternalError("kernel '" + kernel + "': " + arch + " takes other tensor maps than " + opts.archs.front());
     if (!opts.emitPtx) break;

@@ -11,7 +11,7 @@
 //     --print-after PASS after each):
 //       expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
 //       licm, cse, dce, canonicalize, dce,
-//       pipeline-dot-operands, assign-layouts, cse, dce            [tir]
+//       specialize-warps, pipeline-dot-operands, assign-layouts, cse, dce   [tir]
 //   tile IR with layouts
 //     NVPTX: lowerForNvptx (lower/ through NvptxTarget)            [llvm]
 //            libdevice link, store predicates, O3                  [llvm-opt]
@@ -39,6 +39,7 @@
 #include "lang/Frontend.h"
 #include "lower/AssignLayouts.h"
 #include "lower/PipelineDotOperands.h"
+#include "lower/SpecializeWarps.h"
 #include "lower/Target.h"
 
 namespace tk::pipeline {
@@ -78,6 +79,9 @@ const std::vector<ir::PassInfo> &passes() {
       {"cse", "replace pure ops by identical earlier ones", ir::eliminateCommonSubexpressions},
       {"licm", "move loop-invariant pure ops out of for bodies", ir::loopInvariantCodeMotion},
       {"dce", "erase pure ops whose results are unused", ir::eliminateDeadCode},
+      {"specialize-warps",
+       "split a warp_specialize loop's kernel between a TMA producer warpgroup and the warps that run its dots",
+       lower::specializeWarps},
       {"pipeline-dot-operands",
        "turn the operand loads of tensor-core dots in loops into cp.async rings of num_stages slots",
        lower::pipelineDotOperands},
@@ -122,6 +126,7 @@ ir::PassPipeline optimizationPasses() {
 ir::PassPipeline tilePasses() {
   ir::PassPipeline p = optimizationPasses();
   // Before layouts: the rings it makes get shared layouts of their own.
+  addPass(p, "specialize-warps");  // before the pipeliner, which leaves its loops alone
   addPass(p, "pipeline-dot-operands");
   addPass(p, "assign-layouts");
   // Layout assignment recomputes values per layout; merge and drop what repeats.

@@ -79,6 +79,10 @@ static const char *syntaxOf(OpKind k) {
              "operand = 1, stages = 3, swizzle = 128}`";
     case OpKind::TmaWait: return "`tma_wait %slot, %phase {barrier = 0, stages = 3}`";
     case OpKind::TmaRelease: return "`tma_release {barrier = 0, stages = 3}`";
+    case OpKind::TmaAcquire: return "`tma_acquire %slot, %phase {barrier = 0, stages = 3}`";
+    case OpKind::TmaConsumed: return "`tma_consumed %previous_slot {barrier = 0, stages = 3}`";
+    case OpKind::WarpSpecialize:
+      return "`warp_specialize {producer_warps = 4} ({ ...producer... yield }, { ...consumers... yield })`";
     default: break;
   }
   return nullptr;

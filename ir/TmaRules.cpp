@@ -27,6 +27,15 @@ void OpRules::tmaOp(const Op &op) {
           return opError(op, "sizes and coordinates must be i32 scalars and strides i64 scalars");
       return;
     }
+    case OpKind::TmaConsumed:
+      if (!isScalar(0, ScalarKind::I32)) return opError(op, "takes an i32 slot (-1: none)");
+      return;
+    case OpKind::TmaInit:
+    case OpKind::TmaRelease:
+      if (op.hasAttr("consumers") && (op.intAttr("consumers") < 1 || op.intAttr("consumers") > 32))
+        return opError(op, "needs 'consumers' in 1..32 (warps)");
+      return;
+    case OpKind::TmaAcquire:
     case OpKind::TmaExpect:
     case OpKind::TmaWait: {
       const ScalarKind second = op.is(OpKind::TmaExpect) ? ScalarKind::I1 : ScalarKind::I32;

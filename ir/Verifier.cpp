@@ -199,6 +199,10 @@ class Verifier {
       checkCombine(op);
       return;
     }
+    if (op.is(OpKind::WarpSpecialize)) {
+      checkWarpSpecialize(op);
+      return;
+    }
     if (!op.regions().empty()) opError(op, "cannot have regions");
     rules_.check(op);
   }
@@ -257,6 +261,37 @@ class Verifier {
     for (size_t i = 0; i < n; ++i) want.push_back(body.argument(i));
     checkYield(op, body, want, "the combine region");
     checkScalarRegion(op, body);
+  }
+
+  // warp_specialize: at the kernel's top level, two regions without
+  // arguments ending in an empty yield; the producer's (the first) computes
+  // scalars, loops over them and issues TMA ops, nothing else: its warps hold
+  // no tile and reach no block barrier.
+  void checkWarpSpecialize(const Op &op) {
+    if (op.parentBlock() && op.parentBlock()->parentOp()) opError(op, "must be at the kernel's top level");
+    if (op.intAttr("producer_warps") != 4) opError(op, "needs 'producer_warps' = 4 (one warpgroup)");
+    if (op.regions().size() != 2) {
+      opError(op, "needs two regions (producer, consumers), has " + std::to_string(op.regions().size()));
+      return;
+    }
+    for (int r = 0; r < 2; ++r) {
+      if (!op.regions()[r]->arguments().empty()) opError(op, "its regions take no arguments");
+      checkYield(op, *op.regions()[r], {}, r ? "the consumer region" : "the producer region");
+    }
+    checkProducerRegion(op, *op.regions()[0]);
+  }
+
+  void checkProducerRegion(const Op &ws, const Block &block) {
+    for (const auto &inner : block.ops()) {
+      const Op &o = *inner;
+      const bool allowed = o.is(OpKind::Yield) || o.is(OpKind::For) || o.is(OpKind::If) || o.is(OpKind::TmaAcquire) ||
+                           o.is(OpKind::TmaExpect) || o.is(OpKind::TmaCopy) ||
+                           (o.hasTrait(OpTrait::Pure) && o.regions().empty());
+      if (!allowed) opError(ws, std::string("the producer region issues TMA copies only, not '") + o.info().mnemonic + "'");
+      for (const Value *v : o.results())
+        if (v->type().isTile()) opError(ws, "the producer region computes on scalars, not " + v->type().str());
+      for (const auto &r : o.regions()) checkProducerRegion(ws, *r);
+    }
   }
 
   void checkScalarRegion(const Op &combine, const Block &block) {

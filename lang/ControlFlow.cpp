@@ -120,7 +120,7 @@ void IRGen::bindResults(ir::Op *op, const std::vector<Carried> &carried, const s
 bool IRGen::rangeBounds(const ast::Stmt &s, RangeBounds &out) {
   const ast::Expr &r = *s.value;
   std::vector<TV> bounds;
-  if (!rangeArgs(r, bounds)) return false;
+  if (!rangeArgs(r, bounds, &out.warpSpecialize)) return false;
   ScalarKind k = ScalarKind::I32;
   for (size_t i = 0; i < bounds.size(); ++i) {
     const TV &v = bounds[i];
@@ -168,6 +168,7 @@ void IRGen::genRuntimeFor(const ast::Stmt &s) {
 
   builder_->setLoc(irLoc(s.loc));
   ir::Op *loop = builder_->create(OpKind::For, operands, std::nullopt);
+  if (range.warpSpecialize) loop->setAttr("warp_specialize", int64_t{1});
   ir::Block *body = addRegion(loop, argTypes);
   body->argument(0)->setNameHint(s.name);
   for (size_t i = 0; i < carried.size(); ++i) {

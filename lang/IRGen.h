@@ -162,7 +162,7 @@ class IRGen {
   void genAssign(const ast::Stmt &s);
   void assignName(const ast::Expr &target, const ast::Stmt &s, TV rhs);
   void genFor(const ast::Stmt &s);
-  bool rangeArgs(const ast::Expr &r, std::vector<TV> &out);
+  bool rangeArgs(const ast::Expr &r, std::vector<TV> &out, bool *warpSpecialize = nullptr);
   void genIf(const ast::Stmt &s);
   TV condition(const ast::Expr &e, const std::string &what);
   void unroll(const ast::Stmt &s, int64_t start, int64_t step, __int128 from, __int128 trips, int errorsBefore);
@@ -182,6 +182,7 @@ class IRGen {
     ir::Type type;
     ir::Value *lb = nullptr, *ub = nullptr, *step = nullptr;
     int stepSign = 0;  // 1 or -1 when known while compiling
+    bool warpSpecialize = false;  // `warp_specialize: true`
   };
   void genRuntimeFor(const ast::Stmt &s);
   bool rangeBounds(const ast::Stmt &s, RangeBounds &out);

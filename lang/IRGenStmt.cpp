@@ -215,7 +215,9 @@ bool IRGen::keepCarriedType(const std::string &what, size_t depth, const TV &old
 // compile-time constant that tk checks and then leaves to its own choices
 // (docs/language.md, "Loops"): num_stages and loop_unroll_factor are
 // integers >= 0, flatten, warp_specialize and disallow_acc_multi_buffer bools.
-bool IRGen::rangeArgs(const ast::Expr &r, std::vector<TV> &out) {
+// `warp_specialize: true` is the one tk acts on (*warpSpecialize): the loop
+// asks for a producer warpgroup (lower/SpecializeWarps.cpp).
+bool IRGen::rangeArgs(const ast::Expr &r, std::vector<TV> &out, bool *warpSpecialize) {
   const std::string usage = r.text + "([start,] end[, step])";
   static const std::map<std::string, bool> hints = {{"num_stages", false},
                                                     {"loop_unroll_factor", false},
@@ -249,6 +251,7 @@ bool IRGen::rangeArgs(const ast::Expr &r, std::vector<TV> &out) {
                                 (hint->second ? "bool (true or false)" : "integer >= 0"));
       return false;
     }
+    if (n == "warp_specialize" && warpSpecialize) *warpSpecialize = v.cst->i != 0;
   }
   if (positional == 0 || positional > 3) {
     error(r.loc, r.text + " takes 1 to 3 arguments: " + usage);

@@ -9,6 +9,7 @@
 // descriptor and the coordinates, not pointers. Those it keeps for
 // pipeline-dot-operands, which expands any it does not take.
 #include <functional>
+#include <tuple>
 
 #include "lower/Layouts.h"
 #include "lower/PipelineDotOperands.h"
@@ -114,6 +115,33 @@ bool tmaTakes(const Function &fn, const Op &op) {
     return user.is(OpKind::Dot) && k <= 1 && dotTakes(user);
   });
   return ok && used;
+}
+
+// A TMA copy's boxes: wgmma's layout of the operand the load is (its first
+// use decides; tmaTakes made every use agree in kind), one swizzle span
+// wide: A in boxes of 8 rows (wgmmaOffsetA keeps groups of 8 logical rows
+// together, in an order of its own), B in boxes of all K rows (one N-major
+// slab). nullopt if wgmma's layout has no swizzle here.
+std::optional<std::map<std::string, ir::Attr>> tmaCopyAttrs(const Function &fn, const Op &load, const Uses &uses) {
+  const auto &users = uses.at(load.result());
+  auto [dot, index] = users.front();
+  // B through a trans: the block is B^T ([N, K]), held K-major.
+  const bool kMajor = dot->is(OpKind::Trans);
+  if (kMajor) {
+    if (users.size() != 1) return std::nullopt;
+    std::tie(dot, index) = uses.at(dot->result()).front();
+  }
+  const WgmmaPlan plan = wgmmaPlan(*dot, fn.numWarps());
+  const ir::Type &t = load.result()->type();
+  const int elemBytes = ir::bitWidth(t.elem.scalar) / 8;
+  const int swizzle = kMajor ? wgmmaSwizzleFor(plan.K, elemBytes) : index == 0 ? plan.swizzleA : plan.swizzleB;
+  if (swizzle == 0 || plan.kMajorB) return std::nullopt;
+  std::map<std::string, ir::Attr> attrs{{"block", t.shape},
+                                        {"box", std::vector<int64_t>{index == 0 ? 8 : t.shape[0], swizzle / elemBytes}},
+                                        {"swizzle", int64_t(swizzle)},
+                                        {"operand", int64_t(index + 1)}};
+  if (kMajor) attrs["k_major"] = int64_t(1);
+  return attrs;
 }
 
 }  // namespace detail

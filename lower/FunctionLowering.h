@@ -164,6 +164,14 @@ class FunctionLowering {
   void lowerTmaCopy(ir::Op &op, llvm::Value *first);
   llvm::Value *mbarrierAddress(int64_t group, llvm::Value *slot);
   tk::TensorMapParam tensorMapOf(const ir::Op &copy) const;  // the map a tma_copy reads through
+  // LowerWarpSpecialize.cpp: a warp_specialize op's two sides. The
+  // producer's thread issues the copies (tmaIssuer_ true there, else thread
+  // 0 does); inside the consumers' region a block barrier is named barrier
+  // 1 of their threads (consumerThreads_), which the producer never reaches.
+  void lowerWarpSpecialize(ir::Op &op);
+  int producerWarps() const;
+  llvm::Value *tmaIssuer_ = nullptr;
+  int consumerThreads_ = 0;
   std::vector<tk::TensorMapParam> tensorMaps_;
   std::map<int64_t, int64_t> barrierOffsets_;  // group -> bytes from the shared base
   std::vector<int64_t> uniformDeltas(const ir::Type &t, const RegisterMap &rm,

@@ -20,7 +20,10 @@ void FunctionLowering::tagShared(llvm::Instruction *inst, const ir::Location &lo
 }
 
 void FunctionLowering::barrier(const ir::Location &loc) {
-  target_.barrier(b_);
+  if (consumerThreads_)
+    target_.namedBarrier(b_, 1, consumerThreads_);
+  else
+    target_.barrier(b_);
   if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), loc);
 }
 

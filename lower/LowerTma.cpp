@@ -41,7 +41,8 @@ void FunctionLowering::planBarriers() {
     if (!op->is(ir::OpKind::TmaInit)) continue;
     ringBytes_ = (ringBytes_ + 7) / 8 * 8;
     barrierOffsets_[op->intAttr("barrier")] = ringBytes_;
-    ringBytes_ += static_cast<int>(8 * op->intAttr("stages"));
+    // Warp-specialised: an empty barrier per slot after the full ones.
+    ringBytes_ += static_cast<int>(8 * op->intAttr("stages") * (op->hasAttr("consumers") ? 2 : 1));
   }
   // Every ring a tma_copy fills must be read in place by wgmma in the
   // layout its boxes write (the pipeliner chose them from the same plan).
@@ -96,16 +97,25 @@ void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
 
 void FunctionLowering::lowerTma(ir::Op &op) {
   const int64_t group = op.intAttr("barrier"), stages = op.intAttr("stages");
-  llvm::Value *first = b_.CreateICmpEQ(tid_, b_.getInt32(0));
-  auto eachBarrier = [&](const std::function<void(llvm::Value *)> &f) {
-    for (int64_t s = 0; s < stages; ++s) f(mbarrierAddress(group, b_.getInt32(static_cast<uint32_t>(s))));
+  llvm::Value *first = tmaIssuer_ ? tmaIssuer_ : b_.CreateICmpEQ(tid_, b_.getInt32(0));
+  // Warp-specialised (SpecializeWarps.cpp): each slot also has an empty
+  // barrier, stages after its full one, which the consumer warps release.
+  const int64_t consumers = op.hasAttr("consumers") ? op.intAttr("consumers") : 0;
+  auto eachBarrier = [&](const std::function<void(llvm::Value *, int64_t)> &f) {
+    for (int64_t s = 0; s < stages * (consumers ? 2 : 1); ++s)
+      f(mbarrierAddress(group, b_.getInt32(static_cast<uint32_t>(s))), s < stages ? 1 : consumers);
+  };
+  auto empty = [&](llvm::Value *slot) {
+    return mbarrierAddress(group, b_.CreateAdd(slot, b_.getInt32(static_cast<uint32_t>(stages))));
   };
   switch (op.kind()) {
     case ir::OpKind::TmaInit:
       // Scratch users before the loop may still read what the rings overwrite.
       barrier(op.loc());
       ringsLive_ = true;
-      ifThen(first, [&] { eachBarrier([&](llvm::Value *bar) { target_.mbarrierInit(b_, bar, 1); }); }, "tma.init");
+      ifThen(first, [&] {
+        eachBarrier([&](llvm::Value *bar, int64_t arrivals) { target_.mbarrierInit(b_, bar, static_cast<int>(arrivals)); });
+      }, "tma.init");
       barrier(op.loc());
       return;
     case ir::OpKind::TmaExpect: {
@@ -122,12 +132,33 @@ void FunctionLowering::lowerTma(ir::Op &op) {
       // body) must be ordered before wgmma's async-proxy reads, as after a
       // cp.async wait.
       if (wgmmaRings_) target_.fenceProxyAsync(b_);
-      barrier(op.loc());
+      // The consumers of a producer need no barrier: the slot is theirs
+      // until each warp releases it (tma_consumed).
+      if (!consumerThreads_) barrier(op.loc());
       return;
+    case ir::OpKind::TmaAcquire: {
+      // The phase before the fill of parity p is the consumers' release of
+      // the previous fill, of parity !p; a fresh barrier counts its phase
+      // of parity 1 as complete (PTX ISA, mbarrier.try_wait.parity), so the
+      // first fill of each slot does not wait.
+      llvm::Value *parity = b_.CreateXor(regs(op.operand(1))[0], b_.getInt32(1));
+      target_.mbarrierWait(b_, empty(regs(op.operand(0))[0]), parity);
+      return;
+    }
+    case ir::OpKind::TmaConsumed: {
+      // After the dots that read the slot completed (wgmma.wait_group), one
+      // lane per warp: the barrier counts warps.
+      llvm::Value *slot = regs(op.operand(0))[0];
+      llvm::Value *some = b_.CreateICmpSGE(slot, b_.getInt32(0));
+      ifThen(b_.CreateAnd(some, b_.CreateICmpEQ(lane_, b_.getInt32(0))),
+             [&] { target_.mbarrierArrive(b_, empty(slot)); }, "tma.consumed");
+      return;
+    }
     case ir::OpKind::TmaRelease:
       // Every thread is past its last wait before the barriers go.
       barrier(op.loc());
-      ifThen(first, [&] { eachBarrier([&](llvm::Value *bar) { target_.mbarrierInval(b_, bar); }); }, "tma.release");
+      ifThen(first, [&] { eachBarrier([&](llvm::Value *bar, int64_t) { target_.mbarrierInval(b_, bar); }); },
+             "tma.release");
       if (!op.parentBlock()->parentOp()) ringsLive_ = false;
       return;
     default:

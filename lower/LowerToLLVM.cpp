@@ -120,7 +120,7 @@ llvm::Function *FunctionLowering::run() {
     llfn_->getArg(argNo)->setName(tensorMaps_[i].param + ".map" + std::to_string(i));
     target_.markTensorMapParam(*llfn_, argNo);
   }
-  const int numThreads = fn_.numWarps() * kWarpSize;
+  const int numThreads = (fn_.numWarps() + producerWarps()) * kWarpSize;
   target_.markKernel(*llfn_, numThreads);
 
   entry_ = llvm::BasicBlock::Create(ctx_, "entry", llfn_);
@@ -202,10 +202,13 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::TmaExpect:
     case OpKind::TmaCopy:
     case OpKind::TmaWait:
-    case OpKind::TmaRelease: lowerTma(op); return {};
+    case OpKind::TmaRelease:
+    case OpKind::TmaAcquire:
+    case OpKind::TmaConsumed: lowerTma(op); return {};
+    case OpKind::WarpSpecialize: lowerWarpSpecialize(op); return {};
     case OpKind::Print: lowerPrint(op); return {};
     case OpKind::Assert: lowerAssert(op); return {};
-    case OpKind::Barrier: target_.barrier(b_); return {};
+    case OpKind::Barrier: barrier(op.loc()); return {};
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas: return lowerAtomic(op);
     default:
@@ -389,7 +392,8 @@ LoweredKernel lowerToLLVM(ir::Function &fn, const Target &target, llvm::LLVMCont
   target.configureModule(*out.module);
   FunctionLowering lowering(fn, target, *out.module);
   lowering.run();
-  out.numThreads = fn.numWarps() * kWarpSize;
+  out.producerWarps = producerWarpsOf(fn);
+  out.numThreads = (fn.numWarps() + out.producerWarps) * kWarpSize;
   out.sharedBytes = lowering.sharedBytes();
   out.tensorMaps = lowering.tensorMaps();
   std::string err;

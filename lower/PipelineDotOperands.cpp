@@ -141,32 +141,11 @@ class LoopPipeliner {
     return false;
   }
 
-  // A TMA copy's boxes: wgmma's layout of the operand the load is (its
-  // first use decides; detail::tmaTakes made every use agree in kind), one
-  // swizzle span wide: A in boxes of 8 rows (wgmmaOffsetA keeps groups of 8
-  // logical rows together, in an order of its own), B in boxes of all K
-  // rows (one N-major slab). Fills tmaAttrs_; false if wgmma's layout has no
-  // swizzle here.
+  // The load's tma_copy attributes (detail::tmaCopyAttrs) into tmaAttrs_.
   bool tmaBox(const Op &load) {
-    const auto &users = uses_.at(load.result());
-    auto [dot, index] = users.front();
-    // B through a trans: the block is B^T ([N, K]), held K-major.
-    const bool kMajor = dot->is(OpKind::Trans);
-    if (kMajor) {
-      if (users.size() != 1) return false;
-      std::tie(dot, index) = uses_.at(dot->result()).front();
-    }
-    const WgmmaPlan plan = wgmmaPlan(*dot, fn_.numWarps());
-    const ir::Type &t = load.result()->type();
-    const int elemBytes = ir::bitWidth(t.elem.scalar) / 8;
-    const int swizzle = kMajor ? wgmmaSwizzleFor(plan.K, elemBytes) : index == 0 ? plan.swizzleA : plan.swizzleB;
-    if (swizzle == 0 || plan.kMajorB) return false;
-    tmaAttrs_[&load] = {{"block", t.shape},
-                        {"box", std::vector<int64_t>{index == 0 ? 8 : t.shape[0], swizzle / elemBytes}},
-                        {"swizzle", int64_t(swizzle)},
-                        {"operand", int64_t(index + 1)}};
-    if (kMajor) tmaAttrs_[&load]["k_major"] = int64_t(1);
-    return true;
+    std::optional<std::map<std::string, ir::Attr>> attrs = detail::tmaCopyAttrs(fn_, load, uses_);
+    if (attrs) tmaAttrs_[&load] = std::move(*attrs);
+    return attrs.has_value();
   }
 
   // `user` reads the load as a or b of a tensor-core dot in this body.

@@ -78,6 +78,12 @@ bool tmaTakes(const ir::Function &fn, const ir::Op &op);
 // The loop's constant, nonzero step when nothing in its body stops
 // pipelining (a store, an atomic, a pipeline already); else nullopt.
 std::optional<int64_t> pipelinableStep(const ir::Op &loop);
+using Uses = std::map<const ir::Value *, std::vector<std::pair<ir::Op *, size_t>>>;
+// A tmaTakes load's tma_copy attributes: block, box, swizzle, operand and
+// k_major (a B read through a trans, its ring K-major); nullopt where
+// wgmma's layout of the operand has no swizzle.
+std::optional<std::map<std::string, ir::Attr>> tmaCopyAttrs(const ir::Function &fn, const ir::Op &load,
+                                                           const Uses &uses);
 // The rewrites that prepare a loop (PrepareDotLoops.cpp).
 bool loadTransposed(ir::Function &fn, ir::Op &loop,
                     const std::map<const ir::Value *, std::vector<std::pair<ir::Op *, size_t>>> &uses);

@@ -37,7 +37,7 @@ std::string checksum(const Bundle &b) {
   for (const KernelParam &p : b.params)
     mix(p.name + ":" + p.type + "=" + p.value + (p.isConst ? "/const/" : "/") + std::to_string(p.align) +
         (p.noSpecialize ? "!" : "%") + std::to_string(p.multipleOf));
-  mix(std::to_string(b.numWarps) + "/" + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
+  mix(std::to_string(b.numWarps) + "/" + (b.producerWarps ? std::to_string(b.producerWarps) + "p/" : "") + std::to_string(b.numStages) + "/" + std::to_string(b.sharedBytes));
   for (const auto &[name, fact] : b.assumed) mix(name + "~" + fact);
   for (const auto &[arch, r] : b.resources)
     mix(arch + ":" + std::to_string(r.registers) + "," + std::to_string(r.spillStoreBytes) + "," +
@@ -158,6 +158,7 @@ std::string Bundle::toJson() const {
   j["kernel"] = kernel;
   j["source"] = source;
   j["num_warps"] = numWarps;
+  if (producerWarps) j["producer_warps"] = producerWarps;
   j["num_stages"] = numStages;
   j["shared_bytes"] = sharedBytes;
   j["archs"] = archs;
@@ -207,6 +208,7 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   b.kernel = field<std::string>(j, "kernel", what);
   b.source = field<std::string>(j, "source", what);
   b.numWarps = field<int>(j, "num_warps", what);
+  if (j.contains("producer_warps")) b.producerWarps = field<int>(j, "producer_warps", what);
   b.numStages = field<int>(j, "num_stages", what);
   b.sharedBytes = field<int>(j, "shared_bytes", what);
   b.archs = field<std::vector<std::string>>(j, "archs", what);
@@ -244,6 +246,11 @@ Bundle Bundle::fromJson(const std::string &text, const std::string &what) {
   if (!validNumWarps(b.numWarps))
     throw Error(what + ": num_warps " + std::to_string(b.numWarps) + " is not a power of two in [1, " +
                 std::to_string(kMaxWarps) + "]");
+  if (b.producerWarps != 0 && b.producerWarps != 4)
+    throw Error(what + ": producer_warps " + std::to_string(b.producerWarps) + " is not 0 or 4 (one warpgroup)");
+  if (b.threadsPerBlock() > kMaxWarps * kWarpSize)
+    throw Error(what + ": num_warps and producer_warps make " + std::to_string(b.threadsPerBlock()) +
+                " threads per block, above " + std::to_string(kMaxWarps * kWarpSize));
   if (b.numStages < 1) throw Error(what + ": num_stages " + std::to_string(b.numStages) + " is not positive");
   if (field<std::string>(j, "checksum", what) != checksum(b))
     throw Error(what + ": corrupted (checksum mismatch)");

@@ -166,7 +166,7 @@ class CudaDevice final : public DeviceImpl {
     for (const void *a : args) params.push_back(const_cast<void *>(a));
     LaunchStats s;
     s.blocksRun = s.blocksTotal = uint64_t(grid.x) * grid.y * grid.z;
-    const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.numWarps * kWarpSize), 1, 1};
+    const std::array<unsigned, 3> g{grid.x, grid.y, grid.z}, block{unsigned(bundle.threadsPerBlock()), 1, 1};
     const unsigned shared = static_cast<unsigned>(bundle.sharedBytes);
     if (stream) {
       ctx_.launch(k->function, g, block, shared, params.data(), static_cast<const cuda::Stream *>(stream));

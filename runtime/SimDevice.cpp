@@ -174,6 +174,9 @@ class SimDevice final : public DeviceImpl {
     if (lowered.sharedBytes > bundle.sharedBytes)
       throw Error(tag + "its tile IR needs " + std::to_string(lowered.sharedBytes) +
                   " bytes of shared memory, the bundle gives " + std::to_string(bundle.sharedBytes));
+    if (lowered.producerWarps != bundle.producerWarps)
+      throw Error(tag + "its producer_warps (" + std::to_string(bundle.producerWarps) + ") are not its tile IR's (" +
+                  std::to_string(lowered.producerWarps) + ")");
     if (lowered.tensorMaps != bundle.tensorMaps)
       throw Error(tag + "its tensor_maps (" + std::to_string(bundle.tensorMaps.size()) +
                   ") are not the ones its tile IR copies through (" + std::to_string(lowered.tensorMaps.size()) + ")");
@@ -188,7 +191,7 @@ class SimDevice final : public DeviceImpl {
     cfg.grid[0] = grid.x;
     cfg.grid[1] = grid.y;
     cfg.grid[2] = grid.z;
-    cfg.blockThreads = static_cast<uint32_t>(bundle.numWarps * kWarpSize);
+    cfg.blockThreads = static_cast<uint32_t>(bundle.threadsPerBlock());
     cfg.sharedBytes = static_cast<uint32_t>(bundle.sharedBytes);
     cfg.raceCheck = raceCheck_;
     cfg.printSink = printSink_;

@@ -72,7 +72,7 @@ std::vector<std::string> GpuSpec::names() { return {"H100", "A100"}; }
 ModelInput modelInput(const LaunchStats &s, Dim3 grid, const Bundle &bundle, const std::string &arch) {
   ModelInput in;
   in.grid = grid;
-  in.numWarps = bundle.numWarps;
+  in.numWarps = bundle.numWarps + bundle.producerWarps;  // every warp the block launches
   in.sharedBytes = bundle.sharedBytes;
   if (auto it = bundle.resources.find(arch); it != bundle.resources.end()) {
     in.registers = it->second.registers;

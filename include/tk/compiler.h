@@ -97,8 +97,12 @@ struct Bundle {
   std::string source;  // the .tk file it came from
   std::vector<KernelParam> params;
   int numWarps = 4;
+  // A warp-specialised kernel's producer warps, launched after numWarps
+  // (a `range(.., warp_specialize: true)` the compiler split; else 0).
+  int producerWarps = 0;
   int numStages = 3;
   int sharedBytes = 0;                     // the most any arch's lowering needs
+  int threadsPerBlock() const { return (numWarps + producerWarps) * 32; }
   std::vector<std::string> archs;          // CompileOptions::archs: the sim emulates the first
   std::string tir;                         // layout-assigned tile IR, with source locations
   std::map<std::string, std::string> ptx;  // arch -> PTX

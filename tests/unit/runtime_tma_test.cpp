@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "backend/nvptx/Ptxas.h"
 #include "backend/nvptx/Toolkit.h"
@@ -74,12 +75,14 @@ TEST(Tma, CompiledKernelTakesTensorMapsAndNoThreadCopies) {
 }
 
 // B is [K, N] (N-major ring), or with `transposed` [N, K] read through
-// trans (K-major ring).
-void checkPersistentMatmul(bool transposed) {
+// trans (K-major ring). A persistent kernel runs on grids of 1 program
+// and of more than the tiles, the others on one program per tile and more.
+void checkMatmul(const char *kernel, bool transposed, bool persistent = true,
+                 const std::vector<Case> &cases = {std::begin(kCases), std::end(kCases)}) {
   auto dev = tk::Device::open("sim:racecheck");
-  for (const Case &c : kCases) {
+  for (const Case &c : cases) {
     const bool bf16 = std::string(c.type) == "bf16";
-    const tk::Bundle bundle = compile(c, transposed ? "matmul_persistent_bt" : "matmul_persistent");
+    const tk::Bundle bundle = compile(c, kernel);
     ASSERT_EQ(bundle.tensorMaps.size(), 2u);
     tk::Kernel k = dev->load(bundle);
     for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{127, 130, 100}, std::tuple{200, 67, 1023}}) {
@@ -96,7 +99,7 @@ void checkPersistentMatmul(bool transposed) {
       if (bf16) ta.base = ta.base.as(tk::DType::BF16), tb.base = tb.base.as(tk::DType::BF16);
       const uint32_t tiles = tk::test::cdiv(m, c.bm) * tk::test::cdiv(n, c.bn);
       // Fewer programs than tiles (each loops), and more (some run none).
-      for (uint32_t grid : {1u, tiles + 3}) {
+      for (uint32_t grid : {persistent ? 1u : tiles, tiles + 3}) {
         tk::Buffer dc = dev->upload(std::vector<float>(size_t(m * pc), NAN));
         (*dev)(k, {grid}, ta, tb, tk::TensorDescriptor{dc, {m, n}, {pc, 1}, {}}, int32_t(m), int32_t(n),
                int32_t(kk));
@@ -105,7 +108,7 @@ void checkPersistentMatmul(bool transposed) {
           for (int64_t j = 0; j < n; ++j) {
             double want = 0;
             for (int64_t q = 0; q < kk; ++q) want += double(a[size_t(i * kk + q)]) * bv[size_t(q * n + j)];
-            ASSERT_EQ(out[size_t(i * pc + j)], want) << (transposed ? "B^T " : "") << c.type << " " << c.bm << "x" << c.bn << "x" << c.bk << " "
+            ASSERT_EQ(out[size_t(i * pc + j)], want) << kernel << " " << c.type << " " << c.bm << "x" << c.bn << "x" << c.bk << " "
                                                       << m << "x" << n << "x" << kk << " grid " << grid << " at "
                                                       << i << "," << j;
           }
@@ -116,8 +119,44 @@ void checkPersistentMatmul(bool transposed) {
   }
 }
 
-TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) { checkPersistentMatmul(false); }
-TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkPersistentMatmul(true); }
+TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) { checkMatmul("matmul_persistent", false); }
+TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkMatmul("matmul_persistent_bt", true); }
+
+// Warp-specialised: 1, 2 and 4 consumer warpgroups (4, 8, 16 warps).
+const std::vector<Case> kWsCases = {{"f16", 64, 64, 32, 4, 3},
+                                    {"bf16", 64, 64, 64, 4, 2},
+                                    {"f16", 128, 128, 32, 8, 4},
+                                    {"f16", 256, 64, 32, 16, 3}};
+
+TEST(WarpSpecialize, PersistentMatmulIsExactUnderRacecheck) { checkMatmul("matmul_persistent_ws", false, true, kWsCases); }
+TEST(WarpSpecialize, PersistentMatmulOfBTransposedIsExact) { checkMatmul("matmul_persistent_bt_ws", true, true, kWsCases); }
+TEST(WarpSpecialize, DotLoopOfOneProgramPerTileIsExact) { checkMatmul("matmul_ws", false, false, kWsCases); }
+
+// The producer warpgroup after the kernel's warps: the bundle launches it,
+// the PTX splits the registers where two or more consumer warpgroups share
+// them, the consumers release slots with mbarrier.arrive and wait for no
+// block barrier in the dot loop.
+TEST(WarpSpecialize, KernelLaunchesAProducerWarpgroup) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  for (const Case &c : kWsCases) {
+    const tk::Bundle b = compile(c, "matmul_persistent_ws");
+    EXPECT_EQ(b.producerWarps, 4);
+    EXPECT_EQ(b.threadsPerBlock(), (c.warps + 4) * 32);
+    const std::string &ptx = b.ptx.at("sm_90a");
+    EXPECT_NE(ptx.find("mbarrier.arrive.shared::cta.b64"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+    const bool split = c.warps >= 8;
+    EXPECT_EQ(ptx.find("setmaxnreg.inc.sync.aligned.u32") != std::string::npos, split) << c.warps;
+    EXPECT_EQ(ptx.find(".maxnreg") != std::string::npos, split) << c.warps;
+    if (toolkit.hasPtxas()) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, "sm_90a", toolkit);
+      EXPECT_TRUE(info.ran) << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+    }
+  }
+  // The plain kernel launches its own warps only.
+  EXPECT_EQ(compile(kCases[0]).producerWarps, 0);
+}
 
 // A bundle edited in memory (a file's checksum stops an edited file first):
 // the sim lowers its tile IR itself and refuses what a launch would then
@@ -125,16 +164,19 @@ TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkPersistentMatmul(true); }
 TEST(Tma, TheSimRefusesABundleWhoseMapsOrSharedMemoryAreNotItsIRs) {
   auto dev = tk::Device::open("sim");
   const tk::Bundle good = compile(kCases[0]);
-  for (int edit = 0; edit < 3; ++edit) {
+  for (int edit = 0; edit < 4; ++edit) {
     tk::Bundle b = good;
     if (edit == 0) b.tensorMaps.pop_back();
     if (edit == 1) b.tensorMaps[0].box = {16, 32};
     if (edit == 2) b.sharedBytes = 1024;
+    if (edit == 3) b.producerWarps = 4;
     try {
       dev->load(b);
       ADD_FAILURE() << "edit " << edit << " loaded";
     } catch (const tk::Error &e) {
-      const std::string want = edit == 2 ? "bytes of shared memory, the bundle gives 1024" : "are not the ones its tile IR copies through";
+      const std::string want = edit == 2   ? "bytes of shared memory, the bundle gives 1024"
+                               : edit == 3 ? "its producer_warps (4) are not its tile IR's (0)"
+                                           : "are not the ones its tile IR copies through";
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   }

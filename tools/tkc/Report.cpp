@@ -138,7 +138,7 @@ std::string text(const Report &r) {
     if (p.isConst) os << "  " << p.name << "=" << p.value;
   os << "  num_warps=" << r.bundle.numWarps << "\n";
   if (!r.bundle.assumed.empty()) os << "assumed    " << assumedText(r.bundle) << "\n";
-  os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << tk::kWarpSize * r.bundle.numWarps
+  os << "grid       " << r.grid.x << " x " << r.grid.y << " x " << r.grid.z << " blocks of " << r.bundle.threadsPerBlock()
      << " threads, every block run once on " << r.device << "\n";
   os << "figures    [sim] counted by the sim; [ptxas] ptxas -v for " << r.arch << "; [model] the performance model for "
      << r.gpu->name << " (an estimate, not a measurement)\n\n";

@@ -64,7 +64,7 @@ std::string summary(const tk::Bundle &bundle, const tk::Device &dev, tk::Dim3 gr
   os << "  num_warps=" << bundle.numWarps << "\n";
   if (!bundle.assumed.empty()) os << "assumed  " << assumedText(bundle) << "\n";
   os << "device   " << dev.name() << "\n";
-  os << "grid     " << grid.x << " x " << grid.y << " x " << grid.z << " blocks of " << tk::kWarpSize * bundle.numWarps
+  os << "grid     " << grid.x << " x " << grid.y << " x " << grid.z << " blocks of " << bundle.threadsPerBlock()
      << " threads\n";
   if (s.counted) {
     os << "global   " << s.globalLoadBytes << " B loaded, " << s.globalStoreBytes << " B stored\n";
