@@ -98,6 +98,12 @@ class NvptxTarget : public lower::Target {
   void mbarrierInval(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
   void mbarrierArriveExpectTx(llvm::IRBuilderBase &b, llvm::Value *bar, int bytes) const override;
   void mbarrierWait(llvm::IRBuilderBase &b, llvm::Value *bar, llvm::Value *parity) const override;
+  void mbarrierArrive(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
+  // Warp specialisation (Tma.cpp): barrier.sync id, threads; setmaxnreg as
+  // inline PTX; .maxnreg through nvvm.annotations, as markKernel's maxntidx.
+  void namedBarrier(llvm::IRBuilderBase &b, int id, int threads) const override;
+  void setMaxNReg(llvm::IRBuilderBase &b, bool increase, int regs) const override;
+  void markMaxNReg(llvm::Function &f, int regs) const override;
   void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
                llvm::Value *bar) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,

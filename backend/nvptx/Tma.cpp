@@ -1,7 +1,9 @@
-// NvptxTarget's tensor memory accelerator and mbarriers (sm_90a): inline PTX,
-// as LLVM 19 has no intrinsics for them (../shared/FACTS.md).
+// NvptxTarget's tensor memory accelerator, mbarriers and warp specialisation
+// (sm_90a): inline PTX, as LLVM 19 has no intrinsics for most of them
+// (../shared/FACTS.md); a named barrier is llvm.nvvm.barrier.sync.cnt.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
@@ -20,7 +22,8 @@ void statement(IRBuilderBase &b, const std::string &text, const std::string &con
                const std::vector<Value *> &args) {
   std::vector<Type *> tys;
   for (Value *a : args) tys.push_back(a->getType());
-  auto *fn = InlineAsm::get(FunctionType::get(b.getVoidTy(), tys, false), text, constraints + ",~{memory}",
+  auto *fn = InlineAsm::get(FunctionType::get(b.getVoidTy(), tys, false), text,
+                            constraints.empty() ? "~{memory}" : constraints + ",~{memory}",
                             /*hasSideEffects=*/true);
   b.CreateCall(fn, args)->addFnAttr(Attribute::Convergent);
 }
@@ -66,6 +69,10 @@ void NvptxTarget::mbarrierArriveExpectTx(IRBuilderBase &b, Value *bar, int bytes
             {sharedWindowAddress(b, bar), b.getInt32(bytes)});
 }
 
+void NvptxTarget::mbarrierArrive(IRBuilderBase &b, Value *bar) const {
+  statement(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {sharedWindowAddress(b, bar)});
+}
+
 // A loop on try_wait (which itself waits a while before it gives up).
 void NvptxTarget::mbarrierWait(IRBuilderBase &b, Value *bar, Value *parity) const {
   Value *addr = sharedWindowAddress(b, bar);
@@ -101,6 +108,43 @@ void NvptxTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::v
   }
   args.push_back(sharedWindowAddress(b, bar));
   statement(b, text, constraints + ",r", args);
+}
+
+void NvptxTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {
+  if (id < 1 || id > 15)
+    throw tk::InternalError("NvptxTarget::namedBarrier: barrier " + std::to_string(id) +
+                            "; a named barrier is 1..15 (0 is the block barrier)");
+  if (threads <= 0 || threads > 1024 || threads % 32)
+    throw tk::InternalError("NvptxTarget::namedBarrier: " + std::to_string(threads) +
+                            " threads; bar.sync counts a multiple of 32, 32..1024");
+  // barrier.sync id, cnt; NVVM declares it convergent and touching memory,
+  // so no shared access moves across it.
+  Function *fn = Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), Intrinsic::nvvm_barrier_sync_cnt);
+  b.CreateCall(fn, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))});
+}
+
+// Inline PTX, not llvm.nvvm.setmaxnreg.*: LLVM 19 selects those only for an
+// sm_90a subtarget and aborts otherwise, where ptxas gives an error.
+void NvptxTarget::setMaxNReg(IRBuilderBase &b, bool increase, int regs) const {
+  if (regs < 24 || regs > 256 || regs % 8)
+    throw tk::InternalError("NvptxTarget::setMaxNReg: " + std::to_string(regs) +
+                            " registers; setmaxnreg takes a multiple of 8 in 24..256");
+  const std::string text =
+      std::string("setmaxnreg.") + (increase ? "inc" : "dec") + ".sync.aligned.u32 " + std::to_string(regs) + ";";
+  statement(b, text, "", {});
+}
+
+// ptxas ignores setmaxnreg (info C7508, "unable to determine register count
+// at entry") in a kernel without .maxnreg (or .maxntid with .minnctapersm),
+// and ignores a .maxnreg above 255 with a warning.
+void NvptxTarget::markMaxNReg(Function &f, int regs) const {
+  if (regs < 24 || regs > 255)
+    throw tk::InternalError("NvptxTarget::markMaxNReg: " + std::to_string(regs) +
+                            " registers per thread; ptxas takes a .maxnreg of 24..255");
+  LLVMContext &c = f.getContext();
+  NamedMDNode *md = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  md->addOperand(MDNode::get(c, {ValueAsMetadata::get(&f), MDString::get(c, "maxnreg"),
+                                 ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(c), regs))}));
 }
 
 }  // namespace tk::nvptx

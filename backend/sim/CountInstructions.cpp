@@ -66,7 +66,8 @@ bool isCollective(StringRef name) {
                         kFnShflF32At, kFnLdmatrix, kFnLdmatrixAt, kFnMma, kFnMmaAt, kFnWgmma, kFnWgmmaAt, kFnWgmmaWait, kFnWgmmaFence,
                         kFnWgmmaCommit, kFnFenceProxyAsync, kFnMbarrierInit, kFnMbarrierInitAt, kFnMbarrierInval,
                         kFnMbarrierInvalAt, kFnMbarrierArriveExpectTx, kFnMbarrierArriveExpectTxAt, kFnMbarrierWait,
-                        kFnMbarrierWaitAt, kFnTmaLoadAt})
+                        kFnMbarrierWaitAt, kFnMbarrierArrive, kFnMbarrierArriveAt, kFnNamedBarrier,
+                        kFnNamedBarrierAt, kFnTmaLoadAt})
     if (name == c) return true;
   return false;
 }

@@ -73,6 +73,8 @@ const Located *locatedCollective(StringRef name) {
       {kFnMbarrierInval, {kFnMbarrierInvalAt, SiteKind::Mbarrier, 0}},
       {kFnMbarrierArriveExpectTx, {kFnMbarrierArriveExpectTxAt, SiteKind::Mbarrier, 0}},
       {kFnMbarrierWait, {kFnMbarrierWaitAt, SiteKind::Mbarrier, 0}},
+      {kFnMbarrierArrive, {kFnMbarrierArriveAt, SiteKind::Mbarrier, 0}},
+      {kFnNamedBarrier, {kFnNamedBarrierAt, SiteKind::Barrier, 0}},
       {kFnTmaLoad, {kFnTmaLoadAt, SiteKind::GlobalLoad, 0, SiteRoot::TensorMap}}};
   for (const auto &[plain, at] : table)
     if (name == plain) return &at;

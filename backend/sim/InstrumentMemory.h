@@ -42,13 +42,17 @@ inline constexpr const char *kFnCpAsyncAt = "__tk_sim_cp_async_at";
 
 // The mbarrier operations with their site appended, when they carry !tk.loc:
 // void __tk_sim_mbarrier_init_at(ptr bar, i32 count, i32 site), _inval_at(ptr, i32 site),
-// _arrive_expect_tx_at(ptr, i32 bytes, i32 site), _wait_at(ptr, i32 parity, i32 site);
+// _arrive_expect_tx_at(ptr, i32 bytes, i32 site), _arrive_at(ptr, i32 site),
+// _wait_at(ptr, i32 parity, i32 site); void __tk_sim_named_barrier_at(i32 id,
+// i32 threads, i32 site);
 // and every tma_load: void __tk_sim_tma_load_at(ptr dst, ptr map, ptr bar, i32 rank,
 // i32 c0, .., i32 c4, i32 site), whose site is a GlobalLoad rooted at the map's base.
 inline constexpr const char *kFnMbarrierInitAt = "__tk_sim_mbarrier_init_at";
 inline constexpr const char *kFnMbarrierInvalAt = "__tk_sim_mbarrier_inval_at";
 inline constexpr const char *kFnMbarrierArriveExpectTxAt = "__tk_sim_mbarrier_arrive_expect_tx_at";
 inline constexpr const char *kFnMbarrierWaitAt = "__tk_sim_mbarrier_wait_at";
+inline constexpr const char *kFnMbarrierArriveAt = "__tk_sim_mbarrier_arrive_at";
+inline constexpr const char *kFnNamedBarrierAt = "__tk_sim_named_barrier_at";
 inline constexpr const char *kFnTmaLoadAt = "__tk_sim_tma_load_at";
 
 // The metadata the lowering attaches (!tk.loc, !tk.shared) is declared in

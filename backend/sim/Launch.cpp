@@ -1,7 +1,7 @@
 // Simulator::launch: blocks are handed out to worker threads; inside a block
 // every GPU thread is a fiber, and a small scheduler runs them until they
-// finish or meet at a collective (barrier, warp shuffle, ldmatrix, mma,
-// wgmma) or park on an mbarrier.
+// finish or meet at a collective (barrier, named barrier, warp shuffle,
+// ldmatrix, mma, wgmma) or park on an mbarrier.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/sim/Mbarrier.h"
+#include "backend/sim/NamedBarrier.h"
 #include "backend/sim/Runtime.h"
 #include "backend/sim/WarpCollective.h"
 #include "backend/sim/Wgmma.h"
@@ -112,6 +113,7 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
       return;
     }
   }
+  if (reportStuckAtNamedBarrier(b, threads)) return;
   for (uint32_t i = 0; i < b.nthreads; ++i)
     if (const ThreadCtx &t = threads[i]; t.wait == Wait::Done) {
       l.fail(kernel + "barrier" + siteSuffix(l, b.barrierSite) + " reached by only " + std::to_string(b.atBarrier) +
@@ -119,7 +121,11 @@ void reportStuck(const BlockCtx &b, const std::vector<ThreadCtx> &threads) {
              " exited without reaching it");
       return;
     }
-  l.fail(kernel + "threads of " + blockName(b) + " wait for each other forever");
+  // Not reached by today's waits (each stuck kind is reported above), but a
+  // new one must still say where the threads are.
+  uint32_t waiting = 0;
+  const std::string where = describeWaits(b, threads, [](const ThreadCtx &t) { return t.wait == Wait::Done; }, waiting);
+  l.fail(kernel + "threads of " + blockName(b) + " wait for each other forever: " + where);
 }
 
 // The block's printed lines, ordered by print group (one printed value),
@@ -222,6 +228,7 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
   b.live = b.nthreads;
   b.atBarrier = 0;
   b.barrierSite = ~0u;
+  std::fill(std::begin(b.named), std::end(b.named), NamedBarrierState{});
   b.printed.clear();
   for (uint32_t i = 0; i < b.warps.size(); ++i) b.warps[i] = WarpState{std::min(uint32_t(kWarpSize), b.nthreads - kWarpSize * i), 0, 0};
   std::fill(b.warpgroupArrived.begin(), b.warpgroupArrived.end(), 0);
@@ -290,6 +297,9 @@ void runBlock(Simulator::Worker &w, LaunchCtx &l, uint64_t linear) {
               w.next.push_back(j);
             }
           }
+          break;
+        case Wait::NamedBarrier:
+          releaseNamedBarrier(w, t);  // once its count has arrived
           break;
         case Wait::Warp: {
           WarpState &ws = b.warps[t.warp];

@@ -103,8 +103,11 @@ void mbarrierInval(void *bar, uint32_t site) {
   storeState(t->block->shared + offset, MbarrierState{});
 }
 
-void mbarrierArriveExpectTx(void *bar, int32_t bytes, uint32_t site) {
-  const char *op = "mbarrier.arrive.expect_tx";
+namespace {
+
+// `bytes` more transaction bytes, then one arrival: arrive.expect_tx, and
+// (with none) a plain arrive, under the name `op` in errors.
+void arrive(void *bar, int32_t bytes, uint32_t site, const char *op) {
   ThreadCtx *t = tlsThread;
   uint32_t offset;
   MbarrierState s;
@@ -127,6 +130,14 @@ void mbarrierArriveExpectTx(void *bar, int32_t bytes, uint32_t site) {
   completeIfDone(*t->block, offset, s);
   storeState(t->block->shared + offset, s);
 }
+
+}  // namespace
+
+void mbarrierArriveExpectTx(void *bar, int32_t bytes, uint32_t site) {
+  arrive(bar, bytes, site, "mbarrier.arrive.expect_tx");
+}
+
+void mbarrierArrive(void *bar, uint32_t site) { arrive(bar, 0, site, "mbarrier.arrive"); }
 
 bool mbarrierCompleteTx(void *bar, uint32_t bytes, uint32_t site) {
   const char *op = "cp.async.bulk.tensor";

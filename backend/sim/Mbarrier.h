@@ -1,4 +1,4 @@
-// mbarriers on the sim (PTX ISA, "mbarrier"): init, inval, arrive.expect_tx,
+// mbarriers on the sim (PTX ISA, "mbarrier"): init, inval, arrive, arrive.expect_tx,
 // the complete_tx of a bulk copy, and try_wait.parity as a wait that parks
 // the thread until the block scheduler may resume it.
 #pragma once
@@ -27,6 +27,8 @@ void mbarrierInit(void *bar, int32_t count, uint32_t site);
 void mbarrierInval(void *bar, uint32_t site);
 // `bytes` more transaction bytes for the current phase, then one arrival.
 void mbarrierArriveExpectTx(void *bar, int32_t bytes, uint32_t site);
+// One arrival, no transaction bytes (mbarrier.arrive): the same rules.
+void mbarrierArrive(void *bar, uint32_t site);
 // Returns once the phase of parity `parity` has completed: at once when the
 // barrier's phase parity differs from it, else after the thread was parked.
 void mbarrierWait(void *bar, int32_t parity, uint32_t site);

@@ -1,8 +1,8 @@
 // The sim runtime the JIT'd kernels call: thread and block ids, barriers,
 // warp shuffles, ldmatrix, mma and wgmma (collectives that yield to the block
 // scheduler), checked and counted memory accesses, and the f16/bf16
-// conversion libcalls; the entry points of cp.async, mbarriers and bulk
-// tensor copies, whose work is in their own files.
+// conversion libcalls; the entry points of cp.async, mbarriers, named
+// barriers and bulk tensor copies, whose work is in their own files.
 #include "backend/sim/Runtime.h"
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "backend/sim/InstrumentMemory.h"
 #include "backend/sim/InstrumentOverflow.h"
 #include "backend/sim/Mbarrier.h"
+#include "backend/sim/NamedBarrier.h"
 #include "backend/sim/SimTarget.h"
 #include "backend/sim/TensorCopy.h"
 #include "backend/sim/Wgmma.h"
@@ -359,6 +360,12 @@ static void rtMbarrierArriveExpectTx(void *bar, int32_t bytes) { mbarrierArriveE
 static void rtMbarrierArriveExpectTxAt(void *bar, int32_t bytes, int32_t site) {
   mbarrierArriveExpectTx(bar, bytes, uint32_t(site));
 }
+static void rtMbarrierArrive(void *bar) { mbarrierArrive(bar, ~0u); }
+static void rtMbarrierArriveAt(void *bar, int32_t site) { mbarrierArrive(bar, uint32_t(site)); }
+static void rtNamedBarrier(int32_t id, int32_t threads) { namedBarrierArrive(id, threads, ~0u); }
+static void rtNamedBarrierAt(int32_t id, int32_t threads, int32_t site) {
+  namedBarrierArrive(id, threads, uint32_t(site));
+}
 static void rtMbarrierWait(void *bar, int32_t parity) { mbarrierWait(bar, parity, ~0u); }
 static void rtMbarrierWaitAt(void *bar, int32_t parity, int32_t site) { mbarrierWait(bar, parity, uint32_t(site)); }
 static void rtTmaLoadAt(void *dst, const void *map, void *bar, int32_t rank, int32_t c0, int32_t c1, int32_t c2,
@@ -417,6 +424,10 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnMbarrierInvalAt, reinterpret_cast<void *>(&rtMbarrierInvalAt)},
       {kFnMbarrierArriveExpectTx, reinterpret_cast<void *>(&rtMbarrierArriveExpectTx)},
       {kFnMbarrierArriveExpectTxAt, reinterpret_cast<void *>(&rtMbarrierArriveExpectTxAt)},
+      {kFnMbarrierArrive, reinterpret_cast<void *>(&rtMbarrierArrive)},
+      {kFnMbarrierArriveAt, reinterpret_cast<void *>(&rtMbarrierArriveAt)},
+      {kFnNamedBarrier, reinterpret_cast<void *>(&rtNamedBarrier)},
+      {kFnNamedBarrierAt, reinterpret_cast<void *>(&rtNamedBarrierAt)},
       {kFnMbarrierWait, reinterpret_cast<void *>(&rtMbarrierWait)},
       {kFnMbarrierWaitAt, reinterpret_cast<void *>(&rtMbarrierWaitAt)},
       {kFnTmaLoadAt, reinterpret_cast<void *>(&rtTmaLoadAt)},

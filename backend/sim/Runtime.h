@@ -51,10 +51,11 @@ struct LaunchCtx {
   void fail(std::string message);
 };
 
-// Where a suspended fiber waits: a block barrier, a warp collective (a
-// shuffle, ldmatrix or mma, which `warpOp` tells apart; wgmma waits for the
-// other warps of its warpgroup too), or an mbarrier's phase (ThreadCtx::parked).
-enum class Wait : uint8_t { None, Barrier, Warp, Mbarrier, Done };
+// Where a suspended fiber waits: a block barrier, a named barrier
+// (ThreadCtx::namedBarrier), a warp collective (a shuffle, ldmatrix or mma,
+// which `warpOp` tells apart; wgmma waits for the other warps of its
+// warpgroup too), or an mbarrier's phase (ThreadCtx::parked).
+enum class Wait : uint8_t { None, Barrier, NamedBarrier, Warp, Mbarrier, Done };
 enum class WarpOp : uint8_t { Shuffle, Ldmatrix, Mma, Wgmma };
 
 // The mma.sync shapes the sim runs, by input type (the last argument of
@@ -160,12 +161,22 @@ struct ThreadCtx {
   uint32_t recentNext = 0;
   uint32_t committedGroups = 0;     // cp.async groups committed so far (the open one is this number)
   MbarrierWaiter parked;            // while wait == Wait::Mbarrier (Mbarrier.cpp)
+  uint32_t namedBarrier = 0;        // the barrier id, while wait == Wait::NamedBarrier (NamedBarrier.cpp)
 
   // For AddressSanitizer's fiber annotations (unused without ASan).
   void *asanFakeStack = nullptr;
   const void *schedStackBottom = nullptr;
   size_t schedStackSize = 0;
 };
+
+// One of a block's 16 barriers used as `bar.sync id, threads` (the block
+// barrier, `barrier()`, keeps its own count: BlockCtx::atBarrier): the
+// threads the current instance waits for (0: no instance open), those
+// arrived, and the first arrival's thread and site (~0u: unlocated).
+struct NamedBarrierState {
+  uint32_t count = 0, arrived = 0, firstTid = 0, site = ~0u;
+};
+inline constexpr uint32_t kNamedBarriers = 16;
 
 struct WarpState {
   uint32_t lanes = 0, atWarp = 0, done = 0;  // lanes, of them at a warp collective, and exited
@@ -181,6 +192,7 @@ struct BlockCtx {
   Counters counters;
   uint32_t live = 0, atBarrier = 0;
   uint32_t barrierSite = ~0u;  // site of the barrier being waited at, when located
+  NamedBarrierState named[kNamedBarriers];  // by id; 0 stays unused (NamedBarrier.cpp)
   std::vector<WarpState> warps;
   std::vector<uint8_t> warpgroupArrived;  // per warpgroup: its warps waiting at wgmma
   // Shared memory that wgmma.mma_async instructions still read (Wgmma.cpp):

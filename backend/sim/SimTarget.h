@@ -54,6 +54,7 @@ inline constexpr const char *kFnCpAsyncWait = "__tk_sim_cp_async_wait";
 // TensorCopy.cpp): void __tk_sim_mbarrier_init(ptr bar, i32 count),
 // void __tk_sim_mbarrier_inval(ptr bar),
 // void __tk_sim_mbarrier_arrive_expect_tx(ptr bar, i32 bytes),
+// void __tk_sim_mbarrier_arrive(ptr bar) (one arrival, no bytes),
 // void __tk_sim_mbarrier_wait(ptr bar, i32 parity) (parks the thread until
 // the phase of that parity completes), and void __tk_sim_tma_load(ptr dst,
 // ptr map, ptr bar, i32 rank, i32 c0, .., i32 c4) (coordinates innermost
@@ -63,6 +64,10 @@ inline constexpr const char *kFnMbarrierInit = "__tk_sim_mbarrier_init";
 inline constexpr const char *kFnMbarrierInval = "__tk_sim_mbarrier_inval";
 inline constexpr const char *kFnMbarrierArriveExpectTx = "__tk_sim_mbarrier_arrive_expect_tx";
 inline constexpr const char *kFnMbarrierWait = "__tk_sim_mbarrier_wait";
+inline constexpr const char *kFnMbarrierArrive = "__tk_sim_mbarrier_arrive";
+// void __tk_sim_named_barrier(i32 id, i32 threads): bar.sync id, threads
+// (NamedBarrier.cpp), convergent like the block barrier.
+inline constexpr const char *kFnNamedBarrier = "__tk_sim_named_barrier";
 inline constexpr const char *kFnTmaLoad = "__tk_sim_tma_load";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
@@ -153,6 +158,13 @@ class SimTarget : public lower::Target {
   void mbarrierInval(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
   void mbarrierArriveExpectTx(llvm::IRBuilderBase &b, llvm::Value *bar, int bytes) const override;
   void mbarrierWait(llvm::IRBuilderBase &b, llvm::Value *bar, llvm::Value *parity) const override;
+  void mbarrierArrive(llvm::IRBuilderBase &b, llvm::Value *bar) const override;
+  // Warp specialisation: a named barrier is a runtime call; the sim has no
+  // register file, so setMaxNReg only checks its count and emits nothing,
+  // and markMaxNReg only checks its count.
+  void namedBarrier(llvm::IRBuilderBase &b, int id, int threads) const override;
+  void setMaxNReg(llvm::IRBuilderBase &b, bool increase, int regs) const override;
+  void markMaxNReg(llvm::Function &f, int regs) const override;
   void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
                llvm::Value *bar) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const override;

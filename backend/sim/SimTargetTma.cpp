@@ -1,6 +1,7 @@
-// SimTarget's mbarrier and tensor-memory-accelerator hooks: calls into the
-// runtime (Mbarrier.cpp, TensorCopy.cpp), and the by-value tensor-map
-// parameter the trampoline hands its blob to (Program.cpp).
+// SimTarget's mbarrier, tensor-memory-accelerator and warp-specialisation
+// hooks: calls into the runtime (Mbarrier.cpp, TensorCopy.cpp,
+// NamedBarrier.cpp), and the by-value tensor-map parameter the trampoline
+// hands its blob to (Program.cpp).
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -15,13 +16,16 @@ using namespace llvm;
 namespace {
 
 // The calls keep LLVM's default of touching any memory: no shared access
-// may move across an arrive or a wait, which order the copies' bytes.
-void runtimeCall(IRBuilderBase &b, const char *name, ArrayRef<Value *> args) {
+// may move across an arrive or a wait, which order the copies' bytes. A
+// barrier is convergent too: no control flow may be added or removed
+// around it.
+void runtimeCall(IRBuilderBase &b, const char *name, ArrayRef<Value *> args, bool convergent = false) {
   std::vector<Type *> params;
   for (Value *a : args) params.push_back(a->getType());
   Module &m = *b.GetInsertBlock()->getModule();
   FunctionCallee fn = m.getOrInsertFunction(name, FunctionType::get(b.getVoidTy(), params, false));
   cast<Function>(fn.getCallee())->setDoesNotThrow();
+  if (convergent) cast<Function>(fn.getCallee())->setConvergent();
   b.CreateCall(fn, args);
 }
 
@@ -67,6 +71,11 @@ void SimTarget::mbarrierArriveExpectTx(IRBuilderBase &b, Value *bar, int bytes) 
   runtimeCall(b, kFnMbarrierArriveExpectTx, {bar, b.getInt32(uint32_t(bytes))});
 }
 
+void SimTarget::mbarrierArrive(IRBuilderBase &b, Value *bar) const {
+  checkPointer(bar, "mbarrierArrive", "the barrier");
+  runtimeCall(b, kFnMbarrierArrive, {bar});
+}
+
 void SimTarget::mbarrierWait(IRBuilderBase &b, Value *bar, Value *parity) const {
   checkPointer(bar, "mbarrierWait", "the barrier");
   if (!parity->getType()->isIntegerTy(32)) throw tk::InternalError("SimTarget::mbarrierWait: the parity must be i32");
@@ -88,6 +97,30 @@ void SimTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::vec
   }
   while (args.size() < 4 + kTensorMapMaxRank) args.push_back(b.getInt32(0));
   runtimeCall(b, kFnTmaLoad, args);
+}
+
+void SimTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {
+  if (id < 1 || id > 15)
+    throw tk::InternalError("SimTarget::namedBarrier: barrier " + std::to_string(id) +
+                            "; a named barrier is 1..15 (0 is the block barrier)");
+  if (threads <= 0 || threads > 1024 || threads % 32)
+    throw tk::InternalError("SimTarget::namedBarrier: " + std::to_string(threads) +
+                            " threads; bar.sync counts a multiple of 32, 32..1024");
+  runtimeCall(b, kFnNamedBarrier, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))}, /*convergent=*/true);
+}
+
+// The sim runs every thread with what registers it needs: the count is
+// checked as NvptxTarget checks it, so the sim rejects what ptxas would.
+void SimTarget::setMaxNReg(IRBuilderBase &, bool, int regs) const {
+  if (regs < 24 || regs > 256 || regs % 8)
+    throw tk::InternalError("SimTarget::setMaxNReg: " + std::to_string(regs) +
+                            " registers; setmaxnreg takes a multiple of 8 in 24..256");
+}
+
+void SimTarget::markMaxNReg(Function &, int regs) const {
+  if (regs < 24 || regs > 255)
+    throw tk::InternalError("SimTarget::markMaxNReg: " + std::to_string(regs) +
+                            " registers per thread; ptxas takes a .maxnreg of 24..255");
 }
 
 }  // namespace tk::sim

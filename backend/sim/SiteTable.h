@@ -17,12 +17,12 @@ enum class SiteKind : uint8_t {
   SharedLoad,
   SharedStore,
   SharedAtomic,
-  Barrier,
+  Barrier,  // a located block barrier or named barrier (bar.sync id, threads)
   Shuffle,
   Ldmatrix,  // a warp's shared-memory read of 8 x 16 bytes per matrix, checked and counted by the runtime
   Mma,
   Wgmma,  // a warpgroup's shared-memory read of its operands, 16 bytes per core-matrix row
-  Mbarrier,  // an mbarrier operation that carries !tk.loc (init, inval, arrive.expect_tx, try_wait.parity)
+  Mbarrier,  // an mbarrier operation that carries !tk.loc (init, inval, arrive[.expect_tx], try_wait.parity)
   IndexOverflow  // sim:overflow: an i32 add/sub/mul/shl or i64 -> i32 truncation whose result reaches an address
 };
 

@@ -1,6 +1,6 @@
 # tk sim: memory, JIT, launch, collectives, counters, errors, conversions, race check,
 # index overflow (sim:overflow), instruction counts, sampled launches, tensor-core instructions (ldmatrix, mma), cp.async,
-# mbarriers and bulk tensor copies.
+# mbarriers and bulk tensor copies, warp specialisation.
 tk_add_unit_test(sim_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/sim_collective_test.cpp
@@ -21,6 +21,8 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp
           # mbarriers and cp.async.bulk.tensor (sm_90a's tensor memory accelerator).
           ${CMAKE_CURRENT_LIST_DIR}/sim_tma_test.cpp
+          # Warp specialisation: mbarrier.arrive, named barriers, setmaxnreg.
+          ${CMAKE_CURRENT_LIST_DIR}/sim_warp_specialize_test.cpp
   LIBS tk_sim tk_llvm LABEL sim)
 # Instruction counts and sampled launches through the public launcher API.
 # Part of runtime_tests, which links the same libraries.
