@@ -68,6 +68,8 @@ void AxisInfoAnalysis::visitBlock(const ir::Block &block) {
     if (op->is(ir::OpKind::For)) visitFor(*op);
     else if (op->is(ir::OpKind::If)) visitIf(*op);
     else if (op->is(ir::OpKind::While)) visitWhile(*op);
+    else if (op->is(ir::OpKind::WarpSpecialize))
+      for (const auto &region : op->regions()) visitBlock(*region);  // two sides of one body, no results
     else if (op->is(ir::OpKind::ReduceCombine) || op->is(ir::OpKind::ScanCombine) || op->is(ir::OpKind::Sort))
       for (const ir::Value *r : op->results()) info_[r] = unknown(r->type());  // data-dependent
     else if (op->result()) info_[op->result()] = visit(*op);
