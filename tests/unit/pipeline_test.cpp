@@ -27,7 +27,7 @@ std::vector<std::string> names() {
 
 TEST(Pipeline, OneRegistryInOrder) {
   EXPECT_EQ(names(), (std::vector<std::string>{"expand-descriptor-loads", "pad-tiles", "emulate-fp8", "canonicalize",
-                                               "reassociate-pointer-offsets", "cse", "licm", "dce", "pipeline-dot-operands",
+                                               "reassociate-pointer-offsets", "cse", "licm", "dce", "specialize-warps", "pipeline-dot-operands",
                                                "assign-layouts"}));
   EXPECT_EQ(tk::pipeline::findPass("cse")->run, &tk::ir::eliminateCommonSubexpressions);
   EXPECT_EQ(tk::pipeline::findPass("licm")->run, &tk::ir::loopInvariantCodeMotion);
@@ -38,7 +38,7 @@ TEST(Pipeline, OneRegistryInOrder) {
     FAIL() << "an unknown pass was accepted";
   } catch (const tk::Error &e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown pass 'frobnicate' (known: expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse, licm, dce, pipeline-dot-operands, "
+              "unknown pass 'frobnicate' (known: expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse, licm, dce, specialize-warps, pipeline-dot-operands, "
               "assign-layouts)");
   }
   EXPECT_EQ(tk::pipeline::optimizationPasses().flags(),
@@ -46,7 +46,7 @@ TEST(Pipeline, OneRegistryInOrder) {
                                       "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
   EXPECT_EQ(tk::Compiler::pipelineOrder(),
             (std::vector<std::string>{"expand-descriptor-loads", "pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets",
-                                      "cse", "licm", "cse", "dce", "canonicalize", "dce", "pipeline-dot-operands", "assign-layouts", "cse", "dce"}));
+                                      "cse", "licm", "cse", "dce", "canonicalize", "dce", "specialize-warps", "pipeline-dot-operands", "assign-layouts", "cse", "dce"}));
   // What --print-after accepts is every registered pass the compiler runs.
   EXPECT_EQ(tk::Compiler::pipelinePasses(), names());
   std::vector<std::string> described;

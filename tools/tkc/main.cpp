@@ -138,8 +138,10 @@ int main(int argc, char **argv) {
     if (app.got_subcommand("report")) return runReport();
     if (passes->parsed()) {
       std::ostringstream os;
+      size_t width = 0;  // the summaries in one column, after the longest name
+      for (const auto &[name, summary] : tk::Compiler::passes()) width = std::max(width, name.size() + 2);
       for (const auto &[name, summary] : tk::Compiler::passes())
-        os << "  " << name << std::string(name.size() < 22 ? 22 - name.size() : 1, ' ') << summary << "\n";
+        os << "  " << name << std::string(width - name.size(), ' ') << summary << "\n";
       os << "compile runs:";
       const std::vector<std::string> order = tk::Compiler::pipelineOrder();
       for (size_t i = 0; i < order.size(); ++i) os << (i ? ", " : " ") << order[i];
