@@ -82,7 +82,7 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::TmaAcquire: return "`tma_acquire %slot, %phase {barrier = 0, stages = 3}`";
     case OpKind::TmaConsumed: return "`tma_consumed %previous_slot {barrier = 0, stages = 3}`";
     case OpKind::WarpSpecialize:
-      return "`warp_specialize {producer_warps = 4} ({ ...producer... yield }, { ...consumers... yield })`";
+      return "`warp_specialize ({ ...producer... yield }, { ...consumers... yield }) {producer_warps = 4}`";
     default: break;
   }
   return nullptr;
