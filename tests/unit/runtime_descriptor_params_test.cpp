@@ -4,6 +4,7 @@
 // padding holds NaN (a read outside the shape shows in the result) and whose
 // every byte past the shape must come back untouched; the launch's checks,
 // one per rule; and the signature and bundle a descriptor parameter makes.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,8 +109,9 @@ TEST(DescriptorParams, MatmulThroughHostDescriptors) {
 // stdlib matmul_desc at its default and its largest tuned tiles, on each
 // arch's tensor core, ragged sizes (rows pitched), no integer facts: exact
 // against double. Its PTX has no spill where the pointer matmul without
-// facts spills (docs/perf.md, "Descriptors from the host").
-TEST(DescriptorParams, StdlibMatmulDesc) {
+// facts spills (docs/perf.md, "Descriptors from the host"). The same for
+// matmul_desc_ws, persistent on two programs (warp-specialised on sm_90a).
+void checkStdlibMatmulDesc(const char *kernel, bool persistent) {
   auto dev = tk::Device::open("sim");
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   for (const char *arch : {"sm_80", "sm_90a"})
@@ -118,7 +120,8 @@ TEST(DescriptorParams, StdlibMatmulDesc) {
       opts.archs = {arch};
       opts.numStages = bm == 128 ? 4 : 3;
       opts.defines = {{"BLOCK_M", std::to_string(bm)}, {"BLOCK_N", std::to_string(bm)}};
-      tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_desc", opts);
+      tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", kernel, opts);
+      EXPECT_EQ(bundle.producerWarps, persistent && std::string(arch) == "sm_90a" ? 4 : 0) << arch;
       if (toolkit.hasPtxas()) {
         tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(bundle.ptx.at(arch), arch, toolkit);
         EXPECT_EQ(info.spillStoreBytes, 0) << arch << " " << bm << "\n" << info.log;
@@ -127,14 +130,17 @@ TEST(DescriptorParams, StdlibMatmulDesc) {
       for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{130, 67, 100}}) {
         PitchedProduct p(*dev, m, n, kk, NAN);
         const uint32_t tiles = tk::test::cdiv(m, bm) * tk::test::cdiv(n, bm);
-        (*dev)(k, {tiles}, p.ta, p.tb, p.tc, int32_t(m), int32_t(n), int32_t(kk));
+        (*dev)(k, {persistent ? std::min(2u, tiles) : tiles}, p.ta, p.tb, p.tc, int32_t(m), int32_t(n), int32_t(kk));
         auto c = dev->download<float>(p.dc, size_t(m * p.pc));
         for (int i = 0; i < m; ++i)
           for (int j = 0; j < n; ++j)
-            ASSERT_EQ(c[size_t(i * p.pc + j)], p.want(i, j)) << arch << " " << bm << " " << m << "x" << n << "x" << kk << " at " << i << "," << j;
+            ASSERT_EQ(c[size_t(i * p.pc + j)], p.want(i, j)) << kernel << " " << arch << " " << bm << " " << m << "x" << n << "x" << kk << " at " << i << "," << j;
       }
     }
 }
+
+TEST(DescriptorParams, StdlibMatmulDesc) { checkStdlibMatmulDesc("matmul_desc", false); }
+TEST(DescriptorParams, StdlibMatmulDescWarpSpecialized) { checkStdlibMatmulDesc("matmul_desc_ws", true); }
 
 // Rank 1 at sizes that exercise the block's mask, built with contiguous().
 TEST(DescriptorParams, AffineOverRankOneDescriptors) {
