@@ -53,7 +53,7 @@ if report:
     expect(not bad, "every sim row is ok: %s" % json.dumps(bad[:5]))
     names = {r["name"] for r in rows if r["step"] == "kernels"}
     want = {"vector_add", "complex_activation", "sincos_chain", "gelu", "swiglu", "dropout", "softmax", "layernorm",
-            "rmsnorm", "layernorm_tanh_linear_relu", "cross_entropy", "similarity", "rope", "matmul", "matmul_desc", "matmul_batched",
+            "rmsnorm", "layernorm_tanh_linear_relu", "cross_entropy", "similarity", "rope", "matmul", "matmul_desc", "matmul_desc_ws", "matmul_batched",
             "attention_d64", "attention_d64_causal", "attention_d128", "attention_d128_causal", "cumsum_rows",
             "recurrence_rows", "sort_rows", "quantize_fp8_rows", "transpose", "matmul_fp8", "matmul_fp8_bt"}
     expect(names == want, "the sim checks every kernel: missing %s, extra %s" % (want - names, names - want))

@@ -160,6 +160,19 @@ std::vector<Case> allCases() {
   md.tensorCores = true;
   cases.push_back(md);
 
+  // The same, persistent (a program per multiprocessor) and on sm_90a
+  // warp-specialised: a producer warpgroup issues the TMA copies across
+  // tiles (docs/internals.md, "Warp specialisation"). The issue's tile:
+  // 128 x 128 x 64, 8 warps (two consumer warpgroups), 4 stages.
+  Case mw{"matmul_desc_ws", "matmul.tk", "matmul_desc_ws", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "64"}}};
+  mw.numWarps = 8;
+  mw.numStages = 4;
+  mw.make = [](const Size &s) { return matmulDescPersistent(s.at(0), s.at(1), s.at(2)); };
+  mw.checkSizes = {{1, 8, 8}, {130, 72, 104}};
+  mw.realistic = {4096, 4096, 4096};
+  mw.tensorCores = true;
+  cases.push_back(mw);
+
   Case mb{"matmul_batched", "matmul.tk", "matmul_batched", {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}}};
   mb.numStages = 4;
   mb.make = [](const Size &s) { return matmul(s.at(1), s.at(2), s.at(3), s.at(0)); };

@@ -154,6 +154,7 @@ std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k, bool bColumn
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 0);
 // stdlib matmul_desc: the same product through host tensor descriptors.
 std::unique_ptr<Problem> matmulDesc(int64_t m, int64_t n, int64_t k);
+std::unique_ptr<Problem> matmulDescPersistent(int64_t m, int64_t n, int64_t k);
 std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool causal);
 
 }  // namespace kit

@@ -45,11 +45,13 @@ std::string checked(const std::vector<int64_t> &p, int64_t count, const std::str
 // once (matmul_batched, program_id(1) the batch). The error of an entry is
 // relative to the sum of |a||b| along its dot product: the scale f32
 // accumulation errs at. With `descriptors`, the operands go as host tensor
-// descriptors (stdlib matmul_desc; n and k multiples of 8).
+// descriptors (stdlib matmul_desc; n and k multiples of 8); with
+// `persistent`, one program per multiprocessor or per tile, the fewer
+// (matmul_desc_ws).
 class Matmul final : public Problem {
  public:
-  Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, bool descriptors = false)
-      : m_(m), n_(n), k_(k), z_(batch), desc_(descriptors) {}
+  Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, bool descriptors = false, bool persistent = false)
+      : m_(m), n_(n), k_(k), z_(batch), desc_(descriptors), persistent_(persistent) {}
   std::vector<int64_t> dims() const override {
     return z_ ? std::vector<int64_t>{z_, m_, n_, k_} : std::vector<int64_t>{m_, n_, k_};
   }
@@ -63,6 +65,7 @@ class Matmul final : public Problem {
     return i;
   }
   void setup(tk::Device &dev, Rng &rng) override {
+    sms_ = std::max(1, dev.properties().multiprocessors);
     a_ = halves(rng, size_t(batches() * m_ * k_), -1, 1);
     b_ = halves(rng, size_t(batches() * k_ * n_), -1, 1);
     picks_ = picks(rng, batches() * m_ * n_, 1 << 16, 4096);
@@ -71,7 +74,9 @@ class Matmul final : public Problem {
   }
   void poison(tk::Device &dev) override { dev.fill(c_, kNan); }
   tk::Dim3 grid(const tk::Bundle &b) const override {
-    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N")), uint32_t(batches())};
+    const uint32_t tiles = cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"));
+    if (persistent_) return {std::min(tiles, uint32_t(sms_)), 1};
+    return {tiles, uint32_t(batches())};
   }
   std::vector<tk::Arg> args() const override {
     const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
@@ -110,7 +115,8 @@ class Matmul final : public Problem {
  private:
   int64_t batches() const { return z_ ? z_ : 1; }
   int64_t m_, n_, k_, z_;
-  bool desc_;
+  bool desc_, persistent_;
+  int sms_ = 1;
   std::vector<tk::Half> a_, b_;
   std::vector<int64_t> picks_;
   tk::Buffer da_, db_, c_, bias_;
@@ -310,6 +316,10 @@ class Similarity final : public Problem {
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch) {
   return std::make_unique<Matmul>(m, n, k, batch);
 }
+std::unique_ptr<Problem> matmulDescPersistent(int64_t m, int64_t n, int64_t k) {
+  return std::make_unique<Matmul>(m, n, k, 0, true, true);
+}
+
 std::unique_ptr<Problem> matmulDesc(int64_t m, int64_t n, int64_t k) {
   return std::make_unique<Matmul>(m, n, k, 0, true);
 }
