@@ -19,9 +19,9 @@ namespace tkc {
 namespace {
 
 struct RunOptions {
-  std::string file, kernel, grid, device, json;
+  std::string file, kernel, grid, device, json, arch;
   std::vector<std::string> args, defines, importPaths;
-  int numWarps = 4;
+  int numWarps = 4, numStages = 3;
   unsigned workers = 0;
   uint64_t seed = LaunchSpec::kDefaultSeed;
   bool noSpecialize = false;
@@ -97,6 +97,8 @@ int runRun(const RunOptions &o) {
   spec.numSms = dev->properties().multiprocessors;
   opts.defines = defines;
   opts.numWarps = o.numWarps;
+  opts.numStages = o.numStages;
+  if (!o.arch.empty()) opts.archs = {o.arch};
   opts.emitPtx = dev->kind() == "cuda";
   if (!o.noSpecialize) opts.assume = spec.specialisation(params);
   tk::Bundle bundle = source.compile(o.kernel, opts);
@@ -137,6 +139,13 @@ std::function<int()> addRunCommand(CLI::App &app) {
   run->add_option("-D,--define", o->defines, "set a const parameter: NAME=VALUE (repeatable)")->allow_extra_args(false);
   addImportPathOption(*run, o->importPaths);
   run->add_option("--num-warps", o->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
+  run->add_option("--num-stages", o->numStages, "the software pipeline's depth (tensor-core operand rings)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 8));
+  run->add_option("--arch", o->arch,
+                  "compile for this arch, which the sim runs too (sm_90a: dot on wgmma, host descriptors through "
+                  "TMA, warp_specialize; default: the compiler's, sm_80)")
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
   run->add_option("--device", o->device,
                   "sim[:OPTIONS] (sim:racecheck, sim:overflow, sim:workers=N) or cuda[:N] (default: a CUDA GPU if "
                   "there is one, else the sim)")
