@@ -92,7 +92,7 @@ bool pipelinedDot(const ir::Op &op, const ir::Function &fn) {
 }
 
 bool wgmmaShape(int64_t M, int64_t N, int64_t K, int numWarps) {
-  if (numWarps != 4 && numWarps != 8) return false;
+  if (numWarps != 4 && numWarps != 8 && numWarps != 16) return false;
   return M % (64 * (numWarps / 4)) == 0 && N % 16 == 0 && N >= 16 && N <= 256 && K % 16 == 0 && K >= 16;
 }
 

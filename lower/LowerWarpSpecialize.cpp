@@ -23,11 +23,13 @@ int FunctionLowering::producerWarps() const { return producerWarpsOf(fn_); }
 namespace {
 
 // Registers per thread (setmaxnreg): the kernel launches with R, the block's
-// 64K registers over its threads (a multiple of 8); the producer, which
-// holds a few addresses and its slot, drops to 40 and the consumers take
-// what it gives up, up to 256 -- CUTLASS's 40 / 232 for one producer and
-// two consumer warpgroups. With one consumer warpgroup each thread may
-// have 255 already (256 threads): no split (all zero).
+// 64K registers over its threads (a multiple of 8); the producer drops to
+// 56 and the consumers take what it gives up, up to 256: 168 / 56 / 224 for
+// two consumer warpgroups, 96 / 56 / 104 for four. CUTLASS's producer
+// keeps 40, but it issues one copy per operand where tk's issues one per
+// 8-row box of A (32 for a 256-row tile), and at 40 the 256 x 64 tile's
+// producer spilled 56 bytes (ptxas 13.0). With one consumer warpgroup each
+// thread may have 255 already (256 threads): no split (all zero).
 struct RegisterSplit {
   int launch = 0, producer = 0, consumer = 0;
 };
@@ -37,7 +39,7 @@ RegisterSplit registerSplit(int consumerWarps, int producerWarps) {
   const int threads = (consumerWarps + producerWarps) * kWarpSize;
   RegisterSplit s;
   s.launch = 65536 / threads / 8 * 8;
-  s.producer = std::min(40, s.launch);
+  s.producer = std::min(56, s.launch);
   const int pool = s.launch * threads - s.producer * producerWarps * kWarpSize;
   s.consumer = std::min(256, pool / (consumerWarps * kWarpSize) / 8 * 8);
   return s;

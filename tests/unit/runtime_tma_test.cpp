@@ -122,12 +122,13 @@ void checkMatmul(const char *kernel, bool transposed, bool persistent = true,
 TEST(Tma, PersistentMatmulIsExactAtRaggedSizesUnderRacecheck) { checkMatmul("matmul_persistent", false); }
 TEST(Tma, PersistentMatmulOfBTransposedIsExact) { checkMatmul("matmul_persistent_bt", true); }
 
-// Warp-specialised: 1 and 2 consumer warpgroups (4 and 8 warps: tk's
-// wgmma runs on those), 2 to 4 slots, one box across and two.
+// Warp-specialised: 1, 2 and 4 consumer warpgroups (4, 8 and 16 warps),
+// 2 to 4 slots, one box across and two.
 const std::vector<Case> kWsCases = {{"f16", 64, 64, 32, 4, 3},
                                     {"bf16", 64, 64, 64, 4, 2},
                                     {"f16", 128, 128, 32, 8, 4},
-                                    {"bf16", 128, 64, 128, 8, 3}};
+                                    {"bf16", 128, 64, 128, 8, 3},
+                                    {"f16", 256, 64, 32, 16, 3}};
 
 TEST(WarpSpecialize, PersistentMatmulIsExactUnderRacecheck) { checkMatmul("matmul_persistent_ws", false, true, kWsCases); }
 TEST(WarpSpecialize, PersistentMatmulOfBTransposedIsExact) { checkMatmul("matmul_persistent_bt_ws", true, true, kWsCases); }
