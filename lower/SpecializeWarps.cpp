@@ -57,6 +57,11 @@ class WarpSpecializer {
   // with TMA operands), its loads and the producer's slice; false where the
   // loop is not one a producer can feed (it is then pipelined as usual).
   bool plan() {
+    // The consumers must reach the release after the op: a `return` inside
+    // the body would leave the producer waiting for slots nobody frees.
+    if (fn_.body.ops().empty() || !fn_.body.ops().back()->is(OpKind::Return)) return false;
+    for (Op *op : walk(fn_.body))
+      if (op->is(OpKind::Return) && op != fn_.body.ops().back().get()) return false;
     if (takenLoads(*outer_)) inner_ = outer_;
     for (const auto &op : outer_->regions()[0]->ops()) {
       if (inner_ == outer_ || !op->is(OpKind::For) || !takenLoads(*op)) continue;
