@@ -100,11 +100,21 @@ bool tmaTakes(const Function &fn, const Op &op) {
       def = def->operand(0)->definingOp();
     return def && def->parentBlock() == &body && tmaCandidate(fn, *def) ? def : nullptr;
   };
+  // The dot's other operand: a TMA load too, or no load of this loop at all
+  // (a register tile from before the loop, or computed in it: wgmma reads
+  // it from registers or stages it).
+  auto other = [&](const Op &dot, size_t k) -> bool {
+    if (source(dot, k)) return true;
+    const Op *def = dot.operand(k)->definingOp();
+    if (def && def->is(OpKind::Cast)) def = def->operand(0)->definingOp();
+    return !def || def->parentBlock() != &body || (!def->is(OpKind::Load) && !def->is(OpKind::DescLoad));
+  };
   auto dotTakes = [&](const Op &dot) {
     const std::optional<MmaKind> kind = mmaKind(dot);
     const Type &at = dot.operand(0)->type(), &bt = dot.operand(1)->type();
     return pipelinedDot(dot, fn) && kind && (*kind == MmaKind::F16 || *kind == MmaKind::BF16) &&
-           wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()) && source(dot, 0) && source(dot, 1);
+           wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()) &&
+           ((source(dot, 0) && other(dot, 1)) || (other(dot, 0) && source(dot, 1)));
   };
   bool used = false;
   const bool ok = eachUse(body, op.result(), [&](const Op &user, size_t k) {

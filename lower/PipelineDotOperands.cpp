@@ -112,7 +112,9 @@ class LoopPipeliner {
     tma_ = true;
     barrier_ = nextBarrier_++;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
-    rewrite(loads, {});
+    // An invariant operand (attention's q) is a one-slot cp.async ring,
+    // complete before the loop (the body waits on mbarriers only).
+    rewrite(loads, invariantLoads());
     return true;
   }
 
@@ -336,6 +338,7 @@ class LoopPipeliner {
     if (!invariant.empty()) {
       pre.setLoc(loop_.loc());
       pre.create(OpKind::AsyncCommit, {}, std::nullopt);
+      if (tma_) pre.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(0)}});
     }
 
     // Prologue: stages 0 .. A-1 for the first A = ahead_ iterations.
