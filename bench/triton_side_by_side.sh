@@ -53,6 +53,10 @@ attention D=64|attention|attention|sm_90a|-D D=64 $attn|191
 attention D=64 causal|attention|attention|sm_90a|-D D=64 -D CAUSAL=true $attn|208
 attention D=128|attention|attention|sm_90a|-D D=128 $attn|252
 attention D=128 causal|attention|attention|sm_90a|-D D=128 -D CAUSAL=true $attn|254
+attention D=64, host descriptors (TMA K/V)|attention|attention_desc|sm_90a|-D D=64 $attn|187 (tutorial 06, TMA)
+attention D=64 causal, host descriptors|attention|attention_desc|sm_90a|-D D=64 -D CAUSAL=true $attn|190 (tutorial 06, TMA)
+attention D=128, host descriptors|attention|attention_desc|sm_90a|-D D=128 $attn|250 (tutorial 06, TMA)
+attention D=128 causal, host descriptors|attention|attention_desc|sm_90a|-D D=128 -D CAUSAL=true $attn|252 (tutorial 06, TMA)
 attention backward dk/dv D=64|attention|attention_bwd_dkdv|sm_90a|-D D=64 --assume L=4096|138
 attention backward dk/dv D=128|attention|attention_bwd_dkdv|sm_90a|-D D=128 --assume L=4096|234
 attention backward dq D=64|attention|attention_bwd_dq|sm_90a|-D D=64 --assume L=4096|172

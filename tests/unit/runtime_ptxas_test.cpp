@@ -197,6 +197,41 @@ TEST(StdlibPtxas, AttentionKRingIsAsyncOnSm90a) {
   }
 }
 
+// attention_desc at the side-by-side's tiles (BLOCK_M 128, BLOCK_N 64, 4
+// warps, 3 stages, L = 4096) on sm_90a: k and v through the tensor memory
+// accelerator, q's one cp.async ring the only per-thread copy, nothing
+// staged through st.shared; registers at or under Triton's tutorial 06
+// with TMA (187, 190, 250, 252: ../shared/FACTS.md), no spill.
+TEST(StdlibPtxas, AttentionDescriptorsUnderTritonsTmaTutorial) {
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  const std::string release = toolkit.hasPtxas() ? ptxasRelease(toolkit) : "";
+  struct Pin {
+    int D;
+    bool causal;
+    int ceiling;
+  };
+  for (const Pin &pin : {Pin{64, false, 187}, Pin{64, true, 190}, Pin{128, false, 250}, Pin{128, true, 252}}) {
+    SCOPED_TRACE("D " + std::to_string(pin.D) + (pin.causal ? " causal" : ""));
+    tk::CompileOptions opts;
+    opts.archs = {"sm_90a"};
+    opts.numStages = 3;
+    opts.assume = {{"L", 4096}};
+    opts.defines = {{"D", std::to_string(pin.D)}, {"BLOCK_M", "128"}, {"BLOCK_N", "64"},
+                    {"CAUSAL", pin.causal ? "true" : "false"}};
+    tk::Bundle b = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/attention.tk", "attention_desc", opts);
+    const std::string &ptx = b.ptx.at("sm_90a");
+    EXPECT_EQ(b.tensorMaps.size(), 2u);
+    EXPECT_GT(countOf(ptx, "cp.async.bulk.tensor.2d"), 0u);
+    EXPECT_EQ(countOf(ptx, "st.shared"), 0u);
+    EXPECT_EQ(countOf(ptx, "cp.async.cg.shared.global"), size_t(pin.D / 8));  // q: 128 x D f16 in 16-byte copies
+    if (release != "release 13.0") continue;
+    tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, "sm_90a", toolkit);
+    ASSERT_TRUE(info.ran) << info.log;
+    EXPECT_LE(info.registers, pin.ceiling) << info.log;
+    EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+  }
+}
+
 // Attention's backward at its default tiles (dk/dv 32 x 64, dq 128 x 32, 4
 // warps): every operand of the loops' dots is a cp.async ring read in place
 // (q, dout and k are loaded twice, plain and transposed, rather than
