@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/MemoryHints.h"
 #include "lower/PipelineDotOperands.h"
 
 namespace tk::lower {
@@ -73,8 +74,9 @@ class WarpSpecializer {
     for (Op *op : walk(body)) {
       if (op->is(OpKind::DescLoad) && !detail::tmaTakes(fn_, *op)) return false;
       if (op->is(OpKind::DescLoad)) loads_.push_back(op);
-      if (op->is(OpKind::Dot) && !readsOnlyRings(*op, body)) return false;
+      if (op->is(OpKind::Dot) && !readsARing(*op, body)) return false;
     }
+    planInvariants();
     for (Op *load : loads_) {
       std::optional<std::map<std::string, Attr>> attrs = detail::tmaCopyAttrs(fn_, *load, uses_);
       if (!attrs) return false;
@@ -105,16 +107,47 @@ class WarpSpecializer {
     return false;
   }
 
-  // The dot sits in the loop's body and reads a and b from taken loads
-  // (b maybe through a trans, a K-major ring).
-  bool readsOnlyRings(const Op &dot, const Block &body) const {
+  // The dot sits in the loop's body and reads a taken load (b maybe
+  // through a trans: a K-major ring); its other operand is no load of the
+  // body: a register tile computed in it (attention's P) or a tile from
+  // before the loop (attention's q: planInvariants rings it).
+  bool readsARing(const Op &dot, const Block &body) const {
     if (dot.parentBlock() != &body) return false;
+    bool ring = false;
     for (size_t k = 0; k < 2; ++k) {
       const Op *def = dot.operand(k)->definingOp();
       if (def && k == 1 && def->is(OpKind::Trans)) def = def->operand(0)->definingOp();
-      if (!def || !def->is(OpKind::DescLoad)) return false;
+      if (def && def->is(OpKind::DescLoad)) ring = true;
+      else if (def && def->parentBlock() == &body && def->is(OpKind::Load)) return false;
     }
-    return true;
+    return ring;
+  }
+
+  // Loads just before the dot loop, in its block, whose every use is an a
+  // or b of a dot in its body, masked-off elements zero (attention's q): a
+  // one-slot cp.async ring the consumers fill before the loop and every
+  // iteration's wgmma reads in place, as pipeline-dot-operands makes of
+  // them; left a register tile, each iteration would stage it into shared
+  // memory again (attention_desc D = 128: 255 registers and 300 B of spill).
+  void planInvariants() {
+    Block &outer = *inner_->parentBlock();
+    for (auto it = outer.find(inner_); it != outer.ops().begin();) {
+      Op *op = (--it)->get();
+      if (!op->hasTrait(OpTrait::Pure) && !op->is(OpKind::Load)) break;  // a prefetch must not pass a write
+      if (!op->is(OpKind::Load) || memoryHintsOf(*op).isVolatile || op->result()->type().rank() != 2) continue;
+      if (op->numOperands() > 2 && !zeroConstant(op->operand(2))) continue;
+      const std::vector<std::pair<Op *, size_t>> users = op->result()->uses();
+      const bool dotsOnly = !users.empty() && std::all_of(users.begin(), users.end(), [&](const auto &u) {
+        return u.first->is(OpKind::Dot) && u.second <= 1 && u.first->parentBlock() == inner_->regions()[0].get();
+      });
+      if (dotsOnly) invariants_.push_back(op);
+    }
+  }
+
+  static bool zeroConstant(const Value *v) {
+    const Op *def = v->definingOp();
+    if (def && def->is(OpKind::Splat)) def = def->operand(0)->definingOp();
+    return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
   }
 
   // Collects into slice_ the ops `work`'s values are computed by: pure
@@ -148,6 +181,7 @@ class WarpSpecializer {
   void rewrite();
   Op *buildProducerLoop(Builder &b, Value *slot, Value *phase);
   void consumeInLoop(Value *slot, Value *phase);
+  void ringInvariants(Builder &before, Builder &top);
   std::pair<Value *, Value *> advance(Builder &b, Value *slot, Value *phase);
   void cloneSlice(Builder &b, Block &block);
 
@@ -161,6 +195,7 @@ class WarpSpecializer {
   detail::Uses uses_;
   Op *outer_ = nullptr, *inner_ = nullptr;
   std::vector<Op *> loads_;
+  std::vector<Op *> invariants_;  // loads before the loop the consumers ring (planInvariants)
   std::map<const Op *, std::map<std::string, Attr>> copyAttrs_;
   std::set<const Op *> slice_;
   std::map<const Value *, Value *> cloned_;  // the producer's copies of slice_'s values
@@ -278,6 +313,7 @@ void WarpSpecializer::consumeInLoop(Value *slot, Value *phase) {
   Builder top(&body, body.ops().begin());
   top.setLoc(inner_->loc());
   top.create(OpKind::TmaWait, {s, p}, std::nullopt, group(false));
+  ringInvariants(before, top);
   // One wgmma group stays in flight (planWgmmaInFlight reads `ahead`): the
   // slot it reads is released an iteration later.
   const int64_t ahead = stages_ - 2;
@@ -314,6 +350,30 @@ void WarpSpecializer::consumeInLoop(Value *slot, Value *phase) {
   outerYield->setOperands(passed);
 }
 
+// The invariant loads' one-slot rings: copied and complete before the loop
+// (`before`), read in place after the body's wait (`top`).
+void WarpSpecializer::ringInvariants(Builder &before, Builder &top) {
+  if (invariants_.empty()) return;
+  Value *slot0 = before.constInt(0, kI32);
+  for (Op *load : invariants_) {
+    before.setLoc(load->loc());
+    std::vector<Value *> operands{load->operand(0), slot0};
+    if (load->numOperands() > 1) operands.push_back(load->operand(1));
+    before.create(OpKind::AsyncCopy, operands, std::nullopt, {{"buffer", buffers_.at(load)}, {"stages", int64_t(1)}});
+  }
+  before.setLoc(inner_->loc());
+  before.create(OpKind::AsyncCommit, {}, std::nullopt);
+  before.create(OpKind::AsyncWait, {}, std::nullopt, {{"pending", int64_t(0)}});
+  for (Op *load : invariants_) {
+    top.setLoc(load->loc());
+    Value *tile = top.value(OpKind::SharedLoad, {slot0}, load->result()->type(),
+                            {{"buffer", buffers_.at(load)}, {"stages", int64_t(1)}});
+    tile->setNameHint(load->result()->nameHint());
+    load->result()->replaceAllUsesWith(tile);
+    load->parentBlock()->erase(load->parentBlock()->find(load));
+  }
+}
+
 void WarpSpecializer::rewrite() {
   stages_ = fn_.numStages();
   int64_t nextBuffer = 0;
@@ -321,6 +381,7 @@ void WarpSpecializer::rewrite() {
     if (op->hasAttr("buffer")) nextBuffer = std::max(nextBuffer, op->intAttr("buffer") + 1);
     if (op->hasAttr("barrier")) barrier_ = std::max(barrier_, op->intAttr("barrier") + 1);
   }
+  for (Op *load : invariants_) buffers_[load] = nextBuffer++;
   for (Op *load : loads_) buffers_[load] = nextBuffer++;
 
   // Every op but the return moves into the consumers' region.

@@ -21,9 +21,11 @@ const std::string kFile = TK_SOURCE_DIR + "/stdlib/attention.tk";
 // what tk::JitKernel launches), not the general one.
 // `blockN`: BLOCK_N where not 0 (else 32 for D = 128, the kernel's default
 // for D = 64).
-// `kernel`: attention, or attention_desc (q, k, v as descriptors).
+// `kernel`: attention, or attention_desc (q, k, v as descriptors; with
+// `warpSpecialize`, its key loop so).
 void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80",
-           bool specialise = false, int blockN = 0, const std::string &kernel = "attention") {
+           bool specialise = false, int blockN = 0, const std::string &kernel = "attention",
+           bool warpSpecialize = false) {
   SCOPED_TRACE(kernel + " " + arch + " " + "heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
                (causal ? " causal" : "") + (specialise ? " specialised" : "") +
                (blockN ? " BLOCK_N " + std::to_string(blockN) : ""));
@@ -42,6 +44,7 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
   o.archs = {arch};
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};
   if (blockN || D == 128) o.defines["BLOCK_N"] = std::to_string(blockN ? blockN : 32);
+  if (warpSpecialize) o.defines["WARP_SPECIALIZE"] = "true";
   const float scale = 1.0f / std::sqrt(float(D));
   if (specialise) {
     const std::vector<tk::Arg> args = {tk::Buffer(), tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(L), scale};
@@ -53,6 +56,7 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
   const bool desc = kernel == "attention_desc";
   // On sm_90a alone TMA fills k's and v's rings: a tensor map each.
   if (desc) EXPECT_EQ(bundle.tensorMaps.size(), arch == "sm_90a" ? 2u : 0u);
+  EXPECT_EQ(bundle.producerWarps, warpSpecialize && arch == "sm_90a" ? 4 : 0);
   const int64_t bm = bundle.constInt("BLOCK_M");
   tk::Buffer dq = dev.upload(hq), dk = dev.upload(hk), dv = dev.upload(hv),
              dout = dev.upload(std::vector<float>(n, NAN));
@@ -165,5 +169,18 @@ TEST(StdlibAttention, DescriptorsThroughTma) {
       for (int L : {1, 127, 256}) {
         check(*dev, 2, L, 64, causal, arch, false, 0, "attention_desc");
         check(*dev, 2, L, 128, causal, arch, false, 64, "attention_desc");
+      }
+}
+
+// The same with a producer warpgroup for k and v on sm_90a (q's ring the
+// consumers fill before the loop), one consumer warpgroup; on sm_80 the
+// option is a hint.
+TEST(StdlibAttention, WarpSpecializedDescriptors) {
+  auto dev = tk::Device::open("sim:racecheck");
+  for (const char *arch : {"sm_90a", "sm_80"})
+    for (bool causal : {false, true})
+      for (int L : {1, 127, 256}) {
+        check(*dev, 2, L, 64, causal, arch, false, 0, "attention_desc", true);
+        check(*dev, 1, L, 128, causal, arch, false, 64, "attention_desc", true);
       }
 }
