@@ -48,16 +48,17 @@ std::optional<int64_t> pipelinableStep(const ir::Op &loop) {
   return stepDef->intAttr("value");
 }
 
-}  // namespace detail
-
-namespace {
-
 // A zero, as a constant tile or a splat of a constant scalar.
 bool isZeroConstant(const Value *v) {
   const Op *def = v->definingOp();
   if (def && def->is(OpKind::Splat)) def = def->operand(0)->definingOp();
   return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
 }
+
+}  // namespace detail
+
+namespace {
+
 
 class LoopPipeliner {
  public:
@@ -123,7 +124,7 @@ class LoopPipeliner {
   // body, and masked-off elements read as zero (a copy zero-fills them).
   bool feedsTensorCoreDots(const Op &load) const {
     const ir::Type &t = load.result()->type();
-    if (t.rank() != 2 || (load.numOperands() > 2 && !isZeroConstant(load.operand(2)))) return false;
+    if (t.rank() != 2 || (load.numOperands() > 2 && !detail::isZeroConstant(load.operand(2)))) return false;
     auto it = uses_.find(load.result());
     if (it == uses_.end() || it->second.empty()) return false;
     for (const auto &[user, index] : it->second)

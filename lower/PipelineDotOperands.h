@@ -78,6 +78,9 @@ bool tmaTakes(const ir::Function &fn, const ir::Op &op);
 // The loop's constant, nonzero step when nothing in its body stops
 // pipelining (a store, an atomic, a pipeline already); else nullopt.
 std::optional<int64_t> pipelinableStep(const ir::Op &loop);
+// A zero: a constant tile, or a splat of a constant scalar (a load's
+// `other` the copies' zero fill matches).
+bool isZeroConstant(const ir::Value *v);
 using Uses = std::map<const ir::Value *, std::vector<std::pair<ir::Op *, size_t>>>;
 // A tmaTakes load's tma_copy attributes: block, box, swizzle, operand and
 // k_major (a B read through a trans, its ring K-major); nullopt where

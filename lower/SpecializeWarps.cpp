@@ -135,7 +135,7 @@ class WarpSpecializer {
       Op *op = (--it)->get();
       if (!op->hasTrait(OpTrait::Pure) && !op->is(OpKind::Load)) break;  // a prefetch must not pass a write
       if (!op->is(OpKind::Load) || memoryHintsOf(*op).isVolatile || op->result()->type().rank() != 2) continue;
-      if (op->numOperands() > 2 && !zeroConstant(op->operand(2))) continue;
+      if (op->numOperands() > 2 && !detail::isZeroConstant(op->operand(2))) continue;
       const std::vector<std::pair<Op *, size_t>> users = op->result()->uses();
       const bool dotsOnly = !users.empty() && std::all_of(users.begin(), users.end(), [&](const auto &u) {
         return u.first->is(OpKind::Dot) && u.second <= 1 && u.first->parentBlock() == inner_->regions()[0].get();
@@ -144,11 +144,6 @@ class WarpSpecializer {
     }
   }
 
-  static bool zeroConstant(const Value *v) {
-    const Op *def = v->definingOp();
-    if (def && def->is(OpKind::Splat)) def = def->operand(0)->definingOp();
-    return def && def->is(OpKind::Constant) && def->floatAttr("value") == 0.0;
-  }
 
   // Collects into slice_ the ops `work`'s values are computed by: pure
   // scalar ops without regions at the top level, in the outer loop's body
