@@ -349,10 +349,12 @@ class Target {
   // the producer warps never reach.
   virtual void namedBarrier(llvm::IRBuilderBase &b, int id, int threads) const;
   // setmaxnreg.{inc,dec}.sync.aligned.u32 `regs` (24..256, a multiple of 8):
-  // the executing warpgroup's registers per thread from here on.
+  // the executing warpgroup's registers per thread from here on. ptxas 13.0
+  // honours it only in a kernel whose entry count it knows: call
+  // markMaxNReg too, or it drops every setmaxnreg (info C7508).
   virtual void setMaxNReg(llvm::IRBuilderBase &b, bool increase, int regs) const;
-  // The registers per thread kernel `f` launches with (.maxnreg), the pool
-  // setMaxNReg redistributes between warpgroups.
+  // The registers per thread kernel `f` launches with (.maxnreg, 24..255),
+  // the pool setMaxNReg redistributes between warpgroups.
   virtual void markMaxNReg(llvm::Function &f, int regs) const;
 
   // f(x), or f(x, y) for a binary `f` (mathFnArity), for scalars `x` and `y`
