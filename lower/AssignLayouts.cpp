@@ -67,7 +67,9 @@ class LayoutAssigner {
   //   cost a store, two barriers and a load through shared memory. Not in a
   //   loop: measured there, ptxas took more registers for it (at --assume
   //   D=768, layernorm 34 instead of 32 on sm_80, the fused kernel 138
-  //   instead of 128; docs/perf.md "Rows broadcast from a slice").
+  //   instead of 128; docs/perf.md "Rows broadcast from a slice");
+  // - a tile in a slice that holds each element once (a row against [1, BLOCK_D]), in loops
+  //   too: the barriers kept x live (layernorm at D=781: 56 -> 40 registers on sm_80).
   bool loadSmallTilesWhereUsed(const std::vector<Op *> &ops) {
     bool moved = false;
     const int64_t threads = int64_t(fn_.numWarps()) * kWarpSize;
@@ -77,21 +79,19 @@ class LayoutAssigner {
       if (want.size() != 1 || ir::sameLayout(want[0], anchor_[op])) continue;
       const int vec = vectorWidthIn(*op, want[0]);
       const bool small = op->result()->type().numElements() <= threads;
-      const bool widerInSlice =
-          want[0]->kind == ir::Layout::Kind::Slice && vec > op->intAttr("vec") && !insideLoop(*op);
-      if (!small && !widerInSlice) continue;
+      const bool slice = want[0]->kind == ir::Layout::Kind::Slice;
+      const bool widerInSlice = slice && vec > op->intAttr("vec") && !insideLoop(*op);
+      const bool once = !small && slice && !RegisterMap(want[0], op->result()->type().shape).replicated();
+      if (!small && !widerInSlice && !once) continue;
       anchor_[op] = want[0];
       moved = true;
       // A small tile stays scalar unless the slice widens a thread's run
       // (rope's cos/sin rows: 2 .v4 instead of 8 scalar loads): vectors cost
       // registers there (similarity at --assume n_dim=1024, rows sliced from
       // a 64 x 64 tile: 80 instead of 72 on sm_80).
-      if (!widerInSlice) {
-        op->setAttr("vec", int64_t(1));
-        continue;
-      }
-      op->setAttr("vec", int64_t(vec));
-      recordMaskRun(op, axis_.contiguousDim(op->operand(0)), vec);
+      const int width = widerInSlice || once ? vec : 1;
+      op->setAttr("vec", int64_t(width));
+      recordMaskRun(op, axis_.contiguousDim(op->operand(0)), width);
     }
     return moved;
   }
