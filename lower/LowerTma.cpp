@@ -105,6 +105,11 @@ void FunctionLowering::lowerTma(ir::Op &op) {
     for (int64_t s = 0; s < stages * (consumers ? 2 : 1); ++s)
       f(mbarrierAddress(group, b_.getInt32(static_cast<uint32_t>(s))), s < stages ? 1 : consumers);
   };
+  // A wait names its line (!tk.loc): the sim's report of a phase that never
+  // completes says where the thread waits.
+  auto located = [&] {
+    if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), op.loc());
+  };
   auto empty = [&](llvm::Value *slot) {
     return mbarrierAddress(group, b_.CreateAdd(slot, b_.getInt32(static_cast<uint32_t>(stages))));
   };
@@ -127,6 +132,7 @@ void FunctionLowering::lowerTma(ir::Op &op) {
     case ir::OpKind::TmaCopy: return lowerTmaCopy(op, first);
     case ir::OpKind::TmaWait:
       target_.mbarrierWait(b_, mbarrierAddress(group, regs(op.operand(0))[0]), regs(op.operand(1))[0]);
+      located();
       // The copies need no fence, but this thread's own generic writes to
       // shared memory (a persistent loop's epilogue, a conversion in the
       // body) must be ordered before wgmma's async-proxy reads, as after a
@@ -143,6 +149,7 @@ void FunctionLowering::lowerTma(ir::Op &op) {
       // first fill of each slot does not wait.
       llvm::Value *parity = b_.CreateXor(regs(op.operand(1))[0], b_.getInt32(1));
       target_.mbarrierWait(b_, empty(regs(op.operand(0))[0]), parity);
+      located();
       return;
     }
     case ir::OpKind::TmaConsumed: {
