@@ -191,6 +191,28 @@ void Target::tmaLoad(llvm::IRBuilderBase &, llvm::Value *, llvm::Value *, const 
   noTma("tmaLoad");
 }
 void Target::mbarrierArrive(llvm::IRBuilderBase &, llvm::Value *) const { noTma("mbarrierArrive"); }
+
+void Target::checkNamedBarrier(const char *who, int id, int threads) {
+  if (id < 1 || id > 15)
+    throw tk::InternalError(std::string(who) + ": barrier " + std::to_string(id) +
+                            "; a named barrier is 1..15 (0 is the block barrier)");
+  if (threads <= 0 || threads > 1024 || threads % 32)
+    throw tk::InternalError(std::string(who) + ": " + std::to_string(threads) +
+                            " threads; bar.sync counts a multiple of 32, 32..1024");
+}
+
+void Target::checkSetMaxNReg(const char *who, int regs) {
+  if (regs < 24 || regs > 256 || regs % 8)
+    throw tk::InternalError(std::string(who) + ": " + std::to_string(regs) +
+                            " registers; setmaxnreg takes a multiple of 8 in 24..256");
+}
+
+// ptxas ignores a .maxnreg above 255 (with a warning).
+void Target::checkMarkMaxNReg(const char *who, int regs) {
+  if (regs < 24 || regs > 255)
+    throw tk::InternalError(std::string(who) + ": " + std::to_string(regs) +
+                            " registers per thread; ptxas takes a .maxnreg of 24..255");
+}
 void Target::namedBarrier(llvm::IRBuilderBase &, int, int) const { noTma("namedBarrier"); }
 void Target::setMaxNReg(llvm::IRBuilderBase &, bool, int) const { noTma("setMaxNReg"); }
 void Target::markMaxNReg(llvm::Function &, int) const { noTma("markMaxNReg"); }

@@ -400,14 +400,7 @@ void WarpSpecializer::rewrite() {
   }
 
   Builder p(&producer);
-  for (const auto &op : consumer.ops()) {
-    if (op.get() == outer_) break;
-    if (!slice_.count(op.get())) continue;
-    std::vector<Value *> operands;
-    for (Value *o : op->operands()) operands.push_back(cloned_.count(o) ? cloned_[o] : o);
-    p.setLoc(op->loc());
-    cloned_[op->result()] = p.value(op->kind(), operands, op->result()->type(), op->attrs());
-  }
+  cloneSlice(p, consumer);  // the top level's part: every such op comes before the loop it feeds
   p.setLoc(outer_->loc());
   buildProducerLoop(p, p.constInt(0, kI32), p.constInt(0, kI32));
   p.create(OpKind::Yield, {}, std::nullopt);

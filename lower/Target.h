@@ -356,6 +356,11 @@ class Target {
   // The registers per thread kernel `f` launches with (.maxnreg, 24..255),
   // the pool setMaxNReg redistributes between warpgroups.
   virtual void markMaxNReg(llvm::Function &f, int regs) const;
+  // The PTX rules of the three above, checked by every target alike (the
+  // sim refuses what ptxas would); each throws tk::InternalError naming `who`.
+  static void checkNamedBarrier(const char *who, int id, int threads);
+  static void checkSetMaxNReg(const char *who, int regs);
+  static void checkMarkMaxNReg(const char *who, int regs);
 
   // f(x), or f(x, y) for a binary `f` (mathFnArity), for scalars `x` and `y`
   // of one type, f32 or f64.

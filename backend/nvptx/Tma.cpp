@@ -111,12 +111,7 @@ void NvptxTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::v
 }
 
 void NvptxTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {
-  if (id < 1 || id > 15)
-    throw tk::InternalError("NvptxTarget::namedBarrier: barrier " + std::to_string(id) +
-                            "; a named barrier is 1..15 (0 is the block barrier)");
-  if (threads <= 0 || threads > 1024 || threads % 32)
-    throw tk::InternalError("NvptxTarget::namedBarrier: " + std::to_string(threads) +
-                            " threads; bar.sync counts a multiple of 32, 32..1024");
+  checkNamedBarrier("NvptxTarget::namedBarrier", id, threads);
   // barrier.sync id, cnt; NVVM declares it convergent and touching memory,
   // so no shared access moves across it.
   Function *fn = Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), Intrinsic::nvvm_barrier_sync_cnt);
@@ -126,9 +121,7 @@ void NvptxTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {
 // Inline PTX, not llvm.nvvm.setmaxnreg.*: LLVM 19 selects those only for an
 // sm_90a subtarget and aborts otherwise, where ptxas gives an error.
 void NvptxTarget::setMaxNReg(IRBuilderBase &b, bool increase, int regs) const {
-  if (regs < 24 || regs > 256 || regs % 8)
-    throw tk::InternalError("NvptxTarget::setMaxNReg: " + std::to_string(regs) +
-                            " registers; setmaxnreg takes a multiple of 8 in 24..256");
+  checkSetMaxNReg("NvptxTarget::setMaxNReg", regs);
   const std::string text =
       std::string("setmaxnreg.") + (increase ? "inc" : "dec") + ".sync.aligned.u32 " + std::to_string(regs) + ";";
   statement(b, text, "", {});
@@ -138,9 +131,7 @@ void NvptxTarget::setMaxNReg(IRBuilderBase &b, bool increase, int regs) const {
 // at entry") in a kernel without .maxnreg (or .maxntid with .minnctapersm),
 // and ignores a .maxnreg above 255 with a warning.
 void NvptxTarget::markMaxNReg(Function &f, int regs) const {
-  if (regs < 24 || regs > 255)
-    throw tk::InternalError("NvptxTarget::markMaxNReg: " + std::to_string(regs) +
-                            " registers per thread; ptxas takes a .maxnreg of 24..255");
+  checkMarkMaxNReg("NvptxTarget::markMaxNReg", regs);
   LLVMContext &c = f.getContext();
   NamedMDNode *md = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
   md->addOperand(MDNode::get(c, {ValueAsMetadata::get(&f), MDString::get(c, "maxnreg"),

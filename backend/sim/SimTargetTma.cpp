@@ -100,27 +100,18 @@ void SimTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::vec
 }
 
 void SimTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {
-  if (id < 1 || id > 15)
-    throw tk::InternalError("SimTarget::namedBarrier: barrier " + std::to_string(id) +
-                            "; a named barrier is 1..15 (0 is the block barrier)");
-  if (threads <= 0 || threads > 1024 || threads % 32)
-    throw tk::InternalError("SimTarget::namedBarrier: " + std::to_string(threads) +
-                            " threads; bar.sync counts a multiple of 32, 32..1024");
+  checkNamedBarrier("SimTarget::namedBarrier", id, threads);
   runtimeCall(b, kFnNamedBarrier, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))}, /*convergent=*/true);
 }
 
 // The sim runs every thread with what registers it needs: the count is
 // checked as NvptxTarget checks it, so the sim rejects what ptxas would.
 void SimTarget::setMaxNReg(IRBuilderBase &, bool, int regs) const {
-  if (regs < 24 || regs > 256 || regs % 8)
-    throw tk::InternalError("SimTarget::setMaxNReg: " + std::to_string(regs) +
-                            " registers; setmaxnreg takes a multiple of 8 in 24..256");
+  checkSetMaxNReg("SimTarget::setMaxNReg", regs);
 }
 
 void SimTarget::markMaxNReg(Function &, int regs) const {
-  if (regs < 24 || regs > 255)
-    throw tk::InternalError("SimTarget::markMaxNReg: " + std::to_string(regs) +
-                            " registers per thread; ptxas takes a .maxnreg of 24..255");
+  checkMarkMaxNReg("SimTarget::markMaxNReg", regs);
 }
 
 }  // namespace tk::sim
