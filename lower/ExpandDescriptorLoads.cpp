@@ -47,12 +47,13 @@ bool readsHostParameter(const Function &fn, const Op &op) {
   return inner && inner->is(OpKind::Constant) && inner->intAttr("value") == 1;
 }
 
-// `op` may become TMA copies on its own: a 2-D f16/bf16 block of powers of
-// two from a host descriptor parameter, in a loop the pipeliner takes.
+// `op` may become TMA copies on its own: a 2-D f16, bf16 or fp8 block of
+// powers of two from a host descriptor parameter, in a loop the pipeliner
+// takes.
 bool tmaCandidate(const Function &fn, const Op &op) {
   const Type &t = op.result()->type();
   if (!op.is(OpKind::DescLoad) || t.rank() != 2 || !isPowerOfTwo(t.shape[0]) || !isPowerOfTwo(t.shape[1]) ||
-      (t.elem.scalar != ScalarKind::F16 && t.elem.scalar != ScalarKind::BF16))
+      (t.elem.scalar != ScalarKind::F16 && t.elem.scalar != ScalarKind::BF16 && !ir::isFp8(t.elem.scalar)))
     return false;
   const Op *loop = op.parentBlock()->parentOp();
   return loop && loop->is(OpKind::For) && detail::pipelinableStep(*loop) && readsHostParameter(fn, op);
@@ -92,12 +93,17 @@ namespace detail {
 bool tmaTakes(const Function &fn, const Op &op) {
   if (!fn.tma() || fn.numStages() < 2 || !tmaCandidate(fn, op)) return false;
   const Block &body = *op.parentBlock();
-  // The desc_load behind operand k of `dot`: itself, or for B a trans of it
-  // (Triton's `dot(a, b.T)` of a B stored [N, K]: the ring holds it K-major).
-  auto source = [&](const Op &dot, size_t k) -> const Op * {
+  // The desc_load behind operand k of `dot`: itself, for B a trans of it
+  // (Triton's `dot(a, b.T)` of a B stored [N, K]: the ring holds it K-major),
+  // and either through emulate-fp8's widening to f16 (the ring holds the
+  // codes, which wgmma multiplies). `transposed` says whether a trans was
+  // on the way.
+  auto source = [&](const Op &dot, size_t k, bool *transposed = nullptr) -> const Op * {
     const Op *def = dot.operand(k)->definingOp();
-    if (def && k == 1 && def->is(OpKind::Trans) && def->result()->type().rank() == 2)
-      def = def->operand(0)->definingOp();
+    if (def && fp8Source(dot.operand(k))) def = def->operand(0)->definingOp();
+    const bool trans = def && k == 1 && def->is(OpKind::Trans) && def->result()->type().rank() == 2;
+    if (trans) def = def->operand(0)->definingOp();
+    if (transposed) *transposed = trans;
     return def && def->parentBlock() == &body && tmaCandidate(fn, *def) ? def : nullptr;
   };
   // The dot's other operand: a TMA load too, or no load of this loop at all
@@ -109,22 +115,33 @@ bool tmaTakes(const Function &fn, const Op &op) {
     if (def && def->is(OpKind::Cast)) def = def->operand(0)->definingOp();
     return !def || def->parentBlock() != &body || (!def->is(OpKind::Load) && !def->is(OpKind::DescLoad));
   };
+  // An fp8 operand: the tile itself (before emulate-fp8) or its widening.
+  auto fp8 = [](const Value *v) { return fp8Source(v) || (!v->type().isPtr() && ir::isFp8(v->type().elem.scalar)); };
   auto dotTakes = [&](const Op &dot) {
-    const std::optional<MmaKind> kind = mmaKind(dot);
     const Type &at = dot.operand(0)->type(), &bt = dot.operand(1)->type();
-    return pipelinedDot(dot, fn) && kind && (*kind == MmaKind::F16 || *kind == MmaKind::BF16) &&
-           wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps()) &&
-           ((source(dot, 0) && other(dot, 1)) || (other(dot, 0) && source(dot, 1)));
+    if (!wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn.numWarps())) return false;
+    // fp8 codes into f32 (a pipelined f16 dot once emulate-fp8 has widened
+    // them): wgmma reads both from shared memory, K-major (B as b.T), in k
+    // steps of 32.
+    if (fp8(dot.operand(0)) || fp8(dot.operand(1))) {
+      bool transposedB = false;
+      return fp8(dot.operand(0)) && fp8(dot.operand(1)) && dot.result()->type().elem.scalar == ScalarKind::F32 &&
+             at.shape[1] % 32 == 0 && source(dot, 0) && source(dot, 1, &transposedB) && transposedB;
+    }
+    return pipelinedDot(dot, fn) && ((source(dot, 0) && other(dot, 1)) || (other(dot, 0) && source(dot, 1)));
   };
-  bool used = false;
-  const bool ok = eachUse(body, op.result(), [&](const Op &user, size_t k) {
-    used = true;
-    if (user.is(OpKind::Trans))
-      return user.result()->type().rank() == 2 &&
-             eachUse(body, user.result(), [&](const Op &dot, size_t j) { return dot.is(OpKind::Dot) && j == 1 && dotTakes(dot); });
-    return user.is(OpKind::Dot) && k <= 1 && dotTakes(user);
-  });
-  return ok && used;
+  // Every use of `v` (the load, its trans, or emulate-fp8's cast of either)
+  // leads to an operand of such a dot: a, or b (a trans is always b's).
+  std::function<bool(const Value *, bool, bool)> feedsDots = [&](const Value *v, bool transposed, bool widened) {
+    return eachUse(body, v, [&](const Op &user, size_t k) {
+      if (user.is(OpKind::Trans))
+        return !transposed && !widened && user.result()->type().rank() == 2 && feedsDots(user.result(), true, false);
+      if (user.is(OpKind::Cast))
+        return !widened && fp8Source(user.result()) == v && feedsDots(user.result(), transposed, true);
+      return user.is(OpKind::Dot) && (transposed ? k == 1 : k <= 1) && dotTakes(user);
+    });
+  };
+  return feedsDots(op.result(), false, false);
 }
 
 // A TMA copy's boxes: wgmma's layout of the operand the load is (its first
@@ -141,11 +158,14 @@ std::optional<std::map<std::string, ir::Attr>> tmaCopyAttrs(const Function &fn, 
     if (users.size() != 1) return std::nullopt;
     std::tie(dot, index) = uses.at(dot->result()).front();
   }
+  // fp8 codes through emulate-fp8's cast: the dot's plan has their width.
+  if (dot->is(OpKind::Cast)) std::tie(dot, index) = uses.at(dot->result()).front();
   const WgmmaPlan plan = wgmmaPlan(*dot, fn.numWarps());
   const ir::Type &t = load.result()->type();
   const int elemBytes = ir::bitWidth(t.elem.scalar) / 8;
   const int swizzle = kMajor ? wgmmaSwizzleFor(plan.K, elemBytes) : index == 0 ? plan.swizzleA : plan.swizzleB;
-  if (swizzle == 0 || plan.kMajorB) return std::nullopt;
+  // wgmma reads fp8's B K-major only (WgmmaPlan::kMajorB): an N-major block is not its layout.
+  if (swizzle == 0 || plan.elemBytes != elemBytes || (index == 1 && plan.kMajorB && !kMajor)) return std::nullopt;
   std::map<std::string, ir::Attr> attrs{{"block", t.shape},
                                         {"box", std::vector<int64_t>{index == 0 ? 8 : t.shape[0], swizzle / elemBytes}},
                                         {"swizzle", int64_t(swizzle)},

@@ -292,12 +292,4 @@ class FunctionLowering {
   std::map<const ir::Op *, std::vector<size_t>> drainAfter_;
 };
 
-// The fp8 tile an f16 dot operand was cast from (emulate-fp8 widens an fp8
-// dot so), else null (LowerDotMma.cpp).
-const ir::Value *fp8Source(const ir::Value *v);
-// Whether tensor cores multiply dot `op`'s fp8 codes rather than their f16
-// casts, where the target has an fp8 form: both operands are such casts and
-// K is whole k32 steps (LowerDotMma.cpp).
-bool multipliesFp8Codes(const ir::Op &op);
-
 }  // namespace tk::lower

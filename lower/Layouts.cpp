@@ -60,6 +60,17 @@ ir::LayoutRef mmaLayout(int64_t M, int64_t N, int64_t K, int numWarps, int64_t k
 
 ir::LayoutRef wgmmaLayout(int numWarps) { return ir::Layout::blocked({1, 2}, {8, 4}, {numWarps, 1}, {1, 0}); }
 
+const ir::Value *fp8Source(const ir::Value *v) {
+  const ir::Op *def = v->definingOp();
+  if (!def || !def->is(ir::OpKind::Cast) || v->type().elem.scalar != ir::ScalarKind::F16) return nullptr;
+  const ir::Value *src = def->operand(0);
+  return !src->type().isPtr() && ir::isFp8(src->type().elem.scalar) ? src : nullptr;
+}
+
+bool multipliesFp8Codes(const ir::Op &op) {
+  return fp8Source(op.operand(0)) && fp8Source(op.operand(1)) && op.operand(0)->type().shape[1] % 32 == 0;
+}
+
 std::optional<MmaKind> mmaKind(const ir::Op &op) {
   if (!op.is(ir::OpKind::Dot)) return std::nullopt;
   const ir::ScalarKind in = op.operand(0)->type().elem.scalar, out = op.result()->type().elem.scalar;

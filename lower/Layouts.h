@@ -35,6 +35,14 @@ enum class MmaKind { F16, BF16, TF32, S8 };
 std::optional<MmaKind> mmaKind(const ir::Op &op);
 int64_t mmaK(MmaKind k);  // 16, 16, 8, 32
 
+// The fp8 tile an f16 dot operand was cast from (emulate-fp8 widens an fp8
+// dot so), else null.
+const ir::Value *fp8Source(const ir::Value *v);
+// Whether tensor cores multiply dot `op`'s fp8 codes rather than their f16
+// casts, where the target has an fp8 form: both operands are such casts and
+// K is whole k32 steps.
+bool multipliesFp8Codes(const ir::Op &op);
+
 // Whether a dot of f16/bf16 [M, K] x [K, N] into f32 can run on wgmma
 // (sm_90a, lower/LowerDotWgmma.cpp): 4 or 8 warps (one or two warpgroups,
 // which split M), M a multiple of 64 per warpgroup, N a multiple of 16 up to

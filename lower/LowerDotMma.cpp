@@ -70,17 +70,6 @@ std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64
   return out;
 }
 
-const ir::Value *fp8Source(const ir::Value *v) {
-  const ir::Op *def = v->definingOp();
-  if (!def || !def->is(ir::OpKind::Cast) || v->type().elem.scalar != ir::ScalarKind::F16) return nullptr;
-  const ir::Value *src = def->operand(0);
-  return !src->type().isPtr() && ir::isFp8(src->type().elem.scalar) ? src : nullptr;
-}
-
-bool multipliesFp8Codes(const ir::Op &op) {
-  return fp8Source(op.operand(0)) && fp8Source(op.operand(1)) && op.operand(0)->type().shape[1] % 32 == 0;
-}
-
 namespace {
 // `steps` k steps on the accumulator `acc`: unrolled (`step` given the step
 // as a constant) or as a loop of one step per iteration (given the phi).

@@ -28,6 +28,7 @@
 #include <set>
 
 #include "ir/MemoryHints.h"
+#include "lower/Layouts.h"
 #include "lower/PipelineDotOperands.h"
 
 namespace tk::lower {
@@ -108,7 +109,7 @@ class WarpSpecializer {
   }
 
   // The dot sits in the loop's body and reads a taken load (b maybe
-  // through a trans: a K-major ring); its other operand is no load of the
+  // through a trans: a K-major ring; fp8 through emulate-fp8's cast); its other operand is no load of the
   // body: a register tile computed in it (attention's P) or a tile from
   // before the loop (attention's q: planInvariants rings it).
   bool readsARing(const Op &dot, const Block &body) const {
@@ -116,6 +117,7 @@ class WarpSpecializer {
     bool ring = false;
     for (size_t k = 0; k < 2; ++k) {
       const Op *def = dot.operand(k)->definingOp();
+      if (def && fp8Source(dot.operand(k))) def = def->operand(0)->definingOp();  // fp8 codes, read in place
       if (def && k == 1 && def->is(OpKind::Trans)) def = def->operand(0)->definingOp();
       if (def && def->is(OpKind::DescLoad)) ring = true;
       else if (def && def->parentBlock() == &body && def->is(OpKind::Load)) return false;

@@ -305,6 +305,76 @@ TEST(Fp8, StdlibMatmulFp8TwoWarpgroupsOnWgmma) {
   }
 }
 
+// stdlib matmul_fp8_desc_ws: A [m, k] and B^T [n, k] of codes through host
+// descriptors (rows pitched to 16 bytes, the pitch a code that would show),
+// C f32 through one, persistent grids smaller and larger than the tile
+// count. On sm_90a the tensor memory accelerator moves the codes for a
+// producer warpgroup and wgmma multiplies them in place (one and two
+// consumer warpgroups, under racecheck); sm_89 and sm_80 run the same
+// source on cp.async and mma.sync.
+TEST(Fp8, StdlibMatmulFp8DescriptorsWarpSpecialized) {
+  auto dev = tk::Device::open("sim:racecheck");
+  tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
+  struct Config {
+    const char *arch, *type;
+    int warps, stages, bm, bn, bk;
+  };
+  for (Config cfg : {Config{"sm_90a", "f8e4m3", 4, 3, 128, 64, 64}, Config{"sm_90a", "f8e5m2", 8, 4, 128, 128, 128},
+                     Config{"sm_89", "f8e4m3", 4, 3, 128, 64, 64}, Config{"sm_80", "f8e5m2", 4, 3, 128, 64, 64}}) {
+    const tk::Fp8Format &f = std::string(cfg.type) == "f8e4m3" ? tk::kE4M3 : tk::kE5M2;
+    const bool hopper = std::string(cfg.arch) == "sm_90a";
+    tk::CompileOptions o;
+    o.archs = {cfg.arch};
+    o.numWarps = cfg.warps;
+    o.numStages = cfg.stages;
+    o.defines = {{"T", cfg.type},
+                 {"BLOCK_M", std::to_string(cfg.bm)},
+                 {"BLOCK_N", std::to_string(cfg.bn)},
+                 {"BLOCK_K", std::to_string(cfg.bk)}};
+    tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", "matmul_fp8_desc_ws", o);
+    const std::string &ptx = bundle.ptx.at(cfg.arch), tag = std::string(cfg.arch) + " " + cfg.type;
+    EXPECT_EQ(bundle.producerWarps, hopper ? 4 : 0) << tag;
+    if (hopper) {
+      EXPECT_NE(ptx.find(std::string("wgmma.mma_async.sync.aligned.m64n") + std::to_string(cfg.bn) + "k32.f32." +
+                         (f.manBits == 3 ? "e4m3.e4m3" : "e5m2.e5m2")),
+                std::string::npos) << tag;
+      EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << tag;
+      EXPECT_EQ(ptx.find("cp.async.cg.shared.global"), std::string::npos) << tag << ": a thread copies an operand";
+      ASSERT_EQ(bundle.tensorMaps.size(), 2u) << tag;
+      EXPECT_EQ(bundle.tensorMaps[0].box, (std::vector<int64_t>{8, cfg.bk})) << tag;        // A: 8 rows of codes
+      EXPECT_EQ(bundle.tensorMaps[1].box, (std::vector<int64_t>{cfg.bn, cfg.bk})) << tag;  // B^T: K-major
+    }
+    if (toolkit.hasPtxas()) {
+      tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, cfg.arch, toolkit);
+      EXPECT_TRUE(info.ran) << info.log;
+      EXPECT_EQ(info.spillStoreBytes, 0) << tag << "\n" << info.log;
+    }
+    tk::Kernel kern = dev->load(bundle);
+    for (auto [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{130, 67, 100}}) {
+      const int pk = (k + 15) / 16 * 16, pc = (n + 3) / 4 * 4;
+      std::vector<uint8_t> a, bt, ap(size_t(m) * pk, 0x7e), bp(size_t(n) * pk, 0x7e);  // 0x7e: 448 or a NaN
+      for (float v : tk::test::randomFloats(size_t(m) * k, -16, 16)) a.push_back(tk::floatToFp8Bits(v, f));
+      for (float v : tk::test::randomFloats(size_t(n) * k, -16, 16)) bt.push_back(tk::floatToFp8Bits(v, f));
+      for (int i = 0; i < m; ++i) std::copy_n(&a[size_t(i) * k], k, &ap[size_t(i) * pk]);
+      for (int j = 0; j < n; ++j) std::copy_n(&bt[size_t(j) * k], k, &bp[size_t(j) * pk]);
+      const auto sa = tk::test::randomFloats(m, 0.5f, 2), sb = tk::test::randomFloats(n, 0.5f, 2);
+      const uint32_t tiles = tk::test::cdiv(m, cfg.bm) * tk::test::cdiv(n, cfg.bn);
+      for (uint32_t grid : {std::min(2u, tiles), tiles + 1}) {
+        tk::Buffer dc = dev->upload(std::vector<float>(size_t(m) * pc, NAN));
+        tk::TensorDescriptor ta{dev->upload(ap), {m, k}, {pk, 1}, {}}, tb{dev->upload(bp), {n, k}, {pk, 1}, {}},
+            tc{dc, {m, n}, {pc, 1}, {}};
+        (*dev)(kern, {grid}, ta, tb, tc, dev->upload(sa), dev->upload(sb), int32_t(m), int32_t(n), int32_t(k));
+        const auto out = dev->download<float>(dc, size_t(m) * pc);
+        std::vector<float> c(size_t(m) * n);
+        for (int i = 0; i < m; ++i) std::copy_n(&out[size_t(i) * pc], n, &c[size_t(i) * n]);
+        expectScaledFp8Product(c, a, bt, sa, sb, m, n, k, 1, k, f,
+                               tag + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                                   " grid " + std::to_string(grid));
+      }
+    }
+  }
+}
+
 // e4m3 by e5m2: the f16 mma on sm_80, the mixed fp8 forms of mma.sync on
 // sm_89 and of wgmma on sm_90a (ptxas accepts both); exact up to f32
 // accumulation at ragged sizes, K masked inside the tile.
