@@ -24,7 +24,7 @@ const std::string kFile = TK_SOURCE_DIR + "/tests/kernels/descriptor_params.tk";
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // A [m, k] @ B [k, n] of exact halves (every product and sum exact in
-// f32), uploaded as f16 with rows pitched to the descriptors' 16-byte rule
+// f32; exact in bf16 too), uploaded as f16 (or bf16) with rows pitched to the descriptors' 16-byte rule
 // and NaN in the pitch, their descriptors (empty blocks: the kernel's), and
 // C [m, n] f32 pitched to 4 and filled with `fill`.
 struct PitchedProduct {
@@ -33,7 +33,8 @@ struct PitchedProduct {
   tk::Buffer dc;
   tk::TensorDescriptor ta, tb, tc;
 
-  PitchedProduct(tk::Device &dev, int64_t m_, int64_t n_, int64_t k_, float fill) : m(m_), n(n_), k(k_) {
+  PitchedProduct(tk::Device &dev, int64_t m_, int64_t n_, int64_t k_, float fill, bool bf16 = false)
+      : m(m_), n(n_), k(k_) {
     const int64_t pa = roundUp(k, 8), pb = roundUp(n, 8);
     pc = roundUp(n, 4);
     a = tk::test::exactHalfInputs(size_t(m * k)), b = tk::test::exactHalfInputs(size_t(k * n));
@@ -43,8 +44,14 @@ struct PitchedProduct {
     for (int64_t q = 0; q < k; ++q)
       for (int64_t j = 0; j < n; ++j) bp[size_t(q * pb + j)] = b[size_t(q * n + j)];
     dc = dev.upload(std::vector<float>(size_t(m * pc), fill));
-    ta = {dev.upload(tk::test::f16Values(ap)), {m, k}, {pa, 1}, {}};
-    tb = {dev.upload(tk::test::f16Values(bp)), {k, n}, {pb, 1}, {}};
+    auto bits = [&](const std::vector<float> &v) {
+      if (!bf16) return tk::test::f16Values(v);
+      std::vector<uint16_t> out;
+      for (float f : v) out.push_back(tk::floatToBf16Bits(f));
+      return out;
+    };
+    ta = {dev.upload(bits(ap)), {m, k}, {pa, 1}, {}};
+    tb = {dev.upload(bits(bp)), {k, n}, {pb, 1}, {}};
     tc = {dc, {m, n}, {pc, 1}, {}};
   }
   double want(int64_t i, int64_t j) const {
@@ -110,7 +117,8 @@ TEST(DescriptorParams, MatmulThroughHostDescriptors) {
 // arch's tensor core, ragged sizes (rows pitched), no integer facts: exact
 // against double. Its PTX has no spill where the pointer matmul without
 // facts spills (docs/perf.md, "Descriptors from the host"). The same for
-// matmul_desc_ws, persistent on two programs (warp-specialised on sm_90a).
+// matmul_desc_ws, persistent on two programs (warp-specialised on sm_90a);
+// bf16 operands (const T) at the largest tiles.
 void checkStdlibMatmulDesc(const char *kernel, bool persistent) {
   auto dev = tk::Device::open("sim");
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
@@ -119,7 +127,8 @@ void checkStdlibMatmulDesc(const char *kernel, bool persistent) {
       tk::CompileOptions opts;
       opts.archs = {arch};
       opts.numStages = bm == 128 ? 4 : 3;
-      opts.defines = {{"BLOCK_M", std::to_string(bm)}, {"BLOCK_N", std::to_string(bm)}};
+      const bool bf16 = bm == 128;
+      opts.defines = {{"BLOCK_M", std::to_string(bm)}, {"BLOCK_N", std::to_string(bm)}, {"T", bf16 ? "bf16" : "f16"}};
       tk::Bundle bundle = tk::Compiler::compileFile(TK_SOURCE_DIR + "/stdlib/matmul.tk", kernel, opts);
       EXPECT_EQ(bundle.producerWarps, persistent && std::string(arch) == "sm_90a" ? 4 : 0) << arch;
       if (toolkit.hasPtxas()) {
@@ -128,7 +137,7 @@ void checkStdlibMatmulDesc(const char *kernel, bool persistent) {
       }
       tk::Kernel k = dev->load(bundle);
       for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{130, 67, 100}}) {
-        PitchedProduct p(*dev, m, n, kk, NAN);
+        PitchedProduct p(*dev, m, n, kk, NAN, bf16);
         const uint32_t tiles = tk::test::cdiv(m, bm) * tk::test::cdiv(n, bm);
         (*dev)(k, {persistent ? std::min(2u, tiles) : tiles}, p.ta, p.tb, p.tc, int32_t(m), int32_t(n), int32_t(kk));
         auto c = dev->download<float>(p.dc, size_t(m * p.pc));
