@@ -55,7 +55,8 @@ if report:
     want = {"vector_add", "complex_activation", "sincos_chain", "gelu", "swiglu", "dropout", "softmax", "layernorm",
             "rmsnorm", "layernorm_tanh_linear_relu", "cross_entropy", "similarity", "rope", "matmul", "matmul_desc", "matmul_desc_ws", "matmul_batched",
             "attention_d64", "attention_d64_causal", "attention_d128", "attention_d128_causal", "cumsum_rows",
-            "recurrence_rows", "sort_rows", "quantize_fp8_rows", "transpose", "matmul_fp8", "matmul_fp8_bt"}
+            "recurrence_rows", "sort_rows", "quantize_fp8_rows", "transpose", "matmul_fp8", "matmul_fp8_bt",
+            "matmul_fp8_desc_ws"}
     expect(names == want, "the sim checks every kernel: missing %s, extra %s" % (want - names, names - want))
     archs = {r["arch"] for r in rows if r["name"] == "matmul" and r["step"] == "kernels"}
     expect(archs == {"sm_80", "sm_90", "sm_90a"}, "tensor-core kernels run every arch's code: %s" % archs)

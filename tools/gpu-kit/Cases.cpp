@@ -194,6 +194,18 @@ std::vector<Case> allCases() {
     mf.tensorCores = true;
     cases.push_back(mf);
   }
+  // The same codes through host descriptors, B stored [N, K]: on sm_90a a
+  // producer warpgroup moves them with the tensor memory accelerator and two
+  // consumer warpgroups multiply them on wgmma (matmul_fp8_desc_ws).
+  Case mfw{"matmul_fp8_desc_ws", "matmul.tk", "matmul_fp8_desc_ws",
+           {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "128"}}};
+  mfw.numWarps = 8;
+  mfw.numStages = 4;
+  mfw.make = [](const Size &s) { return matmulFp8DescPersistent(s.at(0), s.at(1), s.at(2)); };
+  mfw.checkSizes = {{1, 16, 16}, {130, 72, 112}};
+  mfw.realistic = {4096, 4096, 4096};
+  mfw.tensorCores = true;
+  cases.push_back(mfw);
   for (int d : {64, 128})
     for (bool causal : {false, true}) cases.push_back(attentionCase(d, causal));
   return cases;

@@ -150,6 +150,8 @@ std::unique_ptr<Problem> quantizeRows(int64_t rows, int64_t d);
 std::unique_ptr<Problem> transpose(int64_t m, int64_t n);
 // stdlib matmul_fp8 on f8e4m3 operands with row and column scales (ProblemsTensorCore.cpp).
 std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor);
+// The same through host descriptors, B stored [N, K], persistent (matmul_fp8_desc_ws).
+std::unique_ptr<Problem> matmulFp8DescPersistent(int64_t m, int64_t n, int64_t k);
 // batch 0: stdlib matmul (a bias pointer, unused); else matmul_batched.
 std::unique_ptr<Problem> matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 0);
 // stdlib matmul_desc: the same product through host tensor descriptors.

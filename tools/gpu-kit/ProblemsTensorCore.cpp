@@ -125,13 +125,16 @@ class Matmul final : public Problem {
 // stdlib matmul_fp8: C[M, N] f32 = (A[M, K] @ B[K, N]) * sa[:, None] * sb[None, :]
 // for f8e4m3 A and B, A row-major, B row-major or (bColumnMajor) stored
 // [N, K] as fp8 GEMMs take it; errors relative to the scaled sum of |a||b|.
+// With `descriptors` (B stored [N, K]), matmul_fp8_desc_ws: A, B^T and C as
+// host tensor descriptors, one program per multiprocessor or per tile.
 class MatmulFp8 final : public Problem {
  public:
-  MatmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor)
-      : m_(m), n_(n), k_(k), sbk_(bColumnMajor ? 1 : n), sbn_(bColumnMajor ? k : 1) {}
+  MatmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor, bool descriptors = false)
+      : m_(m), n_(n), k_(k), sbk_(bColumnMajor ? 1 : n), sbn_(bColumnMajor ? k : 1), desc_(descriptors) {}
   std::vector<int64_t> dims() const override { return {m_, n_, k_}; }
   std::string dtype() const override { return "f8e4m3"; }
   std::map<std::string, int64_t> ints() const override {
+    if (desc_) return {{"M", m_}, {"N", n_}, {"K", k_}};
     return {{"M", m_}, {"N", n_}, {"K", k_}, {"stride_am", k_}, {"stride_ak", 1},
             {"stride_bk", sbk_}, {"stride_bn", sbn_}, {"stride_cm", n_}, {"stride_cn", 1}};
   }
@@ -144,13 +147,18 @@ class MatmulFp8 final : public Problem {
     picks_ = picks(rng, m_ * n_, 1 << 16, 4096);
     da_ = dev.upload(a_), db_ = dev.upload(b_), dsa_ = dev.upload(sa_), dsb_ = dev.upload(sb_);
     c_ = dev.alloc(size_t(m_ * n_) * 4);
+    sms_ = std::max(1, dev.properties().multiprocessors);
   }
   void poison(tk::Device &dev) override { dev.fill(c_, kNan); }
   tk::Dim3 grid(const tk::Bundle &b) const override {
-    return {cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"))};
+    const uint32_t tiles = cdiv(m_, b.constInt("BLOCK_M")) * cdiv(n_, b.constInt("BLOCK_N"));
+    return {desc_ ? std::min(tiles, uint32_t(sms_)) : tiles};
   }
   std::vector<tk::Arg> args() const override {
     const auto i = [](int64_t v) { return tk::Arg(int32_t(v)); };
+    if (desc_)
+      return {tk::TensorDescriptor::contiguous(da_, {m_, k_}, {}), tk::TensorDescriptor::contiguous(db_, {n_, k_}, {}),
+              tk::TensorDescriptor::contiguous(c_, {m_, n_}, {}), dsa_, dsb_, i(m_), i(n_), i(k_)};
     return {da_, db_, c_, dsa_, dsb_, i(m_), i(n_), i(k_), i(k_), i(1), i(sbk_), i(sbn_), i(n_), i(1)};
   }
   Check check(tk::Device &dev) override {
@@ -174,6 +182,8 @@ class MatmulFp8 final : public Problem {
 
  private:
   int64_t m_, n_, k_, sbk_, sbn_;
+  bool desc_;
+  int sms_ = 1;
   std::vector<tk::Float8e4m3> a_, b_;
   std::vector<float> sa_, sb_;
   std::vector<int64_t> picks_;
@@ -328,6 +338,9 @@ std::unique_ptr<Problem> attention(int64_t heads, int64_t l, int64_t d, bool cau
 }
 std::unique_ptr<Problem> matmulFp8(int64_t m, int64_t n, int64_t k, bool bColumnMajor) {
   return std::make_unique<MatmulFp8>(m, n, k, bColumnMajor);
+}
+std::unique_ptr<Problem> matmulFp8DescPersistent(int64_t m, int64_t n, int64_t k) {
+  return std::make_unique<MatmulFp8>(m, n, k, true, true);
 }
 std::unique_ptr<Problem> transpose(int64_t m, int64_t n) { return std::make_unique<Transpose>(m, n); }
 std::unique_ptr<Problem> similarity(int64_t samples, int64_t dim) { return std::make_unique<Similarity>(samples, dim); }
