@@ -320,6 +320,7 @@ TEST(Fp8, StdlibMatmulFp8DescriptorsWarpSpecialized) {
     int warps, stages, bm, bn, bk;
   };
   for (Config cfg : {Config{"sm_90a", "f8e4m3", 4, 3, 128, 64, 64}, Config{"sm_90a", "f8e5m2", 8, 4, 128, 128, 128},
+                     Config{"sm_90a", "f8e4m3", 4, 2, 64, 32, 32},
                      Config{"sm_89", "f8e4m3", 4, 3, 128, 64, 64}, Config{"sm_80", "f8e5m2", 4, 3, 128, 64, 64}}) {
     const tk::Fp8Format &f = std::string(cfg.type) == "f8e4m3" ? tk::kE4M3 : tk::kE5M2;
     const bool hopper = std::string(cfg.arch) == "sm_90a";
