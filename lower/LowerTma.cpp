@@ -190,6 +190,11 @@ void Target::tmaLoad(llvm::IRBuilderBase &, llvm::Value *, llvm::Value *, const 
                      llvm::Value *) const {
   noTma("tmaLoad");
 }
+void Target::tmaStore(llvm::IRBuilderBase &, llvm::Value *, llvm::Value *, const std::vector<llvm::Value *> &) const {
+  noTma("tmaStore");
+}
+void Target::bulkCommitGroup(llvm::IRBuilderBase &) const { noTma("bulkCommitGroup"); }
+void Target::bulkWaitGroupRead(llvm::IRBuilderBase &, int) const { noTma("bulkWaitGroupRead"); }
 void Target::mbarrierArrive(llvm::IRBuilderBase &, llvm::Value *) const { noTma("mbarrierArrive"); }
 
 void Target::checkNamedBarrier(const char *who, int id, int threads) {

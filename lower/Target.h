@@ -338,6 +338,22 @@ class Target {
   // `dst`, out-of-bounds elements zero; the box's bytes complete on `bar`.
   virtual void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map,
                        const std::vector<llvm::Value *> &coords, llvm::Value *bar) const;
+  // cp.async.bulk.tensor.{N}d.global.shared::cta.tile.bulk_group: the box
+  // of tensor map `map` at `coords` (i32, innermost first) written from
+  // shared `src` (the box's bytes, row-major in the map's swizzle); elements
+  // outside the tensor are not written. The executing thread's generic
+  // writes to `src`, and every other thread's, must be fenced for the async
+  // proxy (fenceProxyAsync, then a barrier) before it issues the store.
+  virtual void tmaStore(llvm::IRBuilderBase &b, llvm::Value *src, llvm::Value *map,
+                        const std::vector<llvm::Value *> &coords) const;
+  // cp.async.bulk.commit_group: the thread's bulk stores issued since the
+  // last commit become one group.
+  virtual void bulkCommitGroup(llvm::IRBuilderBase &b) const;
+  // cp.async.bulk.wait_group.read `pending`: waits until all but the newest
+  // `pending` of the thread's groups have finished reading shared memory
+  // (their sources may then be rewritten; the global writes may still be in
+  // flight, and are visible to the next kernel on the stream).
+  virtual void bulkWaitGroupRead(llvm::IRBuilderBase &b, int pending) const;
 
   // Warp specialisation (sm_90a, lower/LowerWarpSpecialize.cpp): a producer
   // warpgroup after the consumer warps fills the rings while the consumers
