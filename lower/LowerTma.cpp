@@ -197,6 +197,12 @@ void Target::bulkCommitGroup(llvm::IRBuilderBase &) const { noTma("bulkCommitGro
 void Target::bulkWaitGroupRead(llvm::IRBuilderBase &, int) const { noTma("bulkWaitGroupRead"); }
 void Target::mbarrierArrive(llvm::IRBuilderBase &, llvm::Value *) const { noTma("mbarrierArrive"); }
 
+void Target::checkBulkWaitGroup(const char *who, int pending) {
+  if (pending < 0 || pending > 63)
+    throw tk::InternalError(std::string(who) + ": " + std::to_string(pending) +
+                            " pending groups; cp.async.bulk.wait_group.read takes 0..63");
+}
+
 void Target::checkNamedBarrier(const char *who, int id, int threads) {
   if (id < 1 || id > 15)
     throw tk::InternalError(std::string(who) + ": barrier " + std::to_string(id) +

@@ -354,6 +354,9 @@ class Target {
   // (their sources may then be rewritten; the global writes may still be in
   // flight, and are visible to the next kernel on the stream).
   virtual void bulkWaitGroupRead(llvm::IRBuilderBase &b, int pending) const;
+  // Its count, checked by every target alike: an immediate, 0..63 (far more
+  // groups than a ring keeps in flight); throws tk::InternalError naming `who`.
+  static void checkBulkWaitGroup(const char *who, int pending);
 
   // Warp specialisation (sm_90a, lower/LowerWarpSpecialize.cpp): a producer
   // warpgroup after the consumer warps fills the rings while the consumers

@@ -106,6 +106,12 @@ class NvptxTarget : public lower::Target {
   void markMaxNReg(llvm::Function &f, int regs) const override;
   void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
                llvm::Value *bar) const override;
+  // TMA stores: cp.async.bulk.tensor global.shared::cta .bulk_group, and its
+  // commit_group and wait_group.read.
+  void tmaStore(llvm::IRBuilderBase &b, llvm::Value *src, llvm::Value *map,
+                const std::vector<llvm::Value *> &coords) const override;
+  void bulkCommitGroup(llvm::IRBuilderBase &b) const override;
+  void bulkWaitGroupRead(llvm::IRBuilderBase &b, int pending) const override;
   std::vector<llvm::Value *> wgmmaWaitGroup(llvm::IRBuilderBase &b, int pending,
                                             const std::vector<llvm::Value *> &acc) const override;
 

@@ -1,6 +1,7 @@
 // NvptxTarget's tensor memory accelerator, mbarriers and warp specialisation
 // (sm_90a): inline PTX, as LLVM 19 has no intrinsics for most of them
 // (../shared/FACTS.md); a named barrier is llvm.nvvm.barrier.sync.cnt.
+// TMA stores (cp.async.bulk.tensor to global, its bulk groups) are here too.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -26,6 +27,26 @@ void statement(IRBuilderBase &b, const std::string &text, const std::string &con
                             constraints.empty() ? "~{memory}" : constraints + ",~{memory}",
                             /*hasSideEffects=*/true);
   b.CreateCall(fn, args)->addFnAttr(Attribute::Convergent);
+}
+
+// `s` n times (a constraint per coordinate).
+std::string repeat(const std::string &s, size_t n) {
+  std::string r;
+  for (size_t i = 0; i < n; ++i) r += s;
+  return r;
+}
+
+// The coordinates of a bulk tensor copy as operands `{$first, ..}`: 1..5
+// of them, i32 each ("r"), checked before anything is emitted.
+std::string coordinateList(const char *who, const std::vector<Value *> &coords, size_t first) {
+  const size_t n = coords.size();
+  if (n < 1 || n > 5) throw tk::InternalError(std::string(who) + ": " + std::to_string(n) + " coordinates; want 1..5");
+  std::string list;
+  for (size_t i = 0; i < n; ++i) {
+    if (!coords[i]->getType()->isIntegerTy(32)) throw tk::InternalError(std::string(who) + ": coordinates must be i32");
+    list += (i ? ", $" : "$") + std::to_string(first + i);
+  }
+  return "{" + list + "}";
 }
 
 }  // namespace
@@ -94,20 +115,34 @@ void NvptxTarget::mbarrierWait(IRBuilderBase &b, Value *bar, Value *parity) cons
 void NvptxTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::vector<Value *> &coords,
                           Value *bar) const {
   const size_t n = coords.size();
-  if (n < 1 || n > 5) throw tk::InternalError("NvptxTarget::tmaLoad: " + std::to_string(n) + " coordinates; want 1..5");
-  std::string list;
-  for (size_t i = 0; i < n; ++i) list += (i ? ", $" : "$") + std::to_string(2 + i);
+  const std::string list = coordinateList("NvptxTarget::tmaLoad", coords, 2);
   const std::string text = "cp.async.bulk.tensor." + std::to_string(n) +
-                           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list + "}], [$" +
+                           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, " + list + "], [$" +
                            std::to_string(2 + n) + "];";
   std::vector<Value *> args{sharedWindowAddress(b, dst), b.CreatePtrToInt(map, b.getInt64Ty())};
-  std::string constraints = "r,l";
-  for (Value *c : coords) {
-    args.push_back(c);
-    constraints += ",r";
-  }
+  args.insert(args.end(), coords.begin(), coords.end());
   args.push_back(sharedWindowAddress(b, bar));
-  statement(b, text, constraints + ",r", args);
+  statement(b, text, "r,l" + repeat(",r", n) + ",r", args);
+}
+
+// The store reads shared memory through the async proxy: the memory clobber
+// keeps the generic writes (and the fence.proxy.async after them) above it.
+void NvptxTarget::tmaStore(IRBuilderBase &b, Value *src, Value *map, const std::vector<Value *> &coords) const {
+  const size_t n = coords.size();
+  const std::string list = coordinateList("NvptxTarget::tmaStore", coords, 1);
+  const std::string text = "cp.async.bulk.tensor." + std::to_string(n) + "d.global.shared::cta.tile.bulk_group [$0, " +
+                           list + "], [$" + std::to_string(1 + n) + "];";
+  std::vector<Value *> args{b.CreatePtrToInt(map, b.getInt64Ty())};
+  args.insert(args.end(), coords.begin(), coords.end());
+  args.push_back(sharedWindowAddress(b, src));
+  statement(b, text, "l" + repeat(",r", n) + ",r", args);
+}
+
+void NvptxTarget::bulkCommitGroup(IRBuilderBase &b) const { statement(b, "cp.async.bulk.commit_group;", "", {}); }
+
+void NvptxTarget::bulkWaitGroupRead(IRBuilderBase &b, int pending) const {
+  checkBulkWaitGroup("NvptxTarget::bulkWaitGroupRead", pending);
+  statement(b, "cp.async.bulk.wait_group.read " + std::to_string(pending) + ";", "", {});
 }
 
 void NvptxTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {

@@ -58,16 +58,18 @@ StringRef libmBase(StringRef name, bool (*known)(StringRef)) {
 
 // Runtime calls that are instructions on a GPU: the collectives (bar.sync,
 // shfl.sync, ldmatrix, mma.sync, the wgmma family and its fences), the
-// mbarrier operations (a wait: one try_wait) and cp.async.bulk.tensor, one
-// each. The others (ids, the shared base, the memory hooks, print and
-// assert) are the sim's plumbing and cost nothing.
+// mbarrier operations (a wait: one try_wait), cp.async.bulk.tensor (loads
+// and stores) and the bulk groups' commit and wait, one each. The others
+// (ids, the shared base, the memory hooks, print and assert) are the sim's
+// plumbing and cost nothing.
 bool isCollective(StringRef name) {
   for (const char *c : {kFnBarrier, kFnBarrierAt, kFnShflI32, kFnShflF32, kFnShflI32At,
                         kFnShflF32At, kFnLdmatrix, kFnLdmatrixAt, kFnMma, kFnMmaAt, kFnWgmma, kFnWgmmaAt, kFnWgmmaWait, kFnWgmmaFence,
                         kFnWgmmaCommit, kFnFenceProxyAsync, kFnMbarrierInit, kFnMbarrierInitAt, kFnMbarrierInval,
                         kFnMbarrierInvalAt, kFnMbarrierArriveExpectTx, kFnMbarrierArriveExpectTxAt, kFnMbarrierWait,
                         kFnMbarrierWaitAt, kFnMbarrierArrive, kFnMbarrierArriveAt, kFnNamedBarrier,
-                        kFnNamedBarrierAt, kFnTmaLoadAt})
+                        kFnNamedBarrierAt, kFnTmaLoadAt, kFnTmaStoreAt, kFnBulkCommitGroup,
+                        kFnBulkWaitGroupRead})
     if (name == c) return true;
   return false;
 }

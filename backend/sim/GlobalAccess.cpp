@@ -4,7 +4,8 @@
 // knows it (Site::param, PointerProvenance.h), or against the allocation
 // holding the root pointer it derives from (Site::root), else against every
 // live allocation — and the counters; and the same bounds check of the rows
-// a bulk tensor copy reads (checkedGlobalRange). A bad access is reported once per launch
+// a bulk tensor copy reads or writes (checkedGlobalRange), with the race
+// check of the writes. A bad access is reported once per launch
 // and redirected to scratch, so the kernel goes on without touching it.
 #include <algorithm>
 #include <bit>
@@ -237,9 +238,20 @@ bool checkedGlobalRange(ThreadCtx *t, uint32_t siteId, uintptr_t lo, uintptr_t h
   size_t &hint = b->worker->memoryHint;
   const std::vector<Memory::Range> &live = l->memory.live;
   const ParamBuffer pb = rootBuffer(live, root, hint);
-  if (pb.begin ? pb.begin <= lo && hi <= pb.end : findRange(live, lo, hi, hint) >= 0) return true;
-  reportGlobal(t, l->program->sites.sites[siteId], pb, lo, hi);
-  return false;
+  const Site &s = l->program->sites.sites[siteId];
+  if (!(pb.begin ? pb.begin <= lo && hi <= pb.end : findRange(live, lo, hi, hint) >= 0)) {
+    reportGlobal(t, s, pb, lo, hi);
+    return false;
+  }
+  // A bulk store's row is one write of the site (its width is the row's).
+  GlobalRaceShadow &shadow = b->worker->globalRace;
+  GlobalRaceShadow::Race r;
+  if (s.isStore() && shadow.enabled() && !l->failed.load(std::memory_order_relaxed) &&
+      shadow.access(t->tid, siteId, true, lo, uint32_t(hi - lo), r, replicaRead, b->worker)) {
+    l->fail(globalRaceMessage(*b, r));
+    return false;
+  }
+  return true;
 }
 
 void *checkedGlobalAccess(void *p, uint32_t siteId, uint64_t mask, uintptr_t root) {

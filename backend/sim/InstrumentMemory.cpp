@@ -56,8 +56,9 @@ void checkAddressSpace(const Instruction &i, const Value *ptr) {
 
 // The located form of a runtime warp collective (its site appended as a
 // last i32 argument), or null for other calls. The mbarrier operations and
-// the bulk tensor copy take the same route: their errors name the line, and
-// a copy's global read is checked and counted by its site.
+// the bulk tensor copies take the same route: their errors name the line,
+// and a copy's global read (a load) or write (a store) is checked and
+// counted by its site.
 struct Located {
   const char *name;
   SiteKind kind;
@@ -75,20 +76,22 @@ const Located *locatedCollective(StringRef name) {
       {kFnMbarrierWait, {kFnMbarrierWaitAt, SiteKind::Mbarrier, 0}},
       {kFnMbarrierArrive, {kFnMbarrierArriveAt, SiteKind::Mbarrier, 0}},
       {kFnNamedBarrier, {kFnNamedBarrierAt, SiteKind::Barrier, 0}},
-      {kFnTmaLoad, {kFnTmaLoadAt, SiteKind::GlobalLoad, 0, SiteRoot::TensorMap}}};
+      {kFnTmaLoad, {kFnTmaLoadAt, SiteKind::GlobalLoad, 0, SiteRoot::TensorMap}},
+      {kFnTmaStore, {kFnTmaStoreAt, SiteKind::GlobalStore, 0, SiteRoot::TensorMap}}};
   for (const auto &[plain, at] : table)
     if (name == plain) return &at;
   return nullptr;
 }
 
-// ldmatrix, mma, wgmma, cp.async and tma_load are rewritten even without
-// !tk.loc (see the header).
+// ldmatrix, mma, wgmma, cp.async, tma_load and tma_store are rewritten even
+// without !tk.loc (see the header).
 bool alwaysLocated(const Instruction &i) {
   auto *call = dyn_cast<CallInst>(&i);
   const Function *callee = call ? call->getCalledFunction() : nullptr;
   if (!callee) return false;
   const StringRef name = callee->getName();
-  return name == kFnLdmatrix || name == kFnMma || name == kFnWgmma || name == kFnCpAsync || name == kFnTmaLoad;
+  return name == kFnLdmatrix || name == kFnMma || name == kFnWgmma || name == kFnCpAsync || name == kFnTmaLoad ||
+         name == kFnTmaStore;
 }
 
 // Records which kernel parameter a global access's address comes from

@@ -46,7 +46,9 @@ inline constexpr const char *kFnCpAsyncAt = "__tk_sim_cp_async_at";
 // _wait_at(ptr, i32 parity, i32 site); void __tk_sim_named_barrier_at(i32 id,
 // i32 threads, i32 site);
 // and every tma_load: void __tk_sim_tma_load_at(ptr dst, ptr map, ptr bar, i32 rank,
-// i32 c0, .., i32 c4, i32 site), whose site is a GlobalLoad rooted at the map's base.
+// i32 c0, .., i32 c4, i32 site), whose site is a GlobalLoad rooted at the map's base;
+// and every tma_store: void __tk_sim_tma_store_at(ptr src, ptr map, i32 rank,
+// i32 c0, .., i32 c4, i32 site), a GlobalStore rooted at the map's base.
 inline constexpr const char *kFnMbarrierInitAt = "__tk_sim_mbarrier_init_at";
 inline constexpr const char *kFnMbarrierInvalAt = "__tk_sim_mbarrier_inval_at";
 inline constexpr const char *kFnMbarrierArriveExpectTxAt = "__tk_sim_mbarrier_arrive_expect_tx_at";
@@ -54,6 +56,7 @@ inline constexpr const char *kFnMbarrierWaitAt = "__tk_sim_mbarrier_wait_at";
 inline constexpr const char *kFnMbarrierArriveAt = "__tk_sim_mbarrier_arrive_at";
 inline constexpr const char *kFnNamedBarrierAt = "__tk_sim_named_barrier_at";
 inline constexpr const char *kFnTmaLoadAt = "__tk_sim_tma_load_at";
+inline constexpr const char *kFnTmaStoreAt = "__tk_sim_tma_store_at";
 
 // The metadata the lowering attaches (!tk.loc, !tk.shared) is declared in
 // lower/LocMetadata.h, with the functions that write and read it.
@@ -61,7 +64,7 @@ inline constexpr const char *kFnTmaLoadAt = "__tk_sim_tma_load_at";
 // Rewrites the module in place and appends one site per rewritten operation to
 // `sites`. Loads, stores, atomicrmw, cmpxchg and llvm.masked.load/store of any
 // width are handled; unmarked accesses (registers, stack) are left alone.
-// Every ldmatrix, mma, cp.async and tma_load call gets a site (two for cp.async), marked or not: the race
+// Every ldmatrix, mma, cp.async, tma_load and tma_store call gets a site (two for cp.async), marked or not: the race
 // check and the runtime's errors name an ldmatrix by it.
 // Returns the number of sites added. Throws SimError for a marked access
 // outside address space 0.

@@ -2,7 +2,8 @@
 // warp shuffles, ldmatrix, mma and wgmma (collectives that yield to the block
 // scheduler), checked and counted memory accesses, and the f16/bf16
 // conversion libcalls; the entry points of cp.async, mbarriers, named
-// barriers and bulk tensor copies, whose work is in their own files.
+// barriers and bulk tensor copies (loads and stores), whose work is in
+// their own files.
 #include "backend/sim/Runtime.h"
 
 #include <algorithm>
@@ -373,6 +374,15 @@ static void rtTmaLoadAt(void *dst, const void *map, void *bar, int32_t rank, int
   const int32_t coords[5] = {c0, c1, c2, c3, c4};
   tmaLoad(dst, map, bar, rank, coords, uint32_t(site));
 }
+static void rtTmaStoreAt(const void *src, const void *map, int32_t rank, int32_t c0, int32_t c1, int32_t c2, int32_t c3,
+                         int32_t c4, int32_t site) {
+  const int32_t coords[5] = {c0, c1, c2, c3, c4};
+  tmaStore(src, map, rank, coords, uint32_t(site));
+}
+// The store completed at issue, so no group is ever in flight: nothing to
+// close or wait for (SimTarget checked the count).
+static void rtBulkCommitGroup() {}
+static void rtBulkWaitGroupRead(int32_t) {}
 static float rtExtendHfSf(_Float16 h) { return halfBitsToFloat(std::bit_cast<uint16_t>(h)); }
 static _Float16 rtTruncSfHf(float f) { return carry(floatToHalfBits(f)); }
 static _Float16 rtTruncDfHf(double d) { return carry(doubleToHalfBits(d)); }
@@ -431,6 +441,9 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
       {kFnMbarrierWait, reinterpret_cast<void *>(&rtMbarrierWait)},
       {kFnMbarrierWaitAt, reinterpret_cast<void *>(&rtMbarrierWaitAt)},
       {kFnTmaLoadAt, reinterpret_cast<void *>(&rtTmaLoadAt)},
+      {kFnTmaStoreAt, reinterpret_cast<void *>(&rtTmaStoreAt)},
+      {kFnBulkCommitGroup, reinterpret_cast<void *>(&rtBulkCommitGroup)},
+      {kFnBulkWaitGroupRead, reinterpret_cast<void *>(&rtBulkWaitGroupRead)},
       {"__extendhfsf2", reinterpret_cast<void *>(&rtExtendHfSf)},
       {"__truncsfhf2", reinterpret_cast<void *>(&rtTruncSfHf)},
       {"__truncdfhf2", reinterpret_cast<void *>(&rtTruncDfHf)},

@@ -265,11 +265,12 @@ extern thread_local ThreadCtx *tlsThread;
 // `root`: the pointer a rooted site's address derives from (Site::root), else 0.
 void *checkedGlobalAccess(void *p, uint32_t site, uint64_t mask, uintptr_t root = 0);
 void *checkedSharedAccess(void *p, uint32_t site, uint64_t mask);
-// A read of [lo, hi) at global site `site` on thread t's behalf, from the
-// tensor whose base pointer is `root` (a bulk tensor copy's row): checked
-// as a rooted access is (against the live allocation holding `root`, else
-// against every live allocation), not counted. False when outside (the
-// launch failed).
+// A read (a GlobalLoad site) or write (GlobalStore) of [lo, hi) at global
+// site `site` on thread t's behalf, in the tensor whose base pointer is
+// `root` (a bulk tensor copy's row): checked as a rooted access is (against
+// the live allocation holding `root`, else against every live allocation),
+// a write also by the global race check; not counted. False when the launch
+// failed (outside, or a race).
 bool checkedGlobalRange(ThreadCtx *t, uint32_t site, uintptr_t lo, uintptr_t hi, uintptr_t root);
 
 // Fills l.siteBuffers from the sites' parameters and the launch's arguments

@@ -69,6 +69,14 @@ inline constexpr const char *kFnMbarrierArrive = "__tk_sim_mbarrier_arrive";
 // (NamedBarrier.cpp), convergent like the block barrier.
 inline constexpr const char *kFnNamedBarrier = "__tk_sim_named_barrier";
 inline constexpr const char *kFnTmaLoad = "__tk_sim_tma_load";
+// TMA stores (TensorCopy.cpp): void __tk_sim_tma_store(ptr src, ptr map,
+// i32 rank, i32 c0, .., i32 c4), which instrumentMemoryAccesses always
+// locates; void __tk_sim_bulk_commit_group() and
+// void __tk_sim_bulk_wait_group_read(i32 pending), counted only: the store
+// completes at issue.
+inline constexpr const char *kFnTmaStore = "__tk_sim_tma_store";
+inline constexpr const char *kFnBulkCommitGroup = "__tk_sim_bulk_commit_group";
+inline constexpr const char *kFnBulkWaitGroupRead = "__tk_sim_bulk_wait_group_read";
 // void __tk_sim_print(i32 element, ptr format, ...), void __tk_sim_print_group(), and
 // void __tk_sim_assert_fail(ptr message, ptr "file:line:col")
 inline constexpr const char *kFnPrint = "__tk_sim_print";
@@ -167,6 +175,12 @@ class SimTarget : public lower::Target {
   void markMaxNReg(llvm::Function &f, int regs) const override;
   void tmaLoad(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *map, const std::vector<llvm::Value *> &coords,
                llvm::Value *bar) const override;
+  // TMA stores complete at issue (TensorCopy.cpp): commit and wait only
+  // check their operands and are counted as instructions.
+  void tmaStore(llvm::IRBuilderBase &b, llvm::Value *src, llvm::Value *map,
+                const std::vector<llvm::Value *> &coords) const override;
+  void bulkCommitGroup(llvm::IRBuilderBase &b) const override;
+  void bulkWaitGroupRead(llvm::IRBuilderBase &b, int pending) const override;
   llvm::Value *math(llvm::IRBuilderBase &b, lower::MathFn f, llvm::Value *x, llvm::Value *y = nullptr) const override;
   void print(llvm::IRBuilderBase &b, const std::string &format, const std::vector<llvm::Value *> &args,
              llvm::Value *element) const override;

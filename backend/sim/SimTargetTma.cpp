@@ -1,5 +1,5 @@
-// SimTarget's mbarrier, tensor-memory-accelerator and warp-specialisation
-// hooks: calls into the runtime (Mbarrier.cpp, TensorCopy.cpp,
+// SimTarget's mbarrier, tensor-memory-accelerator (loads and stores) and
+// warp-specialisation hooks: calls into the runtime (Mbarrier.cpp, TensorCopy.cpp,
 // NamedBarrier.cpp), and the by-value tensor-map parameter the trampoline
 // hands its blob to (Program.cpp).
 #include <llvm/IR/IRBuilder.h>
@@ -97,6 +97,28 @@ void SimTarget::tmaLoad(IRBuilderBase &b, Value *dst, Value *map, const std::vec
   }
   while (args.size() < 4 + kTensorMapMaxRank) args.push_back(b.getInt32(0));
   runtimeCall(b, kFnTmaLoad, args);
+}
+
+void SimTarget::tmaStore(IRBuilderBase &b, Value *src, Value *map, const std::vector<Value *> &coords) const {
+  checkPointer(src, "tmaStore", "the source");
+  checkPointer(map, "tmaStore", "the tensor map");
+  if (coords.empty() || coords.size() > kTensorMapMaxRank)
+    throw tk::InternalError("SimTarget::tmaStore: " + std::to_string(coords.size()) +
+                            " coordinates; a tensor map has rank 1..5");
+  std::vector<Value *> args = {src, map, b.getInt32(uint32_t(coords.size()))};
+  for (Value *c : coords) {
+    if (!c->getType()->isIntegerTy(32)) throw tk::InternalError("SimTarget::tmaStore: coordinates must be i32");
+    args.push_back(c);
+  }
+  while (args.size() < 3 + kTensorMapMaxRank) args.push_back(b.getInt32(0));
+  runtimeCall(b, kFnTmaStore, args);
+}
+
+void SimTarget::bulkCommitGroup(IRBuilderBase &b) const { runtimeCall(b, kFnBulkCommitGroup, {}); }
+
+void SimTarget::bulkWaitGroupRead(IRBuilderBase &b, int pending) const {
+  checkBulkWaitGroup("SimTarget::bulkWaitGroupRead", pending);
+  runtimeCall(b, kFnBulkWaitGroupRead, {b.getInt32(uint32_t(pending))});
 }
 
 void SimTarget::namedBarrier(IRBuilderBase &b, int id, int threads) const {

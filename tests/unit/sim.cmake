@@ -21,6 +21,8 @@ tk_add_unit_test(sim_tests
           ${CMAKE_CURRENT_LIST_DIR}/sim_wgmma_layout_test.cpp
           # mbarriers and cp.async.bulk.tensor (sm_90a's tensor memory accelerator).
           ${CMAKE_CURRENT_LIST_DIR}/sim_tma_test.cpp
+          # TMA stores: cp.async.bulk.tensor from shared to global, bulk groups.
+          ${CMAKE_CURRENT_LIST_DIR}/sim_tma_store_test.cpp
           # Warp specialisation: mbarrier.arrive, named barriers, setmaxnreg.
           ${CMAKE_CURRENT_LIST_DIR}/sim_warp_specialize_test.cpp
   LIBS tk_sim tk_llvm LABEL sim)
