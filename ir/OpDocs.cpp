@@ -81,6 +81,9 @@ static const char *syntaxOf(OpKind k) {
     case OpKind::TmaRelease: return "`tma_release {barrier = 0, stages = 3}`";
     case OpKind::TmaAcquire: return "`tma_acquire %slot, %phase {barrier = 0, stages = 3}`";
     case OpKind::TmaConsumed: return "`tma_consumed %previous_slot {barrier = 0, stages = 3}`";
+    case OpKind::DescStore:
+      return "`desc_store %c, %c.shape0, %c.shape1, %c.stride0, %one, %m0, %n0, %acc` (`%acc`: `tile<128x128xf32>`)";
+    case OpKind::TmaStore: return "`tma_store %c, %m0, %n0, %acc {box = [128, 32], swizzle = 128}`";
     case OpKind::WarpSpecialize:
       return "`warp_specialize ({ ...producer... yield }, { ...consumers... yield }) {producer_warps = 4}`";
     default: break;

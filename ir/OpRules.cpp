@@ -38,7 +38,8 @@ void OpRules::check(const Op &op) {
     case OpKind::Assert: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::AsyncWait:
       return memoryOp(op);
     case OpKind::DescLoad: case OpKind::TmaInit: case OpKind::TmaExpect: case OpKind::TmaCopy: case OpKind::TmaWait:
-    case OpKind::TmaRelease: case OpKind::TmaAcquire: case OpKind::TmaConsumed:
+    case OpKind::TmaRelease: case OpKind::TmaAcquire: case OpKind::TmaConsumed: case OpKind::DescStore:
+    case OpKind::TmaStore:
       return tmaOp(op);
     // Their operands and regions are checkControlFlow's.
     case OpKind::AsyncCommit: case OpKind::Barrier: case OpKind::Return: case OpKind::Yield:

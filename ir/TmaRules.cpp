@@ -1,5 +1,5 @@
-// OpRules for host-descriptor loads and the tensor-memory-accelerator ops
-// pipeline-dot-operands makes of them (ir/Ops.def: desc_load, tma_*): what
+// OpRules for host-descriptor loads and stores and the tensor-memory-
+// accelerator ops made of them (ir/Ops.def: desc_load, desc_store, tma_*): what
 // their operands' types and attributes must be beyond Ops.def's counts.
 #include "ir/OpRules.h"
 
@@ -25,6 +25,37 @@ void OpRules::tmaOp(const Op &op) {
         if (!isScalar(1 + i, ScalarKind::I32) || !isScalar(1 + n + i, ScalarKind::I64) ||
             !isScalar(1 + 2 * n + i, ScalarKind::I32))
           return opError(op, "sizes and coordinates must be i32 scalars and strides i64 scalars");
+      return;
+    }
+    case OpKind::DescStore: {
+      const Type &vt = operandType(op.numOperands() - 1);
+      const size_t n = static_cast<size_t>(vt.rank());
+      if (!vt.isTile() || n == 0 || op.numOperands() != 3 * n + 2)
+        return opError(op, "stores a tile of rank N: 3N + 2 operands (base, N sizes, N strides, N coordinates, the "
+                           "value), not " + std::to_string(op.numOperands()) + " for " + vt.str());
+      const Type &base = operandType(0);
+      if (!base.isPtr() || base.isTile() || base.elem.pointee() != vt.elem)
+        return opError(op, "the base must be a scalar pointer to " + Type::scalar(vt.elem.scalar).str() + ", not " +
+                               base.str());
+      for (size_t i = 0; i < n; ++i)
+        if (!isScalar(1 + i, ScalarKind::I32) || !isScalar(1 + n + i, ScalarKind::I64) ||
+            !isScalar(1 + 2 * n + i, ScalarKind::I32))
+          return opError(op, "sizes and coordinates must be i32 scalars and strides i64 scalars");
+      return;
+    }
+    case OpKind::TmaStore: {
+      const Type &base = operandType(0), &vt = operandType(3);
+      if (!base.isPtr() || base.isTile()) return opError(op, "operand 0 must be a descriptor's base pointer");
+      if (!isScalar(1, ScalarKind::I32) || !isScalar(2, ScalarKind::I32))
+        return opError(op, "takes two i32 coordinates after the base");
+      if (!vt.isTile() || vt.rank() != 2 || base.elem.pointee() != vt.elem)
+        return opError(op, "stores a 2-D tile of " + Type::scalar(base.elem.pointee().scalar).str() + ", not " + vt.str());
+      const std::vector<int64_t> &box = op.intListAttr("box");
+      const int64_t swizzle = op.intAttr("swizzle");
+      if (swizzle != 32 && swizzle != 64 && swizzle != 128) return opError(op, "'swizzle' must be 32, 64 or 128");
+      if (box.size() != 2 || box[0] != vt.shape[0] || box[0] < 1 || box[0] > 256 ||
+          box[1] * (bitWidth(vt.elem.scalar) / 8) != swizzle || vt.shape[1] % box[1] != 0)
+        return opError(op, "'box' must be [the block's rows (<= 256), a swizzle span of columns] and tile the block");
       return;
     }
     case OpKind::TmaConsumed:

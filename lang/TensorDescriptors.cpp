@@ -177,9 +177,10 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
     return invalid();
   }
   const ast::Loc &loc = e.loc;
-  if (d.onHost && !store) {
+  if (d.onHost) {
     // One op the passes see whole: expand-descriptor-loads turns it into
-    // the masked load below unless the tensor memory accelerator takes it.
+    // the masked load or store below unless the tensor memory accelerator
+    // takes it.
     std::vector<ir::Value *> operands;
     for (size_t i = 0; i < d.elems.size(); ++i) {
       const TV &x = d.elems[i];
@@ -191,7 +192,22 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
       operands.push_back(coerce(o, Type::scalar(ScalarKind::I32), loc));
     }
     const ScalarKind elem = d.elems[0].type.elem.pointee().scalar;
-    return value(emit(OpKind::DescLoad, operands, Type::tile({elem, false}, d.block), loc));
+    const Type block = Type::tile({elem, false}, d.block);
+    if (!store) return value(emit(OpKind::DescLoad, operands, block, loc));
+    TV v = genValue(*e.args[2]);
+    if (!v.ok()) return invalid();
+    if (v.type.isPtr() || (v.type.isTile() && v.type.shape != d.block)) {
+      error(e.args[2]->loc, "'store' through " + typeName(d) + " needs a tile of that shape (or a scalar), not " +
+                                typeName(v));
+      return invalid();
+    }
+    if (!checkWeakFits(v, elem, e.loc)) return invalid();
+    operands.push_back(coerce(v, block, loc));
+    builder_->setLoc(loc);
+    builder_->create(OpKind::DescStore, operands, std::nullopt);
+    TV none;
+    none.k = TV::K::Void;
+    return none;
   }
   TV offset, mask;
   for (size_t i = 0; i < rank; ++i) {

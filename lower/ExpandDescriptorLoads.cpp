@@ -1,13 +1,16 @@
 // expandDescriptorLoads: a host descriptor's load (desc_load) becomes the
 // masked gather a user would write by hand -- pointers base + sum_i (c_i +
 // arange(B_i)) * s_i in 64-bit offsets, a mask 0 <= c_i + arange(B_i) <
-// shape_i per dim, zero elsewhere -- which every arch and the sim run.
+// shape_i per dim, zero elsewhere -- which every arch and the sim run; a
+// store (desc_store) the masked scatter through the same pointers.
 //
-// Why the front end does not expand it itself: on sm_90a (the kernel's `tma`
-// flag) a load that feeds a tensor-core dot in a loop may be pipelined into
-// copies of the tensor memory accelerator instead, which need the
+// Why the front end does not expand them itself: on sm_90a (the kernel's
+// `tma` flag) a load that feeds a tensor-core dot in a loop may be pipelined
+// into copies of the tensor memory accelerator instead, which need the
 // descriptor and the coordinates, not pointers. Those it keeps for
-// pipeline-dot-operands, which expands any it does not take.
+// pipeline-dot-operands, which expands any it does not take. A store there
+// becomes a tma_store (staged in shared memory, written by one thread's
+// bulk copies) where its block fits the accelerator's boxes.
 #include <functional>
 #include <tuple>
 
@@ -30,11 +33,11 @@ bool isParam(const Function &fn, const Value *v, const std::string &name) {
   return false;
 }
 
-// desc_load `op` reads a host descriptor parameter as the launcher passes
-// it: its base, sizes and outer strides the parameter's, the inner stride 1
-// (the tensor map is made from the same tk::TensorDescriptor).
-bool readsHostParameter(const Function &fn, const Op &op) {
-  const size_t n = static_cast<size_t>(op.result()->type().rank());
+// desc_load or desc_store `op` of rank `n` reads (writes) a host descriptor
+// parameter as the launcher passes it: its base, sizes and outer strides the
+// parameter's, the inner stride 1 (the tensor map is made from the same
+// tk::TensorDescriptor).
+bool readsHostParameter(const Function &fn, const Op &op, size_t n) {
   std::string base;
   for (size_t i = 0; i < fn.params.size(); ++i)
     if (fn.body.argument(i) == op.operand(0)) base = fn.params[i].name;
@@ -56,7 +59,7 @@ bool tmaCandidate(const Function &fn, const Op &op) {
       (t.elem.scalar != ScalarKind::F16 && t.elem.scalar != ScalarKind::BF16 && !ir::isFp8(t.elem.scalar)))
     return false;
   const Op *loop = op.parentBlock()->parentOp();
-  return loop && loop->is(OpKind::For) && detail::pipelinableStep(*loop) && readsHostParameter(fn, op);
+  return loop && loop->is(OpKind::For) && detail::pipelinableStep(*loop) && readsHostParameter(fn, op, 2);
 }
 
 // Whether an op in `block` or its regions reads `v`.
@@ -176,12 +179,43 @@ std::optional<std::map<std::string, ir::Attr>> tmaCopyAttrs(const Function &fn, 
 
 }  // namespace detail
 
-Value *expandDescriptorLoad(Op &op) {
-  const Type rt = op.result()->type();
+namespace {
+
+// The shared memory an H100 block may have (227 KiB), less a margin for
+// mbarriers and alignment.
+constexpr int64_t kSharedBudget = 227 * 1024 - 2048;
+
+// desc_store `op` as a tma_store's attributes (box, swizzle), or nullopt
+// where it stays a masked store: a `tma` kernel, a 2-D block of 2- or
+// 4-byte elements, powers of two, at most 256 rows and a 32-byte swizzle
+// span of columns or more, of a host descriptor parameter; and its staging
+// (the whole block) fits in shared memory beside every host-descriptor
+// load's ring (counted at full depth wherever it is: rings may be live
+// around the store).
+std::optional<std::map<std::string, ir::Attr>> tmaStoreAttrs(Function &fn, const Op &op) {
+  const Type &vt = op.operand(op.numOperands() - 1)->type();
+  if (!fn.tma() || vt.rank() != 2 || !readsHostParameter(fn, op, 2)) return std::nullopt;
+  const int bytes = ir::bitWidth(vt.elem.scalar) / 8;
+  if ((bytes != 2 && bytes != 4) || vt.elem.scalar == ScalarKind::I1 || !isPowerOfTwo(vt.shape[0]) ||
+      !isPowerOfTwo(vt.shape[1]) || vt.shape[0] > 256)
+    return std::nullopt;
+  const int swizzle = wgmmaSwizzleFor(vt.shape[1], bytes);
+  if (swizzle == 0) return std::nullopt;
+  int64_t shared = vt.numElements() * bytes;
+  for (const Op *load : fn.walk())
+    if (load->is(OpKind::DescLoad)) {
+      const Type &t = load->result()->type();
+      shared += (t.numElements() * (ir::bitWidth(t.elem.scalar) / 8) + 1023) / 1024 * 1024 * std::max(1, fn.numStages());
+    }
+  if (shared > kSharedBudget) return std::nullopt;
+  return std::map<std::string, ir::Attr>{{"box", std::vector<int64_t>{vt.shape[0], swizzle / bytes}},
+                                         {"swizzle", int64_t(swizzle)}};
+}
+
+// The pointers and mask of desc_load or desc_store `op`'s block (of type
+// `rt`), built at `b`.
+std::pair<Value *, Value *> descriptorPointers(Builder &b, Op &op, const Type &rt) {
   const size_t n = static_cast<size_t>(rt.rank());
-  Block &block = *op.parentBlock();
-  Builder b(&block, block.find(&op));
-  b.setLoc(op.loc());
   auto broadcastTo = [&](Value *v, const std::vector<int64_t> &shape) {
     return v->type().shape == shape ? v : b.value(OpKind::Broadcast, {v}, v->type().withShape(shape));
   };
@@ -225,6 +259,34 @@ Value *expandDescriptorLoad(Op &op) {
   }
   const Type ptrs = rt.withElem(op.operand(0)->type().elem);
   Value *p = b.value(OpKind::AddPtr, {b.value(OpKind::Splat, {op.operand(0)}, ptrs), offset}, ptrs);
+  return {p, mask};
+}
+
+// desc_store `op` as a tma_store, or the masked store through its pointers.
+void expandDescriptorStore(Function &fn, Op &op) {
+  Block &block = *op.parentBlock();
+  Builder b(&block, block.find(&op));
+  b.setLoc(op.loc());
+  Value *value = op.operand(op.numOperands() - 1);
+  if (std::optional<std::map<std::string, ir::Attr>> attrs = tmaStoreAttrs(fn, op)) {
+    const size_t n = 2;
+    b.create(OpKind::TmaStore, {op.operand(0), op.operand(1 + 2 * n), op.operand(2 + 2 * n), value}, std::nullopt,
+             *attrs);
+  } else {
+    auto [p, mask] = descriptorPointers(b, op, value->type());
+    b.create(OpKind::Store, {p, value, mask}, std::nullopt);
+  }
+  block.erase(block.find(&op));
+}
+
+}  // namespace
+
+Value *expandDescriptorLoad(Op &op) {
+  const Type rt = op.result()->type();
+  Block &block = *op.parentBlock();
+  Builder b(&block, block.find(&op));
+  b.setLoc(op.loc());
+  auto [p, mask] = descriptorPointers(b, op, rt);
   Value *other = rt.isFloat() ? b.constFloat(0.0, rt) : b.constInt(0, rt);
   Value *loaded = b.value(OpKind::Load, {p, mask, other}, rt);
   loaded->setNameHint(op.result()->nameHint());
@@ -234,11 +296,14 @@ Value *expandDescriptorLoad(Op &op) {
 }
 
 bool expandDescriptorLoads(Function &fn) {
-  std::vector<Op *> loads;
-  for (Op *op : fn.walk())
+  std::vector<Op *> loads, stores;
+  for (Op *op : fn.walk()) {
     if (op->is(OpKind::DescLoad)) loads.push_back(op);
-  if (loads.empty()) return false;
-  bool changed = false;
+    if (op->is(OpKind::DescStore)) stores.push_back(op);
+  }
+  bool changed = !stores.empty();
+  // Stores first: their shared-memory budget counts the loads as written.
+  for (Op *op : stores) expandDescriptorStore(fn, *op);
   for (Op *op : loads) {
     if (detail::tmaTakes(fn, *op)) continue;
     expandDescriptorLoad(*op);

@@ -162,6 +162,7 @@ class FunctionLowering {
   void planBarriers();
   void lowerTma(ir::Op &op);
   void lowerTmaCopy(ir::Op &op, llvm::Value *first);
+  void lowerTmaStore(ir::Op &op);
   llvm::Value *mbarrierAddress(int64_t group, llvm::Value *slot);
   tk::TensorMapParam tensorMapOf(const ir::Op &copy) const;  // the map a tma_copy reads through
   // LowerWarpSpecialize.cpp: a warp_specialize op's two sides. The

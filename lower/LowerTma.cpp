@@ -29,7 +29,7 @@ tk::TensorMapParam FunctionLowering::tensorMapOf(const ir::Op &copy) const {
 
 void FunctionLowering::planTensorMaps() {
   for (ir::Op *op : fn_.walk()) {
-    if (!op->is(ir::OpKind::TmaCopy)) continue;
+    if (!op->is(ir::OpKind::TmaCopy) && !op->is(ir::OpKind::TmaStore)) continue;
     tk::TensorMapParam m = tensorMapOf(*op);
     if (std::find(tensorMaps_.begin(), tensorMaps_.end(), m) == tensorMaps_.end()) tensorMaps_.push_back(std::move(m));
   }
@@ -93,6 +93,46 @@ void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
                         bar);
       }
   }, "tma.copy");
+}
+
+// The block goes to scratch in the boxes' layout -- slab j of box[1]
+// columns at j * rows * swizzle bytes, a row `swizzle` bytes, swizzled by
+// address as the hardware reads it -- fenced for the async proxy; after a
+// barrier thread 0 stores it box by box and waits until the copies have
+// read it, and a second barrier frees the scratch. The stores' global
+// writes may still be in flight when the kernel exits; they are visible to
+// the next kernel on the stream.
+void FunctionLowering::lowerTmaStore(ir::Op &op) {
+  const ir::Type &t = op.operand(3)->type();
+  const std::vector<int64_t> &box = op.intListAttr("box");
+  const int64_t swizzle = op.intAttr("swizzle"), rows = t.shape[0], cols = t.shape[1], span = box[1];
+  const int64_t bytes = ir::bitWidth(t.elem.scalar) / 8;
+  const auto planned = std::find(tensorMaps_.begin(), tensorMaps_.end(), tensorMapOf(op));
+  if (planned == tensorMaps_.end()) throw tk::InternalError("tma_store: no tensor map planned for it");
+  llvm::Value *map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + (planned - tensorMaps_.begin())));
+  useScratch(rows * cols * bytes, 1024);
+  llvm::Value *base = scratchBase(1024);
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  stageForWgmma(op.operand(3), base, [&](llvm::Value *r, llvm::Value *c) {
+    llvm::Value *off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, i32(span)), i32(rows * swizzle)),
+                                    b_.CreateAdd(b_.CreateMul(r, i32(swizzle)), b_.CreateMul(b_.CreateURem(c, i32(span)), i32(bytes))));
+    llvm::Value *bits = b_.CreateAnd(b_.CreateLShr(off, i32(7)), i32(swizzle / 16 - 1));
+    return b_.CreateXor(off, b_.CreateShl(bits, i32(4)));
+  }, op.loc());
+  target_.fenceProxyAsync(b_);
+  barrier(op.loc());
+  llvm::Value *row0 = regs(op.operand(1))[0], *col0 = regs(op.operand(2))[0];
+  ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] {
+    for (int64_t j = 0; j < cols / span; ++j) {
+      llvm::Value *src = b_.CreateGEP(b_.getInt8Ty(), base, i32(j * rows * swizzle));
+      // PTX orders coordinates innermost first.
+      target_.tmaStore(b_, src, map, {b_.CreateAdd(col0, i32(j * span)), row0});
+      if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), op.loc());
+    }
+    target_.bulkCommitGroup(b_);
+    target_.bulkWaitGroupRead(b_, 0);
+  }, "tma.store");
+  barrier(op.loc());
 }
 
 void FunctionLowering::lowerTma(ir::Op &op) {

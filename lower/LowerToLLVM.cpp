@@ -205,6 +205,7 @@ Regs FunctionLowering::lowerOp(ir::Op &op) {
     case OpKind::TmaRelease:
     case OpKind::TmaAcquire:
     case OpKind::TmaConsumed: lowerTma(op); return {};
+    case OpKind::TmaStore: lowerTmaStore(op); return {};
     case OpKind::WarpSpecialize: lowerWarpSpecialize(op); return {};
     case OpKind::Print: lowerPrint(op); return {};
     case OpKind::Assert: lowerAssert(op); return {};

@@ -22,7 +22,7 @@ bool movesBytes(OpKind k) {
   switch (k) {
     case OpKind::Constant: case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims:
     case OpKind::ConvertLayout: case OpKind::Trans: case OpKind::Reshape: case OpKind::Select:
-    case OpKind::Bitcast: case OpKind::AxisHint: case OpKind::Load: case OpKind::DescLoad: case OpKind::Store:
+    case OpKind::Bitcast: case OpKind::AxisHint: case OpKind::Load: case OpKind::DescLoad: case OpKind::DescStore: case OpKind::Store:
     case OpKind::Gather: case OpKind::AsyncCopy: case OpKind::SharedLoad: case OpKind::For: case OpKind::If:
     case OpKind::While: case OpKind::Yield: case OpKind::Return:
       return true;

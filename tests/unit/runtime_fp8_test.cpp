@@ -341,7 +341,7 @@ TEST(Fp8, StdlibMatmulFp8DescriptorsWarpSpecialized) {
                 std::string::npos) << tag;
       EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << tag;
       EXPECT_EQ(ptx.find("cp.async.cg.shared.global"), std::string::npos) << tag << ": a thread copies an operand";
-      ASSERT_EQ(bundle.tensorMaps.size(), 2u) << tag;
+      ASSERT_EQ(bundle.tensorMaps.size(), 3u) << tag;  // A, B^T, and C's bulk tensor stores
       EXPECT_EQ(bundle.tensorMaps[0].box, (std::vector<int64_t>{8, cfg.bk})) << tag;        // A: 8 rows of codes
       EXPECT_EQ(bundle.tensorMaps[1].box, (std::vector<int64_t>{cfg.bn, cfg.bk})) << tag;  // B^T: K-major
     }
@@ -368,6 +368,8 @@ TEST(Fp8, StdlibMatmulFp8DescriptorsWarpSpecialized) {
         const auto out = dev->download<float>(dc, size_t(m) * pc);
         std::vector<float> c(size_t(m) * n);
         for (int i = 0; i < m; ++i) std::copy_n(&out[size_t(i) * pc], n, &c[size_t(i) * n]);
+        for (int i = 0; i < m; ++i)
+          for (int j = n; j < pc; ++j) ASSERT_TRUE(std::isnan(out[size_t(i) * pc + j])) << tag << ": C's pitch written";
         expectScaledFp8Product(c, a, bt, sa, sb, m, n, k, 1, k, f,
                                tag + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                                    " grid " + std::to_string(grid));

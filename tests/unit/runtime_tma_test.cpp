@@ -61,7 +61,14 @@ TEST(Tma, CompiledKernelTakesTensorMapsAndNoThreadCopies) {
     // Read in place from the parameter space: no local copy of a map.
     EXPECT_NE(ptx.find(".param .align 64 .b8 matmul_persistent_param_"), std::string::npos);
     EXPECT_EQ(ptx.find("__local_depot"), std::string::npos);
-    ASSERT_EQ(b.tensorMaps.size(), 2u);
+    // A, B, and C's store: the block staged in shared memory, all its rows
+    // by 128 bytes of columns per bulk tensor store.
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.wait_group.read 0"), std::string::npos);
+    ASSERT_EQ(b.tensorMaps.size(), 3u);
+    EXPECT_EQ(b.tensorMaps[2].param, "c");
+    EXPECT_EQ(b.tensorMaps[2].box, (std::vector<int64_t>{c.bm, 32}));
+    EXPECT_EQ(b.tensorMaps[2].swizzle, 128);
     const int64_t swizzleA = std::min<int64_t>(128, c.bk * 2), swizzleB = std::min<int64_t>(128, c.bn * 2);
     EXPECT_EQ(b.tensorMaps[0].box, (std::vector<int64_t>{8, swizzleA / 2}));
     EXPECT_EQ(b.tensorMaps[0].swizzle, swizzleA);
@@ -83,7 +90,7 @@ void checkMatmul(const char *kernel, bool transposed, bool persistent = true,
   for (const Case &c : cases) {
     const bool bf16 = std::string(c.type) == "bf16";
     const tk::Bundle bundle = compile(c, kernel);
-    ASSERT_EQ(bundle.tensorMaps.size(), 2u);
+    ASSERT_EQ(bundle.tensorMaps.size(), 3u);  // a, b, and c's bulk stores
     tk::Kernel k = dev->load(bundle);
     for (auto [m, n, kk] : {std::tuple{1, 1, 1}, std::tuple{127, 130, 100}, std::tuple{200, 67, 1023}}) {
       const int64_t pa = roundUp(kk, 8), pb = roundUp(n, 8), pc = roundUp(n, 4);
