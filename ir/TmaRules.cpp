@@ -11,31 +11,20 @@ void OpRules::tmaOp(const Op &op) {
   if (op.hasAttr("stages") && op.intAttr("stages") < 1) return opError(op, "needs 'stages' >= 1");
   if (op.hasAttr("barrier") && op.intAttr("barrier") < 0) return opError(op, "needs 'barrier' >= 0");
   switch (op.kind()) {
-    case OpKind::DescLoad: {
-      const Type &rt = op.result()->type();
-      const size_t n = static_cast<size_t>(rt.rank());
-      if (n == 0 || op.numOperands() != 3 * n + 1)
-        return opError(op, "a block of rank N takes 3N + 1 operands (base, N sizes, N strides, N coordinates), not " +
-                               std::to_string(op.numOperands()) + " for " + rt.str());
-      const Type &base = operandType(0);
-      if (!base.isPtr() || base.isTile() || base.elem.pointee() != rt.elem)
-        return opError(op, "the base must be a scalar pointer to " + Type::scalar(rt.elem.scalar).str() + ", not " +
-                               base.str());
-      for (size_t i = 0; i < n; ++i)
-        if (!isScalar(1 + i, ScalarKind::I32) || !isScalar(1 + n + i, ScalarKind::I64) ||
-            !isScalar(1 + 2 * n + i, ScalarKind::I32))
-          return opError(op, "sizes and coordinates must be i32 scalars and strides i64 scalars");
-      return;
-    }
+    case OpKind::DescLoad:
     case OpKind::DescStore: {
-      const Type &vt = operandType(op.numOperands() - 1);
-      const size_t n = static_cast<size_t>(vt.rank());
-      if (!vt.isTile() || n == 0 || op.numOperands() != 3 * n + 2)
-        return opError(op, "stores a tile of rank N: 3N + 2 operands (base, N sizes, N strides, N coordinates, the "
-                           "value), not " + std::to_string(op.numOperands()) + " for " + vt.str());
+      // A load's block is its result, a store's its last operand.
+      const bool load = op.is(OpKind::DescLoad);
+      const Type &bt = load ? op.result()->type() : operandType(op.numOperands() - 1);
+      const size_t n = static_cast<size_t>(bt.rank());
+      if (!bt.isTile() || n == 0 || op.numOperands() != 3 * n + (load ? 1 : 2))
+        return opError(op, load ? "a block of rank N takes 3N + 1 operands (base, N sizes, N strides, N coordinates), not " +
+                                      std::to_string(op.numOperands()) + " for " + bt.str()
+                                : "stores a tile of rank N: 3N + 2 operands (base, N sizes, N strides, N coordinates, "
+                                  "the value), not " + std::to_string(op.numOperands()) + " for " + bt.str());
       const Type &base = operandType(0);
-      if (!base.isPtr() || base.isTile() || base.elem.pointee() != vt.elem)
-        return opError(op, "the base must be a scalar pointer to " + Type::scalar(vt.elem.scalar).str() + ", not " +
+      if (!base.isPtr() || base.isTile() || base.elem.pointee() != bt.elem)
+        return opError(op, "the base must be a scalar pointer to " + Type::scalar(bt.elem.scalar).str() + ", not " +
                                base.str());
       for (size_t i = 0; i < n; ++i)
         if (!isScalar(1 + i, ScalarKind::I32) || !isScalar(1 + n + i, ScalarKind::I64) ||
