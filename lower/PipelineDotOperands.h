@@ -73,7 +73,10 @@ namespace detail {
 // a loop it can pipeline, reading a 2-D f16/bf16 block of a host descriptor
 // parameter (base, sizes, strides the parameter's own, inner stride 1),
 // every use an a or b of a dot in the body that wgmma runs, whose other
-// operand is such a load too.
+// operand is such a load too, a register tile or a tile from before the
+// loop. fp8 blocks too where both operands are (before or after
+// emulate-fp8's widening) and B is read as a trans of a block stored [N, K]:
+// wgmma multiplies fp8 codes K-major only.
 bool tmaTakes(const ir::Function &fn, const ir::Op &op);
 // The loop's constant, nonzero step when nothing in its body stops
 // pipelining (a store, an atomic, a pipeline already); else nullopt.
