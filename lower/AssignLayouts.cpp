@@ -199,7 +199,7 @@ class LayoutAssigner {
       // warp's 8-byte pairs still fill whole 32-byte sectors (4 lanes per
       // row). Scalar runs keep the exchange and its coalesced stores.
       if (op->is(OpKind::Store))
-        if (LayoutRef acc = accumulatorLayout(op->operand(1)); acc && acc->kind == ir::Layout::Kind::Blocked) {
+        if (LayoutRef acc = accumulatorLayout(op->operand(1), fn_); acc && acc->kind == ir::Layout::Kind::Blocked) {
           const int pairs = static_cast<int>(std::min<int64_t>(acc->sizePerThread[dim], axis_.vectorWidth(ptrs, dim)));
           if (acc->order[0] == dim && pairs >= 2) {
             anchor_[op] = acc;
@@ -279,23 +279,6 @@ class LayoutAssigner {
     for (const Value *operand : def->operands())
       if (operand->type().shape == v->type().shape)
         if (LayoutRef l = naturalLayout(operand, depth + 1)) return l;
-    return nullptr;
-  }
-
-  // The tensor-core layout of the dot whose result `v` is, directly, through
-  // elementwise ops or as what a `for` carries out of its body; else null.
-  LayoutRef accumulatorLayout(const Value *v, int depth = 0) {
-    const Op *def = v->definingOp();
-    if (!def || !v->type().isTile() || depth > 16) return nullptr;
-    if (LayoutRef mma = tensorCoreLayout(*def, fn_)) return mma;
-    if (def->is(OpKind::For)) {
-      const ir::Block &body = *def->regions()[0];
-      return body.ops().empty() ? nullptr : accumulatorLayout(body.ops().back()->operand(v->resultIndex()), depth + 1);
-    }
-    if (!def->hasTrait(ir::OpTrait::Elementwise)) return nullptr;
-    for (const Value *operand : def->operands())
-      if (operand->type().shape == v->type().shape)
-        if (LayoutRef l = accumulatorLayout(operand, depth + 1)) return l;
     return nullptr;
   }
 
@@ -479,8 +462,11 @@ class LayoutAssigner {
       if (op->is(OpKind::If)) continue;
       if (!op->result() || !op->result()->type().isTile()) {
         // An op that reads tiles but makes none (print, assert): any layout.
-        for (Value *v : op->operands())
-          if (v->type().isTile() && !firstDemand(v)) demand(v, defaultLayout(v->type()));
+        // A TMA store stages an accumulator from its own (no conversion).
+        for (Value *v : op->operands()) {
+          LayoutRef acc = op->is(OpKind::TmaStore) ? accumulatorLayout(v, fn_) : nullptr;
+          if (v->type().isTile() && !firstDemand(v)) demand(v, acc ? acc : defaultLayout(v->type()));
+        }
         continue;
       }
       for (const LayoutRef &l : demands_[op->result()])

@@ -187,7 +187,7 @@ constexpr int64_t kSharedBudget = 227 * 1024 - 2048;
 
 // desc_store `op` as a tma_store's attributes (box, swizzle), or nullopt
 // where it stays a masked store: a `tma` kernel, a 2-D block of 2- or
-// 4-byte elements, powers of two, at most 256 rows and a 32-byte swizzle
+// 4-byte elements, powers of two, 8 to 256 rows (whole swizzle patterns) and a 32-byte swizzle
 // span of columns or more, of a host descriptor parameter; and its staging
 // (the whole block) fits in shared memory beside every host-descriptor
 // load's ring (counted at full depth wherever it is: rings may be live
@@ -197,7 +197,7 @@ std::optional<std::map<std::string, ir::Attr>> tmaStoreAttrs(Function &fn, const
   if (!fn.tma() || vt.rank() != 2 || !readsHostParameter(fn, op, 2)) return std::nullopt;
   const int bytes = ir::bitWidth(vt.elem.scalar) / 8;
   if ((bytes != 2 && bytes != 4) || vt.elem.scalar == ScalarKind::I1 || !isPowerOfTwo(vt.shape[0]) ||
-      !isPowerOfTwo(vt.shape[1]) || vt.shape[0] > 256)
+      !isPowerOfTwo(vt.shape[1]) || vt.shape[0] < 8 || vt.shape[0] > 256)
     return std::nullopt;
   const int swizzle = wgmmaSwizzleFor(vt.shape[1], bytes);
   if (swizzle == 0) return std::nullopt;

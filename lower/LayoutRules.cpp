@@ -95,4 +95,20 @@ void requirePaddedTiles(ir::Function &fn) {
   }
 }
 
+// The tensor-core layout of the dot whose result `v` is (LayoutRules.h).
+ir::LayoutRef accumulatorLayout(const ir::Value *v, const ir::Function &fn, int depth) {
+  const ir::Op *def = v->definingOp();
+  if (!def || !v->type().isTile() || depth > 16) return nullptr;
+  if (ir::LayoutRef mma = tensorCoreLayout(*def, fn)) return mma;
+  if (def->is(ir::OpKind::For)) {
+    const ir::Block &body = *def->regions()[0];
+    return body.ops().empty() ? nullptr : accumulatorLayout(body.ops().back()->operand(v->resultIndex()), fn, depth + 1);
+  }
+  if (!def->hasTrait(ir::OpTrait::Elementwise)) return nullptr;
+  for (const ir::Value *operand : def->operands())
+    if (operand->type().shape == v->type().shape)
+      if (ir::LayoutRef l = accumulatorLayout(operand, fn, depth + 1)) return l;
+  return nullptr;
+}
+
 }  // namespace tk::lower

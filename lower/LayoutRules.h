@@ -27,6 +27,10 @@ ir::LayoutRef alongOneRun(const ir::LayoutRef &l, const std::vector<int64_t> &sh
 // against 155, backward 132 against 168).
 void decideRowWarps(ir::Function &fn);
 
+// The tensor-core layout of the dot whose result `v` is, directly, through
+// elementwise ops or as what a `for` carries out of its body; else null.
+ir::LayoutRef accumulatorLayout(const ir::Value *v, const ir::Function &fn, int depth = 0);
+
 // Throws tk::InternalError when a tile of `fn` has a dim that is not a power
 // of two: layouts hold powers of two, and pad-tiles runs before them.
 void requirePaddedTiles(ir::Function &fn);

@@ -113,11 +113,19 @@ void FunctionLowering::lowerTmaStore(ir::Op &op) {
   useScratch(rows * cols * bytes, 1024);
   llvm::Value *base = scratchBase(1024);
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  // The swizzle XORs address bits [7, ..) into the 16-byte chunk bits. A
+  // slab spans a multiple of 8 rows (1024, 512 or 256 bytes: whole swizzle
+  // patterns), so those bits are row r's alone, r / (128 / swizzle): computed
+  // from r, not from the whole offset, the XOR touches only the in-row bytes,
+  // and the rows and slabs a thread writes stay constant distances apart
+  // (otherwise LLVM hoists an address per register out of a persistent loop:
+  // 32 more registers in matmul_desc_ws on one warpgroup).
   stageForWgmma(op.operand(3), base, [&](llvm::Value *r, llvm::Value *c) {
-    llvm::Value *off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, i32(span)), i32(rows * swizzle)),
-                                    b_.CreateAdd(b_.CreateMul(r, i32(swizzle)), b_.CreateMul(b_.CreateURem(c, i32(span)), i32(bytes))));
-    llvm::Value *bits = b_.CreateAnd(b_.CreateLShr(off, i32(7)), i32(swizzle / 16 - 1));
-    return b_.CreateXor(off, b_.CreateShl(bits, i32(4)));
+    llvm::Value *bits = b_.CreateAnd(b_.CreateUDiv(r, i32(128 / swizzle)), i32(swizzle / 16 - 1));
+    llvm::Value *inRow = b_.CreateXor(b_.CreateMul(b_.CreateURem(c, i32(span)), i32(bytes)), b_.CreateShl(bits, i32(4)));
+    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, i32(span)), i32(rows * swizzle)),
+                                     b_.CreateMul(r, i32(swizzle))),
+                        inRow);
   }, op.loc());
   target_.fenceProxyAsync(b_);
   barrier(op.loc());
