@@ -42,9 +42,9 @@ void OpRules::tmaOp(const Op &op) {
       const std::vector<int64_t> &box = op.intListAttr("box");
       const int64_t swizzle = op.intAttr("swizzle");
       if (swizzle != 32 && swizzle != 64 && swizzle != 128) return opError(op, "'swizzle' must be 32, 64 or 128");
-      if (box.size() != 2 || box[0] != vt.shape[0] || box[0] < 1 || box[0] > 256 ||
+      if (box.size() != 2 || box[0] != vt.shape[0] || box[0] < 8 || box[0] > 256 ||
           box[1] * (bitWidth(vt.elem.scalar) / 8) != swizzle || vt.shape[1] % box[1] != 0)
-        return opError(op, "'box' must be [the block's rows (<= 256), a swizzle span of columns] and tile the block");
+        return opError(op, "'box' must be [the block's rows (8..256), a swizzle span of columns] and tile the block");
       return;
     }
     case OpKind::TmaConsumed:
