@@ -177,6 +177,17 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
     return invalid();
   }
   const ast::Loc &loc = e.loc;
+  // A store's value: a tile of the block's shape, or a scalar.
+  TV v;
+  if (store) {
+    v = genValue(*e.args[2]);
+    if (!v.ok()) return invalid();
+    if (v.type.isPtr() || (v.type.isTile() && v.type.shape != d.block)) {
+      error(e.args[2]->loc, "'store' through " + typeName(d) + " needs a tile of that shape (or a scalar), not " +
+                                typeName(v));
+      return invalid();
+    }
+  }
   if (d.onHost) {
     // One op the passes see whole: expand-descriptor-loads turns it into
     // the masked load or store below unless the tensor memory accelerator
@@ -194,13 +205,6 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
     const ScalarKind elem = d.elems[0].type.elem.pointee().scalar;
     const Type block = Type::tile({elem, false}, d.block);
     if (!store) return value(emit(OpKind::DescLoad, operands, block, loc));
-    TV v = genValue(*e.args[2]);
-    if (!v.ok()) return invalid();
-    if (v.type.isPtr() || (v.type.isTile() && v.type.shape != d.block)) {
-      error(e.args[2]->loc, "'store' through " + typeName(d) + " needs a tile of that shape (or a scalar), not " +
-                                typeName(v));
-      return invalid();
-    }
     if (!checkWeakFits(v, elem, e.loc)) return invalid();
     operands.push_back(coerce(v, block, loc));
     builder_->setLoc(loc);
@@ -238,13 +242,6 @@ TV IRGen::descriptorAccess(const ast::Expr &e) {
     TV other = d.str == "nan" ? constant(ConstValue::ofFloat(std::nan("")), elem, false)
                               : constant(ConstValue::ofInt(0), ScalarKind::I32, true);
     return loadCall(e, {ptr}, {{"mask", mask}, {"other", other}}, {});
-  }
-  TV v = genValue(*e.args[2]);
-  if (!v.ok()) return invalid();
-  if (v.type.isTile() && v.type.shape != d.block) {
-    error(e.args[2]->loc, "'store' through " + typeName(d) + " needs a tile of that shape (or a scalar), not " +
-                              typeName(v));
-    return invalid();
   }
   return storeCall(e, {ptr, v}, {{"mask", mask}}, {});
 }

@@ -93,20 +93,22 @@ bool eachUse(const Block &block, const Value *v, const std::function<bool(const 
 
 namespace detail {
 
+const Op *ringSource(const Op &dot, size_t k, bool *transposed) {
+  const Op *def = dot.operand(k)->definingOp();
+  if (def && fp8Source(dot.operand(k))) def = def->operand(0)->definingOp();
+  const bool trans = def && k == 1 && def->is(OpKind::Trans) && def->result()->type().rank() == 2;
+  if (trans) def = def->operand(0)->definingOp();
+  if (transposed) *transposed = trans;
+  return def;
+}
+
 bool tmaTakes(const Function &fn, const Op &op) {
   if (!fn.tma() || fn.numStages() < 2 || !tmaCandidate(fn, op)) return false;
   const Block &body = *op.parentBlock();
-  // The desc_load behind operand k of `dot`: itself, for B a trans of it
-  // (Triton's `dot(a, b.T)` of a B stored [N, K]: the ring holds it K-major),
-  // and either through emulate-fp8's widening to f16 (the ring holds the
-  // codes, which wgmma multiplies). `transposed` says whether a trans was
-  // on the way.
+  // The desc_load behind operand k of `dot` (ringSource: Triton's
+  // `dot(a, b.T)` of a B stored [N, K], fp8 codes through their widening).
   auto source = [&](const Op &dot, size_t k, bool *transposed = nullptr) -> const Op * {
-    const Op *def = dot.operand(k)->definingOp();
-    if (def && fp8Source(dot.operand(k))) def = def->operand(0)->definingOp();
-    const bool trans = def && k == 1 && def->is(OpKind::Trans) && def->result()->type().rank() == 2;
-    if (trans) def = def->operand(0)->definingOp();
-    if (transposed) *transposed = trans;
+    const Op *def = ringSource(dot, k, transposed);
     return def && def->parentBlock() == &body && tmaCandidate(fn, *def) ? def : nullptr;
   };
   // The dot's other operand: a TMA load too, or no load of this loop at all
@@ -196,7 +198,7 @@ std::optional<std::map<std::string, ir::Attr>> tmaStoreAttrs(Function &fn, const
   const Type &vt = op.operand(op.numOperands() - 1)->type();
   if (!fn.tma() || vt.rank() != 2 || !readsHostParameter(fn, op, 2)) return std::nullopt;
   const int bytes = ir::bitWidth(vt.elem.scalar) / 8;
-  if ((bytes != 2 && bytes != 4) || vt.elem.scalar == ScalarKind::I1 || !isPowerOfTwo(vt.shape[0]) ||
+  if ((bytes != 2 && bytes != 4) || !isPowerOfTwo(vt.shape[0]) ||
       !isPowerOfTwo(vt.shape[1]) || vt.shape[0] < 8 || vt.shape[0] > 256)
     return std::nullopt;
   const int swizzle = wgmmaSwizzleFor(vt.shape[1], bytes);

@@ -163,6 +163,9 @@ class FunctionLowering {
   void lowerTma(ir::Op &op);
   void lowerTmaCopy(ir::Op &op, llvm::Value *first);
   void lowerTmaStore(ir::Op &op);
+  // The kernel argument carrying the tensor map planTensorMaps gave a
+  // tma_copy or tma_store.
+  llvm::Value *tensorMapArg(const ir::Op &op) const;
   llvm::Value *mbarrierAddress(int64_t group, llvm::Value *slot);
   tk::TensorMapParam tensorMapOf(const ir::Op &copy) const;  // the map a tma_copy reads through
   // LowerWarpSpecialize.cpp: a warp_specialize op's two sides. The
@@ -229,6 +232,9 @@ class FunctionLowering {
 
   // LowerMemory.cpp helpers
   void tagGlobal(llvm::Instruction *inst, const ir::Location &loc);
+  // Tags what the Target just emitted (the insert block's last instruction)
+  // with `loc`: the sim names that line in its reports.
+  void tagEmitted(const ir::Location &loc);
   // A shared-memory access: `!tk.shared`, and `!tk.loc` so the sim's race
   // check can name the line.
   void tagShared(llvm::Instruction *inst, const ir::Location &loc);

@@ -14,6 +14,10 @@ void FunctionLowering::tagGlobal(llvm::Instruction *inst, const ir::Location &lo
   setSourceLoc(*inst, loc.str());
 }
 
+void FunctionLowering::tagEmitted(const ir::Location &loc) {
+  if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), loc);
+}
+
 void FunctionLowering::tagShared(llvm::Instruction *inst, const ir::Location &loc) {
   markShared(*inst);
   tagGlobal(inst, loc);
@@ -24,7 +28,7 @@ void FunctionLowering::barrier(const ir::Location &loc) {
     target_.namedBarrier(b_, 1, consumerThreads_);
   else
     target_.barrier(b_);
-  if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), loc);
+  tagEmitted(loc);
 }
 
 llvm::Value *FunctionLowering::guarded(llvm::Value *pred, llvm::Type *ty, const std::function<llvm::Value *()> &emit,

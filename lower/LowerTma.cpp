@@ -27,6 +27,12 @@ tk::TensorMapParam FunctionLowering::tensorMapOf(const ir::Op &copy) const {
   throw tk::InternalError("tma_copy: the base is not a descriptor parameter");
 }
 
+llvm::Value *FunctionLowering::tensorMapArg(const ir::Op &op) const {
+  const auto planned = std::find(tensorMaps_.begin(), tensorMaps_.end(), tensorMapOf(op));
+  if (planned == tensorMaps_.end()) throw tk::InternalError(std::string(op.info().mnemonic) + ": no tensor map planned for it");
+  return llfn_->getArg(static_cast<unsigned>(fn_.params.size() + (planned - tensorMaps_.begin())));
+}
+
 void FunctionLowering::planTensorMaps() {
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::TmaCopy) && !op->is(ir::OpKind::TmaStore)) continue;
@@ -70,9 +76,7 @@ llvm::Value *FunctionLowering::mbarrierAddress(int64_t group, llvm::Value *slot)
 void FunctionLowering::lowerTmaCopy(ir::Op &op, llvm::Value *first) {
   const Ring &ring = rings_.at(op.intAttr("buffer"));
   const std::vector<int64_t> &block = op.intListAttr("block"), &box = op.intListAttr("box");
-  const auto planned = std::find(tensorMaps_.begin(), tensorMaps_.end(), tensorMapOf(op));
-  if (planned == tensorMaps_.end()) throw tk::InternalError("tma_copy: no tensor map planned for it");
-  llvm::Value *map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + (planned - tensorMaps_.begin())));
+  llvm::Value *map = tensorMapArg(op);
   llvm::Value *slot = regs(op.operand(1))[0];
   llvm::Value *row0 = regs(op.operand(3))[0], *col0 = regs(op.operand(4))[0];
   ifThen(b_.CreateAnd(first, regs(op.operand(2))[0]), [&] {
@@ -107,9 +111,7 @@ void FunctionLowering::lowerTmaStore(ir::Op &op) {
   const std::vector<int64_t> &box = op.intListAttr("box");
   const int64_t swizzle = op.intAttr("swizzle"), rows = t.shape[0], cols = t.shape[1], span = box[1];
   const int64_t bytes = ir::bitWidth(t.elem.scalar) / 8;
-  const auto planned = std::find(tensorMaps_.begin(), tensorMaps_.end(), tensorMapOf(op));
-  if (planned == tensorMaps_.end()) throw tk::InternalError("tma_store: no tensor map planned for it");
-  llvm::Value *map = llfn_->getArg(static_cast<unsigned>(fn_.params.size() + (planned - tensorMaps_.begin())));
+  llvm::Value *map = tensorMapArg(op);
   useScratch(rows * cols * bytes, 1024);
   llvm::Value *base = scratchBase(1024);
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
@@ -135,7 +137,7 @@ void FunctionLowering::lowerTmaStore(ir::Op &op) {
       llvm::Value *src = b_.CreateGEP(b_.getInt8Ty(), base, i32(j * rows * swizzle));
       // PTX orders coordinates innermost first.
       target_.tmaStore(b_, src, map, {b_.CreateAdd(col0, i32(j * span)), row0});
-      if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), op.loc());
+      tagEmitted(op.loc());
     }
     target_.bulkCommitGroup(b_);
     target_.bulkWaitGroupRead(b_, 0);
@@ -152,11 +154,6 @@ void FunctionLowering::lowerTma(ir::Op &op) {
   auto eachBarrier = [&](const std::function<void(llvm::Value *, int64_t)> &f) {
     for (int64_t s = 0; s < stages * (consumers ? 2 : 1); ++s)
       f(mbarrierAddress(group, b_.getInt32(static_cast<uint32_t>(s))), s < stages ? 1 : consumers);
-  };
-  // A wait names its line (!tk.loc): the sim's report of a phase that never
-  // completes says where the thread waits.
-  auto located = [&] {
-    if (!b_.GetInsertBlock()->empty()) tagGlobal(&b_.GetInsertBlock()->back(), op.loc());
   };
   auto empty = [&](llvm::Value *slot) {
     return mbarrierAddress(group, b_.CreateAdd(slot, b_.getInt32(static_cast<uint32_t>(stages))));
@@ -180,7 +177,7 @@ void FunctionLowering::lowerTma(ir::Op &op) {
     case ir::OpKind::TmaCopy: return lowerTmaCopy(op, first);
     case ir::OpKind::TmaWait:
       target_.mbarrierWait(b_, mbarrierAddress(group, regs(op.operand(0))[0]), regs(op.operand(1))[0]);
-      located();
+      tagEmitted(op.loc());  // the sim's report of a phase that never completes names it
       // The copies need no fence, but this thread's own generic writes to
       // shared memory (a persistent loop's epilogue, a conversion in the
       // body) must be ordered before wgmma's async-proxy reads, as after a
@@ -197,7 +194,7 @@ void FunctionLowering::lowerTma(ir::Op &op) {
       // first fill of each slot does not wait.
       llvm::Value *parity = b_.CreateXor(regs(op.operand(1))[0], b_.getInt32(1));
       target_.mbarrierWait(b_, empty(regs(op.operand(0))[0]), parity);
-      located();
+      tagEmitted(op.loc());
       return;
     }
     case ir::OpKind::TmaConsumed: {

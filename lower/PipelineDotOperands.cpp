@@ -212,11 +212,11 @@ class LoopPipeliner {
         !wgmmaShape(at.shape[0], bt.shape[1], at.shape[1], fn_.numWarps()))
       return false;
     for (size_t k = 0; k < 2; ++k) {
-      const Op *def = dot->operand(k)->definingOp();
-      // fp8 codes are read in place through emulate-fp8's cast.
-      if (def && fp8Source(dot->operand(k))) def = def->operand(0)->definingOp();
-      // A TMA ring of B^T replaces its trans too (tma_copy k_major).
-      if (tma_ && def && k == 1 && def->is(OpKind::Trans)) def = def->operand(0)->definingOp();
+      // fp8 codes are read in place through emulate-fp8's cast; a TMA ring
+      // of B^T replaces its trans too (tma_copy k_major).
+      bool transposed = false;
+      const Op *def = detail::ringSource(*dot, k, &transposed);
+      if (transposed && !tma_) return false;
       if (std::find(loads.begin(), loads.end(), def) == loads.end()) return false;
     }
     // The accumulator: carried argument j + 1, yielded value j, nothing else.

@@ -78,6 +78,11 @@ namespace detail {
 // emulate-fp8's widening) and B is read as a trans of a block stored [N, K]:
 // wgmma multiplies fp8 codes K-major only.
 bool tmaTakes(const ir::Function &fn, const ir::Op &op);
+// The op behind operand k of `dot` as a TMA ring would hold it: through
+// emulate-fp8's widening of fp8 codes (wgmma reads the codes) and, for b,
+// a 2-D trans (a ring of B^T, K-major); `transposed` says whether a trans
+// was on the way. Null where the operand is a block argument.
+const ir::Op *ringSource(const ir::Op &dot, size_t k, bool *transposed = nullptr);
 // The loop's constant, nonzero step when nothing in its body stops
 // pipelining (a store, an atomic, a pipeline already); else nullopt.
 std::optional<int64_t> pipelinableStep(const ir::Op &loop);

@@ -28,7 +28,6 @@
 #include <set>
 
 #include "ir/MemoryHints.h"
-#include "lower/Layouts.h"
 #include "lower/PipelineDotOperands.h"
 
 namespace tk::lower {
@@ -116,9 +115,7 @@ class WarpSpecializer {
     if (dot.parentBlock() != &body) return false;
     bool ring = false;
     for (size_t k = 0; k < 2; ++k) {
-      const Op *def = dot.operand(k)->definingOp();
-      if (def && fp8Source(dot.operand(k))) def = def->operand(0)->definingOp();  // fp8 codes, read in place
-      if (def && k == 1 && def->is(OpKind::Trans)) def = def->operand(0)->definingOp();
+      const Op *def = detail::ringSource(dot, k);
       if (def && def->is(OpKind::DescLoad)) ring = true;
       else if (def && def->parentBlock() == &body && def->is(OpKind::Load)) return false;
     }

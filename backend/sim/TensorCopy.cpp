@@ -215,6 +215,15 @@ bool readMap(ThreadCtx *t, uint32_t site, const void *map, int32_t rank, TensorM
   return true;
 }
 
+// One request of `traffic` at `site`, when the launch counts per site.
+void countSite(BlockCtx &b, uint32_t site, const Traffic &traffic) {
+  if (SiteCounters *ps = b.worker->perSite) {
+    ps[site].requests += 1;
+    ps[site].bytes += traffic.bytes;
+    ps[site].sectors += traffic.sectors;
+  }
+}
+
 }  // namespace
 
 void tmaLoad(void *dst, const void *map, void *bar, int32_t rank, const int32_t coords[5], uint32_t site) {
@@ -238,11 +247,7 @@ void tmaLoad(void *dst, const void *map, void *bar, int32_t rank, const int32_t 
   b->counters.globalLoadBytes += traffic.bytes;
   b->counters.globalLoadRequests += 1;
   b->counters.globalLoadSectors += traffic.sectors;
-  if (SiteCounters *ps = b->worker->perSite) {
-    ps[site].requests += 1;
-    ps[site].bytes += traffic.bytes;
-    ps[site].sectors += traffic.sectors;
-  }
+  countSite(*b, site, traffic);
   mbarrierCompleteTx(bar, uint32_t(bytes), site);
 }
 
@@ -263,11 +268,7 @@ void tmaStore(const void *src, const void *map, int32_t rank, const int32_t coor
   b->counters.globalStoreBytes += traffic.bytes;
   b->counters.globalStoreRequests += 1;
   b->counters.globalStoreSectors += traffic.sectors;
-  if (SiteCounters *ps = b->worker->perSite) {
-    ps[site].requests += 1;
-    ps[site].bytes += traffic.bytes;
-    ps[site].sectors += traffic.sectors;
-  }
+  countSite(*b, site, traffic);
 }
 
 }  // namespace tk::sim

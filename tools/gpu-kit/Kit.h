@@ -36,6 +36,9 @@ void launchOverhead(const Options &opts, const Emit &emit);  // CUDA only (Launc
 // The bundle of `v` for `arch` from the kit, with its cubin when the kit
 // carries one.
 tk::Bundle loadBundle(const std::string &kitDir, const Variant &v, const std::string &arch);
+// The one arch the kit carries the tuning sweep for (main.cpp's
+// --list-variants, Measure.cpp's runTune): what a compute-9.0 GPU runs.
+inline const char *const kTuneArch = "sm_90a";
 // The archs a case runs on this device, its best first: sm_90a on a 9.0 GPU
 // (and the sim, which stands in for one), sm_80 on an 8.x GPU; with
 // `tensorCores` also every older arch the kit carries that the GPU runs.

@@ -149,10 +149,9 @@ void runTune(const Options &opts, const TuneCase &t, const Emit &emit) {
   auto dev = tk::Device::open(opts.device);
   const bool gpu = dev->kind() == "cuda";
   const std::string arch = archsFor(*dev, false).front();
-  // The kit carries the sweep for sm_90a only (main.cpp's --list-variants).
-  if (arch != "sm_90a") {
+  if (arch != kTuneArch) {
     emit({{"step", "tune"}, {"name", t.caseName}, {"arch", arch}, {"ok", true},
-          {"skipped", "the kit carries the tuning sweep for sm_90a (a compute-9.0 GPU) only"}});
+          {"skipped", std::string("the kit carries the tuning sweep for ") + kTuneArch + " (a compute-9.0 GPU) only"}});
     return;
   }
   for (const json &r : model.at("results")) {

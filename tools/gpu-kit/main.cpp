@@ -56,11 +56,10 @@ void listVariants(const std::string &kitDir) {
     for (const json &r : model.at("results")) {
       if (r.at("status") != "ok") continue;
       const kit::Consts consts = kit::tunedConsts(c, r);
-      // The sweep for sm_90a alone: a compute-9.0 GPU runs it there
-      // (Measure.cpp's runTune), and sm_80's copies of every config were a
-      // third of the kit.
+      // The sweep for kTuneArch alone: sm_80's copies of every config were
+      // a third of the kit.
       for (const kit::Size &s : {t.checkSize, t.size})
-        print(c.variant(*c.make(s), consts, r.at("num_warps"), r.at("num_stages")), "sm_90a");
+        print(c.variant(*c.make(s), consts, r.at("num_warps"), r.at("num_stages")), kit::kTuneArch);
     }
   }
 }
