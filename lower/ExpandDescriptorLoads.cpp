@@ -102,6 +102,12 @@ const Op *ringSource(const Op &dot, size_t k, bool *transposed) {
   return def;
 }
 
+int64_t stageBytes(const std::vector<Op *> &loads) {
+  int64_t bytes = 0;
+  for (const Op *load : loads) bytes += load->result()->type().numElements() * load->result()->type().elem.bytes();
+  return bytes;
+}
+
 bool tmaTakes(const Function &fn, const Op &op) {
   if (!fn.tma() || fn.numStages() < 2 || !tmaCandidate(fn, op)) return false;
   const Block &body = *op.parentBlock();
@@ -197,7 +203,7 @@ constexpr int64_t kSharedBudget = 227 * 1024 - 2048;
 std::optional<std::map<std::string, ir::Attr>> tmaStoreAttrs(Function &fn, const Op &op) {
   const Type &vt = op.operand(op.numOperands() - 1)->type();
   if (!fn.tma() || vt.rank() != 2 || !readsHostParameter(fn, op, 2)) return std::nullopt;
-  const int bytes = ir::bitWidth(vt.elem.scalar) / 8;
+  const int bytes = static_cast<int>(vt.elem.bytes());
   if ((bytes != 2 && bytes != 4) || !isPowerOfTwo(vt.shape[0]) ||
       !isPowerOfTwo(vt.shape[1]) || vt.shape[0] < 8 || vt.shape[0] > 256)
     return std::nullopt;
@@ -207,7 +213,7 @@ std::optional<std::map<std::string, ir::Attr>> tmaStoreAttrs(Function &fn, const
   for (const Op *load : fn.walk())
     if (load->is(OpKind::DescLoad)) {
       const Type &t = load->result()->type();
-      shared += (t.numElements() * (ir::bitWidth(t.elem.scalar) / 8) + 1023) / 1024 * 1024 * std::max(1, fn.numStages());
+      shared += (t.numElements() * t.elem.bytes() + 1023) / 1024 * 1024 * std::max(1, fn.numStages());
     }
   if (shared > kSharedBudget) return std::nullopt;
   return std::map<std::string, ir::Attr>{{"box", std::vector<int64_t>{vt.shape[0], swizzle / bytes}},

@@ -110,7 +110,7 @@ void FunctionLowering::lowerTmaStore(ir::Op &op) {
   const ir::Type &t = op.operand(3)->type();
   const std::vector<int64_t> &box = op.intListAttr("box");
   const int64_t swizzle = op.intAttr("swizzle"), rows = t.shape[0], cols = t.shape[1], span = box[1];
-  const int64_t bytes = ir::bitWidth(t.elem.scalar) / 8;
+  const int64_t bytes = t.elem.bytes();
   llvm::Value *map = tensorMapArg(op);
   useScratch(rows * cols * bytes, 1024);
   llvm::Value *base = scratchBase(1024);

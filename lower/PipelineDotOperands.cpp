@@ -279,15 +279,9 @@ class LoopPipeliner {
     Value *inRange = b.value(OpKind::Cmp, {iv, loop_.operand(1)}, ir::Type::scalar(ir::ScalarKind::I1),
                              {{"predicate", ir::attrOf(step_ > 0 ? ir::CmpPredicate::Lt : ir::CmpPredicate::Gt)}});
     if (tma_) {
-      // One arrival expecting every box's bytes (out-of-bounds elements
-      // count: the hardware writes their zeros), then the copies.
-      int64_t bytes = 0;
-      for (Op *load : loads) {
-        const ir::Type &t = load->result()->type();
-        bytes += t.numElements() * (ir::bitWidth(t.elem.scalar) / 8);
-      }
+      // One arrival expecting every box's bytes, then the copies.
       b.create(OpKind::TmaExpect, {slot, inRange}, std::nullopt,
-               {{"barrier", barrier_}, {"stages", int64_t(stages_)}, {"bytes", bytes}});
+               {{"barrier", barrier_}, {"stages", int64_t(stages_)}, {"bytes", detail::stageBytes(loads)}});
       for (Op *load : loads) {
         b.setLoc(load->loc());
         const size_t n = static_cast<size_t>(load->result()->type().rank());

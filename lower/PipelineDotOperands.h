@@ -83,6 +83,9 @@ bool tmaTakes(const ir::Function &fn, const ir::Op &op);
 // a 2-D trans (a ring of B^T, K-major); `transposed` says whether a trans
 // was on the way. Null where the operand is a block argument.
 const ir::Op *ringSource(const ir::Op &dot, size_t k, bool *transposed = nullptr);
+// The bytes one stage of TMA copies of `loads` brings (tma_expect's): every
+// block whole, out-of-bounds elements too (the hardware writes their zeros).
+int64_t stageBytes(const std::vector<ir::Op *> &loads);
 // The loop's constant, nonzero step when nothing in its body stops
 // pipelining (a store, an atomic, a pipeline already); else nullopt.
 std::optional<int64_t> pipelinableStep(const ir::Op &loop);

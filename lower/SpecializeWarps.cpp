@@ -143,7 +143,6 @@ class WarpSpecializer {
     }
   }
 
-
   // Collects into slice_ the ops `work`'s values are computed by: pure
   // scalar ops without regions at the top level, in the outer loop's body
   // or in the dot loop's; the loops' induction variables and the kernel's
@@ -263,13 +262,8 @@ Op *WarpSpecializer::buildProducerLoop(Builder &b, Value *slot, Value *phase) {
   Value *s = body->argument(1), *p = body->argument(2);
   in.create(OpKind::TmaAcquire, {s, p}, std::nullopt, group(false));
   Value *yes = in.constInt(1, Type::scalar(ScalarKind::I1));
-  int64_t bytes = 0;
-  for (Op *load : loads_) {
-    const Type &t = load->result()->type();
-    bytes += t.numElements() * (bitWidth(t.elem.scalar) / 8);
-  }
   std::map<std::string, Attr> expect = group(false);
-  expect["bytes"] = bytes;
+  expect["bytes"] = detail::stageBytes(loads_);
   in.create(OpKind::TmaExpect, {s, yes}, std::nullopt, expect);
   for (Op *load : loads_) {
     in.setLoc(load->loc());
