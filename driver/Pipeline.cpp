@@ -11,7 +11,7 @@
 //     --print-after PASS after each):
 //       expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse,
 //       licm, cse, dce, canonicalize, dce,
-//       specialize-warps, pipeline-dot-operands, assign-layouts, cse, dce   [tir]
+//       specialize-warps, pipeline-dot-operands, sink-loads, assign-layouts, cse, dce   [tir]
 //   tile IR with layouts
 //     NVPTX: lowerForNvptx (lower/ through NvptxTarget)            [llvm]
 //            libdevice link, store predicates, O3                  [llvm-opt]
@@ -85,6 +85,7 @@ const std::vector<ir::PassInfo> &passes() {
       {"pipeline-dot-operands",
        "turn the operand loads of tensor-core dots in loops into cp.async rings of num_stages slots",
        lower::pipelineDotOperands},
+      {"sink-loads", "outside loops, move each load down to its first use, past pure arithmetic only", ir::sinkLoads},
       {"assign-layouts", "give every tile a distributed layout; anchors loads/stores, vector widths",
        lower::assignLayouts},
   };
@@ -128,6 +129,7 @@ ir::PassPipeline tilePasses() {
   // Before layouts: the rings it makes get shared layouts of their own.
   addPass(p, "specialize-warps");  // before the pipeliner, which leaves its loops alone
   addPass(p, "pipeline-dot-operands");
+  addPass(p, "sink-loads");  // ptxas schedules from the PTX's order: a load where it is used
   addPass(p, "assign-layouts");
   // Layout assignment recomputes values per layout; merge and drop what repeats.
   addPass(p, "cse");

@@ -28,7 +28,7 @@ std::vector<std::string> names() {
 TEST(Pipeline, OneRegistryInOrder) {
   EXPECT_EQ(names(), (std::vector<std::string>{"expand-descriptor-loads", "pad-tiles", "emulate-fp8", "canonicalize",
                                                "reassociate-pointer-offsets", "cse", "licm", "dce", "specialize-warps", "pipeline-dot-operands",
-                                               "assign-layouts"}));
+                                               "sink-loads", "assign-layouts"}));
   EXPECT_EQ(tk::pipeline::findPass("cse")->run, &tk::ir::eliminateCommonSubexpressions);
   EXPECT_EQ(tk::pipeline::findPass("licm")->run, &tk::ir::loopInvariantCodeMotion);
   EXPECT_EQ(tk::pipeline::findPass("frobnicate"), nullptr);
@@ -39,14 +39,14 @@ TEST(Pipeline, OneRegistryInOrder) {
   } catch (const tk::Error &e) {
     EXPECT_EQ(std::string(e.what()),
               "unknown pass 'frobnicate' (known: expand-descriptor-loads, pad-tiles, emulate-fp8, canonicalize, reassociate-pointer-offsets, cse, licm, dce, specialize-warps, pipeline-dot-operands, "
-              "assign-layouts)");
+              "sink-loads, assign-layouts)");
   }
   EXPECT_EQ(tk::pipeline::optimizationPasses().flags(),
             (std::vector<std::string>{"expand-descriptor-loads", "pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets",
                                       "cse", "licm", "cse", "dce", "canonicalize", "dce"}));
   EXPECT_EQ(tk::Compiler::pipelineOrder(),
             (std::vector<std::string>{"expand-descriptor-loads", "pad-tiles", "emulate-fp8", "canonicalize", "reassociate-pointer-offsets",
-                                      "cse", "licm", "cse", "dce", "canonicalize", "dce", "specialize-warps", "pipeline-dot-operands", "assign-layouts", "cse", "dce"}));
+                                      "cse", "licm", "cse", "dce", "canonicalize", "dce", "specialize-warps", "pipeline-dot-operands", "sink-loads", "assign-layouts", "cse", "dce"}));
   // What --print-after accepts is every registered pass the compiler runs.
   EXPECT_EQ(tk::Compiler::pipelinePasses(), names());
   std::vector<std::string> described;
