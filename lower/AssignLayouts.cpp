@@ -190,22 +190,10 @@ class LayoutAssigner {
       for (int d = t.rank() - 1; d >= 0; --d)
         if (d != dim) order.push_back(d);
       anchor_[op] = defaultBlockedLayout(t.shape, fn_.numWarps(), vec, order);
-      // A store of a dot's result stores from the accumulator's registers
-      // when they hold runs of 2 or more along the contiguous dim that the
-      // alignment lets one vector store take: no exchange through shared
-      // memory, whose 128 values and 32 addresses per thread cost the
-      // 128 x 128 x 32 matmul on sm_90a 169 registers against 162
-      // (docs/perf.md, "The accumulator stored from its registers"). A
-      // warp's 8-byte pairs still fill whole 32-byte sectors (4 lanes per
-      // row). Scalar runs keep the exchange and its coalesced stores.
       if (op->is(OpKind::Store))
-        if (LayoutRef acc = accumulatorLayout(op->operand(1), fn_); acc && acc->kind == ir::Layout::Kind::Blocked) {
-          const int pairs = static_cast<int>(std::min<int64_t>(acc->sizePerThread[dim], axis_.vectorWidth(ptrs, dim)));
-          if (acc->order[0] == dim && pairs >= 2) {
-            anchor_[op] = acc;
-            vec = pairs;
-          }
-        }
+        if (LayoutRef acc =
+                accumulatorStoreLayout(*op, dim, axis_.vectorWidth(ptrs, dim), axis_.get(ptrs).contiguity[dim], fn_, vec))
+          anchor_[op] = acc;
       op->setAttr("vec", int64_t(vec));
       recordMaskRun(op, dim, vec);
       // An async copy zero-fills past a source size: it can copy a vector

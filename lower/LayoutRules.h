@@ -31,6 +31,15 @@ void decideRowWarps(ir::Function &fn);
 // elementwise ops or as what a `for` carries out of its body; else null.
 ir::LayoutRef accumulatorLayout(const ir::Value *v, const ir::Function &fn, int depth = 0);
 
+// The layout a store of a dot's result (`store`'s value, accumulatorLayout)
+// stores from when that is the accumulator's own registers, with `vec` set
+// to the elements per store; else null (the value is exchanged through
+// shared memory to the store's coalesced layout). `vectorWidth` and
+// `contiguity` are the store's pointers' AxisInfo figures along `dim`, the
+// dim a coalesced layout would run along.
+ir::LayoutRef accumulatorStoreLayout(const ir::Op &store, int dim, int64_t vectorWidth, int64_t contiguity,
+                                     const ir::Function &fn, int &vec);
+
 // Throws tk::InternalError when a tile of `fn` has a dim that is not a power
 // of two: layouts hold powers of two, and pad-tiles runs before them.
 void requirePaddedTiles(ir::Function &fn);
