@@ -71,8 +71,8 @@ echo "| kernel | arch | tk registers | tk spill bytes | Triton registers | tkc f
 echo "| --- | --- | --- | --- | --- | --- |"
 while IFS='|' read -r label file kernel arch flags triton; do
   [[ -n $label ]] || continue
-  # shellcheck disable=SC2086  # flags are words
   [[ $file == */* ]] || file=stdlib/$file.tk
+  # shellcheck disable=SC2086  # flags are words
   if ! "$tkc" compile "$file" -k "$kernel" --arch "$arch" $flags --no-cache --emit ptx -o "$tmp/k.ptx" \
       2> "$tmp/err"; then
     echo "| $label | $arch | compile failed: $(head -1 "$tmp/err") | | $triton | \`$flags\` |"
