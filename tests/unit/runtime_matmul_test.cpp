@@ -33,6 +33,7 @@ struct Problem {
   int M, N, K;
   bool transA = false, transB = false, bias = false;
   int act = 0;
+  bool transC = false;  // C stored [N, M] (stride_cm 1, stride_cn M)
 };
 
 // Runs matmul on `p` with consts `defines` and checks C element by element.
@@ -85,15 +86,16 @@ void check(tk::Device &dev, const Problem &p, std::map<std::string, std::string>
   tk::Buffer dc = dev.upload(std::vector<float>(size_t(p.M) * p.N, NAN));
   const int64_t bm = bundle.constInt("BLOCK_M"), bn = bundle.constInt("BLOCK_N");
   const uint32_t grid = uint32_t(((p.M + bm - 1) / bm) * ((p.N + bn - 1) / bn));
-  dev(dev.load(bundle), {grid}, da, db, dc, dbias, int32_t(p.M), int32_t(p.N), int32_t(p.K), sam, sak, sbk, sbn,
-      int32_t(p.N), int32_t(1));
+  const int32_t scm = p.transC ? 1 : p.N, scn = p.transC ? p.M : 1;
+  dev(dev.load(bundle), {grid}, da, db, dc, dbias, int32_t(p.M), int32_t(p.N), int32_t(p.K), sam, sak, sbk, sbn, scm,
+      scn);
   std::vector<float> got = dev.download<float>(dc, size_t(p.M) * p.N);
   for (int i = 0; i < p.M; ++i)
     for (int j = 0; j < p.N; ++j) {
       double s = 0;
       for (int k = 0; k < p.K; ++k) s += double(a[size_t(i) * p.K + k]) * b[size_t(k) * p.N + j];
       if (p.bias) s += bias[j];
-      const double ref = act(s, p.act), g = got[size_t(i) * p.N + j];
+      const double ref = act(s, p.act), g = got[size_t(i) * scm + size_t(j) * scn];
       if (!(std::fabs(g - ref) <= 1e-5 * std::max(1.0, std::fabs(ref)))) {
         ADD_FAILURE() << "C[" << i << ", " << j << "] = " << g << ", expected " << ref;
         return;
@@ -107,6 +109,23 @@ TEST(StdlibMatmul, RaggedSizesAndTiles) {
     check(*dev, p, {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}});
   check(*dev, Problem{100, 200, 48}, {{"BLOCK_M", "32"}, {"BLOCK_N", "64"}, {"BLOCK_K", "16"}}, 2);
   check(*dev, Problem{130, 70, 40}, {{"BLOCK_M", "128"}, {"BLOCK_N", "64"}, {"BLOCK_K", "32"}}, 8);
+}
+
+// C through run-time strides, transposed: no layout is known to coalesce
+// its store, which stores from the accumulator's registers (one element
+// each), on mma.sync and on wgmma, at a tile whose thread holds 32 columns
+// and one holding 64 (which keeps the exchange through shared memory).
+TEST(StdlibMatmul, TransposedResultThroughRunTimeStrides) {
+  auto dev = tk::Device::open("sim");
+  const std::map<std::string, std::string> wide = {{"BLOCK_M", "128"}, {"BLOCK_N", "128"}, {"BLOCK_K", "32"}};
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    Problem p{130, 70, 40};
+    p.transC = true;
+    check(*dev, p, {}, 4, 3, false, arch);
+    check(*dev, p, wide, 4, 4, false, arch);
+    p.transA = true;
+    check(*dev, p, {{"BLOCK_M", "64"}, {"BLOCK_N", "256"}, {"BLOCK_K", "32"}}, 4, 3, false, arch);
+  }
 }
 
 // The operand pipeline at every depth: ragged M, N and K (partial chunks
