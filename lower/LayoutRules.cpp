@@ -121,7 +121,7 @@ ir::LayoutRef accumulatorLayout(const ir::Value *v, const ir::Function &fn, int 
 //    whole 32-byte sectors (4 lanes per row).
 //  - nothing is known contiguous (run-time strides): no layout is known to
 //    coalesce, and the exchange cost the matmul without facts half its
-//    compile time (0.23 s -> 0.11 s) and 27 KiB of shared memory. Only
+//    compile time (0.21 s -> 0.11 s) and 20-27 KiB of shared memory. Only
 //    while each thread holds at most 32 columns: the lowering computes a
 //    tile's offsets before its stores, all live beside the accumulator
 //    (128 x 256 with 8 warps, 64 columns, spilled 36 B on sm_90a).

@@ -28,8 +28,9 @@ bool reassociatePointerOffsets(Function &fn);
 // Moves pure ops of a `for` body whose operands are all defined outside the
 // loop to just before it, innermost loops first (LoopInvariantCodeMotion.cpp).
 bool loopInvariantCodeMotion(Function &fn);
-// Moves each non-volatile `load` down its block to just before its first
-// user or the first op that is not pure (SinkLoads.cpp).
+// Outside loops, moves each non-volatile `load` down its block to just
+// before its first user, the first op that is not pure or the first that
+// computes a pointer (SinkLoads.cpp).
 bool sinkLoads(Function &fn);
 // Pads every tile dim to the next power of two and masks the padding
 // wherever an op could see it (PadTiles.cpp).

@@ -9,7 +9,7 @@
 // computation, and ptxas for sm_90 then kept the loaded values and more of
 // the rounds' streams live at once: 46 registers (56 with no integer facts)
 // where the same kernel with its load written after the rounds takes 32, as
-// Triton's does (docs/perf.md, "Side by side with Triton"). At its first use
+// Triton's does (docs/perf.md, "Dropout's load"). At its first use
 // the load is still ptxas's to hoist where latency is worth the registers.
 //
 // Where it stops, each measured over stdlib/ and tests/kernels/ (sm_80 and
