@@ -132,8 +132,7 @@ ir::LayoutRef accumulatorStoreLayout(const ir::Op &store, int dim, int64_t vecto
   ir::LayoutRef acc = accumulatorLayout(store.operand(1), fn);
   if (!acc || acc->kind != ir::Layout::Kind::Blocked || acc->order[0] != dim) return nullptr;
   const int pairs = static_cast<int>(std::min<int64_t>(acc->sizePerThread[dim], vectorWidth));
-  const int64_t cover = int64_t(acc->sizePerThread[dim]) * acc->threadsPerWarp[dim] * acc->warpsPerCTA[dim];
-  const int64_t columns = acc->sizePerThread[dim] * std::max<int64_t>(1, store.operand(1)->type().shape[dim] / cover);
+  const int columns = RegisterMap(acc, store.operand(1)->type().shape).count(dim);
   if (pairs < 2 && (contiguity > 1 || columns > 32)) return nullptr;
   vec = std::max(pairs, 1);
   return acc;

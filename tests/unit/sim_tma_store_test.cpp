@@ -10,8 +10,7 @@
 #include <cstring>
 #include <random>
 
-#include "backend/sim/TensorMap.h"
-#include "tests/unit/sim_KernelBuilder.h"
+#include "tests/unit/sim_TmaTestUtil.h"
 #include "tk/error.h"
 
 namespace tk::sim::test {
@@ -21,36 +20,6 @@ using llvm::Value;
 
 const char *const kStore = "store.tk:6:5";
 constexpr uint32_t kBoxAt = 1024;  // shared offset of the box; an mbarrier, when any, is at 0
-
-// Runs `body` in thread `which` only.
-void onlyThread(KernelBuilder &k, Value *tid, int which, const std::function<void()> &body) {
-  auto &b = k.b();
-  auto *then = k.block("only"), *join = k.block("join");
-  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(uint32_t(which))), then, join);
-  b.SetInsertPoint(then);
-  body();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-}
-
-// A 2-d tensor map of `cols` x `rows` elements whose rows lie `pitch`
-// elements apart (pitch >= cols: the padding is memory the tensor does not own).
-TensorMap makeMap(const void *base, uint32_t elemBytes, uint64_t cols, uint64_t rows, uint64_t pitch,
-                  std::vector<uint32_t> box, uint32_t swizzle) {
-  TensorMap m{};
-  m.base = uint64_t(uintptr_t(base));
-  m.rank = 2;
-  m.elemBytes = elemBytes;
-  m.swizzle = swizzle;
-  m.dims[0] = cols, m.dims[1] = rows;
-  m.strides[0] = elemBytes, m.strides[1] = pitch * elemBytes;
-  m.box[0] = box[0], m.box[1] = box[1];
-  m.magic = kTensorMapMagic;
-  return m;
-}
-
-// The spec's swizzle, written out here so the test does not share the sim's code.
-uint32_t swizzle(uint32_t a, uint32_t bytes) { return bytes ? a ^ (((a >> 7) & (bytes / 16 - 1)) << 4) : a; }
 
 // How the kernel below breaks the rules, if it does.
 enum class Flaw { None, NoFence, IssuerWritesAfterFence, MisalignedSource, OtherThreadStores };
@@ -112,7 +81,7 @@ TEST_P(SimTmaStore, WritesTheBoxInsideTheTensorOnly) {
   for (uint32_t i = 0; i < boxBytes; ++i) image[i] = uint8_t(rng());
   const uint8_t poison = 0xa5;
   std::memset(out.p, poison, out.n);
-  alignas(64) TensorMap map = makeMap(out.p, eb, cols, rows, pitch, {c.inner, boxRows}, c.swizzle);
+  alignas(64) TensorMap map = makeMap(out.p, eb, {cols, rows}, {c.inner, boxRows}, c.swizzle, pitch);
   void *pi = image.p;
   LaunchConfig cfg;
   cfg.blockThreads = 32;
@@ -187,8 +156,8 @@ TEST_P(SimTmaRoundTrip, StoringALoadedBoxCopiesIt) {
   std::mt19937 rng(c.swizzle + eb);
   for (size_t i = 0; i < in.n; ++i) in[i] = uint8_t(rng());
   std::memset(out.p, 0xa5, out.n);
-  alignas(64) TensorMap src = makeMap(in.p, eb, cols, rows, pitch, {c.inner, boxRows}, c.swizzle);
-  alignas(64) TensorMap dst = makeMap(out.p, eb, cols, rows, pitch, {c.inner, boxRows}, c.swizzle);
+  alignas(64) TensorMap src = makeMap(in.p, eb, {cols, rows}, {c.inner, boxRows}, c.swizzle, pitch);
+  alignas(64) TensorMap dst = makeMap(out.p, eb, {cols, rows}, {c.inner, boxRows}, c.swizzle, pitch);
   // The load reads past the top left corner, the store writes past the bottom right.
   const int32_t c0 = -3, c1 = -2, d0 = int32_t(cols - c.inner + 5), d1 = int32_t(rows - 6);
   LaunchConfig cfg;
@@ -221,7 +190,7 @@ std::string storeError(Flaw flaw, bool tooTall = false) {
   Simulator sim(1);
   Buffer<uint16_t> image(sim.memory(), 256), out(sim.memory(), 256);
   std::memset(image.p, 0x11, 512);
-  alignas(64) TensorMap map = makeMap(out.p, 2, 32, tooTall ? 9 : 8, 32, {32, tooTall ? 9u : 8u}, 64);
+  alignas(64) TensorMap map = makeMap(out.p, 2, {32, tooTall ? 9u : 8u}, {32, tooTall ? 9u : 8u}, 64, 32);
   void *pi = image.p;
   const int32_t zero = 0;
   LaunchConfig cfg;

@@ -9,8 +9,7 @@
 
 #include <cstring>
 
-#include "backend/sim/TensorMap.h"
-#include "tests/unit/sim_KernelBuilder.h"
+#include "tests/unit/sim_TmaTestUtil.h"
 
 namespace tk::sim::test {
 namespace {
@@ -20,38 +19,6 @@ using llvm::Value;
 const char *const kWait = "tma.tk:7:5";
 const char *const kCopy = "tma.tk:5:9";
 constexpr uint32_t kBoxAt = 1024;  // shared offset of the box; the mbarrier is at 0
-
-// Runs `body` in thread `which` only.
-void onlyThread(KernelBuilder &k, Value *tid, int which, const std::function<void()> &body) {
-  auto &b = k.b();
-  auto *then = k.block("only"), *join = k.block("join");
-  b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt32(uint32_t(which))), then, join);
-  b.SetInsertPoint(then);
-  body();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-}
-
-TensorMap makeMap(const void *base, uint32_t elemBytes, std::vector<uint64_t> dims, std::vector<uint32_t> box,
-                  uint32_t swizzle) {
-  TensorMap m{};
-  m.base = uint64_t(uintptr_t(base));
-  m.rank = uint32_t(dims.size());
-  m.elemBytes = elemBytes;
-  m.swizzle = swizzle;
-  uint64_t stride = elemBytes;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    m.dims[d] = dims[d];
-    m.strides[d] = stride;
-    m.box[d] = box[d];
-    stride *= dims[d];
-  }
-  m.magic = kTensorMapMagic;
-  return m;
-}
-
-// The spec's swizzle, written out here so the test does not share the sim's code.
-uint32_t swizzle(uint32_t a, uint32_t bytes) { return bytes ? a ^ (((a >> 7) & (bytes / 16 - 1)) << 4) : a; }
 
 // box(out, map, c0, c1), 32 threads: thread 0 inits the mbarrier (1
 // arrival); a barrier; thread 0 expects the box's bytes and copies the box
