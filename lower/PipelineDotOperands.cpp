@@ -89,6 +89,18 @@ class LoopPipeliner {
     // stages: its rings 74 KiB -> 37, the kernel's shared memory 80 KiB ->
     // 64, its epilogue's scratch; docs/perf.md).
     if (std::none_of(loads.begin(), loads.end(), [&](const Op *l) { return mayCopyAsync(*l); })) stages_ = 2;
+    // Dots on mma.sync read their slot into registers (ldmatrix) within the
+    // iteration, so the copy S-1 iterations ahead may refill the slot just
+    // read: Triton's sm_80 pipeliner issues it at the end of the iteration
+    // into that slot, S-1 slots in all. Issued here after the next
+    // iteration's wait instead (the same moment, before the dots' fragments
+    // are live), it is S-2 ahead of that iteration in S-1 slots; never fewer
+    // than two, so that num_stages 2 still overlaps a copy with the dots.
+    // Attention at 128 x 64, 3 stages, D = 64 on sm_80: 72 KiB -> 54
+    // (Triton's rings 2 x 64 x 64 too; docs/perf.md). wgmma keeps its
+    // operands in shared memory until its group completes: all S slots.
+    else if (!fn_.wgmma() && stages_ >= 3)
+      stages_ -= 1;
     ahead_ = stages_ >= 3 && keepsWgmmaGroup(loads) ? stages_ - 2 : stages_ - 1;
     rewrite(loads, invariantLoads());
     return true;

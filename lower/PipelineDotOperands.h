@@ -7,7 +7,10 @@
 // slot then holds the loaded bytes), with masked-off elements zero (no `other`,
 // or 0), and whose pointers and masks are pure functions of the induction
 // variable and of values from outside the loop, each such load becomes a
-// ring of num_stages shared slots:
+// ring of S shared slots: S = num_stages for dots on wgmma (the function's
+// `wgmma` attribute), which read the slot while they run; num_stages - 1,
+// at least 2, for mma.sync, which reads its slot into registers within the
+// iteration (Triton's sm_80 count, PipelineDotOperands.cpp):
 //
 //   prologue   async_copy the tiles of iterations 0 .. S-2 into slots 0 .. S-2,
 //              one async_commit per iteration
