@@ -53,6 +53,8 @@ attention D=64|attention|attention|sm_90a|-D D=64 $attn|191
 attention D=64 causal|attention|attention|sm_90a|-D D=64 -D CAUSAL=true $attn|208
 attention D=128|attention|attention|sm_90a|-D D=128 $attn|252
 attention D=128 causal|attention|attention|sm_90a|-D D=128 -D CAUSAL=true $attn|254
+attention D=64|attention|attention|sm_80|-D D=64 $attn|246 (the kernel written in Triton)
+attention D=128|attention|attention|sm_80|-D D=128 $attn|255 + 104 B (the kernel written in Triton)
 attention D=64, host descriptors (TMA K/V)|attention|attention_desc|sm_90a|-D D=64 $attn|187 (tutorial 06, TMA)
 attention D=64 causal, host descriptors|attention|attention_desc|sm_90a|-D D=64 -D CAUSAL=true $attn|190 (tutorial 06, TMA)
 attention D=128, host descriptors|attention|attention_desc|sm_90a|-D D=128 $attn|250 (tutorial 06, TMA)
@@ -83,6 +85,20 @@ while IFS='|' read -r label file kernel arch flags triton; do
   spill=$(grep -oE '[0-9]+ bytes spill stores' <<< "$info" | grep -oE '^[0-9]+' | head -1)
   echo "| $label | $arch | $regs | $spill | $triton | \`$flags\` |"
 done <<< "$table"
+
+# Shared memory of attention on sm_80 (the bundle's shared_bytes) beside
+# Triton 3.9's `metadata.shared` for the same kernel written in Triton,
+# cc 80, the same tiles (docs/perf.md, "Triton's slot count").
+echo
+echo "| kernel | arch | tk shared bytes | Triton shared bytes |"
+echo "| --- | --- | --- | --- |"
+for pair in 64:49152 128:98304; do
+  d=${pair%%:*}
+  # shellcheck disable=SC2086  # $attn is words
+  "$tkc" compile stdlib/attention.tk -k attention --arch sm_80 -D D="$d" $attn --no-cache --emit bundle -o "$tmp/a.json"
+  shared=$(grep -oE '"shared_bytes": [0-9]+' "$tmp/a.json" | grep -oE '[0-9]+$')
+  echo "| attention D=$d | sm_80 | $shared | ${pair#*:} |"
+done
 
 # Compile time of the matmul without facts against the specialised one
 # (issue 25: within 2x), whole process, best of 5, cache off.

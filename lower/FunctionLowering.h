@@ -121,6 +121,16 @@ class FunctionLowering {
   // The thread's 4 A registers (two f16/bf16 each) for m16 tile `tile` and
   // k16 step `ks` of A, in mma.m16n8k16's A fragment order.
   std::vector<llvm::Value *> fragmentA(const ir::Value *a, int64_t tile, int64_t ks);
+  // One mma.sync of `kind` (not fp8) on fragments a, b and accumulators c.
+  std::vector<llvm::Value *> mmaSync(MmaKind kind, const std::vector<llvm::Value *> &a,
+                                     const std::vector<llvm::Value *> &b, const std::vector<llvm::Value *> &c);
+  // Tags the last call in the current block (the Target's ldmatrix or mma)
+  // with `loc`, and returns `out`.
+  std::vector<llvm::Value *> lastCallAt(std::vector<llvm::Value *> out, const ir::Location &loc);
+  // In a swizzled ring slot (sharedSlotLayout): the address `chunks` 16-byte
+  // chunks (i32; its low 3 bits XORed, the rest added) and `bytes` past a
+  // lane's address, which lies in a 128-byte aligned block (lowerDotMma).
+  llvm::Value *swizzledAddress(llvm::Value *lane, llvm::Value *chunks, llvm::Value *bytes);
   // Byte offsets (i32) of logical element (row, col) of A and of B in their
   // staging regions, swizzle included.
   llvm::Value *wgmmaOffsetA(const WgmmaPlan &p, llvm::Value *row, llvm::Value *col);
@@ -147,10 +157,21 @@ class FunctionLowering {
   // Places every ring named by the function's async_copy / shared_load ops
   // at the start of shared memory (ringBytes_); scratch follows them.
   void planRings();
+  // planRings' last step: swizzles the slots read only by mma.sync (every
+  // shared_load of the ring in place, `mmaOnly`) whose `copies` allow it,
+  // and gives each ring of `order` its offset.
+  void placeRings(const std::vector<int64_t> &order, const std::map<int64_t, bool> &mmaOnly,
+                  const std::map<int64_t, int64_t> &elts, const std::map<int64_t, std::vector<const ir::Op *>> &copies);
   // Where a pipelined loop keeps a wgmma group in flight across iterations
   // (LowerPipeline.cpp): fills wgmmaPending_ and drainAfter_. Needs
   // planRings' inPlace_.
   void planWgmmaInFlight();
+  // The byte offset (i32) of element (row, col) in a ring slot of layout
+  // `s` (slotByteOffset, as IR).
+  llvm::Value *slotOffset(const SharedSlotLayout &s, llvm::Value *row, llvm::Value *col, int64_t elt);
+  // `ptr` with `mask` XORed into its address bits: a swizzled slot's chunk
+  // bits, where ptr lies in a 128-byte aligned block.
+  llvm::Value *xorAddress(llvm::Value *ptr, llvm::Value *mask);
   void lowerAsyncCopy(ir::Op &op);
   void lowerAsyncWait(ir::Op &op);
   Regs lowerSharedLoad(ir::Op &op);

@@ -116,6 +116,23 @@ SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes) 
   return s;
 }
 
+std::optional<SharedSlotLayout> swizzledSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes) {
+  if ((cols * eltBytes) % 128 != 0) return std::nullopt;
+  SharedSlotLayout s;
+  s.rows = rows;
+  s.cols = cols;
+  s.rowStride = cols;
+  s.bytes = rows * cols * eltBytes;
+  s.swizzled = true;
+  return s;
+}
+
+int64_t slotByteOffset(const SharedSlotLayout &s, int64_t row, int64_t col, int64_t eltBytes) {
+  const int64_t inRow = col * eltBytes;
+  if (!s.swizzled) return row * s.rowStride * eltBytes + inRow;
+  return row * s.rowStride * eltBytes + ((inRow / 16) ^ (row % 8)) * 16 + inRow % 16;
+}
+
 ir::LayoutRef permutedLayout(const ir::LayoutRef &l, const std::vector<int> &order) {
   if (!l) return nullptr;
   const int rank = static_cast<int>(order.size());

@@ -87,12 +87,25 @@ std::vector<int> inversePermutation(const std::vector<int> &order);
 // on 32 distinct banks, as do the 16-byte chunks a warp's cp.async writes
 // (docs/internals.md, "Pipelined dot operands"); every row stays 16-byte
 // aligned as ldmatrix and cp.async need. The one place that layout is chosen.
+//
+// A ring slot that only mma.sync reads in place (LowerPipeline.cpp,
+// planRings) and whose rows are whole 128-byte blocks is swizzled instead,
+// as Triton's sm_80 slots are: no padding, and 16-byte chunk c of row r
+// lies at chunk c ^ (r % 8) of its 128-byte block, so the same 8 rows of a
+// chunk fall on 32 distinct banks (attention at 128 x 64, D = 64: 12.5%
+// less shared memory; docs/perf.md).
 struct SharedSlotLayout {
   int64_t rows = 0, cols = 0;
   int64_t rowStride = 0;  // elements from one row to the next
   int64_t bytes = 0;      // of the whole tile, a multiple of 16
+  bool swizzled = false;  // chunks XOR-swizzled by row, unpadded
 };
 SharedSlotLayout sharedSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes);
+// The swizzled layout of a [rows, cols] slot, where rows of cols elements
+// are whole 128-byte blocks; std::nullopt where they are not.
+std::optional<SharedSlotLayout> swizzledSlotLayout(int64_t rows, int64_t cols, int64_t eltBytes);
+// The byte offset of element (row, col) in a slot of layout `s`.
+int64_t slotByteOffset(const SharedSlotLayout &s, int64_t row, int64_t col, int64_t eltBytes);
 
 // A layout seen as its root blocked layout over an expanded shape: slices
 // re-insert their removed dims with size 1. `kept[i]` is the root dim that

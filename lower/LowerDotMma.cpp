@@ -11,7 +11,10 @@ namespace tk::lower {
 // Shared memory holds a row-major [M, K + 8] and b row-major [K, N + 8]
 // (sharedSlotLayout): the 16 bytes of padding per row shift consecutive rows
 // by 4 banks, so the 8 rows of 16 bytes an ldmatrix phase reads fall on 32
-// distinct banks, and every row stays 16-byte aligned as ldmatrix needs.
+// distinct banks, and every row stays 16-byte aligned as ldmatrix needs. A
+// ring slot may instead be unpadded and swizzled (chunk c of row r at
+// c ^ (r % 8)), with the same effect on the banks; see the lane addresses
+// below.
 //
 // In mmaLayout a warp at (warpM, warpN) holds, for its m16 tile i and n8
 // tile j, rows warpM*8 + g + (2i + h)*8*wm (g = lane / 4; h = 0, 1: the
@@ -68,6 +71,37 @@ std::vector<llvm::Value *> FunctionLowering::fragmentA(const ir::Value *a, int64
     out.push_back(b_.CreateBitCast(v, b_.getInt32Ty()));
   }
   return out;
+}
+
+std::vector<llvm::Value *> FunctionLowering::mmaSync(MmaKind kind, const std::vector<llvm::Value *> &a,
+                                                  const std::vector<llvm::Value *> &b, const std::vector<llvm::Value *> &c) {
+  switch (kind) {
+    case MmaKind::TF32:
+      return target_.mmaM16N8K8Tf32(b_, a, b, c);
+    case MmaKind::S8:
+      return target_.mmaM16N8K32S8(b_, a, b, c);
+    default:
+      return target_.mmaM16N8K16(b_, kind == MmaKind::BF16, a, b, c);
+  }
+}
+
+// The sim names a failing ldmatrix or mma by its call's !tk.loc: the last
+// call the Target emitted.
+std::vector<llvm::Value *> FunctionLowering::lastCallAt(std::vector<llvm::Value *> out, const ir::Location &loc) {
+  llvm::BasicBlock *bb = b_.GetInsertBlock();
+  for (auto it = bb->rbegin(); it != bb->rend(); ++it)
+    if (llvm::isa<llvm::CallInst>(*it)) {
+      tagGlobal(&*it, loc);
+      break;
+    }
+  return out;
+}
+
+llvm::Value *FunctionLowering::swizzledAddress(llvm::Value *lane, llvm::Value *chunks, llvm::Value *bytes) {
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  llvm::Value *at = xorAddress(lane, b_.CreateShl(b_.CreateAnd(chunks, i32(7)), i32(4)));
+  llvm::Value *rest = b_.CreateAdd(b_.CreateShl(b_.CreateAnd(chunks, i32(~int64_t(7))), i32(4)), bytes);
+  return b_.CreateGEP(b_.getInt8Ty(), at, rest);
 }
 
 namespace {
@@ -133,8 +167,11 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   const ir::Op *ringA = fp8 ? nullptr : inPlaceOperand(opA), *ringB = fp8 ? nullptr : inPlaceOperand(opB);
   const bool regA = !fp8 && !ringA && aFromRegisters(op);
   const bool bT = !halves || (ringB && rings_.at(ringB->intAttr("buffer")).transposed);
-  const SharedSlotLayout slotA = sharedSlotLayout(M, K, elt),
-                         slotB = bT ? sharedSlotLayout(N, K, elt) : sharedSlotLayout(K, N, elt);
+  // A ring's slot may be swizzled (planRings); scratch is always padded.
+  const SharedSlotLayout slotA = ringA ? rings_.at(ringA->intAttr("buffer")).slot : sharedSlotLayout(M, K, elt),
+                         slotB = ringB ? rings_.at(ringB->intAttr("buffer")).slot
+                                 : bT  ? sharedSlotLayout(N, K, elt)
+                                       : sharedSlotLayout(K, N, elt);
   const int64_t strideA = slotA.rowStride, strideB = slotB.rowStride;
 
   llvm::Value *scratch = scratchBase();
@@ -166,22 +203,22 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   llvm::Value *aOffset = b_.CreateAdd(b_.CreateMul(aRow, i32(strideA)), aCol);
   // B: lanes 0-15 supply rows k = lane of the step (lanes 16-31 repeat them;
   // ldmatrix .x2 ignores their addresses), at this warp's first column.
-  llvm::Value *bOffset =
-      !bT ? b_.CreateAdd(b_.CreateMul(b_.CreateURem(lane_, i32(16)), i32(strideB)), b_.CreateMul(warpN, i32(8)))
-          : b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(warpN, i32(8)), row8), i32(strideB)),
-                         b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(kHalf)));
-
-  // The sim names a failing ldmatrix or mma by its call's !tk.loc: the last
-  // call the Target emitted.
-  auto located = [&](std::vector<llvm::Value *> out) {
-    llvm::BasicBlock *bb = b_.GetInsertBlock();
-    for (auto it = bb->rbegin(); it != bb->rend(); ++it)
-      if (llvm::isa<llvm::CallInst>(*it)) {
-        tagGlobal(&*it, op.loc());
-        break;
-      }
-    return out;
-  };
+  llvm::Value *bRow0 = !bT ? b_.CreateURem(lane_, i32(16)) : b_.CreateAdd(b_.CreateMul(warpN, i32(8)), row8);
+  llvm::Value *bCol0 = !bT ? b_.CreateMul(warpN, i32(8)) : b_.CreateMul(b_.CreateAnd(mat, i32(1)), i32(kHalf));
+  llvm::Value *bOffset = b_.CreateAdd(b_.CreateMul(bRow0, i32(strideB)), bCol0);
+  // In a swizzled slot (16-bit elements: a 16-byte chunk is 8 of them) a
+  // lane's rows keep their phase r % 8 = lane % 8 at every step and tile
+  // (those move by multiples of 8 rows), and its chunks are its first, c0,
+  // plus multiples of 2 (of wn for b's n tiles), bits c0 lacks: chunk
+  // (c0 + d) ^ phase = (c0 ^ phase) ^ d. So a lane holds one address per
+  // operand, its first element's, and each ldmatrix XORs d's low three bits
+  // into it and adds the rest as an immediate. (Reading b's n tiles in pairs
+  // with ldmatrix.x4.trans, half the addresses, took more registers on
+  // sm_80: D = 64 attention 223 -> 243; docs/perf.md.)
+  const int64_t rowBytesA = strideA * elt, rowBytesB = strideB * elt, kChunks = kStep * elt / 16;
+  llvm::Value *laneA = slotA.swizzled ? b_.CreateGEP(b_.getInt8Ty(), base, slotOffset(slotA, aRow, aCol, elt)) : nullptr;
+  llvm::Value *laneB = slotB.swizzled ? b_.CreateGEP(b_.getInt8Ty(), baseB, slotOffset(slotB, bRow0, bCol0, elt)) : nullptr;
+  auto located = [&](std::vector<llvm::Value *> out) { return lastCallAt(std::move(out), op.loc()); };
 
   RegisterMap rm(rt.layout, rt.shape);
   auto reg = [&](int64_t k0, int64_t k1) { return rm.index({static_cast<int>(k0), static_cast<int>(k1)}); };
@@ -189,14 +226,7 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
   auto mma = [&](const std::vector<llvm::Value *> &a, const std::vector<llvm::Value *> &bf,
                  const std::vector<llvm::Value *> &c) {
     if (fp8) return target_.mmaM16N8K32Fp8(b_, opA->type().elem.scalar, opB->type().elem.scalar, a, bf, c);
-    switch (kind) {
-      case MmaKind::TF32:
-        return target_.mmaM16N8K8Tf32(b_, a, bf, c);
-      case MmaKind::S8:
-        return target_.mmaM16N8K32S8(b_, a, bf, c);
-      default:
-        return target_.mmaM16N8K16(b_, bf16, a, bf, c);
-    }
+    return mmaSync(kind, a, bf, c);
   };
 
   // One k step at `ks` (i32): 1 ldmatrix per m tile, 1 per n tile, tilesM
@@ -209,14 +239,26 @@ Regs FunctionLowering::lowerDotMma(ir::Op &op) {
         a[i] = fragmentA(op.operand(0), i, llvm::cast<llvm::ConstantInt>(ks)->getSExtValue());
         continue;
       }
-      llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
-      a[i] = located(target_.ldmatrix(b_, b_.CreateGEP(half, base, off), 4, false));
+      llvm::Value *at;
+      if (laneA) {
+        at = swizzledAddress(laneA, b_.CreateMul(ks, i32(kChunks)), i32(2 * i * 8 * wm * rowBytesA));
+      } else {
+        llvm::Value *off = b_.CreateAdd(aOffset, b_.CreateAdd(k0, i32(2 * i * 8 * wm * strideA)));
+        at = b_.CreateGEP(half, base, off);
+      }
+      a[i] = located(target_.ldmatrix(b_, at, 4, false));
     }
     // B^T steps along its rows' k; b down its k rows.
     llvm::Value *bRow = b_.CreateAdd(bOffset, bT ? k0 : b_.CreateMul(k0, i32(strideB)));
     for (int64_t j = 0; j < tilesN; ++j) {
-      llvm::Value *off = b_.CreateAdd(bRow, i32(j * 8 * wn * (bT ? strideB : 1)));
-      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, b_.CreateGEP(half, baseB, off), 2, !bT));
+      llvm::Value *at;
+      if (laneB && bT)
+        at = swizzledAddress(laneB, b_.CreateMul(ks, i32(kChunks)), i32(j * 8 * wn * rowBytesB));
+      else if (laneB)
+        at = swizzledAddress(laneB, i32(j * wn), b_.CreateMul(k0, i32(rowBytesB)));
+      else
+        at = b_.CreateGEP(half, baseB, b_.CreateAdd(bRow, i32(j * 8 * wn * (bT ? strideB : 1))));
+      std::vector<llvm::Value *> bf = located(target_.ldmatrix(b_, at, 2, !bT));
       for (int64_t i = 0; i < tilesM; ++i) {
         const int r[4] = {reg(2 * i, 2 * j), reg(2 * i, 2 * j + 1), reg(2 * i + 1, 2 * j), reg(2 * i + 1, 2 * j + 1)};
         std::vector<llvm::Value *> d = located(mma(a[i], bf, {acc[r[0]], acc[r[1]], acc[r[2]], acc[r[3]]}));

@@ -66,6 +66,7 @@ void FunctionLowering::planRings() {
   for (ir::Op *op : fn_.walk())
     if (op->is(ir::OpKind::TmaCopy) && op->hasAttr("k_major") && op->intAttr("k_major")) kMajorTma.insert(op->intAttr("buffer"));
   auto uses = ir::computeUses(fn_);
+  std::map<int64_t, bool> mmaOnly;  // every shared_load of the ring is read in place by mma.sync
   for (ir::Op *op : fn_.walk()) {
     if (!op->is(ir::OpKind::SharedLoad)) continue;
     std::vector<std::pair<ir::Op *, size_t>> users;
@@ -119,6 +120,8 @@ void FunctionLowering::planRings() {
       if (copiesFit(k)) plan = k;
     }
     wgmma = wgmma && copiesFit(plan);
+    const int64_t id = op->intAttr("buffer");
+    mmaOnly[id] = (!mmaOnly.count(id) || mmaOnly[id]) && mma && !wgmma;
     if (!mma && !wgmma) continue;
     inPlace_.insert(op->result());
     if (wgmma) {
@@ -154,8 +157,40 @@ void FunctionLowering::planRings() {
     r.transposed = true;
     r.slot = sharedSlotLayout(r.slot.cols, r.slot.rows, elts.at(id));
   }
+  placeRings(order, mmaOnly, elts, copies);
+}
+
+// Rings only ldmatrix reads, of 16-bit elements in whole 128-byte rows, are
+// swizzled rather than padded (sharedSlotLayout), as Triton's sm_80 slots
+// are; lowerDotMma's addresses XOR the chunk bits of 128-byte aligned rows.
+// Then each ring is placed after the last, aligned as its layout needs.
+void FunctionLowering::placeRings(const std::vector<int64_t> &order, const std::map<int64_t, bool> &mmaOnly,
+                                  const std::map<int64_t, int64_t> &elts,
+                                  const std::map<int64_t, std::vector<const ir::Op *>> &copies) {
+  for (const auto &[id, onlyMma] : mmaOnly) {
+    Ring &r = rings_.at(id);
+    const std::optional<SharedSlotLayout> s = swizzledSlotLayout(r.slot.rows, r.slot.cols, 2);
+    if (!onlyMma || elts.at(id) != 2 || !s) continue;
+    // Only where every copy into it still reaches its elements by constant
+    // distances from one address per thread: a copy of one element per
+    // thread along rows the swizzle tells apart (run-time strides) would
+    // hold an address per element across the loop (the 128 x 256 x 64
+    // matmul without facts on sm_80: 332 bytes of spill stores).
+    bool fits = true;
+    for (const ir::Op *copy : copies.count(id) ? copies.at(id) : std::vector<const ir::Op *>{}) {
+      const ir::Type &pt = copy->operand(0)->type();
+      RegisterMap rm(pt.layout, pt.shape);
+      auto offsetAt = [&](int64_t row, int64_t col) {
+        if (r.transposed) std::swap(row, col);
+        return slotByteOffset(*s, row, col, 2);
+      };
+      fits = fits && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
+    }
+    if (fits) r.slot = *s;
+  }
   for (int64_t id : order) {
     Ring &r = rings_.at(id);
+    if (r.slot.swizzled) ringBytes_ = static_cast<int>(alignedUp(ringBytes_, 128));
     if (r.wgmmaOperand) ringBytes_ = static_cast<int>(alignedUp(ringBytes_, 1024));
     r.offset = ringBytes_;
     ringBytes_ += static_cast<int>(r.slot.bytes * r.stages);
@@ -243,6 +278,21 @@ llvm::Value *FunctionLowering::slotBase(int64_t buffer, llvm::Value *slot) {
   llvm::Value *offset = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(r.offset)),
                                      b_.CreateMul(slot, b_.getInt32(static_cast<uint32_t>(r.slot.bytes))));
   return b_.CreateGEP(b_.getInt8Ty(), target_.sharedBase(b_), offset);
+}
+
+llvm::Value *FunctionLowering::slotOffset(const SharedSlotLayout &s, llvm::Value *row, llvm::Value *col, int64_t elt) {
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  if (!s.swizzled) return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(s.rowStride)), col), i32(elt));
+  llvm::Value *rowBytes = b_.CreateMul(row, i32(s.rowStride * elt)), *inRow = b_.CreateMul(col, i32(elt));
+  llvm::Value *phase = b_.CreateShl(b_.CreateAnd(row, i32(7)), i32(4));
+  return b_.CreateAdd(rowBytes, b_.CreateXor(inRow, phase));
+}
+
+llvm::Value *FunctionLowering::xorAddress(llvm::Value *ptr, llvm::Value *mask) {
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(mask); c && c->isZero()) return ptr;
+  llvm::Type *intTy = module_.getDataLayout().getIntPtrType(ptr->getType());
+  llvm::Value *bits = b_.CreateXor(b_.CreatePtrToInt(ptr, intTy), b_.CreateZExt(mask, intTy));
+  return b_.CreateIntToPtr(bits, ptr->getType());
 }
 
 // For a 2-D tile in a blocked layout without replication, each register's
@@ -372,14 +422,12 @@ void FunctionLowering::lowerAsyncCopy(ir::Op &op) {
     if (ring.wgmmaOperand == 1) return lower::wgmmaOffsetA(ia, ring.plan, row, col);
     if (ring.wgmmaOperand == 2) return lower::wgmmaOffsetB(ia, ring.plan, row, col);
     if (ring.transposed) std::swap(row, col);
-    return (row * ring.slot.rowStride + col) * elt;
+    return slotByteOffset(ring.slot, row, col, elt);
   };
   auto offsetOf = [&](const std::vector<llvm::Value *> &idx) -> llvm::Value * {
     if (ring.wgmmaOperand == 1) return wgmmaOffsetA(ring.plan, idx[0], idx[1]);
     if (ring.wgmmaOperand == 2) return wgmmaOffsetB(ring.plan, idx[0], idx[1]);
-    llvm::Value *row = idx[ring.transposed ? 1 : 0], *col = idx[ring.transposed ? 0 : 1];
-    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), col),
-                        b_.getInt32(static_cast<uint32_t>(elt)));
+    return slotOffset(ring.slot, idx[ring.transposed ? 1 : 0], idx[ring.transposed ? 0 : 1], elt);
   };
   // One address per thread and an immediate offset per register, instead
   // of an address per register held across the loop, where every thread's
@@ -430,12 +478,15 @@ Regs FunctionLowering::lowerSharedLoad(ir::Op &op) {
   const Ring &ring = rings_.at(op.intAttr("buffer"));
   llvm::Value *base = slotBase(op.intAttr("buffer"), regs(op.operand(0))[0]);
   RegisterMap rm(t.layout, t.shape);
+  const int64_t elt = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(ty));
   std::vector<llvm::Value *> addresses;
   for (int r = 0; r < rm.numRegisters(); ++r) {
     std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
     if (ring.transposed) std::swap(idx[0], idx[1]);
-    addresses.push_back(b_.CreateGEP(
-        ty, base, b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1])));
+    addresses.push_back(
+        ring.slot.swizzled
+            ? b_.CreateGEP(b_.getInt8Ty(), base, slotOffset(ring.slot, idx[0], idx[1], elt))
+            : b_.CreateGEP(ty, base, b_.CreateAdd(b_.CreateMul(idx[0], b_.getInt32(static_cast<uint32_t>(ring.slot.rowStride))), idx[1])));
   }
   return loadShared(ty, addresses, op.loc());
 }

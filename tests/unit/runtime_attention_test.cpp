@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "TestSeed.h"
@@ -23,9 +24,15 @@ const std::string kFile = TK_SOURCE_DIR + "/stdlib/attention.tk";
 // for D = 64).
 // `kernel`: attention, or attention_desc (q, k, v as descriptors; with
 // `warpSpecialize`, its key loop so).
+// `tiles`: more defines, num_warps and num_stages (Tiles); `stats`, where
+// given, receives the launch's counters per site.
+struct Tiles {
+  std::map<std::string, std::string> defines;
+  int warps = 0, stages = 0;
+};
 void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::string &arch = "sm_80",
            bool specialise = false, int blockN = 0, const std::string &kernel = "attention",
-           bool warpSpecialize = false) {
+           bool warpSpecialize = false, const Tiles &tiles = {}, tk::LaunchStats *stats = nullptr) {
   SCOPED_TRACE(kernel + " " + arch + " " + "heads " + std::to_string(heads) + " L " + std::to_string(L) + " D " + std::to_string(D) +
                (causal ? " causal" : "") + (specialise ? " specialised" : "") +
                (blockN ? " BLOCK_N " + std::to_string(blockN) : ""));
@@ -45,6 +52,9 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
   o.defines = {{"D", std::to_string(D)}, {"CAUSAL", causal ? "true" : "false"}};
   if (blockN || D == 128) o.defines["BLOCK_N"] = std::to_string(blockN ? blockN : 32);
   if (warpSpecialize) o.defines["WARP_SPECIALIZE"] = "true";
+  for (const auto &[name, value] : tiles.defines) o.defines[name] = value;
+  if (tiles.warps) o.numWarps = tiles.warps;
+  if (tiles.stages) o.numStages = tiles.stages;
   const float scale = 1.0f / std::sqrt(float(D));
   if (specialise) {
     const std::vector<tk::Arg> args = {tk::Buffer(), tk::Buffer(), tk::Buffer(), tk::Buffer(), int32_t(L), scale};
@@ -67,7 +77,10 @@ void check(tk::Device &dev, int heads, int L, int D, bool causal, const std::str
         tk::TensorDescriptor::contiguous(dk, {rows, D}, {}), tk::TensorDescriptor::contiguous(dv, {rows, D}, {}), dout,
         int32_t(L), scale);
   } else {
-    dev(dev.load(bundle), grid, dq, dk, dv, dout, int32_t(L), scale);
+    tk::LaunchOptions lo;
+    lo.perSite = stats != nullptr;
+    tk::LaunchStats got = dev.launch(dev.load(bundle), grid, {dq, dk, dv, dout, int32_t(L), scale}, lo);
+    if (stats) *stats = got;
   }
   std::vector<float> got = dev.download<float>(dout, n);
   double worst = 0;
@@ -184,3 +197,25 @@ TEST(StdlibAttention, WarpSpecializedDescriptors) {
         check(*dev, 1, L, 128, causal, arch, false, 64, "attention_desc", true);
       }
 }
+
+// At issue 25's tiles on sm_80 (128 x 64, 4 warps, 3 stages) the rings of
+// q, k and v hold their rows unpadded, 16-byte chunks XOR-swizzled by row
+// (Triton's 48 / 96 KiB of shared memory): every ldmatrix of them reads its
+// 8x8 matrices in one wavefront each (128 bytes), as the padded rows did,
+// and the result matches the double reference at a ragged length.
+TEST(StdlibAttention, SwizzledSlotsAtIssueTilesReadWithoutBankConflicts) {
+  auto dev = tk::Device::open("sim");
+  for (int D : {64, 128}) {
+    tk::LaunchStats stats;
+    const Tiles tiles{{{"BLOCK_M", "128"}, {"BLOCK_N", "64"}}, 4, 3};
+    check(*dev, 1, 200, D, false, "sm_80", false, 64, "attention", false, tiles, &stats);
+    uint64_t ldmatrix = 0;
+    for (const tk::SiteStats &site : stats.sites) {
+      if (site.kind != "ldmatrix") continue;
+      ldmatrix += site.requests;
+      EXPECT_EQ(site.wavefronts * 128, site.bytes) << "D " << D << " " << site.loc;
+    }
+    EXPECT_GT(ldmatrix, 0u) << "D " << D;
+  }
+}
+

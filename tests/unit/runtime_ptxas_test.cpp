@@ -287,16 +287,16 @@ TEST(StdlibPtxas, AttentionDescriptorsUnderTritonsTmaTutorial) {
 }
 
 // Attention at issue 25's tiles on sm_80 (128 x 64, 4 warps, 3 stages,
-// L = 4096): mma.sync rings of num_stages - 1 slots, as Triton's sm_80
-// pipeliner allocates them (2 x 64 x 64 for k and v), so the kernel's shared
-// memory is q's slot and two of k's and v's: 72 -> 54 KiB at D = 64 and
-// 136 -> 102 KiB at D = 128 (Triton 3.9: 48 / 96, its slots swizzled where
-// tk's rows are padded by 16 bytes; docs/perf.md). Spill ceilings: 0 at
-// D = 64 and Triton's 120 B at D = 128 (ptxas 13.0).
-TEST(StdlibPtxas, AttentionRingsTakeTritonsSlotCountOnSm80) {
+// L = 4096) in Triton 3.9's shared memory, 48 / 96 KiB at D = 64 / 128:
+// mma.sync rings of num_stages - 1 slots, as Triton's sm_80 pipeliner
+// allocates them (2 x 64 x 64 for k and v), and slots swizzled rather than
+// padded (72 / 136 KiB with three padded slots, 54 / 102 with two;
+// docs/perf.md). Spill ceilings: 0 at D = 64 and Triton's 120 B at D = 128
+// (ptxas 13.0).
+TEST(StdlibPtxas, AttentionSharedMemoryAtTritonsOnSm80) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   const std::string release = toolkit.hasPtxas() ? ptxasRelease(toolkit) : "";
-  for (const auto &[D, kib, spill] : {std::tuple{64, 54, 0}, std::tuple{128, 102, 120}}) {
+  for (const auto &[D, kib, spill] : {std::tuple{64, 48, 0}, std::tuple{128, 96, 120}}) {
     for (const char *causal : {"false", "true"}) {
       SCOPED_TRACE("D " + std::to_string(D) + " CAUSAL " + causal);
       tk::CompileOptions opts;
@@ -323,19 +323,22 @@ TEST(StdlibPtxas, AttentionRingsTakeTritonsSlotCountOnSm80) {
 // to a multiple of 16, each at or under Triton 3.6's for the same tiles
 // (tutorial 06's loops: dk/dv 138 / 234, dq 172 / 255 + 60 B of spill on
 // sm_90a; dk/dv 238 / 255, dq 255 / 255 + 1084 B on sm_80, D = 64 / 128).
-// dk/dv at D = 128 on sm_80 took 242 with three ring slots, 246 with
-// Triton's two (num_stages - 1).
+// On sm_80 the swizzled ring slots (Triton's layout, no padding) cost
+// registers where padded slots read at immediate offsets from one address:
+// dk/dv 132 / 246 -> 168 / 254, dq 174 / 247 -> 214 / 255 and 12 B of
+// spill stores causal at D = 128 (Triton: 1084; docs/perf.md, "Swizzled
+// mma.sync slots").
 TEST(StdlibPtxas, AttentionBackwardPipelinesEveryOperand) {
   tk::nvptx::Toolkit toolkit = tk::nvptx::Toolkit::find();
   const std::string release = toolkit.hasPtxas() ? ptxasRelease(toolkit) : "";
   struct Pin {
     std::string kernel, arch;
-    int D, ceiling;
+    int D, ceiling, spill = 0;
   };
   for (const Pin &pin : {Pin{"attention_bwd_dkdv", "sm_90a", 64, 121}, Pin{"attention_bwd_dkdv", "sm_90a", 128, 194},
                          Pin{"attention_bwd_dq", "sm_90a", 64, 161}, Pin{"attention_bwd_dq", "sm_90a", 128, 234},
-                         Pin{"attention_bwd_dkdv", "sm_80", 64, 154}, Pin{"attention_bwd_dkdv", "sm_80", 128, 246},
-                         Pin{"attention_bwd_dq", "sm_80", 64, 174}, Pin{"attention_bwd_dq", "sm_80", 128, 254}}) {
+                         Pin{"attention_bwd_dkdv", "sm_80", 64, 168}, Pin{"attention_bwd_dkdv", "sm_80", 128, 254},
+                         Pin{"attention_bwd_dq", "sm_80", 64, 214}, Pin{"attention_bwd_dq", "sm_80", 128, 255, 12}}) {
     for (const char *causal : {"false", "true"}) {
       SCOPED_TRACE(pin.kernel + " " + pin.arch + " D " + std::to_string(pin.D) + " CAUSAL " + causal);
       tk::CompileOptions opts;
@@ -350,7 +353,7 @@ TEST(StdlibPtxas, AttentionBackwardPipelinesEveryOperand) {
       tk::nvptx::PtxasInfo info = tk::nvptx::runPtxas(ptx, pin.arch, toolkit);
       ASSERT_TRUE(info.ran) << info.log;
       EXPECT_LE(info.registers, pin.ceiling) << info.log;
-      EXPECT_EQ(info.spillStoreBytes, 0) << info.log;
+      EXPECT_LE(info.spillStoreBytes, pin.spill) << info.log;
     }
   }
 }
