@@ -89,10 +89,10 @@ std::vector<int> inversePermutation(const std::vector<int> &order);
 // aligned as ldmatrix and cp.async need. The one place that layout is chosen.
 //
 // A ring slot that only mma.sync reads in place (LowerPipeline.cpp,
-// planRings) and whose rows are whole 128-byte blocks is swizzled instead,
+// placeRings) and whose rows are whole 128-byte blocks is swizzled instead,
 // as Triton's sm_80 slots are: no padding, and 16-byte chunk c of row r
 // lies at chunk c ^ (r % 8) of its 128-byte block, so the same 8 rows of a
-// chunk fall on 32 distinct banks (attention at 128 x 64, D = 64: 12.5%
+// chunk fall on 32 distinct banks (attention at 128 x 64, D = 64: 11%
 // less shared memory; docs/perf.md).
 struct SharedSlotLayout {
   int64_t rows = 0, cols = 0;
