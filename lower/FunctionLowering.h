@@ -201,6 +201,11 @@ class FunctionLowering {
   std::map<int64_t, int64_t> barrierOffsets_;  // group -> bytes from the shared base
   std::vector<int64_t> uniformDeltas(const ir::Type &t, const RegisterMap &rm,
                                      const std::function<int64_t(int64_t, int64_t)> &offsetAt);
+  // Every async_copy of `copies` reaches its elements of a slot laid out by
+  // `offsetAt` at constant distances from one address per thread
+  // (uniformDeltas, no replicated elements).
+  bool copiesKeepOneAddress(const std::vector<const ir::Op *> &copies,
+                            const std::function<int64_t(int64_t, int64_t)> &offsetAt);
   // The first byte of slot `slot` (an i32) of ring `buffer`.
   llvm::Value *slotBase(int64_t buffer, llvm::Value *slot);
   // The slot a shared_load reads, when a tensor-core dot reads it in place

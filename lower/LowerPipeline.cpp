@@ -99,16 +99,9 @@ void FunctionLowering::planRings() {
     }
     auto copiesFit = [&](const WgmmaPlan &p) {
       IntArith ia;
-      bool fit = true;
-      for (const ir::Op *copy : copies[op->intAttr("buffer")]) {
-        const ir::Type &pt = copy->operand(0)->type();
-        RegisterMap rm(pt.layout, pt.shape);
-        auto offsetAt = [&](int64_t row, int64_t col) {
-          return operand == 0 ? lower::wgmmaOffsetA(ia, p, row, col) : lower::wgmmaOffsetB(ia, p, row, col);
-        };
-        fit = fit && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
-      }
-      return fit;
+      return copiesKeepOneAddress(copies[op->intAttr("buffer")], [&](int64_t row, int64_t col) {
+        return operand == 0 ? lower::wgmmaOffsetA(ia, p, row, col) : lower::wgmmaOffsetB(ia, p, row, col);
+      });
     };
     // B copied along k is held K-major, so each 16-byte run along k stays
     // one cp.async (N-major would put its 8 elements in 8 rows: scalar
@@ -169,24 +162,20 @@ void FunctionLowering::placeRings(const std::vector<int64_t> &order, const std::
                                   const std::map<int64_t, std::vector<const ir::Op *>> &copies) {
   for (const auto &[id, onlyMma] : mmaOnly) {
     Ring &r = rings_.at(id);
+    if (!onlyMma || elts.at(id) != 2) continue;
     const std::optional<SharedSlotLayout> s = swizzledSlotLayout(r.slot.rows, r.slot.cols, 2);
-    if (!onlyMma || elts.at(id) != 2 || !s) continue;
     // Only where every copy into it still reaches its elements by constant
     // distances from one address per thread: a copy of one element per
     // thread along rows the swizzle tells apart (run-time strides) would
     // hold an address per element across the loop (the 128 x 256 x 64
     // matmul without facts on sm_80: 332 bytes of spill stores).
-    bool fits = true;
-    for (const ir::Op *copy : copies.count(id) ? copies.at(id) : std::vector<const ir::Op *>{}) {
-      const ir::Type &pt = copy->operand(0)->type();
-      RegisterMap rm(pt.layout, pt.shape);
-      auto offsetAt = [&](int64_t row, int64_t col) {
-        if (r.transposed) std::swap(row, col);
-        return slotByteOffset(*s, row, col, 2);
-      };
-      fits = fits && !rm.replicated() && !uniformDeltas(pt, rm, offsetAt).empty();
-    }
-    if (fits) r.slot = *s;
+    auto ringCopies = copies.find(id);
+    if (s && (ringCopies == copies.end() ||
+              copiesKeepOneAddress(ringCopies->second, [&](int64_t row, int64_t col) {
+                if (r.transposed) std::swap(row, col);
+                return slotByteOffset(*s, row, col, 2);
+              })))
+      r.slot = *s;
   }
   for (int64_t id : order) {
     Ring &r = rings_.at(id);
@@ -293,6 +282,16 @@ llvm::Value *FunctionLowering::xorAddress(llvm::Value *ptr, llvm::Value *mask) {
   llvm::Type *intTy = module_.getDataLayout().getIntPtrType(ptr->getType());
   llvm::Value *bits = b_.CreateXor(b_.CreatePtrToInt(ptr, intTy), b_.CreateZExt(mask, intTy));
   return b_.CreateIntToPtr(bits, ptr->getType());
+}
+
+bool FunctionLowering::copiesKeepOneAddress(const std::vector<const ir::Op *> &copies,
+                                            const std::function<int64_t(int64_t, int64_t)> &offsetAt) {
+  for (const ir::Op *copy : copies) {
+    const ir::Type &pt = copy->operand(0)->type();
+    RegisterMap rm(pt.layout, pt.shape);
+    if (rm.replicated() || uniformDeltas(pt, rm, offsetAt).empty()) return false;
+  }
+  return true;
 }
 
 // For a 2-D tile in a blocked layout without replication, each register's
@@ -483,6 +482,9 @@ Regs FunctionLowering::lowerSharedLoad(ir::Op &op) {
   for (int r = 0; r < rm.numRegisters(); ++r) {
     std::vector<llvm::Value *> idx = elementIndex(t, rm, r);
     if (ring.transposed) std::swap(idx[0], idx[1]);
+    // A padded slot keeps its element-indexed address: the same offset in
+    // bytes (slotOffset) cost the 128 x 256 x 64 matmul without facts on
+    // sm_90a 8 bytes of spill (ptxas 13.0).
     addresses.push_back(
         ring.slot.swizzled
             ? b_.CreateGEP(b_.getInt8Ty(), base, slotOffset(ring.slot, idx[0], idx[1], elt))

@@ -25,9 +25,11 @@ struct CompileOptions {
   // are refused. Other values give no fact.
   std::map<std::string, int64_t> assume;
   // Software-pipeline depth of loops over K (an autotuning axis, as in
-  // Triton): the operand loads of tensor-core dots in a loop go through a
-  // ring of this many shared buffers by cp.async; 1 turns it off
-  // (docs/language.md, "num_stages"). Recorded in the bundle.
+  // Triton): the operand loads of tensor-core dots in a loop are fetched by
+  // cp.async this many iterations minus one ahead, through a ring of
+  // numStages - 1 shared buffers (at least 2) on mma.sync and numStages on
+  // wgmma, Triton's counts; 1 turns it off (docs/language.md, "num_stages").
+  // Recorded in the bundle.
   int numStages = 3;
   std::vector<std::string> archs = {"sm_80"};  // one PTX per arch in the bundle
   // Where `import "NAME"` looks after the importing file's folder, in order

@@ -46,7 +46,7 @@ std::function<int()> addCompileCommand(CLI::App &app, std::vector<std::string> &
   compile->add_option("--num-warps", a->numWarps, "warps per block (1, 2, 4, 8, 16, 32)")->default_val(4);
   compile
       ->add_option("--num-stages", a->numStages,
-                   "pipeline depth of loops over K: cp.async ring slots of dot operands (1: none)")
+                   "pipeline depth of loops over K: dot operands fetched S-1 iterations ahead (1: none)")
       ->default_val(3)
       ->check(CLI::Range(1, 64));
   compile->add_flag("--no-cache", a->noCache, "compile even when the compile cache holds the bundle");
